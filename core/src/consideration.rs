@@ -1,0 +1,78 @@
+//! Considerations: the bounded scalar signals an agent scores the world against (HUNGER,
+//! ENERGY, THREAT, AMMO…). The engine treats them uniformly; the [`Updater`] says how a value
+//! changes over time (applied by the simulator), the [`ResponseCurve`] how it becomes pressure.
+
+use crate::curve::ResponseCurve;
+use crate::vocabulary::Symbol;
+
+/// How a consideration's value changes between ticks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Updater {
+    /// Subtracts `rate × hours` each tick.
+    LinearDecay {
+        /// Units per game hour.
+        rate: f64,
+    },
+    /// Adds `rate × hours` each tick.
+    LinearRegen {
+        /// Units per game hour.
+        rate: f64,
+    },
+    /// Untouched by ticks; only events and action effects change it.
+    EventDriven,
+    /// Read from the world's perception map each tick (kept when the map has no entry).
+    PerceptionDriven,
+    /// Read from the world's relationship map each tick (kept when absent).
+    RelationshipDriven,
+    /// Read from the world's context aggregate map each tick (kept when absent).
+    ContextAggregate,
+}
+
+/// One bounded signal of an agent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Consideration {
+    /// Its interned name.
+    pub name: Symbol,
+    /// The current value, kept within `[min, max]`.
+    pub value: f64,
+    /// Lower bound.
+    pub min: f64,
+    /// Upper bound; `max <= min` makes the pressure 0.
+    pub max: f64,
+    /// Multiplies this consideration's share of the benefit; default 1.
+    pub weight: f64,
+    /// Value → pressure.
+    pub curve: ResponseCurve,
+    /// Value over time.
+    pub updater: Updater,
+    /// Below this value the consideration is critical (enables preemption).
+    pub critical_threshold: Option<f64>,
+}
+
+impl Consideration {
+    /// A consideration with weight 1, the profile's convex curve, event-driven and no
+    /// critical threshold.
+    pub fn new(name: Symbol, value: f64, min: f64, max: f64) -> Self {
+        Self {
+            name,
+            value,
+            min,
+            max,
+            weight: 1.0,
+            curve: ResponseCurve::Convex { exponent: 0.0 },
+            updater: Updater::EventDriven,
+            critical_threshold: None,
+        }
+    }
+
+    /// Room left to gain before the maximum (never negative).
+    pub fn headroom(&self) -> f64 {
+        (self.max - self.value).max(0.0)
+    }
+
+    /// Whether the value is below its critical threshold.
+    pub fn is_critical(&self) -> bool {
+        self.critical_threshold
+            .is_some_and(|threshold| self.value < threshold)
+    }
+}

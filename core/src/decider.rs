@@ -1,0 +1,208 @@
+//! The point-in-time decision API: [`Decider::rank`], [`Decider::decide`] and
+//! [`Decider::decide_batch`]. Stateless: it owns only its tuning and profile weights, takes an
+//! explicit seed, and returns every candidate's breakdown for inspection.
+//!
+//! In a batch each agent draws from its own stream, `batch_agent_seed(seed, id)`, so an agent's
+//! preferences depend neither on its place in the list nor on how the batch is split across
+//! worker threads; contention is then a serial reduction over bounded lists.
+
+use crate::agent::Agent;
+use crate::contention::{self, Preference, PreferenceLists};
+use crate::rng::{DetRng, derive_seed, stable_hash};
+use crate::scoring::{Candidate, Ineligible, ScoringView, sort_by_utility};
+use crate::selection::{self, Pick};
+use crate::spatial::ProviderGrid;
+use crate::tuning::Tuning;
+use crate::vocabulary::Symbol;
+use crate::world::World;
+
+/// Every candidate of one agent, scored or removed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ranking {
+    /// Eligible candidates by descending utility (ties in input order).
+    pub ranked: Vec<Candidate>,
+    /// Removed candidates with the first gate they failed, in input order.
+    pub ineligible: Vec<Ineligible>,
+}
+
+/// A ranking and the stochastic pick from it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decision {
+    /// The chosen candidate; `None` when nothing is eligible.
+    pub selected: Option<Candidate>,
+    /// Whether convention breaking chose it.
+    pub convention_broken: bool,
+    /// Everything that was considered.
+    pub ranking: Ranking,
+}
+
+/// The result of [`Decider::decide_batch`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BatchDecision {
+    /// Each agent's retained preferences (the pick first, then fallbacks; at most
+    /// `reconciliation_top_k`).
+    pub preferences: PreferenceLists,
+    /// Each agent's granted preference after contention, in input order.
+    pub assignments: Vec<Option<Preference>>,
+    /// How many contention rounds ran.
+    pub rounds: usize,
+}
+
+/// The seed agent `id` draws from inside a batch seeded with `seed`. Its first preference is
+/// exactly what [`Decider::decide`] picks with this seed.
+pub fn batch_agent_seed(seed: u64, agent_id: &str) -> u64 {
+    derive_seed(seed, stable_hash(agent_id))
+}
+
+/// The decision engine, configured with a tuning and optional profile weights.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decider {
+    tuning: Tuning,
+    consideration_weights: Vec<(Symbol, f64)>,
+}
+
+impl Decider {
+    /// A decider with this tuning and no profile weights.
+    pub fn new(tuning: Tuning) -> Self {
+        Self {
+            tuning,
+            consideration_weights: Vec::new(),
+        }
+    }
+
+    /// Adds a profile's per-consideration weight multipliers.
+    pub fn with_consideration_weights(mut self, weights: Vec<(Symbol, f64)>) -> Self {
+        self.consideration_weights = weights;
+        self
+    }
+
+    /// The tuning in force.
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
+    }
+
+    fn rank_with(&self, agent: &Agent, world: &World, rng: &mut DetRng) -> Ranking {
+        let view = ScoringView::new(agent, &self.tuning, &self.consideration_weights, rng);
+        let mut ranking = Ranking::default();
+        for (index, provider) in world.providers.iter().enumerate() {
+            view.evaluate_provider(
+                index,
+                provider,
+                world.now_hours,
+                &world.contexts,
+                &self.tuning,
+                &mut ranking.ranked,
+                Some(&mut ranking.ineligible),
+            );
+        }
+        sort_by_utility(&mut ranking.ranked);
+        ranking
+    }
+
+    /// Every candidate of `agent`, gated and scored. The seed only matters when perception
+    /// noise is on; it is the same stream [`Decider::decide`] starts with.
+    pub fn rank(&self, agent: &Agent, world: &World, seed: u64) -> Ranking {
+        self.rank_with(agent, world, &mut DetRng::new(seed))
+    }
+
+    /// Ranks, then samples the top k by softmax (and maybe breaks convention).
+    pub fn decide(&self, agent: &Agent, world: &World, seed: u64) -> Decision {
+        let mut rng = DetRng::new(seed);
+        let ranking = self.rank_with(agent, world, &mut rng);
+        let pick = selection::pick(&ranking.ranked, &self.tuning, &mut rng);
+        Decision {
+            selected: pick.and_then(|Pick { index, .. }| ranking.ranked.get(index).copied()),
+            convention_broken: pick.is_some_and(|p| p.convention_broken),
+            ranking,
+        }
+    }
+
+    /// Decides for many agents at once and resolves their contention for slots. Scoring runs
+    /// on `workers` threads (1 runs inline); the result never depends on that number.
+    pub fn decide_batch(
+        &self,
+        agents: &[Agent],
+        world: &World,
+        seed: u64,
+        workers: usize,
+    ) -> BatchDecision {
+        let grid = ProviderGrid::new(world);
+        let workers = workers.clamp(1, agents.len().max(1));
+        let preferences = if workers == 1 {
+            self.preferences(agents, world, &grid, seed)
+        } else {
+            let chunk_size = agents.len().div_ceil(workers);
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = agents
+                    .chunks(chunk_size)
+                    .map(|chunk| scope.spawn(|| self.preferences(chunk, world, &grid, seed)))
+                    .collect();
+                let mut merged = PreferenceLists::with_capacity(agents.len(), 0);
+                for handle in handles {
+                    let lists = handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    merged.append(lists);
+                }
+                merged
+            })
+        };
+        let (assignments, rounds) = contention::resolve(&preferences, agents, world);
+        BatchDecision {
+            preferences,
+            assignments,
+            rounds,
+        }
+    }
+
+    fn preferences(
+        &self,
+        agents: &[Agent],
+        world: &World,
+        grid: &ProviderGrid,
+        seed: u64,
+    ) -> PreferenceLists {
+        let keep = self.tuning.reconciliation_top_k.max(1);
+        let mut lists = PreferenceLists::with_capacity(agents.len(), keep);
+        let mut nearby = Vec::new();
+        let mut ranked = Vec::new();
+        for agent in agents {
+            let mut rng = DetRng::new(batch_agent_seed(seed, &agent.id));
+            let view = ScoringView::new(agent, &self.tuning, &self.consideration_weights, &mut rng);
+            grid.near(&agent.position, &mut nearby);
+            ranked.clear();
+            for &index in &nearby {
+                let index = index as usize;
+                if let Some(provider) = world.providers.get(index) {
+                    view.evaluate_provider(
+                        index,
+                        provider,
+                        world.now_hours,
+                        &world.contexts,
+                        &self.tuning,
+                        &mut ranked,
+                        None,
+                    );
+                }
+            }
+            sort_by_utility(&mut ranked);
+            if let Some(pick) = selection::pick(&ranked, &self.tuning, &mut rng) {
+                let as_preference = |c: &Candidate| Preference {
+                    provider: c.provider,
+                    action: c.action,
+                    utility: c.utility,
+                    distance: c.distance,
+                };
+                lists.push(as_preference(&ranked[pick.index]));
+                ranked
+                    .iter()
+                    .enumerate()
+                    .filter(|(index, _)| *index != pick.index)
+                    .take(keep - 1)
+                    .for_each(|(_, candidate)| lists.push(as_preference(candidate)));
+            }
+            lists.end_agent();
+        }
+        lists
+    }
+}

@@ -1,0 +1,40 @@
+//! # geppetto-core
+//!
+//! The deterministic engine behind geppetto's NPCs. Objects, places and actors *advertise*
+//! actions; an agent scores those promises against its considerations and picks one. Adding a
+//! new object adds an advertisement, not a branch in every NPC.
+//!
+//! This crate never does IO, never awaits, never reads a clock and never touches a global RNG:
+//! time arrives as `now_hours`, randomness as an explicit seed. Same input and seed ⇒ the same
+//! output, bit for bit, whatever the thread count.
+//!
+//! - [`curve`], [`consideration`], [`agent`], [`world`]: the data a decision reads.
+//! - [`scoring`]: eligibility gates and the utility formula with its breakdown.
+//! - [`selection`]: top-k softmax and convention breaking.
+//! - [`decider`]: `rank`, `decide`, `decide_batch`; [`contention`] resolves batch disputes.
+//! - [`tuning`]: calibration, defaults and profiles.
+//! - [`wire`]: the JSON contract of `geppetto decide` / `decide-batch`.
+
+pub mod agent;
+pub mod consideration;
+pub mod contention;
+pub mod curve;
+pub mod decider;
+pub mod rng;
+pub mod scoring;
+pub mod selection;
+mod spatial;
+pub mod tuning;
+pub mod vocabulary;
+pub mod wire;
+pub mod world;
+
+pub use agent::{Agent, Commitment};
+pub use consideration::{Consideration, Updater};
+pub use contention::{Preference, PreferenceLists};
+pub use curve::{ResponseCurve, SampledCurve, Shape, ShapeParams};
+pub use decider::{BatchDecision, Decider, Decision, Ranking, batch_agent_seed};
+pub use scoring::{Breakdown, Candidate, Ineligible, IneligibleReason};
+pub use tuning::{Profile, Tuning, TuningPatch};
+pub use vocabulary::{Symbol, Vocabulary};
+pub use world::{AdvertisedAction, CompareOp, Context, Position, Precondition, Provider, World};

@@ -1,0 +1,316 @@
+//! Eligibility gates and the utility formula of record (seed 000, DESIGN.md §4.1), with the
+//! per-candidate breakdown the inspector shows.
+//!
+//! ```text
+//! gain(c,x)     = min(delta(x,c), c.max − c.value)         caps positive gains only
+//! benefit       = Σ_c weight_c · pressure(c) · gain(c,x)
+//! score         = (benefit + intrinsic_priority · priority_weight)
+//!                 · M_personality · M_context · M_distance − weighted_cost
+//! M_personality = Π tag modifiers of x's tags · domain preference
+//! M_context     = Π over active contexts, over x's tags: m · m   (squared on purpose: a ×2
+//!                 context must double the observed frequency after the softmax)
+//! M_distance    = 1 / (1 + distance / distance_reference)
+//! weighted_cost = Σ_r cost_r / max(1, available_r / cost_r)     (= cost²/available)
+//! ```
+//!
+//! Gates run in a fixed order and the first failure is the reason kept: provider slot, action
+//! slot, radius, preconditions, affordability, commitments. Failing a gate removes a candidate;
+//! it never lowers its score.
+
+use crate::agent::{Agent, lookup};
+use crate::consideration::Updater;
+use crate::rng::DetRng;
+use crate::tuning::Tuning;
+use crate::vocabulary::Symbol;
+use crate::world::{AdvertisedAction, Context, Precondition, Provider};
+
+/// Why a candidate was removed, in gate order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IneligibleReason {
+    /// The provider has no free slot.
+    ProviderFull,
+    /// The action's own capacity is used up.
+    ActionFull,
+    /// The agent is farther than the action's radius.
+    OutOfRadius,
+    /// A precondition does not hold.
+    Precondition,
+    /// The agent cannot pay a cost.
+    Unaffordable,
+    /// An active commitment forbids one of the action's tags.
+    Commitment,
+}
+
+impl IneligibleReason {
+    /// The wire name (`provider_full`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ProviderFull => "provider_full",
+            Self::ActionFull => "action_full",
+            Self::OutOfRadius => "out_of_radius",
+            Self::Precondition => "precondition",
+            Self::Unaffordable => "unaffordable",
+            Self::Commitment => "commitment",
+        }
+    }
+}
+
+/// Every factor of one candidate's utility.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Breakdown {
+    /// `Σ weight · pressure · gain`.
+    pub benefit: f64,
+    /// `intrinsic_priority · priority_weight`.
+    pub priority: f64,
+    /// `M_personality`.
+    pub personality: f64,
+    /// `M_context`.
+    pub context: f64,
+    /// `M_distance`.
+    pub distance: f64,
+    /// `weighted_cost`.
+    pub cost: f64,
+}
+
+/// An eligible candidate with its utility.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Candidate {
+    /// Index of the provider in the world.
+    pub provider: usize,
+    /// Index of the action in its provider.
+    pub action: usize,
+    /// The score.
+    pub utility: f64,
+    /// World units from the agent to the provider.
+    pub distance: f64,
+    /// How the score was made.
+    pub breakdown: Breakdown,
+}
+
+/// A removed candidate and the first gate it failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ineligible {
+    /// Index of the provider in the world.
+    pub provider: usize,
+    /// Index of the action in its provider.
+    pub action: usize,
+    /// The first failed gate.
+    pub reason: IneligibleReason,
+}
+
+/// One consideration as the scorer needs it: weighted pressure and headroom, precomputed once
+/// per decision so the candidate loop only multiplies.
+#[derive(Clone, Copy, Debug)]
+struct ScoringTerm {
+    name: Symbol,
+    weighted_pressure: f64,
+    headroom: f64,
+}
+
+/// An agent prepared for scoring: the per-consideration terms (from a noisy copy when
+/// perception noise is on; the agent itself is never changed).
+pub(crate) struct ScoringView<'a> {
+    agent: &'a Agent,
+    terms: Vec<ScoringTerm>,
+}
+
+impl<'a> ScoringView<'a> {
+    /// Prepares `agent`. Perception noise draws one Gaussian per perception-driven
+    /// consideration, in the agent's order, from `rng`.
+    pub(crate) fn new(
+        agent: &'a Agent,
+        tuning: &Tuning,
+        profile_weights: &[(Symbol, f64)],
+        rng: &mut DetRng,
+    ) -> Self {
+        let terms = agent
+            .considerations
+            .iter()
+            .map(|c| {
+                let mut value = c.value;
+                if tuning.perception_noise > 0.0 && c.updater == Updater::PerceptionDriven {
+                    let noisy = value + tuning.perception_noise * rng.next_gaussian();
+                    value = if c.max > c.min {
+                        noisy.clamp(c.min, c.max)
+                    } else {
+                        noisy
+                    };
+                }
+                let pressure = c
+                    .curve
+                    .pressure(value, c.min, c.max, tuning.convex_exponent);
+                let weight = c.weight * lookup(profile_weights, c.name).unwrap_or(1.0);
+                ScoringTerm {
+                    name: c.name,
+                    weighted_pressure: weight * pressure,
+                    headroom: (c.max - value).max(0.0),
+                }
+            })
+            .collect();
+        Self { agent, terms }
+    }
+
+    /// The first gate `action` of `provider` fails for this agent at `distance`, if any.
+    pub(crate) fn gate(
+        &self,
+        provider: &Provider,
+        action: &AdvertisedAction,
+        distance: f64,
+        now_hours: f64,
+    ) -> Option<IneligibleReason> {
+        let agent = self.agent;
+        if provider.free_slots() == 0 {
+            return Some(IneligibleReason::ProviderFull);
+        }
+        if action.free_slots() == Some(0) {
+            return Some(IneligibleReason::ActionFull);
+        }
+        if action.radius.is_some_and(|radius| distance > radius) {
+            return Some(IneligibleReason::OutOfRadius);
+        }
+        if !action
+            .preconditions
+            .iter()
+            .all(|p| precondition_holds(p, agent, provider))
+        {
+            return Some(IneligibleReason::Precondition);
+        }
+        if action
+            .costs
+            .iter()
+            .any(|(resource, cost)| agent.resource(*resource) < *cost)
+        {
+            return Some(IneligibleReason::Unaffordable);
+        }
+        let forbidden = agent
+            .commitments
+            .iter()
+            .filter(|commitment| commitment.is_active(now_hours))
+            .any(|commitment| {
+                action
+                    .tags
+                    .iter()
+                    .any(|tag| commitment.forbid_tags.contains(tag))
+            });
+        if forbidden {
+            return Some(IneligibleReason::Commitment);
+        }
+        None
+    }
+
+    /// The utility of an eligible action and its breakdown.
+    pub(crate) fn score(
+        &self,
+        action: &AdvertisedAction,
+        distance: f64,
+        contexts: &[Context],
+        tuning: &Tuning,
+    ) -> (f64, Breakdown) {
+        let agent = self.agent;
+        let benefit: f64 = action
+            .deltas
+            .iter()
+            .filter_map(|(name, delta)| {
+                let term = self.terms.iter().find(|term| term.name == *name)?;
+                Some(term.weighted_pressure * delta.min(term.headroom))
+            })
+            .sum();
+        let priority = action.intrinsic_priority * tuning.priority_weight;
+        let tag_product: f64 = action
+            .tags
+            .iter()
+            .map(|tag| lookup(&agent.tag_modifiers, *tag).unwrap_or(1.0))
+            .product();
+        let domain = action
+            .domain
+            .and_then(|domain| lookup(&agent.domain_preferences, domain))
+            .unwrap_or(1.0);
+        let personality = tag_product * domain;
+        let context: f64 = contexts
+            .iter()
+            .flat_map(|context| {
+                action
+                    .tags
+                    .iter()
+                    .filter_map(|tag| lookup(&context.tag_multipliers, *tag))
+            })
+            .map(|multiplier| multiplier * multiplier)
+            .product();
+        let distance_factor = 1.0 / (1.0 + distance / tuning.distance_reference);
+        let cost: f64 = action
+            .costs
+            .iter()
+            .filter(|(_, cost)| *cost > 0.0)
+            .map(|(resource, cost)| cost / (agent.resource(*resource) / cost).max(1.0))
+            .sum();
+        let utility = (benefit + priority) * personality * context * distance_factor - cost;
+        // A NaN can only come from overflowing inputs; rank it last rather than first.
+        let utility = if utility.is_nan() {
+            f64::NEG_INFINITY
+        } else {
+            utility
+        };
+        let breakdown = Breakdown {
+            benefit,
+            priority,
+            personality,
+            context,
+            distance: distance_factor,
+            cost,
+        };
+        (utility, breakdown)
+    }
+
+    /// Gates then scores every action of `provider_index`, appending to the outputs.
+    pub(crate) fn evaluate_provider(
+        &self,
+        provider_index: usize,
+        provider: &Provider,
+        now_hours: f64,
+        contexts: &[Context],
+        tuning: &Tuning,
+        ranked: &mut Vec<Candidate>,
+        mut ineligible: Option<&mut Vec<Ineligible>>,
+    ) {
+        let distance = self.agent.position.distance_to(&provider.position);
+        for (action_index, action) in provider.actions.iter().enumerate() {
+            match self.gate(provider, action, distance, now_hours) {
+                Some(reason) => {
+                    if let Some(list) = ineligible.as_deref_mut() {
+                        list.push(Ineligible {
+                            provider: provider_index,
+                            action: action_index,
+                            reason,
+                        });
+                    }
+                }
+                None => {
+                    let (utility, breakdown) = self.score(action, distance, contexts, tuning);
+                    ranked.push(Candidate {
+                        provider: provider_index,
+                        action: action_index,
+                        utility,
+                        distance,
+                        breakdown,
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn precondition_holds(precondition: &Precondition, agent: &Agent, provider: &Provider) -> bool {
+    match precondition {
+        Precondition::Consideration { name, op, value } => agent
+            .consideration(*name)
+            .is_some_and(|c| op.holds(c.value, *value)),
+        Precondition::Capability(capability) => agent.capabilities.contains(capability),
+        Precondition::Resource { name, min } => agent.resource(*name) >= *min,
+        Precondition::ProviderState(state) => provider.state == Some(*state),
+    }
+}
+
+/// Stable sort by descending utility: ties keep input order.
+pub(crate) fn sort_by_utility(ranked: &mut [Candidate]) {
+    ranked.sort_by(|a, b| b.utility.total_cmp(&a.utility));
+}

@@ -1,0 +1,58 @@
+//! Stochastic selection over a ranked list: top-k softmax (max-subtracted, so it never
+//! overflows) and convention breaking. Imperfection is a design principle: always taking the
+//! maximum makes NPCs predictable and exploitable.
+
+use crate::rng::DetRng;
+use crate::scoring::Candidate;
+use crate::tuning::Tuning;
+
+/// The outcome of sampling a ranked list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pick {
+    /// Index into the ranked list.
+    pub index: usize,
+    /// Whether convention breaking replaced the softmax pick.
+    pub convention_broken: bool,
+}
+
+/// Samples `ranked` (sorted by descending utility). Draw order is fixed: one uniform for the
+/// softmax when more than one candidate competes, then, when convention breaking is on, one
+/// uniform for the roll and one for the replacement.
+pub(crate) fn pick(ranked: &[Candidate], tuning: &Tuning, rng: &mut DetRng) -> Option<Pick> {
+    let best = ranked.first()?.utility;
+    let top_k = tuning.selection_top_k.max(1).min(ranked.len());
+    let mut index = 0;
+    if top_k > 1 {
+        let weight = |c: &Candidate| {
+            let w = ((c.utility - best) / tuning.temperature).exp();
+            if w.is_finite() { w } else { 0.0 }
+        };
+        let total: f64 = ranked[..top_k].iter().map(weight).sum();
+        let mut remaining = rng.next_unit() * total;
+        index = top_k - 1;
+        for (i, candidate) in ranked[..top_k].iter().enumerate() {
+            remaining -= weight(candidate);
+            if remaining < 0.0 {
+                index = i;
+                break;
+            }
+        }
+        if total <= 0.0 {
+            index = 0;
+        }
+    }
+    let mut convention_broken = false;
+    if tuning.convention_break_probability > 0.0
+        && rng.next_unit() < tuning.convention_break_probability
+    {
+        let first_lower = ranked.partition_point(|c| c.utility >= best);
+        if first_lower < ranked.len() {
+            index = first_lower + rng.next_index(ranked.len() - first_lower);
+            convention_broken = true;
+        }
+    }
+    Some(Pick {
+        index,
+        convention_broken,
+    })
+}

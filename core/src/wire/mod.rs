@@ -1,0 +1,226 @@
+//! The JSON contract of `geppetto decide` and `geppetto decide-batch` (DESIGN.md §10.1):
+//! parsing with JSON-path errors, compiling into engine values, running the [`Decider`] and
+//! shaping the answer. The CLI, the admin API and the fuzz targets all go through here, so the
+//! contract has one implementation.
+
+pub mod compile;
+pub mod request;
+pub mod response;
+
+use std::collections::HashSet;
+
+use serde::de::DeserializeOwned;
+
+use crate::decider::Decider;
+use crate::scoring::Candidate;
+use crate::tuning::Profile;
+use crate::vocabulary::Vocabulary;
+use crate::world::World;
+use request::{DecideBatchRequest, DecideRequest};
+use response::{
+    AgentPreferences, AssignmentOut, BatchAnswer, BreakdownOut, DecideAnswer, IneligibleOut,
+    RankedOut, SelectedOut, round4,
+};
+
+/// A refused request: where (a JSON path such as `agent.considerations[2].max`) and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct WireError {
+    /// JSON path of the offending value (`.` for the document itself).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl WireError {
+    /// An error at `path`.
+    pub fn at(path: &str, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Replaces serde's Rust type names with words a JSON author knows.
+fn plain_words(message: String) -> String {
+    message
+        .replace("expected f64", "expected a number")
+        .replace("expected u64", "expected a non-negative integer")
+        .replace("expected u32", "expected a non-negative integer")
+        .replace("expected usize", "expected a non-negative integer")
+        .replace("expected a sequence", "expected an array")
+        .replace("expected a map", "expected an object")
+}
+
+/// Parses `json` into `T`, naming the JSON path of the first problem.
+pub fn parse<T: DeserializeOwned>(json: &str) -> Result<T, WireError> {
+    // serde accepts a struct written as an array; a request is always an object.
+    if !json.trim_start().starts_with('{') {
+        return Err(WireError::at(".", "expected a JSON object"));
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        let path = error.path().to_string();
+        WireError {
+            path,
+            message: plain_words(error.into_inner().to_string()),
+        }
+    })?;
+    deserializer
+        .end()
+        .map_err(|error| WireError::at(".", error.to_string()))?;
+    Ok(value)
+}
+
+/// The decider a request runs with: the request's tuning over the profile's, weights from the
+/// profile.
+fn decider_for(
+    tuning: &crate::tuning::TuningPatch,
+    profile: &Profile,
+    vocabulary: &mut Vocabulary,
+) -> Result<Decider, WireError> {
+    tuning
+        .validate()
+        .map_err(|e| WireError::at(&format!("tuning.{}", e.field), e.reason))?;
+    let weights = profile
+        .consideration_weights
+        .iter()
+        .map(|(name, weight)| (vocabulary.intern(name), *weight))
+        .collect();
+    Ok(Decider::new(tuning.over(&profile.tuning).resolve()).with_consideration_weights(weights))
+}
+
+fn ids(world: &World, candidate_provider: usize, candidate_action: usize) -> (String, String) {
+    let provider = world.providers.get(candidate_provider);
+    let action = provider.and_then(|p| p.actions.get(candidate_action));
+    (
+        provider.map(|p| p.id.clone()).unwrap_or_default(),
+        action.map(|a| a.id.clone()).unwrap_or_default(),
+    )
+}
+
+fn ranked_out(world: &World, candidate: &Candidate) -> RankedOut {
+    let (provider, action) = ids(world, candidate.provider, candidate.action);
+    let b = candidate.breakdown;
+    RankedOut {
+        provider,
+        action,
+        utility: round4(candidate.utility),
+        breakdown: BreakdownOut {
+            benefit: round4(b.benefit),
+            priority: round4(b.priority),
+            personality: round4(b.personality),
+            context: round4(b.context),
+            distance: round4(b.distance),
+            cost: round4(b.cost),
+        },
+    }
+}
+
+/// Runs a parsed `decide` request under `profile`.
+pub fn decide(request: &DecideRequest, profile: &Profile) -> Result<DecideAnswer, WireError> {
+    let mut vocabulary = Vocabulary::new();
+    let decider = decider_for(&request.tuning, profile, &mut vocabulary)?;
+    let agent = compile::agent("agent", &request.agent, &mut vocabulary)?;
+    let world = compile::world("world", &request.world, &mut vocabulary)?;
+    let decision = decider.decide(&agent, &world, request.seed);
+    let selected = decision.selected.map(|candidate| {
+        let (provider, action) = ids(&world, candidate.provider, candidate.action);
+        SelectedOut {
+            provider,
+            action,
+            utility: round4(candidate.utility),
+        }
+    });
+    Ok(DecideAnswer {
+        selected,
+        convention_broken: decision.convention_broken,
+        ranked: decision
+            .ranking
+            .ranked
+            .iter()
+            .map(|c| ranked_out(&world, c))
+            .collect(),
+        ineligible: decision
+            .ranking
+            .ineligible
+            .iter()
+            .map(|i| {
+                let (provider, action) = ids(&world, i.provider, i.action);
+                IneligibleOut {
+                    provider,
+                    action,
+                    reason: i.reason.as_str(),
+                }
+            })
+            .collect(),
+    })
+}
+
+/// Runs a parsed `decide-batch` request under `profile`, scoring on `workers` threads.
+pub fn decide_batch(
+    request: &DecideBatchRequest,
+    profile: &Profile,
+    workers: usize,
+) -> Result<BatchAnswer, WireError> {
+    let mut vocabulary = Vocabulary::new();
+    let decider = decider_for(&request.tuning, profile, &mut vocabulary)?;
+    let mut seen = HashSet::new();
+    let mut agents = Vec::with_capacity(request.agents.len());
+    for (i, spec) in request.agents.iter().enumerate() {
+        if !seen.insert(spec.id.as_str()) {
+            return Err(WireError::at(
+                &format!("agents[{i}].id"),
+                format!("duplicate agent `{}`", spec.id),
+            ));
+        }
+        agents.push(compile::agent(
+            &format!("agents[{i}]"),
+            spec,
+            &mut vocabulary,
+        )?);
+    }
+    let world = compile::world("world", &request.world, &mut vocabulary)?;
+    let batch = decider.decide_batch(&agents, &world, request.seed, workers);
+    let assignments = agents
+        .iter()
+        .zip(&batch.assignments)
+        .map(|(agent, assignment)| match assignment {
+            Some(p) => {
+                let (provider, action) = ids(&world, p.provider, p.action);
+                AssignmentOut {
+                    agent: agent.id.clone(),
+                    provider: Some(provider),
+                    action: Some(action),
+                }
+            }
+            None => AssignmentOut {
+                agent: agent.id.clone(),
+                provider: None,
+                action: None,
+            },
+        })
+        .collect();
+    let preferences = agents
+        .iter()
+        .enumerate()
+        .map(|(index, agent)| {
+            let list = batch
+                .preferences
+                .of(index)
+                .iter()
+                .map(|p| {
+                    let (provider, action) = ids(&world, p.provider, p.action);
+                    (provider, action, round4(p.utility))
+                })
+                .collect();
+            (agent.id.clone(), list)
+        })
+        .collect();
+    Ok(BatchAnswer {
+        assignments,
+        preferences: AgentPreferences(preferences),
+        rounds: batch.rounds,
+    })
+}

@@ -1,0 +1,115 @@
+//! The answer side of the `decide` / `decide-batch` JSON contract. Numbers are rounded to four
+//! decimals for the wire (ordering was decided on full precision before rounding).
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+
+/// Rounds to four decimals (and turns -0 into 0) for display on the wire.
+pub fn round4(value: f64) -> f64 {
+    let rounded = (value * 10_000.0).round() / 10_000.0;
+    if rounded == 0.0 { 0.0 } else { rounded }
+}
+
+/// `geppetto decide` output.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DecideAnswer {
+    /// The pick, or null when nothing is eligible.
+    pub selected: Option<SelectedOut>,
+    /// Present (true) only when convention breaking replaced the pick.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub convention_broken: bool,
+    /// Every eligible candidate by descending utility.
+    pub ranked: Vec<RankedOut>,
+    /// Every removed candidate with its first failed gate.
+    pub ineligible: Vec<IneligibleOut>,
+}
+
+/// The selected candidate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SelectedOut {
+    /// Provider id.
+    pub provider: String,
+    /// Action id.
+    pub action: String,
+    /// Utility.
+    pub utility: f64,
+}
+
+/// One ranked candidate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RankedOut {
+    /// Provider id.
+    pub provider: String,
+    /// Action id.
+    pub action: String,
+    /// Utility.
+    pub utility: f64,
+    /// Its factors.
+    pub breakdown: BreakdownOut,
+}
+
+/// The factors of a utility.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BreakdownOut {
+    /// `Σ weight · pressure · gain`.
+    pub benefit: f64,
+    /// `intrinsic_priority · priority_weight`.
+    pub priority: f64,
+    /// `M_personality`.
+    pub personality: f64,
+    /// `M_context`.
+    pub context: f64,
+    /// `M_distance`.
+    pub distance: f64,
+    /// `weighted_cost`.
+    pub cost: f64,
+}
+
+/// A removed candidate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IneligibleOut {
+    /// Provider id.
+    pub provider: String,
+    /// Action id.
+    pub action: String,
+    /// `provider_full`, `action_full`, `out_of_radius`, `precondition`, `unaffordable` or
+    /// `commitment`.
+    pub reason: &'static str,
+}
+
+/// `geppetto decide-batch` output.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BatchAnswer {
+    /// One per agent, in input order.
+    pub assignments: Vec<AssignmentOut>,
+    /// Each agent's retained preferences, keyed by agent id in input order.
+    pub preferences: AgentPreferences,
+    /// Contention rounds it took.
+    pub rounds: usize,
+}
+
+/// An agent's assignment; `provider` is null (and `action` absent) when it got nothing.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AssignmentOut {
+    /// Agent id.
+    pub agent: String,
+    /// Provider id or null.
+    pub provider: Option<String>,
+    /// Action id, when assigned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+}
+
+/// `{agent: [[provider, action, utility], …]}`, serialised in agent input order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentPreferences(pub Vec<(String, Vec<(String, String, f64)>)>);
+
+impl Serialize for AgentPreferences {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (agent, preferences) in &self.0 {
+            map.serialize_entry(agent, preferences)?;
+        }
+        map.end()
+    }
+}

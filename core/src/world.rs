@@ -1,0 +1,180 @@
+//! The world as one decision sees it: providers (objects, places, actors) at positions,
+//! advertising actions with deltas, costs, preconditions and capacities; the active contexts;
+//! and the current game hour. Built by the caller; the engine only reads it.
+
+use crate::vocabulary::Symbol;
+
+/// A point in world units. Two-dimensional worlds leave `z` at 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Position {
+    /// East–west.
+    pub x: f64,
+    /// North–south.
+    pub y: f64,
+    /// Height.
+    pub z: f64,
+}
+
+impl Position {
+    /// A point on the ground plane.
+    pub fn new(x: f64, y: f64) -> Self {
+        Self { x, y, z: 0.0 }
+    }
+
+    /// Euclidean distance.
+    pub fn distance_to(&self, other: &Position) -> f64 {
+        let (dx, dy, dz) = (self.x - other.x, self.y - other.y, self.z - other.z);
+        (dx * dx + dy * dy + dz * dz).sqrt()
+    }
+}
+
+/// A comparison a consideration precondition applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareOp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+}
+
+impl CompareOp {
+    /// Whether `left op right` holds.
+    pub fn holds(self, left: f64, right: f64) -> bool {
+        match self {
+            Self::Lt => left < right,
+            Self::Le => left <= right,
+            Self::Gt => left > right,
+            Self::Ge => left >= right,
+            Self::Eq => left == right,
+            Self::Ne => left != right,
+        }
+    }
+}
+
+/// Something that must hold for an action to be eligible.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Precondition {
+    /// The agent's consideration compared with a value; fails if the agent lacks it.
+    Consideration {
+        /// Which consideration.
+        name: Symbol,
+        /// How to compare.
+        op: CompareOp,
+        /// Compared with.
+        value: f64,
+    },
+    /// The agent must have this capability.
+    Capability(Symbol),
+    /// The agent must hold at least `min` of a resource.
+    Resource {
+        /// Which resource.
+        name: Symbol,
+        /// The minimum held.
+        min: f64,
+    },
+    /// The provider must be in this state.
+    ProviderState(Symbol),
+}
+
+/// An action a provider advertises.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdvertisedAction {
+    /// Unique within its provider.
+    pub id: String,
+    /// Tags personality and contexts act on (`food`, `indoor`, `violence`…).
+    pub tags: Vec<Symbol>,
+    /// The domain a domain preference acts on (`work`, `rest`…).
+    pub domain: Option<Symbol>,
+    /// Promised change per consideration.
+    pub deltas: Vec<(Symbol, f64)>,
+    /// Game hours the action takes.
+    pub duration_hours: f64,
+    /// A structural preference, multiplied by the tuning's priority weight.
+    pub intrinsic_priority: f64,
+    /// Inclusive advertisement radius; `None` is unlimited.
+    pub radius: Option<f64>,
+    /// Concurrent users allowed; 0 is unlimited (unlike a provider's capacity).
+    pub capacity: u32,
+    /// Users now.
+    pub occupancy: u32,
+    /// Must all hold.
+    pub preconditions: Vec<Precondition>,
+    /// Resources it costs.
+    pub costs: Vec<(Symbol, f64)>,
+}
+
+impl AdvertisedAction {
+    /// An action with no tags, deltas, costs or limits.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            tags: Vec::new(),
+            domain: None,
+            deltas: Vec::new(),
+            duration_hours: 0.0,
+            intrinsic_priority: 0.0,
+            radius: None,
+            capacity: 0,
+            occupancy: 0,
+            preconditions: Vec::new(),
+            costs: Vec::new(),
+        }
+    }
+
+    /// Free action-level slots; `None` means unlimited.
+    pub fn free_slots(&self) -> Option<u32> {
+        (self.capacity != 0).then(|| self.capacity.saturating_sub(self.occupancy))
+    }
+}
+
+/// An object, place or actor that advertises actions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Provider {
+    /// Unique in the world.
+    pub id: String,
+    /// Where it is.
+    pub position: Position,
+    /// Concurrent users allowed; 0 means no slot at all.
+    pub capacity: u32,
+    /// Users now.
+    pub occupants: u32,
+    /// Its state (`open`, `closed`…), read by provider-state preconditions.
+    pub state: Option<Symbol>,
+    /// What it offers.
+    pub actions: Vec<AdvertisedAction>,
+}
+
+impl Provider {
+    /// Free provider-level slots.
+    pub fn free_slots(&self) -> u32 {
+        self.capacity.saturating_sub(self.occupants)
+    }
+}
+
+/// A situation that multiplies tagged actions (a storm favouring `indoor`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Context {
+    /// Its name.
+    pub name: Symbol,
+    /// Multiplier per tag; applied squared (see the scoring module).
+    pub tag_multipliers: Vec<(Symbol, f64)>,
+}
+
+/// Everything a decision reads besides the agent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct World {
+    /// The game hour now.
+    pub now_hours: f64,
+    /// Active contexts.
+    pub contexts: Vec<Context>,
+    /// Providers, in input order (ties in utility keep this order).
+    pub providers: Vec<Provider>,
+}

@@ -1,0 +1,102 @@
+//! The `geppetto` binary: argument parsing, input/output and exit codes. The work is in the
+//! library's `commands`.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use geppetto_service::commands::{self, CommandError};
+use geppetto_service::content::profiles::ProfileLibrary;
+
+/// geppetto: NPCs that live — a deterministic utility-AI engine and its service.
+#[derive(Parser)]
+#[command(name = "geppetto", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Score one agent's options and pick one (JSON request on stdin or --input).
+    Decide(DecideArgs),
+    /// Decide for many agents and resolve their contention for slots.
+    DecideBatch {
+        #[command(flatten)]
+        common: DecideArgs,
+        /// Scoring threads (default: the machine's cores). Never changes the answer.
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+}
+
+#[derive(Args)]
+struct DecideArgs {
+    /// Read the request from this file instead of stdin.
+    #[arg(long, short)]
+    input: Option<PathBuf>,
+    /// Indent the answer for humans.
+    #[arg(long)]
+    pretty: bool,
+    /// Also load profiles from this directory (same name overrides the embedded one).
+    #[arg(long)]
+    profiles_dir: Option<PathBuf>,
+}
+
+fn read_input(path: Option<&PathBuf>) -> Result<String, CommandError> {
+    match path {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| {
+            CommandError::Environment(format!("{}: cannot read: {e}", path.display()))
+        }),
+        None => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| CommandError::Environment(format!("stdin: cannot read: {e}")))?;
+            Ok(text)
+        }
+    }
+}
+
+fn profiles(args: &DecideArgs) -> Result<ProfileLibrary, CommandError> {
+    let library = match &args.profiles_dir {
+        Some(dir) => ProfileLibrary::embedded_and_dir(dir),
+        None => ProfileLibrary::embedded(),
+    };
+    library.map_err(|e| CommandError::BadInput(e.to_string()))
+}
+
+fn run(cli: Cli) -> Result<String, CommandError> {
+    match cli.command {
+        Command::Decide(args) => {
+            let library = profiles(&args)?;
+            commands::decide::decide(&read_input(args.input.as_ref())?, &library, args.pretty)
+        }
+        Command::DecideBatch { common, threads } => {
+            let library = profiles(&common)?;
+            let workers = threads.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
+            commands::decide::decide_batch(
+                &read_input(common.input.as_ref())?,
+                &library,
+                common.pretty,
+                workers,
+            )
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(output) => {
+            println!("{output}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(1))
+        }
+    }
+}
