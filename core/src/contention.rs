@@ -79,10 +79,9 @@ impl PreferenceLists {
     }
 }
 
-/// A claim in one round, in the order the provider considers it.
+/// A claim on a provider, in the order the provider considers it.
 #[derive(Clone, Copy, Debug)]
 struct Claim {
-    provider: u32,
     distance: f64,
     id_rank: u32,
     agent: u32,
@@ -90,13 +89,17 @@ struct Claim {
 
 /// Resolves the lists against the world's capacities. Returns each agent's granted
 /// preference (in input order) and how many rounds it took.
+///
+/// Only providers that receive a new claim in a round are re-decided: a provider whose
+/// claimants did not change keeps exactly the winners it had, so this gives the same result
+/// as re-sorting every claim every round, at a fraction of the cost.
 pub(crate) fn resolve(
     lists: &PreferenceLists,
     agents: &[Agent],
     world: &World,
 ) -> (Vec<Option<Preference>>, usize) {
     let agent_count = lists.len().min(agents.len());
-    // Rank agents by (id, input index) once, so a round sorts integers, not strings.
+    // Rank agents by (id, input index) once, so providers sort integers, not strings.
     let mut by_id: Vec<usize> = (0..agent_count).collect();
     by_id.sort_by(|&a, &b| agents[a].id.cmp(&agents[b].id).then(a.cmp(&b)));
     let mut id_rank = vec![0u32; agent_count];
@@ -105,44 +108,58 @@ pub(crate) fn resolve(
     }
 
     let mut cursor = vec![0usize; agent_count];
-    let mut claims: Vec<Claim> = Vec::with_capacity(agent_count);
+    let current = |cursor: &[usize], agent: usize| lists.of(agent).get(cursor[agent]).copied();
+    let mut holders: Vec<Vec<u32>> = vec![Vec::new(); world.providers.len()];
+    let mut arriving: Vec<u32> = (0..agent_count)
+        .filter(|&a| !lists.of(a).is_empty())
+        .map(|a| a as u32)
+        .collect();
+    let mut next_arriving = Vec::new();
+    let mut keyed: Vec<(usize, u32)> = Vec::new();
+    let mut contenders: Vec<Claim> = Vec::new();
     let mut action_use: Vec<(usize, u32)> = Vec::new();
     let mut rounds = 0;
     loop {
         rounds += 1;
-        claims.clear();
-        for agent in 0..agent_count {
-            if let Some(preference) = lists.of(agent).get(cursor[agent]) {
-                claims.push(Claim {
-                    provider: preference.provider as u32,
-                    distance: preference.distance,
-                    id_rank: id_rank[agent],
-                    agent: agent as u32,
-                });
-            }
-        }
-        claims.sort_unstable_by(|a, b| {
-            a.provider
-                .cmp(&b.provider)
-                .then(a.distance.total_cmp(&b.distance))
-                .then(a.id_rank.cmp(&b.id_rank))
-        });
+        keyed.clear();
+        keyed.extend(arriving.iter().filter_map(|&agent| {
+            current(&cursor, agent as usize).map(|preference| (preference.provider, agent))
+        }));
+        keyed.sort_unstable();
         let mut displaced = false;
-        for group in claims.chunk_by(|a, b| a.provider == b.provider) {
-            let Some(provider) = world.providers.get(group[0].provider as usize) else {
+        next_arriving.clear();
+        for group in keyed.chunk_by(|a, b| a.0 == b.0) {
+            let provider_index = group[0].0;
+            let (Some(provider), Some(held)) = (
+                world.providers.get(provider_index),
+                holders.get_mut(provider_index),
+            ) else {
                 continue;
             };
+            contenders.clear();
+            for &agent in held.iter().chain(group.iter().map(|(_, agent)| agent)) {
+                if let Some(preference) = current(&cursor, agent as usize) {
+                    contenders.push(Claim {
+                        distance: preference.distance,
+                        id_rank: id_rank[agent as usize],
+                        agent,
+                    });
+                }
+            }
+            contenders.sort_unstable_by(|a, b| {
+                a.distance
+                    .total_cmp(&b.distance)
+                    .then(a.id_rank.cmp(&b.id_rank))
+            });
+            held.clear();
             let mut provider_slots = provider.free_slots();
             action_use.clear();
-            for claim in group {
+            for claim in &contenders {
                 let agent = claim.agent as usize;
-                let Some(preference) = lists.of(agent).get(cursor[agent]) else {
+                let Some(preference) = current(&cursor, agent) else {
                     continue;
                 };
-                let slot = match action_use
-                    .iter()
-                    .position(|(action, _)| *action == preference.action)
-                {
+                let slot = match action_use.iter().position(|(a, _)| *a == preference.action) {
                     Some(slot) => slot,
                     None => {
                         action_use.push((preference.action, 0));
@@ -157,18 +174,23 @@ pub(crate) fn resolve(
                 if provider_slots > 0 && action_has_slot {
                     provider_slots -= 1;
                     action_use[slot].1 += 1;
+                    held.push(claim.agent);
                 } else {
                     cursor[agent] += 1;
                     displaced = true;
+                    if cursor[agent] < lists.of(agent).len() {
+                        next_arriving.push(claim.agent);
+                    }
                 }
             }
         }
         if !displaced {
             break;
         }
+        std::mem::swap(&mut arriving, &mut next_arriving);
     }
     let assignments = (0..agent_count)
-        .map(|agent| lists.of(agent).get(cursor[agent]).copied())
+        .map(|agent| current(&cursor, agent))
         .collect();
     (assignments, rounds)
 }

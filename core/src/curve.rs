@@ -176,6 +176,16 @@ impl Shape {
     }
 }
 
+/// `base^exponent`, by repeated multiplication for the small whole exponents profiles use (the
+/// common square is several times cheaper than `powf`), by `powf` otherwise.
+fn power(base: f64, exponent: f64) -> f64 {
+    if exponent.fract() == 0.0 && (0.0..=8.0).contains(&exponent) {
+        base.powi(exponent as i32)
+    } else {
+        base.powf(exponent)
+    }
+}
+
 /// How a consideration turns its value into pressure.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ResponseCurve {
@@ -213,7 +223,7 @@ impl ResponseCurve {
     /// The pressure for `value` in `[min, max]`. `max <= min` gives 0; so does an unknown kind.
     pub fn pressure(&self, value: f64, min: f64, max: f64, default_convex_exponent: f64) -> f64 {
         // Written so a NaN bound also lands here.
-        if !(max > min) {
+        if max.partial_cmp(&min) != Some(std::cmp::Ordering::Greater) {
             return 0.0;
         }
         let distance_from_max = ((max - value) / (max - min)).clamp(0.0, 1.0);
@@ -224,7 +234,7 @@ impl ResponseCurve {
                 } else {
                     *exponent
                 };
-                distance_from_max.powf(exponent)
+                power(distance_from_max, exponent)
             }
             Self::Linear => distance_from_max,
             Self::Step {

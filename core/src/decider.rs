@@ -83,13 +83,15 @@ impl Decider {
 
     fn rank_with(&self, agent: &Agent, world: &World, rng: &mut DetRng) -> Ranking {
         let view = ScoringView::new(agent, &self.tuning, &self.consideration_weights, rng);
-        let mut ranking = Ranking::default();
-        for (index, provider) in world.providers.iter().enumerate() {
+        let candidate_count = world.providers.iter().map(|p| p.actions.len()).sum();
+        let mut ranking = Ranking {
+            ranked: Vec::with_capacity(candidate_count),
+            ineligible: Vec::new(),
+        };
+        for index in 0..world.providers.len() {
             view.evaluate_provider(
+                world,
                 index,
-                provider,
-                world.now_hours,
-                &world.contexts,
                 &self.tuning,
                 &mut ranking.ranked,
                 Some(&mut ranking.ineligible),
@@ -166,25 +168,22 @@ impl Decider {
         let mut lists = PreferenceLists::with_capacity(agents.len(), keep);
         let mut nearby = Vec::new();
         let mut ranked = Vec::new();
+        let mut terms = Vec::new();
         for agent in agents {
             let mut rng = DetRng::new(batch_agent_seed(seed, &agent.id));
-            let view = ScoringView::new(agent, &self.tuning, &self.consideration_weights, &mut rng);
+            let view = ScoringView::reusing(
+                terms,
+                agent,
+                &self.tuning,
+                &self.consideration_weights,
+                &mut rng,
+            );
             grid.near(&agent.position, &mut nearby);
             ranked.clear();
             for &index in &nearby {
-                let index = index as usize;
-                if let Some(provider) = world.providers.get(index) {
-                    view.evaluate_provider(
-                        index,
-                        provider,
-                        world.now_hours,
-                        &world.contexts,
-                        &self.tuning,
-                        &mut ranked,
-                        None,
-                    );
-                }
+                view.evaluate_provider(world, index as usize, &self.tuning, &mut ranked, None);
             }
+            terms = view.into_buffer();
             sort_by_utility(&mut ranked);
             if let Some(pick) = selection::pick(&ranked, &self.tuning, &mut rng) {
                 let as_preference = |c: &Candidate| Preference {

@@ -2,26 +2,33 @@
 //! advertisement radius could reach it. It narrows the search; it never changes a result:
 //! candidates come back in provider input order, and everything it skips would have failed the
 //! radius or provider-slot gate anyway.
-
-use std::collections::HashMap;
+//!
+//! The grid is dense (one flat array of cells over the providers' bounding box, stored as
+//! offsets into one index list) with cells at least as wide as the longest radius; when the box
+//! would need too many cells, the cells grow until it does not.
 
 use crate::world::{Position, World};
 
-pub(crate) struct ProviderGrid {
-    cell_size: f64,
-    reach: f64,
-    cells: HashMap<(i64, i64), Vec<u32>>,
-    unbounded: Vec<u32>,
-}
+/// At most this many cells per indexed provider (plus a small floor), so memory stays linear.
+const MAX_CELLS_PER_PROVIDER: usize = 4;
+const MIN_CELL_BUDGET: usize = 64;
 
-fn cell_of(coordinate: f64, cell_size: f64) -> i64 {
-    // `as` saturates, so absurd coordinates land in the edge cells instead of wrapping.
-    (coordinate / cell_size).floor() as i64
+pub(crate) struct ProviderGrid {
+    origin_x: f64,
+    origin_y: f64,
+    cell_size: f64,
+    columns: usize,
+    rows: usize,
+    reach: f64,
+    /// `cell_starts[c]..cell_starts[c + 1]` indexes `members` for cell `c`.
+    cell_starts: Vec<usize>,
+    members: Vec<u32>,
+    unbounded: Vec<u32>,
 }
 
 impl ProviderGrid {
     pub(crate) fn new(world: &World) -> Self {
-        let mut bounded = Vec::new();
+        let mut bounded: Vec<(u32, Position)> = Vec::new();
         let mut unbounded = Vec::new();
         let mut reach: f64 = 0.0;
         for (index, provider) in world.providers.iter().enumerate() {
@@ -38,55 +45,159 @@ impl ProviderGrid {
                 None => unbounded.push(index),
             }
         }
-        let cell_size = if reach > 0.0 && reach.is_finite() {
+        let (mut origin_x, mut origin_y) = (f64::INFINITY, f64::INFINITY);
+        let (mut far_x, mut far_y) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for (_, p) in &bounded {
+            origin_x = origin_x.min(p.x);
+            origin_y = origin_y.min(p.y);
+            far_x = far_x.max(p.x);
+            far_y = far_y.max(p.y);
+        }
+        if bounded.is_empty() {
+            (origin_x, origin_y, far_x, far_y) = (0.0, 0.0, 0.0, 0.0);
+        }
+        let budget = MIN_CELL_BUDGET + MAX_CELLS_PER_PROVIDER * bounded.len();
+        let mut cell_size = if reach > 0.0 && reach.is_finite() {
             reach
         } else {
             1.0
         };
-        let mut cells: HashMap<(i64, i64), Vec<u32>> = HashMap::new();
-        for (index, position) in bounded {
-            let key = (
-                cell_of(position.x, cell_size),
-                cell_of(position.y, cell_size),
+        let span = |extent: f64, cell_size: f64| (extent / cell_size).floor().min(1e9) as usize + 1;
+        let (mut columns, mut rows) = (
+            span(far_x - origin_x, cell_size),
+            span(far_y - origin_y, cell_size),
+        );
+        while columns.saturating_mul(rows) > budget {
+            cell_size *= 2.0;
+            (columns, rows) = (
+                span(far_x - origin_x, cell_size),
+                span(far_y - origin_y, cell_size),
             );
-            cells.entry(key).or_default().push(index);
         }
-        Self {
+        let mut grid = Self {
+            origin_x,
+            origin_y,
             cell_size,
+            columns,
+            rows,
             reach,
-            cells,
+            cell_starts: Vec::new(),
+            members: Vec::with_capacity(bounded.len()),
             unbounded,
+        };
+        // Counting sort by cell keeps each cell's members in provider order.
+        let cells: Vec<usize> = bounded
+            .iter()
+            .map(|(_, p)| grid.cell_index(p.x, p.y))
+            .collect();
+        let mut counts = vec![0usize; columns * rows + 1];
+        for &cell in &cells {
+            counts[cell + 1] += 1;
         }
+        for c in 1..counts.len() {
+            counts[c] += counts[c - 1];
+        }
+        grid.cell_starts = counts.clone();
+        grid.members = vec![0; bounded.len()];
+        for ((index, _), &cell) in bounded.iter().zip(&cells) {
+            grid.members[counts[cell]] = *index;
+            counts[cell] += 1;
+        }
+        grid
+    }
+
+    fn column_of(&self, x: f64) -> usize {
+        (((x - self.origin_x) / self.cell_size).floor().max(0.0) as usize).min(self.columns - 1)
+    }
+
+    fn row_of(&self, y: f64) -> usize {
+        (((y - self.origin_y) / self.cell_size).floor().max(0.0) as usize).min(self.rows - 1)
+    }
+
+    fn cell_index(&self, x: f64, y: f64) -> usize {
+        self.row_of(y) * self.columns + self.column_of(x)
     }
 
     /// Fills `out` with the indices of providers that may be in reach of `position`, ascending.
     pub(crate) fn near(&self, position: &Position, out: &mut Vec<u32>) {
         out.clear();
         out.extend_from_slice(&self.unbounded);
-        let (x0, x1) = (
-            cell_of(position.x - self.reach, self.cell_size),
-            cell_of(position.x + self.reach, self.cell_size),
-        );
-        let (y0, y1) = (
-            cell_of(position.y - self.reach, self.cell_size),
-            cell_of(position.y + self.reach, self.cell_size),
-        );
-        if x1.saturating_sub(x0).saturating_mul(y1.saturating_sub(y0)) > self.cells.len() as i64 {
-            // Reach spans more cells than are occupied: walk the occupied ones instead.
-            for ((cx, cy), indices) in &self.cells {
-                if (x0..=x1).contains(cx) && (y0..=y1).contains(cy) {
-                    out.extend_from_slice(indices);
-                }
-            }
-        } else {
-            for cx in x0..=x1 {
-                for cy in y0..=y1 {
-                    if let Some(indices) = self.cells.get(&(cx, cy)) {
-                        out.extend_from_slice(indices);
-                    }
-                }
+        if !self.members.is_empty() {
+            let (c0, c1) = (
+                self.column_of(position.x - self.reach),
+                self.column_of(position.x + self.reach),
+            );
+            let (r0, r1) = (
+                self.row_of(position.y - self.reach),
+                self.row_of(position.y + self.reach),
+            );
+            for row in r0..=r1 {
+                let first = self.cell_starts[row * self.columns + c0];
+                let last = self.cell_starts[row * self.columns + c1 + 1];
+                out.extend_from_slice(&self.members[first..last]);
             }
         }
         out.sort_unstable();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::{AdvertisedAction, Provider};
+
+    fn provider(x: f64, y: f64, radius: Option<f64>) -> Provider {
+        let mut action = AdvertisedAction::new("a");
+        action.radius = radius;
+        Provider {
+            id: format!("{x},{y}"),
+            position: Position::new(x, y),
+            capacity: 1,
+            occupants: 0,
+            state: None,
+            actions: vec![action],
+        }
+    }
+
+    #[test]
+    fn the_grid_finds_every_provider_in_reach_and_in_order() {
+        let mut providers = Vec::new();
+        for i in 0..400 {
+            let (x, y) = ((i * 37 % 200) as f64 - 100.0, (i * 53 % 190) as f64 - 95.0);
+            providers.push(provider(x, y, Some(5.0 + (i % 7) as f64)));
+        }
+        providers.push(provider(1000.0, 1000.0, None));
+        let world = World {
+            now_hours: 0.0,
+            contexts: Vec::new(),
+            providers,
+        };
+        let grid = ProviderGrid::new(&world);
+        let mut near = Vec::new();
+        for (x, y) in [
+            (0.0, 0.0),
+            (-100.0, -95.0),
+            (99.0, 94.0),
+            (-300.0, 12.0),
+            (37.5, -3.25),
+        ] {
+            let here = Position::new(x, y);
+            grid.near(&here, &mut near);
+            assert!(
+                near.windows(2).all(|w| w[0] < w[1]),
+                "ascending, no duplicates"
+            );
+            for (index, provider) in world.providers.iter().enumerate() {
+                let in_reach = provider.actions[0]
+                    .radius
+                    .is_none_or(|r| here.distance_to(&provider.position) <= r);
+                if in_reach {
+                    assert!(
+                        near.contains(&(index as u32)),
+                        "provider {index} missed at ({x}, {y})"
+                    );
+                }
+            }
+        }
     }
 }

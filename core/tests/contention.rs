@@ -250,10 +250,13 @@ fn an_agent_with_nothing_left_gets_nothing() {
     assert_eq!(batch.assignments.iter().filter(|a| a.is_none()).count(), 2);
 }
 
+/// A provider as (capacity, occupants, [(action capacity, action occupancy)]).
+type ProviderSpec = (u32, u32, Vec<(u32, u32)>);
+
 fn random_scene(
     seed: u64,
     agent_count: usize,
-    provider_specs: &[(u32, u32, Vec<(u32, u32)>)],
+    provider_specs: &[ProviderSpec],
 ) -> (Vec<Agent>, World) {
     let mut scene = Scene::default();
     let mut rng = geppetto_core::rng::DetRng::new(seed);
@@ -336,8 +339,8 @@ proptest! {
 
 #[test]
 fn the_batch_result_is_the_same_at_any_worker_count() {
-    let providers: Vec<(u32, u32, Vec<(u32, u32)>)> = (0..30)
-        .map(|i| (1 + i % 4, 0, vec![(0, 0), (2, (i % 3) as u32)]))
+    let providers: Vec<ProviderSpec> = (0..30)
+        .map(|i| (1 + i % 4, 0, vec![(0, 0), (2, i % 3)]))
         .collect();
     let (agents, world) = random_scene(99, 500, &providers);
     let agents: Vec<Agent> = agents
@@ -369,4 +372,81 @@ fn the_batch_result_is_the_same_at_any_worker_count() {
     }
     assert!(one.assignments.iter().filter(|a| a.is_some()).count() > 50);
     let _ = Position::default();
+}
+
+/// The contention rule as the seed states it, written the slow and obvious way: every round,
+/// every open agent claims; every provider re-sorts all its claimants. The engine's incremental
+/// version must agree with it exactly.
+fn reference_resolution(
+    batch: &geppetto_core::BatchDecision,
+    agents: &[Agent],
+    world: &World,
+) -> (Vec<Option<(usize, usize)>>, usize) {
+    let lists = &batch.preferences;
+    let mut cursor = vec![0usize; agents.len()];
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let mut claims: Vec<(usize, f64, &str, usize)> = (0..agents.len())
+            .filter_map(|a| {
+                lists
+                    .of(a)
+                    .get(cursor[a])
+                    .map(|p| (p.provider, p.distance, agents[a].id.as_str(), a))
+            })
+            .collect();
+        claims.sort_by(|x, y| {
+            x.0.cmp(&y.0)
+                .then(x.1.total_cmp(&y.1))
+                .then(x.2.cmp(y.2))
+                .then(x.3.cmp(&y.3))
+        });
+        let mut provider_used = vec![0u32; world.providers.len()];
+        let mut action_used = std::collections::HashMap::new();
+        let mut displaced = false;
+        for (provider, _, _, agent) in claims {
+            let action = lists.of(agent)[cursor[agent]].action;
+            let used = action_used.entry((provider, action)).or_insert(0u32);
+            let action_free = world.providers[provider].actions[action]
+                .free_slots()
+                .is_none_or(|f| f > *used);
+            if provider_used[provider] < world.providers[provider].free_slots() && action_free {
+                provider_used[provider] += 1;
+                *used += 1;
+            } else {
+                cursor[agent] += 1;
+                displaced = true;
+            }
+        }
+        if !displaced {
+            break;
+        }
+    }
+    let assignments = (0..agents.len())
+        .map(|a| lists.of(a).get(cursor[a]).map(|p| (p.provider, p.action)))
+        .collect();
+    (assignments, rounds)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    #[test]
+    fn incremental_contention_equals_the_round_by_round_rule(
+        seed in any::<u64>(),
+        agent_count in 0usize..60,
+        providers in prop::collection::vec(
+            (0u32..4, 0u32..2, prop::collection::vec((0u32..3, 0u32..2), 1..4)),
+            1..8,
+        ),
+        keep in 1usize..6,
+    ) {
+        let (agents, world) = random_scene(seed, agent_count, &providers);
+        let tuning = TuningPatch { reconciliation_top_k: Some(keep), ..Default::default() };
+        let batch = Decider::new(tuning.resolve()).decide_batch(&agents, &world, seed, 1);
+        let (expected, expected_rounds) = reference_resolution(&batch, &agents, &world);
+        let actual: Vec<Option<(usize, usize)>> = batch.assignments.iter().map(|a| a.map(|p| (p.provider, p.action))).collect();
+        prop_assert_eq!(actual, expected);
+        prop_assert_eq!(batch.rounds, expected_rounds);
+    }
 }

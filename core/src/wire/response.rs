@@ -100,9 +100,12 @@ pub struct AssignmentOut {
     pub action: Option<String>,
 }
 
+/// One retained preference on the wire: `[provider, action, utility]`.
+pub type PreferenceRow = (String, String, f64);
+
 /// `{agent: [[provider, action, utility], …]}`, serialised in agent input order.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct AgentPreferences(pub Vec<(String, Vec<(String, String, f64)>)>);
+pub struct AgentPreferences(pub Vec<(String, Vec<PreferenceRow>)>);
 
 impl Serialize for AgentPreferences {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

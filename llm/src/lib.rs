@@ -1,0 +1,57 @@
+//! geppetto-llm: the two LLM seams of geppetto — narration (events → text) and perception
+//! (text → candidate events) — and the machinery that keeps them off the tick and bounded: a
+//! three-class priority queue that sheds the least important work, a GCRA rate limiter, a
+//! per-tick call budget, per-call timeouts, a circuit breaker per provider, and a
+//! deterministic template provider that stands in whenever a model cannot.
+//!
+//! What this crate deliberately does not do: it never touches NPC state (requests are owned
+//! immutable data, results are `LlmOutput` messages the service logs and applies), it never
+//! trusts a model (perceived events pass a closed schema with clamping), it never blocks the
+//! caller (`LlmHandle` methods are synchronous and never wait), and it reads no files except
+//! through the optional `load_assets_from_dir` helper.
+//!
+//! Typical wiring in a service:
+//! 1. `load_assets_from_dir` (or the `from_yaml_str` functions) and `LlmConfig`;
+//! 2. `Providers::from_config`, then `start` (or `LlmQueue::new` + `spawn_worker`);
+//! 3. per tick: `handle.start_tick()`, `handle.narrate(..)` / `handle.perceive(..)`;
+//! 4. drain `output` and publish `NarrativeReady`, perception events and breaker events.
+
+pub mod assets;
+pub mod breaker;
+pub mod budget;
+pub mod config;
+pub mod handle;
+pub mod narration;
+pub mod openai;
+pub mod perception;
+pub mod provider;
+pub mod queue;
+pub mod request;
+pub mod telemetry;
+pub mod template;
+pub mod worker;
+
+pub use assets::{
+    AssetError, LlmAssets, NarrationTemplates, PerceptionRules, PromptSet, load_assets_from_dir,
+};
+pub use breaker::{BreakerState, CallResult, CircuitBreaker, Permit, Rejected};
+pub use budget::TickBudget;
+pub use config::{BreakerConfig, ConfigError, LlmConfig, OpenAiProviderConfig, PerceptionLimits};
+pub use handle::{LlmHandle, Started, start};
+pub use narration::{DeliveryGuard, NarrationTicket, NarrativeReady};
+pub use openai::{ApiKey, OpenAiProvider, ProviderBuildError};
+pub use perception::{
+    EventType, GossipKind, PerceivedEvent, PerceptionOutcome, Rejection, RejectionReason,
+    SocialKind, validate_candidates,
+};
+pub use provider::{Provider, ProviderError, ProviderFuture};
+pub use queue::{DroppedRequest, LlmQueue, PushOutcome};
+pub use request::{
+    LlmRequest, NarrationRequest, NpcRef, Participant, PerceptionContext, PerceptionRequest,
+    Priority, Seam,
+};
+pub use template::TemplateProvider;
+pub use worker::{
+    BreakerEvent, FallbackReason, LlmOutput, NarrationSkipped, PerceptionResult, Providers,
+    SpawnError, Worker, WorkerCounts, WorkerIo, WorkerStats, spawn_worker,
+};

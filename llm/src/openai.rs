@@ -1,0 +1,294 @@
+//! The OpenAI-compatible chat-completions provider (async-openai over reqwest with rustls).
+//! It owns prompt rendering and the HTTP call; it never retries (the client's own retry layer
+//! is replaced by a bare `ReqwestService`, so the breaker sees every failure) and never reads
+//! a base URL from the environment. The API key is read from the environment variable the
+//! config names, kept out of `Debug` output and never logged.
+
+use std::fmt;
+use std::time::Duration;
+
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+use async_openai::middleware::ReqwestService;
+use async_openai::types::chat::{
+    ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
+    ChatCompletionRequestUserMessage, CreateChatCompletionRequestArgs, ResponseFormat,
+    ResponseFormatJsonSchema,
+};
+use serde_json::Value;
+
+use crate::assets::{PromptSet, render};
+use crate::config::{OpenAiProviderConfig, PerceptionLimits};
+use crate::perception::{
+    candidate_json_schema, parse_model_output, same_zone_npcs, truncate_chars,
+};
+use crate::provider::{Provider, ProviderError, ProviderFuture};
+use crate::request::{NarrationRequest, PerceptionRequest};
+
+/// Why the provider could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderBuildError {
+    /// The HTTP client could not be built (TLS backend).
+    #[error("http client: {0}")]
+    Http(String),
+    /// The config is unusable.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+}
+
+/// An API key. Its `Debug` never shows the key.
+#[derive(Clone, Default)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    #[must_use]
+    pub fn new(key: String) -> Self {
+        Self(key)
+    }
+
+    /// Reads the key from the environment variable named `variable`; unset or not Unicode ⇒
+    /// no key (local servers need none).
+    #[must_use]
+    pub fn from_env(variable: &str) -> Self {
+        Self(std::env::var(variable).unwrap_or_default())
+    }
+
+    /// Whether a key is present.
+    #[must_use]
+    pub fn is_present(&self) -> bool {
+        !self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.is_present() {
+            "ApiKey(<redacted>)"
+        } else {
+            "ApiKey(<none>)"
+        })
+    }
+}
+
+/// A chat-completions endpoint serving both seams.
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    name: String,
+    model: String,
+    max_tokens: u32,
+    temperature: f32,
+    use_json_schema: bool,
+    prompts: PromptSet,
+    limits: PerceptionLimits,
+    client: Client<OpenAIConfig>,
+}
+
+impl OpenAiProvider {
+    /// Builds the provider. `request_timeout` is the HTTP client's own ceiling (the worker
+    /// applies the per-call ceilings; this one only backs them up).
+    ///
+    /// # Errors
+    /// An invalid config or an HTTP client that cannot be built.
+    pub fn new(
+        config: &OpenAiProviderConfig,
+        api_key: ApiKey,
+        prompts: PromptSet,
+        limits: PerceptionLimits,
+        request_timeout: Duration,
+    ) -> Result<Self, ProviderBuildError> {
+        config.validate()?;
+        limits.validate()?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_millis(config.connect_timeout_ms))
+            .timeout(request_timeout)
+            .build()
+            .map_err(|error| ProviderBuildError::Http(error.to_string()))?;
+        // The key is always set, even when empty, so async-openai never falls back to
+        // OPENAI_API_KEY and sends an unrelated key to this endpoint.
+        let openai_config = OpenAIConfig::new()
+            .with_api_base(config.base_url.clone())
+            .with_api_key(api_key.0);
+        let client =
+            Client::with_config(openai_config).with_http_service(ReqwestService::new(http));
+        Ok(Self {
+            name: config.name.clone(),
+            model: config.model.clone(),
+            max_tokens: config.max_tokens,
+            temperature: config.temperature,
+            use_json_schema: config.use_json_schema,
+            prompts,
+            limits,
+            client,
+        })
+    }
+
+    /// Builds the provider with the key from the environment variable the config names.
+    ///
+    /// # Errors
+    /// As `new`.
+    pub fn from_env(
+        config: &OpenAiProviderConfig,
+        prompts: PromptSet,
+        limits: PerceptionLimits,
+        request_timeout: Duration,
+    ) -> Result<Self, ProviderBuildError> {
+        let key = ApiKey::from_env(&config.api_key_env);
+        if !key.is_present() {
+            tracing::debug!(
+                variable = %config.api_key_env,
+                provider = %config.name,
+                "no API key in the environment; calling without one"
+            );
+        }
+        Self::new(config, key, prompts, limits, request_timeout)
+    }
+
+    async fn complete(
+        &self,
+        system: String,
+        user: String,
+        seed: u64,
+        response_format: Option<ResponseFormat>,
+    ) -> Result<String, ProviderError> {
+        let messages: Vec<ChatCompletionRequestMessage> = vec![
+            ChatCompletionRequestSystemMessage::from(system).into(),
+            ChatCompletionRequestUserMessage::from(user).into(),
+        ];
+        let mut args = CreateChatCompletionRequestArgs::default();
+        args.model(self.model.clone())
+            .messages(messages)
+            .max_completion_tokens(self.max_tokens)
+            .temperature(self.temperature)
+            // The same request asks for the same sampling, where the server supports it.
+            .seed(i64::from_ne_bytes(seed.to_ne_bytes()));
+        if let Some(format) = response_format {
+            args.response_format(format);
+        }
+        let request = args
+            .build()
+            .map_err(|error| ProviderError::Request(error.to_string()))?;
+        let response = self.client.chat().create(request).await.map_err(classify)?;
+        response
+            .choices
+            .into_iter()
+            .next()
+            .and_then(|choice| choice.message.content)
+            .ok_or_else(|| ProviderError::InvalidResponse("no message content".to_owned()))
+    }
+
+    fn narration_messages(&self, request: &NarrationRequest) -> (String, String) {
+        let values = [
+            ("initiator", request.initiator.name.as_str()),
+            ("target", request.target.name.as_str()),
+            ("interaction", request.interaction.as_str()),
+            ("room", request.room.as_str()),
+        ];
+        (
+            render(&self.prompts.narration.system, &values),
+            render(&self.prompts.narration.user, &values),
+        )
+    }
+
+    fn perception_messages(&self, request: &PerceptionRequest) -> (String, String) {
+        let npcs: String = same_zone_npcs(request)
+            .map(|npc| format!("- {} (id: {})\n", npc.name, npc.id))
+            .collect();
+        let utterance = truncate_chars(&request.text, self.limits.max_utterance_chars);
+        let values = [
+            ("speaker", request.speaker.as_str()),
+            (
+                "addressee",
+                request
+                    .context
+                    .addressee
+                    .as_deref()
+                    .unwrap_or("nobody in particular"),
+            ),
+            ("npcs", npcs.as_str()),
+            ("utterance", utterance),
+        ];
+        (
+            render(&self.prompts.perception.system, &values),
+            render(&self.prompts.perception.user, &values),
+        )
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn narrate<'a>(&'a self, request: &'a NarrationRequest) -> ProviderFuture<'a, String> {
+        Box::pin(async move {
+            let (system, user) = self.narration_messages(request);
+            self.complete(system, user, request.seed, None).await
+        })
+    }
+
+    fn perceive<'a>(&'a self, request: &'a PerceptionRequest) -> ProviderFuture<'a, Vec<Value>> {
+        Box::pin(async move {
+            let (system, user) = self.perception_messages(request);
+            tracing::debug!(
+                utterance_id = %request.utterance_id,
+                utterance = %truncate_chars(&request.text, self.limits.max_utterance_chars),
+                "perception prompt built"
+            );
+            let format = self.use_json_schema.then(|| ResponseFormat::JsonSchema {
+                json_schema: ResponseFormatJsonSchema {
+                    description: Some("World events the utterance causes.".to_owned()),
+                    name: "perceived_events".to_owned(),
+                    schema: candidate_json_schema(request, &self.limits),
+                    strict: Some(true),
+                },
+            });
+            let text = self.complete(system, user, request.seed, format).await?;
+            parse_model_output(&text).ok_or(ProviderError::MalformedOutput)
+        })
+    }
+}
+
+/// Maps the client's error to the provider error the breaker and metrics use.
+fn classify(error: OpenAIError) -> ProviderError {
+    match error {
+        OpenAIError::ApiError(response) => {
+            let status = response.status_code.as_u16();
+            if status == 429 {
+                ProviderError::RateLimited
+            } else {
+                ProviderError::Http { status }
+            }
+        }
+        OpenAIError::Reqwest(error) => match error.status() {
+            Some(status) if status.as_u16() == 429 => ProviderError::RateLimited,
+            Some(status) => ProviderError::Http {
+                status: status.as_u16(),
+            },
+            None if error.is_timeout() => ProviderError::Timeout,
+            None => ProviderError::Transport(error.to_string()),
+        },
+        OpenAIError::JSONDeserialize(error, _) => ProviderError::InvalidResponse(error.to_string()),
+        OpenAIError::InvalidArgument(message) => ProviderError::Request(message),
+        other => ProviderError::Transport(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_never_appears_in_debug_output() {
+        let key = ApiKey::new("sk-very-secret".to_owned());
+        assert_eq!(format!("{key:?}"), "ApiKey(<redacted>)");
+        assert_eq!(format!("{:?}", ApiKey::default()), "ApiKey(<none>)");
+    }
+
+    #[test]
+    fn a_missing_variable_means_no_key() {
+        let key = ApiKey::from_env("GEPPETTO_TEST_VARIABLE_THAT_IS_NEVER_SET");
+        assert!(!key.is_present());
+    }
+}

@@ -1,0 +1,79 @@
+//! The provider seam: one trait for anything that can narrate an interaction or read
+//! candidate events out of an utterance, and the typed error of one call. This module owns no
+//! policy (timeouts, breakers, rate limits and fallback live in the worker).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::Value;
+
+use crate::request::{NarrationRequest, PerceptionRequest};
+
+/// The future of one provider call.
+pub type ProviderFuture<'a, T> =
+    Pin<Box<dyn Future<Output = Result<T, ProviderError>> + Send + 'a>>;
+
+/// How one provider call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    /// The call outlived its ceiling.
+    #[error("call timed out")]
+    Timeout,
+    /// The provider refused for rate (HTTP 429).
+    #[error("provider rate limited the call (HTTP 429)")]
+    RateLimited,
+    /// Any other non-success HTTP status.
+    #[error("provider answered HTTP {status}")]
+    Http {
+        /// The status code.
+        status: u16,
+    },
+    /// The connection failed or broke.
+    #[error("transport error: {0}")]
+    Transport(String),
+    /// The answer is not a chat completion or carries no text.
+    #[error("invalid response: {0}")]
+    InvalidResponse(String),
+    /// The answer is a completion, but its text is not candidate JSON. The provider is up;
+    /// this does not count against its breaker.
+    #[error("model output is not candidate JSON")]
+    MalformedOutput,
+    /// The request could not be built.
+    #[error("request could not be built: {0}")]
+    Request(String),
+}
+
+impl ProviderError {
+    /// Whether the provider itself failed (counts toward opening its breaker).
+    #[must_use]
+    pub fn is_provider_failure(&self) -> bool {
+        !matches!(self, ProviderError::MalformedOutput)
+    }
+
+    /// Stable snake_case name, used as the `outcome` metric label.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ProviderError::Timeout => "timeout",
+            ProviderError::RateLimited => "rate_limited",
+            ProviderError::Http { .. } => "http_error",
+            ProviderError::Transport(_) => "transport_error",
+            ProviderError::InvalidResponse(_) => "invalid_response",
+            ProviderError::MalformedOutput => "malformed_output",
+            ProviderError::Request(_) => "request_error",
+        }
+    }
+}
+
+/// Something that serves the two seams. Implementations must be cheap to call concurrently;
+/// they receive owned-by-the-caller, immutable requests and return data, never touching state.
+pub trait Provider: Send + Sync {
+    /// Name used in metrics, events and logs.
+    fn name(&self) -> &str;
+
+    /// Writes flavour text for an interaction.
+    fn narrate<'a>(&'a self, request: &'a NarrationRequest) -> ProviderFuture<'a, String>;
+
+    /// Proposes candidate events (unvalidated JSON values) for an utterance.
+    fn perceive<'a>(&'a self, request: &'a PerceptionRequest) -> ProviderFuture<'a, Vec<Value>>;
+}

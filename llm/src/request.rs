@@ -1,0 +1,176 @@
+//! The requests a service hands to the LLM seams: immutable, owned data carrying everything a
+//! provider may see (names, ids, the utterance, a seed) and nothing that can reach NPC state.
+//! Results travel back as messages (see `worker::LlmOutput`), never as references.
+
+use serde::{Deserialize, Serialize};
+
+/// Importance class of a request. The queue serves higher classes first and, when full, drops
+/// the lowest class first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// Ambient flavour nobody is waiting for.
+    Routine,
+    /// Text that may feed a story signal or quest hook.
+    StoryRelevant,
+    /// A player saw it happen or is waiting for the answer.
+    Witnessed,
+}
+
+impl Priority {
+    /// Every class, lowest first (the order in which the queue drops).
+    pub const LOWEST_FIRST: [Priority; 3] = [
+        Priority::Routine,
+        Priority::StoryRelevant,
+        Priority::Witnessed,
+    ];
+
+    /// Stable snake_case name, used as a metric label.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Routine => "routine",
+            Priority::StoryRelevant => "story_relevant",
+            Priority::Witnessed => "witnessed",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Priority::Routine => 0,
+            Priority::StoryRelevant => 1,
+            Priority::Witnessed => 2,
+        }
+    }
+}
+
+/// One side of an interaction, as the narrator may name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Participant {
+    /// Stable id (an NPC id or a player id).
+    pub id: String,
+    /// Display name used in text.
+    pub name: String,
+}
+
+/// Write flavour text for an interaction that already happened (its outcome is decided).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NarrationRequest {
+    /// The interaction's id; the `NarrativeReady` message carries it back.
+    pub interaction_id: String,
+    /// Zone of the room.
+    pub zone: String,
+    /// Room where it happened; the delivery guard asks whether a player is still there.
+    pub room: String,
+    /// Who started it.
+    pub initiator: Participant,
+    /// Who it was aimed at.
+    pub target: Participant,
+    /// Interaction kind in words the templates are keyed by: `argue`, `trade`, `gossip`…
+    pub interaction: String,
+    /// Importance class.
+    pub priority: Priority,
+    /// Seed for every deterministic choice made for this request.
+    pub seed: u64,
+}
+
+/// An NPC the perceiver may name in a candidate event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NpcRef {
+    /// The NPC's id.
+    pub id: String,
+    /// Its display name (used by the keyword rules and in the prompt).
+    pub name: String,
+    /// The zone it is in.
+    pub zone: String,
+}
+
+/// What the perceiver may know about the situation of an utterance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PerceptionContext {
+    /// Zone of the speaker; only NPCs of this zone may appear in accepted events.
+    pub zone: String,
+    /// Room of the speaker.
+    pub room: String,
+    /// NPC the player addressed, if the game knows (a `say` aimed at someone).
+    pub addressee: Option<String>,
+    /// NPCs the caller knows of; ids outside this list are refused.
+    pub npcs: Vec<NpcRef>,
+}
+
+/// Turn free text a player said into candidate world events.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PerceptionRequest {
+    /// The utterance's id; the result carries it back.
+    pub utterance_id: String,
+    /// The player who spoke; it becomes the actor of accepted events (a provider cannot set it).
+    pub speaker: String,
+    /// What they said, verbatim. Never logged above debug level.
+    pub text: String,
+    /// Who and where.
+    pub context: PerceptionContext,
+    /// Importance class (a player is usually waiting: `Witnessed`).
+    pub priority: Priority,
+    /// Seed for every deterministic choice made for this request.
+    pub seed: u64,
+}
+
+/// Which of the two seams a request uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Seam {
+    /// Events → text.
+    Narration,
+    /// Text → candidate events.
+    Perception,
+}
+
+impl Seam {
+    /// Stable snake_case name, used as a metric label.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Seam::Narration => "narration",
+            Seam::Perception => "perception",
+        }
+    }
+}
+
+/// A queued unit of LLM work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "seam", rename_all = "snake_case")]
+pub enum LlmRequest {
+    /// Events → text.
+    Narration(NarrationRequest),
+    /// Text → candidate events.
+    Perception(PerceptionRequest),
+}
+
+impl LlmRequest {
+    /// The request's importance class.
+    #[must_use]
+    pub fn priority(&self) -> Priority {
+        match self {
+            LlmRequest::Narration(request) => request.priority,
+            LlmRequest::Perception(request) => request.priority,
+        }
+    }
+
+    /// The interaction id or utterance id.
+    #[must_use]
+    pub fn id(&self) -> &str {
+        match self {
+            LlmRequest::Narration(request) => &request.interaction_id,
+            LlmRequest::Perception(request) => &request.utterance_id,
+        }
+    }
+
+    /// Which seam it uses.
+    #[must_use]
+    pub fn seam(&self) -> Seam {
+        match self {
+            LlmRequest::Narration(_) => Seam::Narration,
+            LlmRequest::Perception(_) => Seam::Perception,
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Metric names and the helpers that record them through the `metrics` facade. This module
+//! owns the names and labels; installing a recorder (Prometheus or other) is the service's job.
+
+use std::time::Duration;
+
+use crate::breaker::BreakerState;
+use crate::request::{Priority, Seam};
+
+/// Gauge: requests waiting in the queue.
+pub const QUEUE_DEPTH: &str = "geppetto_llm_queue_depth";
+/// Counter: requests dropped by the full queue, label `class`.
+pub const QUEUE_DROPPED: &str = "geppetto_llm_queue_dropped_total";
+/// Gauge: breaker state per provider (0 closed, 1 half-open, 2 open), label `provider`.
+pub const BREAKER_STATE: &str = "geppetto_llm_breaker_state";
+/// Histogram: provider call latency in seconds, labels `provider`, `seam`.
+pub const CALL_DURATION: &str = "geppetto_llm_call_duration_seconds";
+/// Counter: provider calls by outcome, labels `provider`, `seam`, `outcome`.
+pub const CALLS: &str = "geppetto_llm_calls_total";
+/// Counter: requests answered by the deterministic fallback, labels `seam`, `reason`.
+pub const FALLBACKS: &str = "geppetto_llm_fallbacks_total";
+/// Counter: narratives discarded by the delivery guard (no player left in the room).
+pub const NARRATIVES_DISCARDED: &str = "geppetto_llm_narratives_discarded_total";
+/// Counter: narratives delivered.
+pub const NARRATIVES_DELIVERED: &str = "geppetto_llm_narratives_delivered_total";
+/// Counter: perceived events accepted, label `type`.
+pub const PERCEPTION_ACCEPTED: &str = "geppetto_llm_perception_accepted_total";
+/// Counter: perception candidates rejected, label `reason`.
+pub const PERCEPTION_REJECTED: &str = "geppetto_llm_perception_rejected_total";
+/// Counter: accepted perceived events whose magnitude was clamped.
+pub const PERCEPTION_CLAMPED: &str = "geppetto_llm_perception_clamped_total";
+
+pub(crate) fn queue_depth(depth: usize) {
+    metrics::gauge!(QUEUE_DEPTH).set(depth as f64);
+}
+
+pub(crate) fn queue_dropped(class: Priority) {
+    metrics::counter!(QUEUE_DROPPED, "class" => class.as_str()).increment(1);
+}
+
+pub(crate) fn breaker_state(provider: &str, state: BreakerState) {
+    metrics::gauge!(BREAKER_STATE, "provider" => provider.to_owned()).set(state.metric_value());
+}
+
+pub(crate) fn call_finished(provider: &str, seam: Seam, outcome: &'static str, took: Duration) {
+    metrics::histogram!(
+        CALL_DURATION,
+        "provider" => provider.to_owned(),
+        "seam" => seam.as_str()
+    )
+    .record(took.as_secs_f64());
+    metrics::counter!(
+        CALLS,
+        "provider" => provider.to_owned(),
+        "seam" => seam.as_str(),
+        "outcome" => outcome
+    )
+    .increment(1);
+}
+
+pub(crate) fn fallback(seam: Seam, reason: &'static str) {
+    metrics::counter!(FALLBACKS, "seam" => seam.as_str(), "reason" => reason).increment(1);
+}
+
+pub(crate) fn narrative_discarded() {
+    metrics::counter!(NARRATIVES_DISCARDED).increment(1);
+}
+
+pub(crate) fn narrative_delivered() {
+    metrics::counter!(NARRATIVES_DELIVERED).increment(1);
+}
+
+pub(crate) fn perception_accepted(event_type: &'static str) {
+    metrics::counter!(PERCEPTION_ACCEPTED, "type" => event_type).increment(1);
+}
+
+pub(crate) fn perception_rejected(reason: &'static str) {
+    metrics::counter!(PERCEPTION_REJECTED, "reason" => reason).increment(1);
+}
+
+pub(crate) fn perception_clamped(count: usize) {
+    metrics::counter!(PERCEPTION_CLAMPED).increment(count as u64);
+}

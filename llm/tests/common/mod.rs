@@ -1,0 +1,296 @@
+//! Test support: a chat-completions server on 127.0.0.1:0 that answers normally, slowly, with
+//! 500, with 429, behind a gate the test opens, or never; plus request builders and an output
+//! reader. Nothing here points anywhere but loopback.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use geppetto_llm::{
+    LlmAssets, LlmConfig, LlmOutput, NarrationRequest, NpcRef, OpenAiProviderConfig, Participant,
+    PerceptionContext, PerceptionRequest, Priority, load_assets_from_dir,
+};
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinHandle;
+
+/// How the server answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// 200 with a completion at once.
+    Ok,
+    /// 200 after a delay.
+    Slow(Duration),
+    /// 500 with a plain-text body.
+    ServerError,
+    /// 429 with an OpenAI-style error body.
+    RateLimited,
+    /// 200 once the test adds a permit to the gate.
+    Gated,
+    /// Never answers.
+    Hang,
+}
+
+struct ServerState {
+    mode: Mutex<Mode>,
+    arrivals: Mutex<Vec<Instant>>,
+    bodies: Mutex<Vec<Value>>,
+    narration_reply: Mutex<String>,
+    perception_reply: Mutex<String>,
+    gate: Semaphore,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The running fake provider.
+pub struct TestServer {
+    pub base_url: String,
+    state: Arc<ServerState>,
+    task: JoinHandle<()>,
+}
+
+impl TestServer {
+    pub async fn start(mode: Mode) -> Self {
+        let state = Arc::new(ServerState {
+            mode: Mutex::new(mode),
+            arrivals: Mutex::new(Vec::new()),
+            bodies: Mutex::new(Vec::new()),
+            narration_reply: Mutex::new(
+                "Gundren and Mira argue about the price of iron.".to_owned(),
+            ),
+            perception_reply: Mutex::new(r#"{"events": []}"#.to_owned()),
+            gate: Semaphore::new(0),
+        });
+        let router = Router::new()
+            .route("/v1/chat/completions", post(chat_completions))
+            .with_state(Arc::clone(&state));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let address = listener.local_addr().expect("local address");
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        Self {
+            base_url: format!("http://{address}/v1"),
+            state,
+            task,
+        }
+    }
+
+    pub fn set_mode(&self, mode: Mode) {
+        *lock(&self.state.mode) = mode;
+    }
+
+    pub fn set_narration_reply(&self, text: &str) {
+        *lock(&self.state.narration_reply) = text.to_owned();
+    }
+
+    pub fn set_perception_reply(&self, text: &str) {
+        *lock(&self.state.perception_reply) = text.to_owned();
+    }
+
+    /// Lets `count` gated requests answer.
+    pub fn open_gate(&self, count: usize) {
+        self.state.gate.add_permits(count);
+    }
+
+    /// Requests seen so far.
+    pub fn calls(&self) -> usize {
+        lock(&self.state.arrivals).len()
+    }
+
+    pub fn arrivals(&self) -> Vec<Instant> {
+        lock(&self.state.arrivals).clone()
+    }
+
+    pub fn bodies(&self) -> Vec<Value> {
+        lock(&self.state.bodies).clone()
+    }
+
+    /// Waits until the server has seen `count` requests (bounded wait so a broken build fails).
+    pub async fn wait_for_calls(&self, count: usize) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.calls() < count {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "server saw {} calls, expected {count}",
+                self.calls()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn chat_completions(
+    State(state): State<Arc<ServerState>>,
+    Json(body): Json<Value>,
+) -> Response {
+    lock(&state.arrivals).push(Instant::now());
+    let perception =
+        body.get("response_format").is_some() || body.to_string().contains("The player said");
+    lock(&state.bodies).push(body);
+    let mode = *lock(&state.mode);
+    match mode {
+        Mode::Ok => {}
+        Mode::Slow(delay) => tokio::time::sleep(delay).await,
+        Mode::ServerError => {
+            return (StatusCode::INTERNAL_SERVER_ERROR, "upstream exploded").into_response();
+        }
+        Mode::RateLimited => {
+            let error = json!({"error": {"message": "slow down", "type": "rate_limit_error", "param": null, "code": null}});
+            return (StatusCode::TOO_MANY_REQUESTS, Json(error)).into_response();
+        }
+        Mode::Gated => {
+            if let Ok(permit) = state.gate.acquire().await {
+                permit.forget();
+            }
+        }
+        Mode::Hang => std::future::pending::<()>().await,
+    }
+    let content = if perception {
+        lock(&state.perception_reply).clone()
+    } else {
+        lock(&state.narration_reply).clone()
+    };
+    Json(json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "test-model",
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": "stop"
+        }],
+        "usage": null
+    }))
+    .into_response()
+}
+
+/// The shipped prompts, templates and rules.
+pub fn assets() -> LlmAssets {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../config");
+    load_assets_from_dir(&dir).expect("shipped config loads")
+}
+
+/// A config pointing at `base_url`, with limits loose enough not to interfere unless a test
+/// tightens them.
+pub fn config(base_url: &str) -> LlmConfig {
+    LlmConfig {
+        max_qps: 1000,
+        rate_burst: 1000,
+        calls_per_tick: 1000,
+        provider: Some(OpenAiProviderConfig {
+            name: "loopback".to_owned(),
+            base_url: base_url.to_owned(),
+            model: "test-model".to_owned(),
+            api_key_env: "GEPPETTO_LLM_TEST_KEY_NEVER_SET".to_owned(),
+            ..OpenAiProviderConfig::default()
+        }),
+        ..LlmConfig::default()
+    }
+}
+
+pub fn narration(id: &str, room: &str, priority: Priority) -> NarrationRequest {
+    NarrationRequest {
+        interaction_id: id.to_owned(),
+        zone: "village".to_owned(),
+        room: room.to_owned(),
+        initiator: Participant {
+            id: "gundren".to_owned(),
+            name: "Gundren".to_owned(),
+        },
+        target: Participant {
+            id: "mira".to_owned(),
+            name: "Mira".to_owned(),
+        },
+        interaction: "argue".to_owned(),
+        priority,
+        seed: 42,
+    }
+}
+
+pub fn npc(id: &str, name: &str, zone: &str) -> NpcRef {
+    NpcRef {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        zone: zone.to_owned(),
+    }
+}
+
+pub fn perception(id: &str, text: &str) -> PerceptionRequest {
+    PerceptionRequest {
+        utterance_id: id.to_owned(),
+        speaker: "player-1".to_owned(),
+        text: text.to_owned(),
+        context: PerceptionContext {
+            zone: "village".to_owned(),
+            room: "square".to_owned(),
+            addressee: Some("mira".to_owned()),
+            npcs: vec![
+                npc("mira", "Mira", "village"),
+                npc("gundren", "Gundren", "village"),
+                npc("captain", "Captain Vell", "citadel"),
+            ],
+        },
+        priority: Priority::Witnessed,
+        seed: 7,
+    }
+}
+
+/// The next output, failing the test if none comes in 10 s.
+pub async fn next_output(output: &mut mpsc::Receiver<LlmOutput>) -> LlmOutput {
+    tokio::time::timeout(Duration::from_secs(10), output.recv())
+        .await
+        .expect("an output arrives")
+        .expect("output channel open")
+}
+
+/// Reads outputs until `count` non-breaker outputs arrived; returns (them, breaker events).
+pub async fn collect(
+    output: &mut mpsc::Receiver<LlmOutput>,
+    count: usize,
+) -> (Vec<LlmOutput>, Vec<geppetto_llm::BreakerEvent>) {
+    let mut results = Vec::new();
+    let mut breaker = Vec::new();
+    while results.len() < count {
+        match next_output(output).await {
+            LlmOutput::Breaker(event) => breaker.push(event),
+            other => results.push(other),
+        }
+    }
+    (results, breaker)
+}
+
+/// Ids of narrations skipped for `reason`.
+pub fn skipped_ids(
+    outputs: &[LlmOutput],
+    reason: geppetto_llm::FallbackReason,
+) -> BTreeSet<String> {
+    outputs
+        .iter()
+        .filter_map(|output| match output {
+            LlmOutput::NarrationSkipped(skipped) if skipped.reason == reason => {
+                Some(skipped.interaction_id.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
