@@ -117,6 +117,7 @@ fn r1() -> (Decider, Agent, World) {
             now_hours: 8.0,
             contexts: vec![storm],
             providers,
+            ..World::default()
         },
     )
 }
@@ -152,6 +153,7 @@ fn b50k() -> (Decider, Vec<Agent>, World) {
             now_hours: 8.0,
             contexts: Vec::new(),
             providers,
+            ..World::default()
         },
     )
 }

@@ -47,6 +47,10 @@ pub struct Consideration {
     pub updater: Updater,
     /// Below this value the consideration is critical (enables preemption).
     pub critical_threshold: Option<f64>,
+    /// Below this value the agent is about to collapse: the only thing that may interrupt a
+    /// player-queued action. Absent: the tuning's `imminent_collapse_fraction` of the range
+    /// above `min`.
+    pub collapse_threshold: Option<f64>,
 }
 
 impl Consideration {
@@ -62,12 +66,29 @@ impl Consideration {
             curve: ResponseCurve::Convex { exponent: 0.0 },
             updater: Updater::EventDriven,
             critical_threshold: None,
+            collapse_threshold: None,
         }
     }
 
     /// Room left to gain before the maximum (never negative).
     pub fn headroom(&self) -> f64 {
         (self.max - self.value).max(0.0)
+    }
+
+    /// Whether the value is below its collapse threshold, or, without one, below
+    /// `min + default_fraction × (max − min)`.
+    pub fn is_collapsing(&self, default_fraction: f64) -> bool {
+        let threshold = self
+            .collapse_threshold
+            .unwrap_or(self.min + default_fraction * (self.max - self.min));
+        self.value < threshold
+    }
+
+    /// Clamps the value into `[min, max]` (left alone when the range is empty).
+    pub fn clamp_value(&mut self) {
+        if self.max > self.min {
+            self.value = self.value.clamp(self.min, self.max);
+        }
     }
 
     /// Whether the value is below its critical threshold.

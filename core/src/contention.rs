@@ -83,7 +83,6 @@ impl PreferenceLists {
 #[derive(Clone, Copy, Debug)]
 struct Claim {
     distance: f64,
-    id_rank: u32,
     agent: u32,
 }
 
@@ -99,14 +98,6 @@ pub(crate) fn resolve(
     world: &World,
 ) -> (Vec<Option<Preference>>, usize) {
     let agent_count = lists.len().min(agents.len());
-    // Rank agents by (id, input index) once, so providers sort integers, not strings.
-    let mut by_id: Vec<usize> = (0..agent_count).collect();
-    by_id.sort_by(|&a, &b| agents[a].id.cmp(&agents[b].id).then(a.cmp(&b)));
-    let mut id_rank = vec![0u32; agent_count];
-    for (rank, &agent) in by_id.iter().enumerate() {
-        id_rank[agent] = rank as u32;
-    }
-
     let mut cursor = vec![0usize; agent_count];
     let current = |cursor: &[usize], agent: usize| lists.of(agent).get(cursor[agent]).copied();
     let mut holders: Vec<Vec<u32>> = vec![Vec::new(); world.providers.len()];
@@ -141,15 +132,17 @@ pub(crate) fn resolve(
                 if let Some(preference) = current(&cursor, agent as usize) {
                     contenders.push(Claim {
                         distance: preference.distance,
-                        id_rank: id_rank[agent as usize],
                         agent,
                     });
                 }
             }
+            // Distance first; ids (then input order) only break exact ties, so strings are
+            // compared rarely.
             contenders.sort_unstable_by(|a, b| {
-                a.distance
-                    .total_cmp(&b.distance)
-                    .then(a.id_rank.cmp(&b.id_rank))
+                a.distance.total_cmp(&b.distance).then_with(|| {
+                    let (a, b) = (a.agent as usize, b.agent as usize);
+                    agents[a].id.cmp(&agents[b].id).then(a.cmp(&b))
+                })
             });
             held.clear();
             let mut provider_slots = provider.free_slots();

@@ -12,6 +12,8 @@
 //! - [`scoring`]: eligibility gates and the utility formula with its breakdown.
 //! - [`selection`]: top-k softmax and convention breaking.
 //! - [`decider`]: `rank`, `decide`, `decide_batch`; [`contention`] resolves batch disputes.
+//! - [`simulator`]: an agent's life over time — updaters, gradual deltas, the action queue,
+//!   preemption, simplified and full detail.
 //! - [`tuning`]: calibration, defaults and profiles.
 //! - [`wire`]: the JSON contract of `geppetto decide` / `decide-batch`.
 
@@ -21,8 +23,10 @@ pub mod contention;
 pub mod curve;
 pub mod decider;
 pub mod rng;
+pub mod scenario;
 pub mod scoring;
 pub mod selection;
+pub mod simulator;
 mod spatial;
 pub mod tuning;
 pub mod vocabulary;
@@ -35,6 +39,10 @@ pub use contention::{Preference, PreferenceLists};
 pub use curve::{ResponseCurve, SampledCurve, Shape, ShapeParams};
 pub use decider::{BatchDecision, Decider, Decision, Ranking, batch_agent_seed};
 pub use scoring::{Breakdown, Candidate, Ineligible, IneligibleReason};
+pub use simulator::{
+    DetailLevel, QueuedAction, RunningAction, SimEvent, SimulatedAgent, Simulator, TickRequest,
+    TickResult, ValueSource,
+};
 pub use tuning::{Profile, Tuning, TuningPatch};
 pub use vocabulary::{Symbol, Vocabulary};
 pub use world::{AdvertisedAction, CompareOp, Context, Position, Precondition, Provider, World};

@@ -211,11 +211,12 @@ impl<'a> ScoringView<'a> {
         None
     }
 
-    /// The utility of an eligible action and its breakdown.
+    /// The utility of an eligible action and its breakdown; `distance_factor` is the
+    /// provider's `M_distance`.
     pub(crate) fn score(
         &self,
         action: &AdvertisedAction,
-        distance: f64,
+        distance_factor: f64,
         contexts: &[Context],
         tuning: &Tuning,
     ) -> (f64, Breakdown) {
@@ -249,7 +250,6 @@ impl<'a> ScoringView<'a> {
             })
             .map(|multiplier| multiplier * multiplier)
             .product();
-        let distance_factor = 1.0 / (1.0 + distance / tuning.distance_reference);
         let cost: f64 = action
             .costs
             .iter()
@@ -288,6 +288,7 @@ impl<'a> ScoringView<'a> {
         };
         let (now_hours, contexts) = (world.now_hours, &world.contexts);
         let distance = self.agent.position.distance_to(&provider.position);
+        let distance_factor = 1.0 / (1.0 + distance / tuning.distance_reference);
         for (action_index, action) in provider.actions.iter().enumerate() {
             match self.gate(provider, action, distance, now_hours) {
                 Some(reason) => {
@@ -300,7 +301,8 @@ impl<'a> ScoringView<'a> {
                     }
                 }
                 None => {
-                    let (utility, breakdown) = self.score(action, distance, contexts, tuning);
+                    let (utility, breakdown) =
+                        self.score(action, distance_factor, contexts, tuning);
                     ranked.push(Candidate {
                         provider: provider_index,
                         action: action_index,
@@ -343,9 +345,12 @@ const STACK_SORT_LIMIT: usize = 64;
 /// candidate once, by following the permutation's cycles in place — several times faster than
 /// a stable sort of the candidates themselves, and allocation-free.
 pub(crate) fn sort_by_utility(ranked: &mut [Candidate]) {
-    let key = |(i, c): (usize, &Candidate)| (!ordered_bits(c.utility), i as u32);
+    // One integer per candidate: the utility's order bits (inverted for descending) above the
+    // input index, so a plain integer sort is the stable descending sort.
+    let key =
+        |(i, c): (usize, &Candidate)| (u128::from(!ordered_bits(c.utility)) << 32) | i as u128;
     if ranked.len() <= STACK_SORT_LIMIT {
-        let mut keys = [(0u64, 0u32); STACK_SORT_LIMIT];
+        let mut keys = [0u128; STACK_SORT_LIMIT];
         let keys = &mut keys[..ranked.len()];
         for (slot, k) in keys.iter_mut().zip(ranked.iter().enumerate().map(key)) {
             *slot = k;
@@ -353,24 +358,27 @@ pub(crate) fn sort_by_utility(ranked: &mut [Candidate]) {
         keys.sort_unstable();
         permute(ranked, keys);
     } else {
-        let mut keys: Vec<(u64, u32)> = ranked.iter().enumerate().map(key).collect();
+        let mut keys: Vec<u128> = ranked.iter().enumerate().map(key).collect();
         keys.sort_unstable();
         permute(ranked, &mut keys);
     }
 }
 
-/// Reorders `items` so position `j` holds what was at `order[j].1`; consumes `order` (each
-/// visited entry is marked with `u32::MAX`).
-fn permute(items: &mut [Candidate], order: &mut [(u64, u32)]) {
+/// Marks a key whose move is done.
+const DONE: u128 = u128::MAX;
+
+/// Reorders `items` so position `j` holds what was at the index in the low 32 bits of
+/// `order[j]`; consumes `order` (each visited entry is marked [`DONE`]).
+fn permute(items: &mut [Candidate], order: &mut [u128]) {
     for start in 0..items.len() {
-        if order[start].1 == u32::MAX {
+        if order[start] == DONE {
             continue;
         }
         let held = items[start];
         let mut at = start;
         loop {
-            let from = order[at].1 as usize;
-            order[at].1 = u32::MAX;
+            let from = (order[at] & u128::from(u32::MAX)) as usize;
+            order[at] = DONE;
             if from == start {
                 items[at] = held;
                 break;

@@ -22,13 +22,21 @@ pub(crate) struct ProviderGrid {
     reach: f64,
     /// `cell_starts[c]..cell_starts[c + 1]` indexes `members` for cell `c`.
     cell_starts: Vec<usize>,
-    members: Vec<u32>,
+    members: Vec<Member>,
     unbounded: Vec<u32>,
+}
+
+/// A provider in a cell: where it is and how far its longest radius reaches.
+#[derive(Clone, Copy, Debug)]
+struct Member {
+    index: u32,
+    position: Position,
+    reach: f64,
 }
 
 impl ProviderGrid {
     pub(crate) fn new(world: &World) -> Self {
-        let mut bounded: Vec<(u32, Position)> = Vec::new();
+        let mut bounded: Vec<Member> = Vec::new();
         let mut unbounded = Vec::new();
         let mut reach: f64 = 0.0;
         for (index, provider) in world.providers.iter().enumerate() {
@@ -39,15 +47,20 @@ impl ProviderGrid {
             let radii: Option<Vec<f64>> = provider.actions.iter().map(|a| a.radius).collect();
             match radii {
                 Some(radii) => {
-                    reach = radii.into_iter().fold(reach, f64::max);
-                    bounded.push((index, provider.position));
+                    let longest = radii.into_iter().fold(0.0, f64::max);
+                    reach = reach.max(longest);
+                    bounded.push(Member {
+                        index,
+                        position: provider.position,
+                        reach: longest,
+                    });
                 }
                 None => unbounded.push(index),
             }
         }
         let (mut origin_x, mut origin_y) = (f64::INFINITY, f64::INFINITY);
         let (mut far_x, mut far_y) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
-        for (_, p) in &bounded {
+        for Member { position: p, .. } in &bounded {
             origin_x = origin_x.min(p.x);
             origin_y = origin_y.min(p.y);
             far_x = far_x.max(p.x);
@@ -88,7 +101,7 @@ impl ProviderGrid {
         // Counting sort by cell keeps each cell's members in provider order.
         let cells: Vec<usize> = bounded
             .iter()
-            .map(|(_, p)| grid.cell_index(p.x, p.y))
+            .map(|m| grid.cell_index(m.position.x, m.position.y))
             .collect();
         let mut counts = vec![0usize; columns * rows + 1];
         for &cell in &cells {
@@ -98,9 +111,9 @@ impl ProviderGrid {
             counts[c] += counts[c - 1];
         }
         grid.cell_starts = counts.clone();
-        grid.members = vec![0; bounded.len()];
-        for ((index, _), &cell) in bounded.iter().zip(&cells) {
-            grid.members[counts[cell]] = *index;
+        grid.members = bounded.clone();
+        for (member, &cell) in bounded.iter().zip(&cells) {
+            grid.members[counts[cell]] = *member;
             counts[cell] += 1;
         }
         grid
@@ -118,7 +131,9 @@ impl ProviderGrid {
         self.row_of(y) * self.columns + self.column_of(x)
     }
 
-    /// Fills `out` with the indices of providers that may be in reach of `position`, ascending.
+    /// Fills `out` with the indices of providers that may be in reach of `position` (every
+    /// provider with an unlimited radius, and those whose longest radius reaches it),
+    /// ascending.
     pub(crate) fn near(&self, position: &Position, out: &mut Vec<u32>) {
         out.clear();
         out.extend_from_slice(&self.unbounded);
@@ -134,7 +149,12 @@ impl ProviderGrid {
             for row in r0..=r1 {
                 let first = self.cell_starts[row * self.columns + c0];
                 let last = self.cell_starts[row * self.columns + c1 + 1];
-                out.extend_from_slice(&self.members[first..last]);
+                out.extend(
+                    self.members[first..last]
+                        .iter()
+                        .filter(|m| m.position.distance_to(position) <= m.reach)
+                        .map(|m| m.index),
+                );
             }
         }
         out.sort_unstable();
@@ -171,6 +191,7 @@ mod tests {
             now_hours: 0.0,
             contexts: Vec::new(),
             providers,
+            ..World::default()
         };
         let grid = ProviderGrid::new(&world);
         let mut near = Vec::new();

@@ -9,6 +9,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+use crate::simulator::AggregatedEffects;
+use crate::vocabulary::{Symbol, Vocabulary};
+
 /// The resolved calibration the engine runs with. `Default` is the seed's reference calibration.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Tuning {
@@ -34,6 +37,9 @@ pub struct Tuning {
     pub full_tick_hours: f64,
     /// Game hours one simplified tick covers. Default 1.
     pub simplified_tick_hours: f64,
+    /// For a consideration without its own collapse threshold, the fraction of its range above
+    /// `min` below which it is collapsing (and may interrupt a player-queued action). Default 0.05.
+    pub imminent_collapse_fraction: f64,
 }
 
 impl Default for Tuning {
@@ -50,6 +56,7 @@ impl Default for Tuning {
             perception_noise: 0.0,
             full_tick_hours: 1.0 / 60.0,
             simplified_tick_hours: 1.0,
+            imminent_collapse_fraction: 0.05,
         }
     }
 }
@@ -81,6 +88,8 @@ pub struct TuningPatch {
     pub full_tick_hours: Option<f64>,
     /// See [`Tuning::simplified_tick_hours`].
     pub simplified_tick_hours: Option<f64>,
+    /// See [`Tuning::imminent_collapse_fraction`].
+    pub imminent_collapse_fraction: Option<f64>,
 }
 
 /// Why a tuning value was refused.
@@ -114,6 +123,10 @@ impl TuningPatch {
             ("perception_noise", self.perception_noise),
             ("full_tick_hours", self.full_tick_hours),
             ("simplified_tick_hours", self.simplified_tick_hours),
+            (
+                "imminent_collapse_fraction",
+                self.imminent_collapse_fraction,
+            ),
         ];
         for (field, value) in non_negative {
             match value {
@@ -170,6 +183,10 @@ impl TuningPatch {
             perception_noise: pick(self.perception_noise, below.perception_noise),
             full_tick_hours: pick(self.full_tick_hours, below.full_tick_hours),
             simplified_tick_hours: pick(self.simplified_tick_hours, below.simplified_tick_hours),
+            imminent_collapse_fraction: pick(
+                self.imminent_collapse_fraction,
+                below.imminent_collapse_fraction,
+            ),
         }
     }
 
@@ -191,6 +208,10 @@ impl TuningPatch {
             perception_noise: nonzero_or(self.perception_noise, d.perception_noise),
             full_tick_hours: nonzero_or(self.full_tick_hours, d.full_tick_hours),
             simplified_tick_hours: nonzero_or(self.simplified_tick_hours, d.simplified_tick_hours),
+            imminent_collapse_fraction: nonzero_or(
+                self.imminent_collapse_fraction,
+                d.imminent_collapse_fraction,
+            ),
         }
     }
 }
@@ -210,12 +231,49 @@ pub struct Profile {
     /// Per-consideration weight multipliers (e.g. survival: HUNGER 1.5); absent means 1.
     #[serde(default)]
     pub consideration_weights: BTreeMap<String, f64>,
+    /// What each coarse event recorded while an agent was simplified does to its
+    /// considerations when it returns to full detail (`meal: {HUNGER: 40}`). Events not listed
+    /// reconstruct nothing.
+    #[serde(default)]
+    pub aggregated_event_effects: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
 impl Profile {
+    /// The profile's consideration weights as symbols of `vocabulary`.
+    pub fn weights_in(&self, vocabulary: &mut Vocabulary) -> Vec<(Symbol, f64)> {
+        self.consideration_weights
+            .iter()
+            .map(|(name, weight)| (vocabulary.intern(name), *weight))
+            .collect()
+    }
+
+    /// The profile's aggregated-event effects table as symbols of `vocabulary`.
+    pub fn aggregated_effects_in(&self, vocabulary: &mut Vocabulary) -> AggregatedEffects {
+        self.aggregated_event_effects
+            .iter()
+            .map(|(event, deltas)| {
+                let deltas = deltas
+                    .iter()
+                    .map(|(name, delta)| (vocabulary.intern(name), *delta))
+                    .collect();
+                (vocabulary.intern(event), deltas)
+            })
+            .collect()
+    }
+
     /// Refuses a bad tuning or a negative / non-finite weight.
     pub fn validate(&self) -> Result<(), TuningError> {
         self.tuning.validate()?;
+        let mut effects = self
+            .aggregated_event_effects
+            .values()
+            .flat_map(BTreeMap::values);
+        if effects.any(|delta| !delta.is_finite()) {
+            return Err(TuningError {
+                field: "aggregated_event_effects",
+                reason: "every effect must be a finite number",
+            });
+        }
         if self
             .consideration_weights
             .values()

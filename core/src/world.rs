@@ -177,4 +177,10 @@ pub struct World {
     pub contexts: Vec<Context>,
     /// Providers, in input order (ties in utility keep this order).
     pub providers: Vec<Provider>,
+    /// Current values of perception-driven considerations, by name.
+    pub perceptions: Vec<(Symbol, f64)>,
+    /// Current values of relationship-driven considerations, by name.
+    pub relationships: Vec<(Symbol, f64)>,
+    /// Current values of context-aggregate considerations, by name.
+    pub context_aggregates: Vec<(Symbol, f64)>,
 }

@@ -29,6 +29,24 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Run one agent through a scenario file and print a JSONL trace (or an hourly table).
+    Simulate {
+        /// The scenario (YAML, or JSON when it ends in .json).
+        #[arg(long)]
+        scenario: PathBuf,
+        /// Game hours to run (overrides the scenario's).
+        #[arg(long)]
+        hours: Option<f64>,
+        /// Seed (overrides the scenario's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print an hour-by-hour table instead of JSONL.
+        #[arg(long)]
+        summary: bool,
+        /// Also load profiles from this directory.
+        #[arg(long)]
+        profiles_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -59,8 +77,8 @@ fn read_input(path: Option<&PathBuf>) -> Result<String, CommandError> {
     }
 }
 
-fn profiles(args: &DecideArgs) -> Result<ProfileLibrary, CommandError> {
-    let library = match &args.profiles_dir {
+fn profiles(dir: Option<&PathBuf>) -> Result<ProfileLibrary, CommandError> {
+    let library = match dir {
         Some(dir) => ProfileLibrary::embedded_and_dir(dir),
         None => ProfileLibrary::embedded(),
     };
@@ -70,11 +88,11 @@ fn profiles(args: &DecideArgs) -> Result<ProfileLibrary, CommandError> {
 fn run(cli: Cli) -> Result<String, CommandError> {
     match cli.command {
         Command::Decide(args) => {
-            let library = profiles(&args)?;
+            let library = profiles(args.profiles_dir.as_ref())?;
             commands::decide::decide(&read_input(args.input.as_ref())?, &library, args.pretty)
         }
         Command::DecideBatch { common, threads } => {
-            let library = profiles(&common)?;
+            let library = profiles(common.profiles_dir.as_ref())?;
             let workers = threads.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             });
@@ -84,6 +102,22 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 common.pretty,
                 workers,
             )
+        }
+        Command::Simulate {
+            scenario,
+            hours,
+            seed,
+            summary,
+            profiles_dir,
+        } => {
+            let library = profiles(profiles_dir.as_ref())?;
+            let text = read_input(Some(&scenario))?;
+            let options = commands::simulate::SimulateOptions {
+                hours,
+                seed,
+                summary,
+            };
+            commands::simulate::simulate(&scenario, &text, &library, &options)
         }
     }
 }

@@ -211,3 +211,161 @@ fn a_profiles_dir_adds_and_overrides_profiles() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("broken.yaml"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+fn trace(args: &[&str]) -> Vec<serde_json::Value> {
+    let output = geppetto(args, "");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSONL"))
+        .collect()
+}
+
+fn events_of<'a>(
+    lines: &'a [serde_json::Value],
+    kind: &'a str,
+) -> impl Iterator<Item = (&'a serde_json::Value, &'a serde_json::Value)> {
+    lines.iter().flat_map(move |line| {
+        line["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(move |e| e["type"] == kind)
+            .map(move |e| (line, e))
+    })
+}
+
+#[test]
+fn the_day_scenario_lives_its_day() {
+    let lines = trace(&[
+        "simulate",
+        "--scenario",
+        "config/examples/simulate-day.yaml",
+    ]);
+    // 06:00–18:00 at one-minute ticks, three simplified hours, three full hours again.
+    assert_eq!(lines.len(), 12 * 60 + 3 + 3 * 60);
+    let ordered: Vec<_> = events_of(&lines, "action_started")
+        .filter(|(_, e)| e["player_queued"] == true)
+        .collect();
+    assert_eq!(ordered.len(), 1);
+    assert_eq!(ordered[0].1["action"], "forge_sword");
+    assert_eq!(
+        ordered[0].0["now_hours"].as_f64(),
+        Some(9.0),
+        "the order starts when the horseshoes are done"
+    );
+    let caught_up: Vec<_> = events_of(&lines, "aggregated_events_applied").collect();
+    assert_eq!(caught_up.len(), 1);
+    let (line, event) = caught_up[0];
+    assert_eq!(event["count"], 1);
+    let index = lines.iter().position(|l| l == line).expect("present");
+    let before = lines[index - 1]["considerations"]["HUNGER"]
+        .as_f64()
+        .expect("number");
+    let after = line["considerations"]["HUNGER"].as_f64().expect("number");
+    assert!(
+        after - before > 39.0,
+        "supper reconstructed: {before} -> {after}"
+    );
+    assert!(
+        events_of(&lines, "action_preempted").count() >= 1,
+        "hunger interrupts something"
+    );
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["level"] == "full" || l["action"]["action"] == "sleep"),
+        "actions freeze while simplified"
+    );
+}
+
+#[test]
+fn simulate_is_deterministic_and_the_seed_flag_overrides() {
+    let args = [
+        "simulate",
+        "--scenario",
+        "config/examples/simulate-day.yaml",
+        "--hours",
+        "6",
+    ];
+    let first = geppetto(&args, "");
+    let second = geppetto(&args, "");
+    assert!(first.status.success());
+    assert_eq!(first.stdout, second.stdout);
+    let seeded = geppetto(
+        &[
+            "simulate",
+            "--scenario",
+            "config/examples/simulate-day.yaml",
+            "--hours",
+            "6",
+            "--seed",
+            "11",
+        ],
+        "",
+    );
+    assert_eq!(first.stdout, seeded.stdout, "the file's seed is 11");
+    let summary = geppetto(
+        &[
+            "simulate",
+            "--scenario",
+            "config/examples/simulate-day.yaml",
+            "--summary",
+        ],
+        "",
+    );
+    let text = String::from_utf8_lossy(&summary.stdout);
+    assert!(
+        text.lines()
+            .next()
+            .is_some_and(|header| header.contains("HUNGER") && header.contains("events"))
+    );
+    assert_eq!(text.lines().count(), 1 + 18, "one row per hour");
+}
+
+#[test]
+fn a_bad_scenario_names_its_file_place_and_reason() {
+    let dir = std::env::temp_dir().join(format!("geppetto-scenarios-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let cases = [
+        (
+            "type.yaml",
+            "agent:\n  id: a\n  position: [0, 0]\n  considerations:\n    - { name: H, value: lots, min: 0, max: 1 }\nworld: { providers: [] }\n",
+            "line 5 column 25",
+        ),
+        (
+            "range.yaml",
+            "agent:\n  id: a\n  position: [0, 0]\n  considerations:\n    - { name: H, value: 5, min: 0, max: 1 }\nworld: { providers: [] }\n",
+            "agent.considerations[0].value",
+        ),
+        (
+            "level.yaml",
+            "agent: { id: a, position: [0, 0] }\nworld: { providers: [] }\ntimeline:\n  - { at_hours: 3, level: sideways }\n",
+            "unknown variant `sideways`",
+        ),
+        (
+            "provider.json",
+            r#"{"agent": {"id": "a", "position": [0, 0]}, "world": {"providers": []}, "timeline": [{"at_hours": 1, "add_providers": [{"id": "x", "position": [0, 0], "capacity": -2}]}]}"#,
+            "timeline[0].add_providers[0].capacity",
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write");
+        let output = geppetto(
+            &["simulate", "--scenario", path.to_str().expect("utf-8")],
+            "",
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+        assert!(
+            stderr.contains(name) && stderr.contains(expected),
+            "{name}: {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

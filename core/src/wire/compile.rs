@@ -146,6 +146,10 @@ fn consideration(
         .critical_threshold
         .map(|threshold| finite(&format!("{path}.critical_threshold"), threshold))
         .transpose()?;
+    let collapse_threshold = spec
+        .collapse_threshold
+        .map(|threshold| finite(&format!("{path}.collapse_threshold"), threshold))
+        .transpose()?;
     Ok(Consideration {
         name: vocabulary.intern(&spec.name),
         value,
@@ -155,6 +159,7 @@ fn consideration(
         curve: curve(&format!("{path}.curve"), &spec.curve)?,
         updater: updater(&format!("{path}.updater"), &spec.updater)?,
         critical_threshold,
+        collapse_threshold,
     })
 }
 
@@ -324,7 +329,8 @@ fn action(
     })
 }
 
-fn provider(
+/// Builds a provider; `path` is where it sits (`world.providers[2]`).
+pub fn provider(
     path: &str,
     spec: &ProviderSpec,
     vocabulary: &mut Vocabulary,
@@ -392,5 +398,23 @@ pub fn world(
         now_hours,
         contexts,
         providers,
+        perceptions: symbol_map(
+            &format!("{path}.perceptions"),
+            &spec.perceptions,
+            vocabulary,
+            finite,
+        )?,
+        relationships: symbol_map(
+            &format!("{path}.relationships"),
+            &spec.relationships,
+            vocabulary,
+            finite,
+        )?,
+        context_aggregates: symbol_map(
+            &format!("{path}.context_aggregates"),
+            &spec.context_aggregates,
+            vocabulary,
+            finite,
+        )?,
     })
 }

@@ -6,6 +6,7 @@
 pub mod compile;
 pub mod request;
 pub mod response;
+pub mod scenario;
 
 use std::collections::HashSet;
 
@@ -18,8 +19,8 @@ use crate::vocabulary::Vocabulary;
 use crate::world::World;
 use request::{DecideBatchRequest, DecideRequest};
 use response::{
-    AgentPreferences, AssignmentOut, BatchAnswer, BreakdownOut, DecideAnswer, IneligibleOut,
-    RankedOut, SelectedOut, round4,
+    AssignmentOut, BatchAnswer, BreakdownOut, DecideAnswer, IneligibleOut, OrderedMap, RankedOut,
+    SelectedOut, round4,
 };
 
 /// A refused request: where (a JSON path such as `agent.considerations[2].max`) and why.
@@ -75,7 +76,7 @@ pub fn parse<T: DeserializeOwned>(json: &str) -> Result<T, WireError> {
 
 /// The decider a request runs with: the request's tuning over the profile's, weights from the
 /// profile.
-fn decider_for(
+pub fn decider_for(
     tuning: &crate::tuning::TuningPatch,
     profile: &Profile,
     vocabulary: &mut Vocabulary,
@@ -83,11 +84,7 @@ fn decider_for(
     tuning
         .validate()
         .map_err(|e| WireError::at(&format!("tuning.{}", e.field), e.reason))?;
-    let weights = profile
-        .consideration_weights
-        .iter()
-        .map(|(name, weight)| (vocabulary.intern(name), *weight))
-        .collect();
+    let weights = profile.weights_in(vocabulary);
     Ok(Decider::new(tuning.over(&profile.tuning).resolve()).with_consideration_weights(weights))
 }
 
@@ -220,7 +217,7 @@ pub fn decide_batch(
         .collect();
     Ok(BatchAnswer {
         assignments,
-        preferences: AgentPreferences(preferences),
+        preferences: OrderedMap(preferences),
         rounds: batch.rounds,
     })
 }

@@ -93,6 +93,9 @@ pub struct ConsiderationSpec {
     /// Critical threshold (optional).
     #[serde(default)]
     pub critical_threshold: Option<f64>,
+    /// Collapse threshold (optional; see `Consideration::collapse_threshold`).
+    #[serde(default)]
+    pub collapse_threshold: Option<f64>,
 }
 
 fn one() -> f64 {
@@ -197,6 +200,15 @@ pub struct WorldSpec {
     pub contexts: Vec<ContextSpec>,
     /// Providers.
     pub providers: Vec<ProviderSpec>,
+    /// Values read by perception-driven considerations.
+    #[serde(default)]
+    pub perceptions: BTreeMap<String, f64>,
+    /// Values read by relationship-driven considerations.
+    #[serde(default)]
+    pub relationships: BTreeMap<String, f64>,
+    /// Values read by context-aggregate considerations.
+    #[serde(default)]
+    pub context_aggregates: BTreeMap<String, f64>,
 }
 
 /// A context.

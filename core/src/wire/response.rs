@@ -103,15 +103,19 @@ pub struct AssignmentOut {
 /// One retained preference on the wire: `[provider, action, utility]`.
 pub type PreferenceRow = (String, String, f64);
 
-/// `{agent: [[provider, action, utility], …]}`, serialised in agent input order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct AgentPreferences(pub Vec<(String, Vec<PreferenceRow>)>);
+/// `{agent: [[provider, action, utility], …]}`, in agent input order.
+pub type AgentPreferences = OrderedMap<Vec<PreferenceRow>>;
 
-impl Serialize for AgentPreferences {
+/// A JSON object whose keys keep the order they were given in (input order), unlike a
+/// sorted map.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OrderedMap<V>(pub Vec<(String, V)>);
+
+impl<V: Serialize> Serialize for OrderedMap<V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (agent, preferences) in &self.0 {
-            map.serialize_entry(agent, preferences)?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
         }
         map.end()
     }

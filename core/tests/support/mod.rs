@@ -69,6 +69,7 @@ pub fn world(providers: Vec<Provider>) -> World {
         now_hours: 8.0,
         contexts: Vec::new(),
         providers,
+        ..World::default()
     }
 }
 

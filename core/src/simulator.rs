@@ -1,0 +1,616 @@
+//! Timed simulation: an agent's life over time (seed 000, "Ticks, preemption, and simulation
+//! detail"). The [`Decider`] stays stateless; the [`Simulator`] advances a mutable
+//! [`SimulatedAgent`] one tick at a time, deterministically from the request and a seed.
+//!
+//! Order within one [`Simulator::advance`]:
+//! 1. expire commitments whose `expires_at` is at or before `now_hours`;
+//! 2. at simplified level: record the optional coarse event, let the considerations' updaters
+//!    run over the simplified tick, and stop — actions are frozen while simplified;
+//! 3. at full level, returning from simplified: apply the profile's aggregated-event effects
+//!    (clamped) for every recorded event at or before now, then drop the log;
+//! 4. update considerations by updater kind;
+//! 5. apply the running action's gradual deltas (its promised deltas spread evenly over its
+//!    duration, clamped; unknown considerations ignored) and complete it when its time is up;
+//! 6. if idle, start the next FIFO queue entry, or select autonomously;
+//! 7. a continuing action is considered for preemption: only when some consideration is
+//!    critical; a player-queued action only when one is collapsing; the replacement comes from
+//!    the normal stochastic pipeline and must strictly beat `preemption_margin ×` the running
+//!    action's utility frozen when it started. Preempted work is abandoned; the queue stays.
+//!
+//! A newly started action therefore gets its first gradual delta on the following tick.
+//! Randomness: the autonomous pick draws from `derive_seed(seed, 1)`, the preemption pick from
+//! `derive_seed(seed, 2)`, queue-entry ranking from `seed` (it only matters for perception
+//! noise).
+
+use std::collections::VecDeque;
+
+use crate::agent::{Agent, lookup};
+use crate::consideration::Updater;
+use crate::decider::Decider;
+use crate::rng::derive_seed;
+use crate::scoring::Candidate;
+use crate::vocabulary::Symbol;
+use crate::world::{AdvertisedAction, World};
+
+/// How much of the world an agent's tick simulates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DetailLevel {
+    /// Every tick runs the decision loop (`full_tick_hours` each).
+    #[default]
+    Full,
+    /// Only needs drift and coarse events are recorded (`simplified_tick_hours` each).
+    Simplified,
+}
+
+impl DetailLevel {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::Simplified => "simplified",
+        }
+    }
+}
+
+/// The action an agent is carrying out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunningAction {
+    /// Id of the provider it uses.
+    pub provider: String,
+    /// The advertisement as it was when the action started.
+    pub action: AdvertisedAction,
+    /// Game hour it started.
+    pub started_at_hours: f64,
+    /// Game hours of it already carried out.
+    pub elapsed_hours: f64,
+    /// Its utility when it was selected: what a preemption must beat (× margin).
+    pub continuation_utility: f64,
+    /// Whether a player ordered it (then only collapse interrupts it).
+    pub player_queued: bool,
+}
+
+/// An entry of the FIFO action queue, resolved against the world when it is dequeued.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueuedAction {
+    /// Provider id.
+    pub provider: String,
+    /// Action id.
+    pub action: String,
+    /// Whether a player ordered it.
+    pub player_queued: bool,
+}
+
+/// A coarse event recorded while an agent was simplified.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AggregatedEvent {
+    /// Its name (`meal`, `sleep`…), looked up in the effects table.
+    pub name: Symbol,
+    /// Game hour it happened.
+    pub at_hours: f64,
+}
+
+/// An agent with a life over time: the decision data plus what it is doing and will do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimulatedAgent {
+    /// What decisions read.
+    pub agent: Agent,
+    /// Additive adjustments of linear updater rates per consideration (traits: a glutton's
+    /// hunger decays faster). They never touch other updater kinds.
+    pub rate_adjustments: Vec<(Symbol, f64)>,
+    /// The action being carried out.
+    pub running: Option<RunningAction>,
+    /// Work waiting, first in first out.
+    pub queue: VecDeque<QueuedAction>,
+    /// The level of the last advance.
+    pub level: DetailLevel,
+    /// Coarse events recorded while simplified.
+    pub aggregated_events: Vec<AggregatedEvent>,
+}
+
+impl SimulatedAgent {
+    /// An idle, full-detail agent.
+    pub fn new(agent: Agent) -> Self {
+        Self {
+            agent,
+            rate_adjustments: Vec::new(),
+            running: None,
+            queue: VecDeque::new(),
+            level: DetailLevel::Full,
+            aggregated_events: Vec::new(),
+        }
+    }
+
+    /// Appends work to the queue (the game decides what to enqueue and debits its costs).
+    pub fn enqueue_action(
+        &mut self,
+        provider: impl Into<String>,
+        action: impl Into<String>,
+        player_queued: bool,
+    ) {
+        self.queue.push_back(QueuedAction {
+            provider: provider.into(),
+            action: action.into(),
+            player_queued,
+        });
+    }
+}
+
+/// One advance's inputs.
+#[derive(Clone, Copy, Debug)]
+pub struct TickRequest<'w> {
+    /// The absolute game hour of this tick.
+    pub now_hours: f64,
+    /// The world as the agent sees it now.
+    pub world: &'w World,
+    /// The level the integrating game wants (only it knows visibility and importance).
+    pub level: DetailLevel,
+    /// A coarse event to record (simplified level only).
+    pub simplified_event: Option<Symbol>,
+}
+
+/// Something that happened during an advance, for the service to publish.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimEvent {
+    /// An action began.
+    ActionStarted {
+        /// Provider id.
+        provider: String,
+        /// Action id.
+        action: String,
+        /// Its (frozen) utility.
+        utility: f64,
+        /// Whether a player ordered it.
+        player_queued: bool,
+    },
+    /// An action ran its full duration.
+    ActionCompleted {
+        /// Provider id.
+        provider: String,
+        /// Action id.
+        action: String,
+    },
+    /// An action was abandoned for a better one.
+    ActionPreempted {
+        /// Provider id of the abandoned action.
+        provider: String,
+        /// The abandoned action.
+        action: String,
+        /// Provider id of the replacement.
+        by_provider: String,
+        /// The replacement.
+        by_action: String,
+    },
+    /// A queue entry could not start and was dropped.
+    QueueEntryDropped {
+        /// Provider id.
+        provider: String,
+        /// Action id.
+        action: String,
+        /// Why (`not_advertised` or an eligibility gate's name).
+        reason: &'static str,
+    },
+    /// A commitment ended.
+    CommitmentExpired {
+        /// The tags it forbade.
+        forbid_tags: Vec<Symbol>,
+        /// When it ended.
+        expires_at: f64,
+    },
+    /// The detail level changed.
+    LevelChanged {
+        /// Before.
+        from: DetailLevel,
+        /// After.
+        to: DetailLevel,
+    },
+    /// Returning to full detail reconstructed these coarse events.
+    AggregatedEventsApplied {
+        /// How many recorded events were applied.
+        count: usize,
+    },
+}
+
+/// One advance's outputs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TickResult {
+    /// The level this tick ran at.
+    pub effective_level: DetailLevel,
+    /// Game hours this tick simulated (`full_tick_hours` or `simplified_tick_hours`).
+    pub simulated_hours: f64,
+    /// What happened, in order.
+    pub events: Vec<SimEvent>,
+}
+
+/// Where perception-, relationship- and context-driven considerations get their values.
+/// The default reads the world's maps; an integration may read its own tables (per-NPC
+/// relationships, say). `None` keeps the previous value.
+pub trait ValueSource: Send + Sync {
+    /// The new value of `consideration` (of kind `updater`) for `agent`, if known.
+    fn value(
+        &self,
+        agent: &Agent,
+        consideration: Symbol,
+        updater: &Updater,
+        world: &World,
+    ) -> Option<f64>;
+}
+
+/// Reads `world.perceptions`, `world.relationships` and `world.context_aggregates`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WorldMaps;
+
+impl ValueSource for WorldMaps {
+    fn value(
+        &self,
+        _agent: &Agent,
+        consideration: Symbol,
+        updater: &Updater,
+        world: &World,
+    ) -> Option<f64> {
+        let map = match updater {
+            Updater::PerceptionDriven => &world.perceptions,
+            Updater::RelationshipDriven => &world.relationships,
+            Updater::ContextAggregate => &world.context_aggregates,
+            Updater::LinearDecay { .. } | Updater::LinearRegen { .. } | Updater::EventDriven => {
+                return None;
+            }
+        };
+        lookup(map, consideration)
+    }
+}
+
+/// The aggregated-event effects table: per event, deltas per consideration.
+pub type AggregatedEffects = Vec<(Symbol, Vec<(Symbol, f64)>)>;
+
+/// Relative slack when deciding that an action's remaining time fits in this tick, so float
+/// rounding never leaves a sliver of duration for one more tick.
+const DURATION_SLACK: f64 = 1e-9;
+
+/// Advances agents through time with a decider's tuning.
+pub struct Simulator {
+    decider: Decider,
+    effects: AggregatedEffects,
+    values: Box<dyn ValueSource>,
+}
+
+impl std::fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulator")
+            .field("decider", &self.decider)
+            .field("effects", &self.effects)
+            .finish()
+    }
+}
+
+impl Simulator {
+    /// A simulator deciding with `decider`, reading values from the world's maps, with no
+    /// aggregated-event effects.
+    pub fn new(decider: Decider) -> Self {
+        Self {
+            decider,
+            effects: Vec::new(),
+            values: Box::new(WorldMaps),
+        }
+    }
+
+    /// Sets the profile's aggregated-event effects table.
+    pub fn with_aggregated_effects(mut self, effects: AggregatedEffects) -> Self {
+        self.effects = effects;
+        self
+    }
+
+    /// Reads perception/relationship/context values from `values` instead of the world maps.
+    pub fn with_value_source(mut self, values: Box<dyn ValueSource>) -> Self {
+        self.values = values;
+        self
+    }
+
+    /// The decider it selects with.
+    pub fn decider(&self) -> &Decider {
+        &self.decider
+    }
+
+    /// Advances `agent` by one tick. See the module documentation for the order of steps.
+    pub fn advance(
+        &self,
+        agent: &mut SimulatedAgent,
+        request: TickRequest<'_>,
+        seed: u64,
+    ) -> TickResult {
+        let tuning = self.decider.tuning();
+        let now = request.now_hours;
+        let mut events = Vec::new();
+        agent
+            .agent
+            .commitments
+            .retain(|commitment| match commitment.expires_at {
+                Some(expires_at) if expires_at <= now => {
+                    events.push(SimEvent::CommitmentExpired {
+                        forbid_tags: commitment.forbid_tags.clone(),
+                        expires_at,
+                    });
+                    false
+                }
+                _ => true,
+            });
+        if request.level != agent.level {
+            events.push(SimEvent::LevelChanged {
+                from: agent.level,
+                to: request.level,
+            });
+        }
+        let simulated_hours = match request.level {
+            DetailLevel::Full => tuning.full_tick_hours,
+            DetailLevel::Simplified => tuning.simplified_tick_hours,
+        };
+        if request.level == DetailLevel::Simplified {
+            if let Some(name) = request.simplified_event {
+                agent.aggregated_events.push(AggregatedEvent {
+                    name,
+                    at_hours: now,
+                });
+            }
+            agent.level = DetailLevel::Simplified;
+            self.update_considerations(agent, request.world, simulated_hours);
+            return TickResult {
+                effective_level: DetailLevel::Simplified,
+                simulated_hours,
+                events,
+            };
+        }
+        if agent.level == DetailLevel::Simplified {
+            let count = self.apply_aggregated_events(agent, now);
+            events.push(SimEvent::AggregatedEventsApplied { count });
+            agent.level = DetailLevel::Full;
+        }
+        self.update_considerations(agent, request.world, simulated_hours);
+        let continuing = self.progress_running_action(agent, simulated_hours, &mut events);
+        if agent.running.is_none() {
+            self.start_next(agent, &request, seed, &mut events);
+        } else if continuing {
+            self.consider_preemption(agent, &request, derive_seed(seed, 2), &mut events);
+        }
+        TickResult {
+            effective_level: DetailLevel::Full,
+            simulated_hours,
+            events,
+        }
+    }
+
+    fn update_considerations(&self, agent: &mut SimulatedAgent, world: &World, hours: f64) {
+        let SimulatedAgent {
+            agent: inner,
+            rate_adjustments,
+            ..
+        } = agent;
+        for index in 0..inner.considerations.len() {
+            let (name, updater) = (
+                inner.considerations[index].name,
+                inner.considerations[index].updater.clone(),
+            );
+            let adjustment = lookup(rate_adjustments, name).unwrap_or(0.0);
+            let new_value = match updater {
+                Updater::LinearDecay { rate } => {
+                    Some(inner.considerations[index].value - (rate + adjustment) * hours)
+                }
+                Updater::LinearRegen { rate } => {
+                    Some(inner.considerations[index].value + (rate + adjustment) * hours)
+                }
+                Updater::EventDriven => None,
+                Updater::PerceptionDriven
+                | Updater::RelationshipDriven
+                | Updater::ContextAggregate => self.values.value(inner, name, &updater, world),
+            };
+            if let Some(value) = new_value.filter(|v| v.is_finite()) {
+                let consideration = &mut inner.considerations[index];
+                consideration.value = value;
+                consideration.clamp_value();
+            }
+        }
+    }
+
+    /// Applies the effects of every recorded event at or before `now`, then drops the log.
+    fn apply_aggregated_events(&self, agent: &mut SimulatedAgent, now: f64) -> usize {
+        let recorded = std::mem::take(&mut agent.aggregated_events);
+        let mut count = 0;
+        for event in recorded.iter().filter(|event| event.at_hours <= now) {
+            count += 1;
+            let Some((_, deltas)) = self.effects.iter().find(|(name, _)| *name == event.name)
+            else {
+                continue;
+            };
+            for (name, delta) in deltas {
+                if let Some(consideration) = agent
+                    .agent
+                    .considerations
+                    .iter_mut()
+                    .find(|c| c.name == *name)
+                {
+                    consideration.value += delta;
+                    consideration.clamp_value();
+                }
+            }
+        }
+        count
+    }
+
+    /// Delivers the running action's share of its deltas for this tick; completes it when its
+    /// time is up. Returns whether an action continues past this tick.
+    fn progress_running_action(
+        &self,
+        agent: &mut SimulatedAgent,
+        hours: f64,
+        events: &mut Vec<SimEvent>,
+    ) -> bool {
+        let Some(running) = agent.running.as_mut() else {
+            return false;
+        };
+        let duration = running.action.duration_hours;
+        let remaining = (duration - running.elapsed_hours).max(0.0);
+        let finishes = remaining <= hours + DURATION_SLACK * duration.max(1.0);
+        let step = if finishes { remaining } else { hours };
+        let fraction = if duration > 0.0 { step / duration } else { 1.0 };
+        for (name, delta) in &running.action.deltas {
+            if let Some(consideration) = agent
+                .agent
+                .considerations
+                .iter_mut()
+                .find(|c| c.name == *name)
+            {
+                consideration.value += delta * fraction;
+                consideration.clamp_value();
+            }
+        }
+        running.elapsed_hours += step;
+        if finishes {
+            events.push(SimEvent::ActionCompleted {
+                provider: running.provider.clone(),
+                action: running.action.id.clone(),
+            });
+            agent.running = None;
+            return false;
+        }
+        true
+    }
+
+    fn start(
+        agent: &mut SimulatedAgent,
+        world: &World,
+        candidate: &Candidate,
+        now: f64,
+        player_queued: bool,
+    ) -> SimEvent {
+        let provider = &world.providers[candidate.provider];
+        let action = provider.actions[candidate.action].clone();
+        let event = SimEvent::ActionStarted {
+            provider: provider.id.clone(),
+            action: action.id.clone(),
+            utility: candidate.utility,
+            player_queued,
+        };
+        agent.running = Some(RunningAction {
+            provider: provider.id.clone(),
+            action,
+            started_at_hours: now,
+            elapsed_hours: 0.0,
+            continuation_utility: candidate.utility,
+            player_queued,
+        });
+        event
+    }
+
+    /// Starts the first queue entry that can start (dropping the ones that cannot), or, with
+    /// an empty queue, the autonomous pick.
+    fn start_next(
+        &self,
+        agent: &mut SimulatedAgent,
+        request: &TickRequest<'_>,
+        seed: u64,
+        events: &mut Vec<SimEvent>,
+    ) {
+        let world = request.world;
+        while let Some(entry) = agent.queue.pop_front() {
+            let position = world
+                .providers
+                .iter()
+                .enumerate()
+                .find_map(|(p, provider)| {
+                    (provider.id == entry.provider)
+                        .then(|| {
+                            provider
+                                .actions
+                                .iter()
+                                .position(|a| a.id == entry.action)
+                                .map(|a| (p, a))
+                        })
+                        .flatten()
+                });
+            let Some((provider, action)) = position else {
+                events.push(SimEvent::QueueEntryDropped {
+                    provider: entry.provider,
+                    action: entry.action,
+                    reason: "not_advertised",
+                });
+                continue;
+            };
+            let ranking = self.decider.rank(&agent.agent, world, seed);
+            if let Some(candidate) = ranking
+                .ranked
+                .iter()
+                .find(|c| c.provider == provider && c.action == action)
+            {
+                let event = Self::start(
+                    agent,
+                    world,
+                    candidate,
+                    request.now_hours,
+                    entry.player_queued,
+                );
+                events.push(event);
+                return;
+            }
+            let reason = ranking
+                .ineligible
+                .iter()
+                .find(|i| i.provider == provider && i.action == action)
+                .map_or("ineligible", |i| i.reason.as_str());
+            events.push(SimEvent::QueueEntryDropped {
+                provider: entry.provider,
+                action: entry.action,
+                reason,
+            });
+        }
+        let decision = self
+            .decider
+            .decide(&agent.agent, world, derive_seed(seed, 1));
+        if let Some(candidate) = decision.selected {
+            let event = Self::start(agent, world, &candidate, request.now_hours, false);
+            events.push(event);
+        }
+    }
+
+    fn consider_preemption(
+        &self,
+        agent: &mut SimulatedAgent,
+        request: &TickRequest<'_>,
+        seed: u64,
+        events: &mut Vec<SimEvent>,
+    ) {
+        let Some(running) = agent.running.as_ref() else {
+            return;
+        };
+        let considerations = &agent.agent.considerations;
+        if !considerations.iter().any(|c| c.is_critical()) {
+            return;
+        }
+        let collapse_fraction = self.decider.tuning().imminent_collapse_fraction;
+        if running.player_queued
+            && !considerations
+                .iter()
+                .any(|c| c.is_collapsing(collapse_fraction))
+        {
+            return;
+        }
+        let decision = self.decider.decide(&agent.agent, request.world, seed);
+        let Some(candidate) = decision.selected else {
+            return;
+        };
+        let world = request.world;
+        let replacement = &world.providers[candidate.provider];
+        let same = replacement.id == running.provider
+            && replacement.actions[candidate.action].id == running.action.id;
+        let threshold = self.decider.tuning().preemption_margin * running.continuation_utility;
+        if same || candidate.utility <= threshold {
+            return;
+        }
+        let preempted = SimEvent::ActionPreempted {
+            provider: running.provider.clone(),
+            action: running.action.id.clone(),
+            by_provider: replacement.id.clone(),
+            by_action: replacement.actions[candidate.action].id.clone(),
+        };
+        events.push(preempted);
+        let started = Self::start(agent, world, &candidate, request.now_hours, false);
+        events.push(started);
+    }
+}

@@ -1,0 +1,465 @@
+//! The timed simulation of seed 000: updaters, gradual deltas, the queue, preemption and the
+//! two detail levels. Each test fails if its rule is broken.
+
+mod support;
+
+use geppetto_core::{
+    Commitment, Consideration, Decider, DetailLevel, SimEvent, SimulatedAgent, Simulator, Symbol,
+    TickRequest, TuningPatch, Updater, World,
+};
+use support::{Scene, provider, world};
+
+const MINUTE: f64 = 1.0 / 60.0;
+
+fn simulator(patch: TuningPatch) -> Simulator {
+    Simulator::new(Decider::new(patch.resolve()))
+}
+
+fn argmax() -> TuningPatch {
+    TuningPatch {
+        selection_top_k: Some(1),
+        ..Default::default()
+    }
+}
+
+/// Runs full ticks from `start` for `ticks` ticks; returns every tick's events.
+fn run(
+    sim: &Simulator,
+    agent: &mut SimulatedAgent,
+    world: &World,
+    start: f64,
+    ticks: usize,
+) -> Vec<Vec<SimEvent>> {
+    (0..ticks)
+        .map(|tick| {
+            let now = start + tick as f64 * MINUTE;
+            let request = TickRequest {
+                now_hours: now,
+                world,
+                level: DetailLevel::Full,
+                simplified_event: None,
+            };
+            sim.advance(agent, request, tick as u64).events
+        })
+        .collect()
+}
+
+fn started(events: &[SimEvent]) -> Option<&str> {
+    events.iter().find_map(|e| match e {
+        SimEvent::ActionStarted { action, .. } => Some(action.as_str()),
+        _ => None,
+    })
+}
+
+fn running(agent: &SimulatedAgent) -> Option<&str> {
+    agent.running.as_ref().map(|r| r.action.id.as_str())
+}
+
+#[test]
+fn linear_decay_of_ten_an_hour_crosses_two_hundred_units_in_twenty_hours() {
+    let mut scene = Scene::default();
+    let name = scene.sym("MORALE");
+    let mut morale = Consideration::new(name, 100.0, -100.0, 100.0);
+    morale.updater = Updater::LinearDecay { rate: 10.0 };
+    let mut agent = SimulatedAgent::new(geppetto_core::Agent::new("ann", Default::default()));
+    agent.agent.considerations.push(morale);
+    let world = world(Vec::new());
+    let sim = simulator(TuningPatch::default());
+    let mut ticks = 0;
+    while agent.agent.considerations[0].value > -100.0 && ticks < 10_000 {
+        run(&sim, &mut agent, &world, ticks as f64 * MINUTE, 1);
+        ticks += 1;
+    }
+    let hours = ticks as f64 * MINUTE;
+    assert!((18.0..=22.0).contains(&hours), "took {hours} h");
+    assert_eq!(
+        agent.agent.considerations[0].value, -100.0,
+        "clamped at min"
+    );
+}
+
+#[test]
+fn trait_rate_adjustments_touch_only_linear_updaters() {
+    let mut scene = Scene::default();
+    let mut agent =
+        SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 50.0), ("PRIDE", 50.0)]));
+    agent.agent.considerations[0].updater = Updater::LinearDecay { rate: 6.0 };
+    let (hunger, pride) = (scene.sym("HUNGER"), scene.sym("PRIDE"));
+    agent.rate_adjustments = vec![(hunger, 6.0), (pride, 100.0)];
+    run(
+        &simulator(TuningPatch::default()),
+        &mut agent,
+        &world(Vec::new()),
+        0.0,
+        60,
+    );
+    assert!(
+        (agent.agent.considerations[0].value - 38.0).abs() < 1e-9,
+        "12 an hour for one hour"
+    );
+    assert_eq!(
+        agent.agent.considerations[1].value, 50.0,
+        "event-driven ignores rate adjustments"
+    );
+}
+
+#[test]
+fn event_driven_values_never_move_without_events() {
+    let mut scene = Scene::default();
+    let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("GRUDGE", 42.0)]));
+    run(
+        &simulator(TuningPatch::default()),
+        &mut agent,
+        &world(Vec::new()),
+        0.0,
+        600,
+    );
+    assert_eq!(agent.agent.considerations[0].value, 42.0);
+}
+
+#[test]
+fn a_perception_driven_value_follows_the_world_and_keeps_its_value_when_absent() {
+    let mut scene = Scene::default();
+    let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("THREAT", 10.0)]));
+    agent.agent.considerations[0].updater = Updater::PerceptionDriven;
+    let threat = scene.sym("THREAT");
+    let mut seen = world(Vec::new());
+    seen.perceptions = vec![(threat, 85.0)];
+    let sim = simulator(TuningPatch::default());
+    run(&sim, &mut agent, &seen, 0.0, 1);
+    assert_eq!(agent.agent.considerations[0].value, 85.0, "within one tick");
+    run(&sim, &mut agent, &world(Vec::new()), MINUTE, 5);
+    assert_eq!(
+        agent.agent.considerations[0].value, 85.0,
+        "an absent entry keeps the old value"
+    );
+    seen.perceptions = vec![(threat, 500.0)];
+    run(&sim, &mut agent, &seen, 6.0 * MINUTE, 1);
+    assert_eq!(agent.agent.considerations[0].value, 100.0, "clamped");
+}
+
+#[test]
+fn a_new_rest_provider_is_used_by_an_exhausted_agent_without_code_changes() {
+    let mut scene = Scene::default();
+    let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("ENERGY", 5.0)]));
+    let sim = simulator(argmax());
+    let mut world = world(Vec::new());
+    let events = run(&sim, &mut agent, &world, 0.0, 3);
+    assert!(
+        events.iter().all(|e| started(e).is_none()),
+        "nothing to do yet"
+    );
+    let mut bed = scene.action("sleep", &[("ENERGY", 80.0)], &["rest"]);
+    bed.duration_hours = 6.0;
+    world
+        .providers
+        .push(provider("new_bed", 1.0, 1.0, 1, vec![bed]));
+    let events = run(&sim, &mut agent, &world, 3.0 * MINUTE, 1);
+    assert_eq!(started(&events[0]), Some("sleep"));
+}
+
+#[test]
+fn gradual_deltas_start_on_the_next_tick_and_spread_evenly_over_the_duration() {
+    let mut scene = Scene::default();
+    let mut agent =
+        SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 20.0), ("FUN", 50.0)]));
+    let mut eat = scene.action("eat", &[("HUNGER", 30.0), ("NOT_MINE", 99.0)], &[]);
+    eat.duration_hours = 10.0 * MINUTE;
+    let world = world(vec![provider("inn", 0.0, 0.0, 1, vec![eat])]);
+    let sim = simulator(argmax());
+    let events = run(&sim, &mut agent, &world, 0.0, 1);
+    assert_eq!(started(&events[0]), Some("eat"));
+    assert_eq!(
+        agent.agent.considerations[0].value, 20.0,
+        "no delta on the tick it starts"
+    );
+    run(&sim, &mut agent, &world, MINUTE, 1);
+    assert!(
+        (agent.agent.considerations[0].value - 23.0).abs() < 1e-9,
+        "a tenth per minute"
+    );
+    let events = run(&sim, &mut agent, &world, 2.0 * MINUTE, 9);
+    assert!(
+        (agent.agent.considerations[0].value - 50.0).abs() < 1e-9,
+        "all 30 delivered"
+    );
+    assert!(
+        matches!(events[8][0], SimEvent::ActionCompleted { .. }),
+        "{:?}",
+        events[8]
+    );
+    assert_eq!(agent.agent.considerations[1].value, 50.0);
+}
+
+#[test]
+fn a_leisure_action_is_abandoned_within_a_tick_of_a_need_turning_critical() {
+    let mut scene = Scene::default();
+    let mut agent =
+        SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 31.0), ("FUN", 40.0)]));
+    let hunger = &mut agent.agent.considerations[0];
+    hunger.updater = Updater::LinearDecay { rate: 60.0 }; // one point a minute
+    hunger.critical_threshold = Some(25.0);
+    let mut read = scene.action("read", &[("FUN", 10.0)], &["leisure"]);
+    read.duration_hours = 3.0;
+    let mut eat = scene.action("eat", &[("HUNGER", 60.0)], &["food"]);
+    eat.duration_hours = 0.5;
+    eat.preconditions = vec![geppetto_core::Precondition::Consideration {
+        name: scene.sym("HUNGER"),
+        op: geppetto_core::CompareOp::Lt,
+        value: 29.5,
+    }];
+    let world = world(vec![
+        provider("home", 0.0, 0.0, 1, vec![read]),
+        provider("inn", 0.0, 0.0, 1, vec![eat]),
+    ]);
+    let sim = simulator(argmax());
+    let events = run(&sim, &mut agent, &world, 0.0, 12);
+    assert_eq!(started(&events[0]), Some("read"));
+    let crossing = (0..12).find(|&t| {
+        events[t]
+            .iter()
+            .any(|e| matches!(e, SimEvent::ActionPreempted { .. }))
+    });
+    // HUNGER is 31 − (t + 1) after tick t: below 25 from tick 6 on.
+    assert_eq!(crossing, Some(6), "{events:?}");
+    assert_eq!(running(&agent), Some("eat"));
+}
+
+/// An agent whose running action's frozen utility is `frozen`, with a critical HUNGER and a
+/// better-looking `eat` on offer; nothing changes over a tick (event-driven, no deltas).
+fn preemption_scene(
+    scene: &mut Scene,
+    frozen: impl Fn(f64) -> f64,
+    player_queued: bool,
+    hunger: f64,
+) -> (SimulatedAgent, World) {
+    let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", hunger)]));
+    agent.agent.considerations[0].critical_threshold = Some(30.0);
+    agent.agent.considerations[0].collapse_threshold = Some(5.0);
+    let eat = scene.action("eat", &[("HUNGER", 50.0)], &[]);
+    let world = world(vec![provider("inn", 0.0, 0.0, 1, vec![eat])]);
+    let eat_utility = Decider::new(argmax().resolve())
+        .rank(&agent.agent, &world, 0)
+        .ranked[0]
+        .utility;
+    let mut chore = scene.action("sweep", &[], &[]);
+    chore.duration_hours = 5.0;
+    agent.running = Some(geppetto_core::RunningAction {
+        provider: "home".into(),
+        action: chore,
+        started_at_hours: 0.0,
+        elapsed_hours: 0.0,
+        continuation_utility: frozen(eat_utility),
+        player_queued,
+    });
+    (agent, world)
+}
+
+#[test]
+fn equality_never_preempts_and_strictly_more_does() {
+    let sim = simulator(TuningPatch {
+        preemption_margin: Some(2.0),
+        ..argmax()
+    });
+    let mut scene = Scene::default();
+    let (mut agent, world) = preemption_scene(&mut scene, |eat| eat / 2.0, false, 20.0);
+    run(&sim, &mut agent, &world, 1.0, 1);
+    assert_eq!(
+        running(&agent),
+        Some("sweep"),
+        "replacement == margin × frozen"
+    );
+    let (mut agent, world) = preemption_scene(&mut scene, |eat| eat / 2.0 * 0.999, false, 20.0);
+    run(&sim, &mut agent, &world, 1.0, 1);
+    assert_eq!(running(&agent), Some("eat"));
+    // Without a critical consideration nothing is even considered.
+    let (mut agent, world) = preemption_scene(&mut scene, |_| 0.0, false, 40.0);
+    run(&sim, &mut agent, &world, 1.0, 1);
+    assert_eq!(running(&agent), Some("sweep"));
+}
+
+#[test]
+fn a_player_queued_action_survives_a_critical_need_and_yields_to_collapse() {
+    let sim = simulator(argmax());
+    let mut scene = Scene::default();
+    let (mut agent, world) = preemption_scene(&mut scene, |_| 0.0, true, 20.0);
+    run(&sim, &mut agent, &world, 1.0, 1);
+    assert_eq!(
+        running(&agent),
+        Some("sweep"),
+        "critical but not collapsing"
+    );
+    let (mut agent, world) = preemption_scene(&mut scene, |_| 0.0, true, 4.0);
+    let events = run(&sim, &mut agent, &world, 1.0, 1);
+    assert_eq!(running(&agent), Some("eat"), "collapsing: {events:?}");
+    // Without its own collapse threshold, the engine default (5 % of the range) applies.
+    let (mut agent, world) = preemption_scene(&mut scene, |_| 0.0, true, 4.0);
+    agent.agent.considerations[0].collapse_threshold = None;
+    run(&sim, &mut agent, &world, 1.0, 1);
+    assert_eq!(running(&agent), Some("eat"));
+    let (mut agent, world) = preemption_scene(&mut scene, |_| 0.0, true, 6.0);
+    agent.agent.considerations[0].collapse_threshold = None;
+    run(&sim, &mut agent, &world, 1.0, 1);
+    assert_eq!(running(&agent), Some("sweep"));
+}
+
+#[test]
+fn preempted_work_is_abandoned_but_the_queue_stays() {
+    let sim = simulator(argmax());
+    let mut scene = Scene::default();
+    let (mut agent, mut world) = preemption_scene(&mut scene, |_| 0.0, false, 20.0);
+    let wash = scene.action("wash", &[], &[]);
+    world
+        .providers
+        .push(provider("tub", 0.0, 0.0, 1, vec![wash]));
+    agent.enqueue_action("tub", "wash", false);
+    run(&sim, &mut agent, &world, 1.0, 1);
+    assert_eq!(running(&agent), Some("eat"));
+    assert_eq!(agent.queue.len(), 1);
+}
+
+#[test]
+fn the_queue_runs_first_in_first_out_and_drops_what_cannot_start() {
+    let mut scene = Scene::default();
+    let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 50.0)]));
+    let mut a = scene.action("first", &[], &[]);
+    a.duration_hours = MINUTE;
+    let mut b = scene.action("full", &[], &[]);
+    b.capacity = 1;
+    b.occupancy = 1;
+    let mut c = scene.action("second", &[], &[]);
+    c.duration_hours = MINUTE;
+    let world = world(vec![provider("yard", 0.0, 0.0, 3, vec![a, b, c])]);
+    agent.enqueue_action("yard", "first", true);
+    agent.enqueue_action("nowhere", "dance", false);
+    agent.enqueue_action("yard", "full", false);
+    agent.enqueue_action("yard", "second", false);
+    let events = run(&simulator(argmax()), &mut agent, &world, 0.0, 2);
+    assert_eq!(started(&events[0]), Some("first"));
+    let dropped: Vec<(&str, &str)> = events[1]
+        .iter()
+        .filter_map(|e| match e {
+            SimEvent::QueueEntryDropped { action, reason, .. } => Some((action.as_str(), *reason)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        dropped,
+        [("dance", "not_advertised"), ("full", "action_full")]
+    );
+    assert_eq!(started(&events[1]), Some("second"));
+    assert!(agent.queue.is_empty());
+}
+
+#[test]
+fn an_agent_simplified_across_a_meal_comes_back_fed() {
+    let mut scene = Scene::default();
+    let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 60.0)]));
+    agent.agent.considerations[0].updater = Updater::LinearDecay { rate: 5.0 };
+    let (meal, hunger, brawl): (Symbol, Symbol, Symbol) =
+        (scene.sym("meal"), scene.sym("HUNGER"), scene.sym("brawl"));
+    let sim = simulator(argmax()).with_aggregated_effects(vec![(meal, vec![(hunger, 40.0)])]);
+    let world = world(Vec::new());
+    let tick = |agent: &mut SimulatedAgent, now: f64, level: DetailLevel, event: Option<Symbol>| {
+        sim.advance(
+            agent,
+            TickRequest {
+                now_hours: now,
+                world: &world,
+                level,
+                simplified_event: event,
+            },
+            0,
+        )
+    };
+    let result = tick(&mut agent, 10.0, DetailLevel::Simplified, None);
+    assert_eq!(result.simulated_hours, 1.0);
+    assert!(matches!(
+        result.events[0],
+        SimEvent::LevelChanged {
+            to: DetailLevel::Simplified,
+            ..
+        }
+    ));
+    tick(&mut agent, 11.0, DetailLevel::Simplified, Some(brawl));
+    tick(&mut agent, 12.0, DetailLevel::Simplified, Some(meal));
+    assert_eq!(
+        agent.agent.considerations[0].value, 45.0,
+        "three simplified hours of decay, meal not yet applied"
+    );
+    let result = tick(&mut agent, 13.0, DetailLevel::Full, None);
+    assert!(
+        result
+            .events
+            .contains(&SimEvent::AggregatedEventsApplied { count: 2 })
+    );
+    assert!((result.simulated_hours - MINUTE).abs() < 1e-12);
+    let expected = 45.0 + 40.0 - 5.0 * MINUTE;
+    assert!(
+        (agent.agent.considerations[0].value - expected).abs() < 1e-9,
+        "fed per the effects table"
+    );
+    assert!(agent.aggregated_events.is_empty(), "the log is dropped");
+}
+
+#[test]
+fn an_active_commitment_blocks_contradicting_actions_and_expires_on_time() {
+    let mut scene = Scene::default();
+    let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("FUN", 10.0)]));
+    let violence = scene.sym("violence");
+    agent.agent.commitments = vec![Commitment {
+        forbid_tags: vec![violence],
+        expires_at: Some(8.0 + 5.0 * MINUTE),
+    }];
+    let mut brawl = scene.action("brawl", &[("FUN", 80.0)], &["violence"]);
+    brawl.duration_hours = MINUTE;
+    let mut knit = scene.action("knit", &[("FUN", 5.0)], &[]);
+    knit.duration_hours = MINUTE;
+    let world = world(vec![provider("square", 0.0, 0.0, 2, vec![brawl, knit])]);
+    let events = run(&simulator(argmax()), &mut agent, &world, 8.0, 8);
+    let picks: Vec<Option<&str>> = events.iter().map(|e| started(e)).collect();
+    assert!(picks[..5].iter().all(|p| *p != Some("brawl")), "{picks:?}");
+    let expired = events.iter().position(|e| {
+        e.iter()
+            .any(|x| matches!(x, SimEvent::CommitmentExpired { .. }))
+    });
+    assert_eq!(expired, Some(5), "at 8:05, not before");
+    assert!(picks[5..].contains(&Some("brawl")), "{picks:?}");
+}
+
+#[test]
+fn identical_seeds_give_identical_traces() {
+    let mut scene = Scene::default();
+    let base = scene.agent(
+        "ann",
+        0.0,
+        0.0,
+        &[("HUNGER", 50.0), ("FUN", 50.0), ("ENERGY", 50.0)],
+    );
+    let mut agent = SimulatedAgent::new(base);
+    for (c, rate) in agent.agent.considerations.iter_mut().zip([6.0, 4.0, 3.0]) {
+        c.updater = Updater::LinearDecay { rate };
+        c.critical_threshold = Some(20.0);
+    }
+    let mut actions = Vec::new();
+    for (id, need) in [("eat", "HUNGER"), ("play", "FUN"), ("nap", "ENERGY")] {
+        let mut action = scene.action(id, &[(need, 40.0)], &[]);
+        action.duration_hours = 0.5;
+        actions.push(action);
+    }
+    let world = world(vec![provider("village", 0.0, 0.0, 3, actions)]);
+    let sim = simulator(TuningPatch {
+        perception_noise: Some(1.0),
+        ..Default::default()
+    });
+    let trace = |mut agent: SimulatedAgent| {
+        let events = run(&sim, &mut agent, &world, 0.0, 24 * 60);
+        (events, agent)
+    };
+    let (first, end_first) = trace(agent.clone());
+    let (second, end_second) = trace(agent.clone());
+    assert_eq!(first, second);
+    assert_eq!(end_first, end_second);
+    let starts = first.iter().filter(|e| started(e).is_some()).count();
+    assert!(starts > 20, "a day of life: {starts} starts");
+}

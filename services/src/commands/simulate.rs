@@ -1,0 +1,199 @@
+//! `geppetto simulate --scenario FILE [--hours H] [--seed S] [--summary]`: runs one agent
+//! through a scenario (YAML or JSON) and prints a JSONL trace, one line per tick, or with
+//! `--summary` an hour-by-hour table for humans.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use geppetto_core::scenario::TickRecord;
+use geppetto_core::simulator::Simulator;
+use geppetto_core::vocabulary::Vocabulary;
+use geppetto_core::wire::scenario::{EventOut, ScenarioSpec, TraceLine, compile_scenario};
+use geppetto_core::wire::{self, WireError};
+
+use super::CommandError;
+use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
+
+/// What to run and how to print it.
+#[derive(Clone, Debug, Default)]
+pub struct SimulateOptions {
+    /// Overrides the scenario's duration.
+    pub hours: Option<f64>,
+    /// Overrides the scenario's seed.
+    pub seed: Option<u64>,
+    /// An hourly table instead of JSONL.
+    pub summary: bool,
+}
+
+fn refused(file: &Path, error: impl std::fmt::Display) -> CommandError {
+    CommandError::BadInput(format!("{}: {error}", file.display()))
+}
+
+/// Parses a scenario file's text: JSON (paths in errors) when the file ends in `.json`, YAML
+/// (line and column in errors) otherwise.
+pub fn parse_scenario(file: &Path, text: &str) -> Result<ScenarioSpec, CommandError> {
+    if file.extension().is_some_and(|ext| ext == "json") {
+        wire::parse(text).map_err(|e: WireError| refused(file, e))
+    } else {
+        serde_saphyr::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            refused(file, message.strip_prefix("error: ").unwrap_or(&message))
+        })
+    }
+}
+
+/// Runs the scenario in `text` (read from `file`) and renders its trace.
+pub fn simulate(
+    file: &Path,
+    text: &str,
+    library: &ProfileLibrary,
+    options: &SimulateOptions,
+) -> Result<String, CommandError> {
+    let spec = parse_scenario(file, text)?;
+    let name = spec.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
+    let profile = library
+        .get(name)
+        .ok_or_else(|| refused(file, format!("profile: unknown profile `{name}`")))?;
+    let mut vocabulary = Vocabulary::new();
+    let decider =
+        wire::decider_for(&spec.tuning, profile, &mut vocabulary).map_err(|e| refused(file, e))?;
+    let effects = profile.aggregated_effects_in(&mut vocabulary);
+    let simulator = Simulator::new(decider).with_aggregated_effects(effects);
+    let scenario =
+        compile_scenario(&spec, options.hours, &mut vocabulary).map_err(|e| refused(file, e))?;
+    let seed = options.seed.unwrap_or(spec.seed);
+    let mut output = String::new();
+    if options.summary {
+        let mut table = SummaryTable::default();
+        scenario.run(&simulator, seed, |record| table.add(&record, &vocabulary));
+        table.render(&mut output);
+    } else {
+        let mut failure = None;
+        scenario.run(&simulator, seed, |record| {
+            match serde_json::to_string(&TraceLine::from_record(&record, &vocabulary)) {
+                Ok(line) => {
+                    output.push_str(&line);
+                    output.push('\n');
+                }
+                Err(error) => failure = Some(error),
+            }
+        });
+        if let Some(error) = failure {
+            return Err(CommandError::Environment(format!(
+                "cannot write the trace: {error}"
+            )));
+        }
+    }
+    Ok(output.trim_end().to_owned())
+}
+
+/// One row per game hour: the state at the first tick of the hour and what happened during it.
+#[derive(Default)]
+struct SummaryTable {
+    names: Vec<String>,
+    rows: Vec<SummaryRow>,
+    current_hour: Option<i64>,
+}
+
+/// One hour of the summary.
+struct SummaryRow {
+    now_hours: f64,
+    level: &'static str,
+    action: String,
+    values: Vec<f64>,
+    events: Vec<String>,
+}
+
+impl SummaryTable {
+    fn add(&mut self, record: &TickRecord<'_>, vocabulary: &Vocabulary) {
+        let line = TraceLine::from_record(record, vocabulary);
+        let hour = record.now_hours.floor() as i64;
+        if self.current_hour != Some(hour) {
+            self.current_hour = Some(hour);
+            self.names = line
+                .considerations
+                .0
+                .iter()
+                .map(|(name, _)| name.clone())
+                .collect();
+            let action = line
+                .action
+                .as_ref()
+                .map_or("-".to_owned(), |a| format!("{}/{}", a.provider, a.action));
+            let values = line
+                .considerations
+                .0
+                .iter()
+                .map(|(_, value)| *value)
+                .collect();
+            self.rows.push(SummaryRow {
+                now_hours: record.now_hours,
+                level: line.level,
+                action,
+                values,
+                events: Vec::new(),
+            });
+        }
+        if let Some(row) = self.rows.last_mut() {
+            row.events.extend(line.events.iter().filter_map(describe));
+        }
+    }
+
+    fn render(&self, out: &mut String) {
+        let _ = write!(out, "{:>6}  {:<10}  {:<28}", "hour", "level", "action");
+        for name in &self.names {
+            let _ = write!(out, "  {name:>8}");
+        }
+        let _ = writeln!(out, "  events");
+        for SummaryRow {
+            now_hours: now,
+            level,
+            action,
+            values,
+            events,
+        } in &self.rows
+        {
+            let (h, m) = (
+                now.floor() as i64,
+                ((now - now.floor()) * 60.0).round() as i64,
+            );
+            let _ = write!(
+                out,
+                "{:>3}:{m:02}  {level:<10}  {action:<28}",
+                h.rem_euclid(24)
+            );
+            for value in values {
+                let _ = write!(out, "  {value:>8.1}");
+            }
+            let _ = writeln!(out, "  {}", events.join("; "));
+        }
+    }
+}
+
+fn describe(event: &EventOut) -> Option<String> {
+    match event {
+        EventOut::ActionStarted {
+            action,
+            player_queued,
+            ..
+        } => Some(if *player_queued {
+            format!("started {action} (ordered)")
+        } else {
+            format!("started {action}")
+        }),
+        EventOut::ActionCompleted { action, .. } => Some(format!("finished {action}")),
+        EventOut::ActionPreempted {
+            action, by_action, ..
+        } => Some(format!("dropped {action} for {by_action}")),
+        EventOut::QueueEntryDropped { action, reason, .. } => {
+            Some(format!("could not start {action} ({reason})"))
+        }
+        EventOut::CommitmentExpired { forbid_tags, .. } => {
+            Some(format!("promise ended ({})", forbid_tags.join(", ")))
+        }
+        EventOut::LevelChanged { to, .. } => Some(format!("now {to}")),
+        EventOut::AggregatedEventsApplied { count } => {
+            Some(format!("caught up {count} coarse events"))
+        }
+    }
+}
