@@ -88,15 +88,13 @@ impl Decider {
             ranked: Vec::with_capacity(candidate_count),
             ineligible: Vec::new(),
         };
-        for index in 0..world.providers.len() {
-            view.evaluate_provider(
-                world,
-                index,
-                &self.tuning,
-                &mut ranking.ranked,
-                Some(&mut ranking.ineligible),
-            );
-        }
+        view.evaluate_providers(
+            world,
+            0..world.providers.len(),
+            &self.tuning,
+            &mut ranking.ranked,
+            Some(&mut ranking.ineligible),
+        );
         sort_by_utility(&mut ranking.ranked);
         ranking
     }
@@ -180,9 +178,8 @@ impl Decider {
             );
             grid.near(&agent.position, &mut nearby);
             ranked.clear();
-            for &index in &nearby {
-                view.evaluate_provider(world, index as usize, &self.tuning, &mut ranked, None);
-            }
+            let indices = nearby.iter().map(|&index| index as usize);
+            view.evaluate_providers(world, indices, &self.tuning, &mut ranked, None);
             terms = view.into_buffer();
             sort_by_utility(&mut ranked);
             if let Some(pick) = selection::pick(&ranked, &self.tuning, &mut rng) {

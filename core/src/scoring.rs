@@ -274,11 +274,52 @@ impl<'a> ScoringView<'a> {
         (utility, breakdown)
     }
 
-    /// Gates then scores every action of `provider_index`, appending to the outputs.
-    pub(crate) fn evaluate_provider(
+    /// Gates then scores every action of the providers at `indices` (in that order),
+    /// appending to the outputs. Distances are computed a chunk of providers at a time: each
+    /// is a square root and two divisions in a chain, and a tight loop lets the CPU overlap the
+    /// chains of several providers instead of waiting on each.
+    pub(crate) fn evaluate_providers(
         &self,
         world: &World,
-        provider_index: usize,
+        indices: impl IntoIterator<Item = usize>,
+        tuning: &Tuning,
+        ranked: &mut Vec<Candidate>,
+        mut ineligible: Option<&mut Vec<Ineligible>>,
+    ) {
+        const CHUNK: usize = 16;
+        let mut chunk = [(0usize, 0.0f64, 0.0f64); CHUNK];
+        let mut indices = indices
+            .into_iter()
+            .filter(|&index| index < world.providers.len());
+        loop {
+            let mut filled = 0;
+            for (slot, index) in chunk.iter_mut().zip(indices.by_ref()) {
+                let distance = self
+                    .agent
+                    .position
+                    .distance_to(&world.providers[index].position);
+                *slot = (
+                    index,
+                    distance,
+                    1.0 / (1.0 + distance / tuning.distance_reference),
+                );
+                filled += 1;
+            }
+            if filled == 0 {
+                return;
+            }
+            for &placed in &chunk[..filled] {
+                self.evaluate_provider(world, placed, tuning, ranked, ineligible.as_deref_mut());
+            }
+        }
+    }
+
+    /// Gates then scores every action of one provider; `placed` is its index, distance and
+    /// `M_distance`.
+    fn evaluate_provider(
+        &self,
+        world: &World,
+        (provider_index, distance, distance_factor): (usize, f64, f64),
         tuning: &Tuning,
         ranked: &mut Vec<Candidate>,
         mut ineligible: Option<&mut Vec<Ineligible>>,
@@ -287,8 +328,6 @@ impl<'a> ScoringView<'a> {
             return;
         };
         let (now_hours, contexts) = (world.now_hours, &world.contexts);
-        let distance = self.agent.position.distance_to(&provider.position);
-        let distance_factor = 1.0 / (1.0 + distance / tuning.distance_reference);
         for (action_index, action) in provider.actions.iter().enumerate() {
             match self.gate(provider, action, distance, now_hours) {
                 Some(reason) => {
@@ -352,10 +391,15 @@ pub(crate) fn sort_by_utility(ranked: &mut [Candidate]) {
     if ranked.len() <= STACK_SORT_LIMIT {
         let mut keys = [0u128; STACK_SORT_LIMIT];
         let keys = &mut keys[..ranked.len()];
-        for (slot, k) in keys.iter_mut().zip(ranked.iter().enumerate().map(key)) {
-            *slot = k;
+        // Insertion sort while filling: for a few dozen keys it beats a general sort.
+        for (filled, k) in ranked.iter().enumerate().map(key).enumerate() {
+            let mut at = filled;
+            while at > 0 && keys[at - 1] > k {
+                keys[at] = keys[at - 1];
+                at -= 1;
+            }
+            keys[at] = k;
         }
-        keys.sort_unstable();
         permute(ranked, keys);
     } else {
         let mut keys: Vec<u128> = ranked.iter().enumerate().map(key).collect();

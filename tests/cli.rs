@@ -369,3 +369,32 @@ fn a_bad_scenario_names_its_file_place_and_reason() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_players_order_holds_through_hunger_and_yields_to_collapse() {
+    let lines = trace(&[
+        "simulate",
+        "--scenario",
+        "config/examples/simulate-orders.yaml",
+    ]);
+    let hunger =
+        |line: &serde_json::Value| line["considerations"]["HUNGER"].as_f64().expect("number");
+    let critical_from = lines
+        .iter()
+        .position(|l| hunger(l) < 25.0)
+        .expect("hunger turns critical");
+    let preempted: Vec<_> = events_of(&lines, "action_preempted").collect();
+    assert_eq!(preempted.len(), 1, "exactly one interruption");
+    let (line, event) = preempted[0];
+    assert_eq!(event["action"], "stand_guard");
+    assert_eq!(event["by_action"], "eat_stew");
+    let at = lines.iter().position(|l| l == line).expect("present");
+    assert!(
+        at > critical_from + 60,
+        "the order held for over an hour of critical hunger"
+    );
+    assert!(
+        hunger(&lines[at]) < 5.0 && hunger(&lines[at - 1]) >= 5.0,
+        "it yields on the tick of collapse"
+    );
+}
