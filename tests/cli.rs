@@ -398,3 +398,122 @@ fn a_players_order_holds_through_hunger_and_yields_to_collapse() {
         "it yields on the tick of collapse"
     );
 }
+
+#[test]
+fn a_raid_sends_the_villager_running_and_daily_life_resumes() {
+    let lines = trace(&[
+        "simulate",
+        "--scenario",
+        "config/examples/simulate-raid.yaml",
+    ]);
+    let at = |kind: &str| {
+        events_of(&lines, kind)
+            .map(|(line, _)| line["now_hours"].as_f64().expect("hour"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(at("action_interrupted"), [10.0]);
+    assert_eq!(at("reactive_started"), [10.0]);
+    assert_eq!(at("reactive_ended"), [10.5]);
+    let (_, started) = events_of(&lines, "reactive_started")
+        .next()
+        .expect("started");
+    assert_eq!(
+        (started["set"].as_str(), started["action"].as_str()),
+        (Some("villager"), Some("flee"))
+    );
+    let fleeing = lines
+        .iter()
+        .filter(|l| (10.0..10.5).contains(&l["now_hours"].as_f64().expect("hour")));
+    assert!(
+        fleeing.clone().count() == 30 && fleeing.into_iter().all(|l| l["action"].is_null()),
+        "no daily life while fleeing"
+    );
+    assert!(
+        at("action_started").contains(&10.5),
+        "resumes the same tick"
+    );
+}
+
+#[test]
+fn sets_eval_scores_and_picks() {
+    let output = geppetto(
+        &[
+            "sets",
+            "eval",
+            "--set",
+            "villager",
+            "--inputs",
+            r#"{"THREAT": 75, "CROWD": 4, "ENERGY": 70}"#,
+        ],
+        "",
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        text.lines()
+            .last()
+            .is_some_and(|l| l == "pick: flee (emergency: preempts daily life)"),
+        "{text}"
+    );
+    assert!(text.contains("(vetoed)"), "{text}");
+    let calm = geppetto(
+        &[
+            "sets",
+            "eval",
+            "--set",
+            "villager",
+            "--inputs",
+            r#"{"THREAT": 5}"#,
+        ],
+        "",
+    );
+    assert!(String::from_utf8_lossy(&calm.stdout).ends_with("pick: carry_on\n"));
+    let typo = geppetto(
+        &[
+            "sets",
+            "eval",
+            "--set",
+            "villager",
+            "--inputs",
+            r#"{"THRET": 5}"#,
+        ],
+        "",
+    );
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("THRET"));
+}
+
+#[test]
+fn sets_simulate_counts_switches_with_and_without_inertia() {
+    let switches = |extra: &[&str]| {
+        let mut args = vec![
+            "sets",
+            "simulate",
+            "--set",
+            "duel",
+            "--seconds",
+            "60",
+            "--wobble",
+            "0.02",
+        ];
+        args.extend_from_slice(extra);
+        let output = geppetto(&args, "");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let last = text.lines().last().expect("summary line").to_owned();
+        last.strip_prefix("switches: ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse::<usize>().ok())
+            .expect("count")
+    };
+    assert!(switches(&[]) < 3);
+    assert!(switches(&["--no-inertia"]) > 50);
+}

@@ -14,6 +14,7 @@
 //! - [`decider`]: `rank`, `decide`, `decide_batch`; [`contention`] resolves batch disputes.
 //! - [`simulator`]: an agent's life over time — updaters, gradual deltas, the action queue,
 //!   preemption, simplified and full detail.
+//! - [`reactive`]: utility sets — the "which now?" layer with veto, selectors and inertia.
 //! - [`tuning`]: calibration, defaults and profiles.
 //! - [`wire`]: the JSON contract of `geppetto decide` / `decide-batch`.
 
@@ -22,6 +23,7 @@ pub mod consideration;
 pub mod contention;
 pub mod curve;
 pub mod decider;
+pub mod reactive;
 pub mod rng;
 pub mod scenario;
 pub mod scoring;
@@ -40,8 +42,8 @@ pub use curve::{ResponseCurve, SampledCurve, Shape, ShapeParams};
 pub use decider::{BatchDecision, Decider, Decision, Ranking, batch_agent_seed};
 pub use scoring::{Breakdown, Candidate, Ineligible, IneligibleReason};
 pub use simulator::{
-    DetailLevel, QueuedAction, RunningAction, SimEvent, SimulatedAgent, Simulator, TickRequest,
-    TickResult, ValueSource,
+    DetailLevel, QueuedAction, ReactiveLayer, RunningAction, SimEvent, SimulatedAgent, Simulator,
+    TickRequest, TickResult, ValueSource,
 };
 pub use tuning::{Profile, Tuning, TuningPatch};
 pub use vocabulary::{Symbol, Vocabulary};

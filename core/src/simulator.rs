@@ -17,16 +17,24 @@
 //!    the normal stochastic pipeline and must strictly beat `preemption_margin ×` the running
 //!    action's utility frozen when it started. Preempted work is abandoned; the queue stays.
 //!
+//! Between 5 and 6, an agent carrying a reactive utility set re-scores it (each decision
+//! interval). When the set's pick is in an emergency bucket, that reactive action interrupts the
+//! needs-driven one (abandoned, queue kept) and holds the agent until the set picks something
+//! else — the way combat preempts daily life. Set inputs read the agent's considerations by
+//! name, then the world's perceptions, else the input's minimum.
+//!
 //! A newly started action therefore gets its first gradual delta on the following tick.
 //! Randomness: the autonomous pick draws from `derive_seed(seed, 1)`, the preemption pick from
-//! `derive_seed(seed, 2)`, queue-entry ranking from `seed` (it only matters for perception
-//! noise).
+//! `derive_seed(seed, 2)`, the reactive set from `derive_seed(seed, 3)`, queue-entry ranking
+//! from `seed` (it only matters for perception noise).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::agent::{Agent, lookup};
 use crate::consideration::Updater;
 use crate::decider::Decider;
+use crate::reactive::{SetState, UtilitySet};
 use crate::rng::derive_seed;
 use crate::scoring::Candidate;
 use crate::vocabulary::Symbol;
@@ -89,6 +97,32 @@ pub struct AggregatedEvent {
     pub at_hours: f64,
 }
 
+/// A reactive utility set an agent carries, with the agent's memory of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReactiveLayer {
+    /// The set (shared by every agent of an archetype).
+    pub set: Arc<UtilitySet>,
+    /// This agent's running set action, cooldowns and last decision.
+    pub state: SetState,
+}
+
+impl ReactiveLayer {
+    /// A fresh layer for `set`.
+    pub fn new(set: Arc<UtilitySet>) -> Self {
+        Self {
+            set,
+            state: SetState::default(),
+        }
+    }
+
+    /// The set action running in an emergency bucket, if any.
+    pub fn emergency(&self) -> Option<usize> {
+        self.state
+            .running
+            .filter(|index| self.set.is_emergency(*index))
+    }
+}
+
 /// An agent with a life over time: the decision data plus what it is doing and will do.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimulatedAgent {
@@ -105,6 +139,8 @@ pub struct SimulatedAgent {
     pub level: DetailLevel,
     /// Coarse events recorded while simplified.
     pub aggregated_events: Vec<AggregatedEvent>,
+    /// The reactive set it carries, if any.
+    pub reactive: Option<ReactiveLayer>,
 }
 
 impl SimulatedAgent {
@@ -117,6 +153,7 @@ impl SimulatedAgent {
             queue: VecDeque::new(),
             level: DetailLevel::Full,
             aggregated_events: Vec::new(),
+            reactive: None,
         }
     }
 
@@ -195,6 +232,33 @@ pub enum SimEvent {
         forbid_tags: Vec<Symbol>,
         /// When it ended.
         expires_at: f64,
+    },
+    /// A reactive set's emergency action interrupted the needs-driven action.
+    ActionInterrupted {
+        /// Provider id of the abandoned action.
+        provider: String,
+        /// The abandoned action.
+        action: String,
+        /// The set that interrupted it.
+        by_set: String,
+        /// The set action that interrupted it.
+        by_action: String,
+    },
+    /// A reactive set's emergency action took over.
+    ReactiveStarted {
+        /// The set.
+        set: String,
+        /// The set action.
+        action: String,
+        /// Its bucket.
+        bucket: u32,
+    },
+    /// A reactive emergency action ended; needs-driven life resumes.
+    ReactiveEnded {
+        /// The set.
+        set: String,
+        /// The set action that ended.
+        action: String,
     },
     /// The detail level changed.
     LevelChanged {
@@ -365,6 +429,13 @@ impl Simulator {
         }
         self.update_considerations(agent, request.world, simulated_hours);
         let continuing = self.progress_running_action(agent, simulated_hours, &mut events);
+        if self.run_reactive(agent, &request, derive_seed(seed, 3), &mut events) {
+            return TickResult {
+                effective_level: DetailLevel::Full,
+                simulated_hours,
+                events,
+            };
+        }
         if agent.running.is_none() {
             self.start_next(agent, &request, seed, &mut events);
         } else if continuing {
@@ -375,6 +446,67 @@ impl Simulator {
             simulated_hours,
             events,
         }
+    }
+
+    /// Re-scores the agent's reactive set when due; returns whether an emergency set action
+    /// holds the agent (so no needs-driven action runs).
+    fn run_reactive(
+        &self,
+        agent: &mut SimulatedAgent,
+        request: &TickRequest<'_>,
+        seed: u64,
+        events: &mut Vec<SimEvent>,
+    ) -> bool {
+        let Some(layer) = agent.reactive.as_ref() else {
+            return false;
+        };
+        let inputs: Vec<f64> = layer
+            .set
+            .inputs
+            .iter()
+            .map(|input| {
+                agent
+                    .agent
+                    .consideration(input.name)
+                    .map(|c| c.value)
+                    .or_else(|| lookup(&request.world.perceptions, input.name))
+                    .unwrap_or(input.min)
+            })
+            .collect();
+        let Some(layer) = agent.reactive.as_mut() else {
+            return false;
+        };
+        let before = layer.emergency();
+        let decision =
+            layer
+                .set
+                .decide(&mut layer.state, &inputs, request.now_hours * 3600.0, seed);
+        let after = layer.emergency();
+        let set = Arc::clone(&layer.set);
+        if decision.switched {
+            if let Some(ended) = before.and_then(|index| set.actions.get(index)) {
+                events.push(SimEvent::ReactiveEnded {
+                    set: set.name.clone(),
+                    action: ended.name.clone(),
+                });
+            }
+            if let Some(started) = after.and_then(|index| set.actions.get(index)) {
+                if let Some(running) = agent.running.take() {
+                    events.push(SimEvent::ActionInterrupted {
+                        provider: running.provider,
+                        action: running.action.id,
+                        by_set: set.name.clone(),
+                        by_action: started.name.clone(),
+                    });
+                }
+                events.push(SimEvent::ReactiveStarted {
+                    set: set.name.clone(),
+                    action: started.name.clone(),
+                    bucket: started.bucket,
+                });
+            }
+        }
+        after.is_some()
     }
 
     fn update_considerations(&self, agent: &mut SimulatedAgent, world: &World, hours: f64) {

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use geppetto_service::commands::{self, CommandError};
 use geppetto_service::content::profiles::ProfileLibrary;
+use geppetto_service::content::sets::SetLibrary;
 
 /// geppetto: NPCs that live — a deterministic utility-AI engine and its service.
 #[derive(Parser)]
@@ -29,6 +30,9 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Try a reactive utility set: score it, or run it against wobbling inputs.
+    #[command(subcommand)]
+    Sets(SetsCommand),
     /// Run one agent through a scenario file and print a JSONL trace (or an hourly table).
     Simulate {
         /// The scenario (YAML, or JSON when it ends in .json).
@@ -46,6 +50,47 @@ enum Command {
         /// Also load profiles from this directory.
         #[arg(long)]
         profiles_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum SetsCommand {
+    /// Score every action of a set for some inputs and show the pick.
+    Eval {
+        /// A set file, or the name of an embedded set (`villager`, `duel`).
+        #[arg(long)]
+        set: String,
+        /// Raw input values as a JSON object, e.g. '{"THREAT": 80}' (missing: the input's min).
+        #[arg(long)]
+        inputs: Option<String>,
+        /// Seed for the random selectors.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Run a set against inputs that wobble by ±W each frame; print the choices and the
+    /// number of switches.
+    Simulate {
+        /// A set file, or the name of an embedded set.
+        #[arg(long)]
+        set: String,
+        /// Seconds to run.
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        /// Jitter of each input per frame, as a fraction of its range.
+        #[arg(long, default_value_t = 0.0)]
+        wobble: f64,
+        /// Base input values as a JSON object (default: the middle of each range).
+        #[arg(long)]
+        inputs: Option<String>,
+        /// Frames per second.
+        #[arg(long, default_value_t = geppetto_service::commands::sets::DEFAULT_FRAME_HZ)]
+        fps: f64,
+        /// Turn inertia off (no commitment bonus, no cooldowns, re-score every frame).
+        #[arg(long)]
+        no_inertia: bool,
+        /// Seed of the jitter and the selector.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
     },
 }
 
@@ -85,6 +130,10 @@ fn profiles(dir: Option<&PathBuf>) -> Result<ProfileLibrary, CommandError> {
     library.map_err(|e| CommandError::BadInput(e.to_string()))
 }
 
+fn sets() -> Result<SetLibrary, CommandError> {
+    SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))
+}
+
 fn run(cli: Cli) -> Result<String, CommandError> {
     match cli.command {
         Command::Decide(args) => {
@@ -117,7 +166,28 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 seed,
                 summary,
             };
-            commands::simulate::simulate(&scenario, &text, &library, &options)
+            commands::simulate::simulate(&scenario, &text, &library, &sets()?, &options)
+        }
+        Command::Sets(SetsCommand::Eval { set, inputs, seed }) => {
+            commands::sets::eval(&sets()?, &set, inputs.as_deref(), seed)
+        }
+        Command::Sets(SetsCommand::Simulate {
+            set,
+            seconds,
+            wobble,
+            inputs,
+            fps,
+            no_inertia,
+            seed,
+        }) => {
+            let options = commands::sets::WobbleOptions {
+                seconds,
+                wobble,
+                frame_hz: fps,
+                no_inertia,
+                seed,
+            };
+            commands::sets::simulate(&sets()?, &set, inputs.as_deref(), &options)
         }
     }
 }

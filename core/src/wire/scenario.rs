@@ -119,6 +119,9 @@ pub struct ScenarioSpec {
     pub rate_adjustments: BTreeMap<String, f64>,
     /// The world at the start (`now_hours` is replaced by `start_hours`).
     pub world: WorldSpec,
+    /// Name of a reactive utility set (from `config/sets/`) the agent carries.
+    #[serde(default)]
+    pub reactive_set: Option<String>,
     /// Work queued at the start.
     #[serde(default)]
     pub queue: Vec<QueueSpec>,
@@ -320,6 +323,33 @@ pub enum EventOut {
         /// When.
         expires_at: f64,
     },
+    /// See [`SimEvent::ActionInterrupted`].
+    ActionInterrupted {
+        /// Provider id.
+        provider: String,
+        /// Action id.
+        action: String,
+        /// The interrupting set.
+        by_set: String,
+        /// The interrupting set action.
+        by_action: String,
+    },
+    /// See [`SimEvent::ReactiveStarted`].
+    ReactiveStarted {
+        /// The set.
+        set: String,
+        /// The set action.
+        action: String,
+        /// Its bucket.
+        bucket: u32,
+    },
+    /// See [`SimEvent::ReactiveEnded`].
+    ReactiveEnded {
+        /// The set.
+        set: String,
+        /// The set action.
+        action: String,
+    },
     /// See [`SimEvent::LevelChanged`].
     LevelChanged {
         /// Before.
@@ -382,6 +412,30 @@ impl EventOut {
                     .map(|t| vocabulary.name(*t).to_owned())
                     .collect(),
                 expires_at: *expires_at,
+            },
+            SimEvent::ActionInterrupted {
+                provider,
+                action,
+                by_set,
+                by_action,
+            } => Self::ActionInterrupted {
+                provider: provider.clone(),
+                action: action.clone(),
+                by_set: by_set.clone(),
+                by_action: by_action.clone(),
+            },
+            SimEvent::ReactiveStarted {
+                set,
+                action,
+                bucket,
+            } => Self::ReactiveStarted {
+                set: set.clone(),
+                action: action.clone(),
+                bucket: *bucket,
+            },
+            SimEvent::ReactiveEnded { set, action } => Self::ReactiveEnded {
+                set: set.clone(),
+                action: action.clone(),
             },
             SimEvent::LevelChanged { from, to } => Self::LevelChanged {
                 from: from.as_str(),

@@ -2,6 +2,7 @@
 //! output text, so tests can call them without a process.
 
 pub mod decide;
+pub mod sets;
 pub mod simulate;
 
 /// Why a command failed; decides the exit code.

@@ -4,15 +4,17 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 
 use geppetto_core::scenario::TickRecord;
-use geppetto_core::simulator::Simulator;
+use geppetto_core::simulator::{ReactiveLayer, Simulator};
 use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::scenario::{EventOut, ScenarioSpec, TraceLine, compile_scenario};
 use geppetto_core::wire::{self, WireError};
 
 use super::CommandError;
 use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
+use crate::content::sets::SetLibrary;
 
 /// What to run and how to print it.
 #[derive(Clone, Debug, Default)]
@@ -47,6 +49,7 @@ pub fn simulate(
     file: &Path,
     text: &str,
     library: &ProfileLibrary,
+    sets: &SetLibrary,
     options: &SimulateOptions,
 ) -> Result<String, CommandError> {
     let spec = parse_scenario(file, text)?;
@@ -59,8 +62,14 @@ pub fn simulate(
         wire::decider_for(&spec.tuning, profile, &mut vocabulary).map_err(|e| refused(file, e))?;
     let effects = profile.aggregated_effects_in(&mut vocabulary);
     let simulator = Simulator::new(decider).with_aggregated_effects(effects);
-    let scenario =
+    let mut scenario =
         compile_scenario(&spec, options.hours, &mut vocabulary).map_err(|e| refused(file, e))?;
+    if let Some(name) = &spec.reactive_set {
+        let set = sets
+            .resolve(name)
+            .map_err(|e| refused(file, format!("reactive_set: {e}")))?;
+        scenario.agent.reactive = Some(ReactiveLayer::new(Arc::new(set.compile(&mut vocabulary))));
+    }
     let seed = options.seed.unwrap_or(spec.seed);
     let mut output = String::new();
     if options.summary {
@@ -192,6 +201,11 @@ fn describe(event: &EventOut) -> Option<String> {
             Some(format!("promise ended ({})", forbid_tags.join(", ")))
         }
         EventOut::LevelChanged { to, .. } => Some(format!("now {to}")),
+        EventOut::ActionInterrupted {
+            action, by_action, ..
+        } => Some(format!("dropped {action} to {by_action}")),
+        EventOut::ReactiveStarted { action, .. } => Some(format!("reacts: {action}")),
+        EventOut::ReactiveEnded { action, .. } => Some(format!("stops {action}")),
         EventOut::AggregatedEventsApplied { count } => {
             Some(format!("caught up {count} coarse events"))
         }
