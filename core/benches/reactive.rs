@@ -3,7 +3,9 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use geppetto_core::curve::{SampledCurve, Shape, ShapeParams};
-use geppetto_core::reactive::{Selector, SetAction, SetConsideration, SetInput, SetState, UtilitySet};
+use geppetto_core::reactive::{
+    Selector, SetAction, SetConsideration, SetInput, SetState, UtilitySet,
+};
 use geppetto_core::rng::DetRng;
 use geppetto_core::vocabulary::Vocabulary;
 use std::hint::black_box;
@@ -11,14 +13,41 @@ use std::hint::black_box;
 fn set() -> UtilitySet {
     let mut vocabulary = Vocabulary::new();
     let inputs = (0..6)
-        .map(|i| SetInput { name: vocabulary.intern(&format!("in{i}")), min: 0.0, max: 100.0 })
+        .map(|i| SetInput {
+            name: vocabulary.intern(&format!("in{i}")),
+            min: 0.0,
+            max: 100.0,
+        })
         .collect();
     let shapes = |i: usize| match i % 5 {
-        0 => Shape::Linear(ShapeParams { slope: 0.9, exponent: 1.0, x_shift: 0.0, y_shift: 0.1 }),
-        1 => Shape::Polynomial(ShapeParams { slope: 1.0, exponent: 2.0, x_shift: 0.0, y_shift: 0.05 }),
-        2 => Shape::Logistic(ShapeParams { slope: 1.0, exponent: 10.0, x_shift: 0.5, y_shift: 0.0 }),
-        3 => Shape::Gaussian(ShapeParams { slope: 1.0, exponent: 0.3, x_shift: 0.5, y_shift: 0.0 }),
-        _ => Shape::Sampled(SampledCurve::new(vec![(0.0, 0.2), (0.5, 0.9), (1.0, 0.4)]).unwrap_or_else(|_| unreachable!())),
+        0 => Shape::Linear(ShapeParams {
+            slope: 0.9,
+            exponent: 1.0,
+            x_shift: 0.0,
+            y_shift: 0.1,
+        }),
+        1 => Shape::Polynomial(ShapeParams {
+            slope: 1.0,
+            exponent: 2.0,
+            x_shift: 0.0,
+            y_shift: 0.05,
+        }),
+        2 => Shape::Logistic(ShapeParams {
+            slope: 1.0,
+            exponent: 10.0,
+            x_shift: 0.5,
+            y_shift: 0.0,
+        }),
+        3 => Shape::Gaussian(ShapeParams {
+            slope: 1.0,
+            exponent: 0.3,
+            x_shift: 0.5,
+            y_shift: 0.0,
+        }),
+        _ => Shape::Sampled(
+            SampledCurve::new(vec![(0.0, 0.2), (0.5, 0.9), (1.0, 0.4)])
+                .unwrap_or_else(|_| unreachable!()),
+        ),
     };
     let actions = (0..15)
         .map(|a| SetAction {
@@ -27,7 +56,11 @@ fn set() -> UtilitySet {
             bucket: (a % 4) as u32,
             cooldown_s: 0.0,
             considerations: (0..4)
-                .map(|c| SetConsideration { name: format!("c{c}"), input: (a + c) % 6, shape: shapes(a + c) })
+                .map(|c| SetConsideration {
+                    name: format!("c{c}"),
+                    input: (a + c) % 6,
+                    shape: shapes(a + c),
+                })
                 .collect(),
         })
         .collect();
@@ -44,16 +77,22 @@ fn set() -> UtilitySet {
 
 fn bench_set(c: &mut Criterion) {
     let set = set();
-    let state = SetState { running: Some(4), ..SetState::default() };
+    let state = SetState {
+        running: Some(4),
+        ..SetState::default()
+    };
     let inputs = [12.0, 47.0, 88.0, 35.0, 61.0, 5.0];
     let mut seed = 0u64;
-    c.bench_function("utility set 15 actions x 4 considerations (evaluate + select)", |b| {
-        b.iter(|| {
-            seed = seed.wrapping_add(1);
-            let scores = set.evaluate(black_box(&state), black_box(&inputs), 1.0);
-            black_box(set.select(&scores, &mut DetRng::new(seed)))
-        })
-    });
+    c.bench_function(
+        "utility set 15 actions x 4 considerations (evaluate + select)",
+        |b| {
+            b.iter(|| {
+                seed = seed.wrapping_add(1);
+                let scores = set.evaluate(black_box(&state), black_box(&inputs), 1.0);
+                black_box(set.select(&scores, &mut DetRng::new(seed)))
+            })
+        },
+    );
 }
 
 criterion_group!(benches, bench_set);

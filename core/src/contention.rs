@@ -9,6 +9,8 @@
 //! elsewhere, so rounds repeat until one has no displacement. Cursors only move forward
 //! through finite lists, so it terminates. No state survives the call.
 
+use std::borrow::Borrow;
+
 use crate::agent::Agent;
 use crate::world::World;
 
@@ -92,9 +94,9 @@ struct Claim {
 /// Only providers that receive a new claim in a round are re-decided: a provider whose
 /// claimants did not change keeps exactly the winners it had, so this gives the same result
 /// as re-sorting every claim every round, at a fraction of the cost.
-pub(crate) fn resolve(
+pub(crate) fn resolve<A: Borrow<Agent>>(
     lists: &PreferenceLists,
-    agents: &[Agent],
+    agents: &[A],
     world: &World,
 ) -> (Vec<Option<Preference>>, usize) {
     let agent_count = lists.len().min(agents.len());
@@ -141,7 +143,11 @@ pub(crate) fn resolve(
             contenders.sort_unstable_by(|a, b| {
                 a.distance.total_cmp(&b.distance).then_with(|| {
                     let (a, b) = (a.agent as usize, b.agent as usize);
-                    agents[a].id.cmp(&agents[b].id).then(a.cmp(&b))
+                    agents[a]
+                        .borrow()
+                        .id
+                        .cmp(&agents[b].borrow().id)
+                        .then(a.cmp(&b))
                 })
             });
             held.clear();

@@ -6,6 +6,8 @@
 //! preferences depend neither on its place in the list nor on how the batch is split across
 //! worker threads; contention is then a serial reduction over bounded lists.
 
+use std::borrow::Borrow;
+
 use crate::agent::Agent;
 use crate::contention::{self, Preference, PreferenceLists};
 use crate::rng::{DetRng, derive_seed, stable_hash};
@@ -119,9 +121,9 @@ impl Decider {
 
     /// Decides for many agents at once and resolves their contention for slots. Scoring runs
     /// on `workers` threads (1 runs inline); the result never depends on that number.
-    pub fn decide_batch(
+    pub fn decide_batch<A: Borrow<Agent> + Sync>(
         &self,
-        agents: &[Agent],
+        agents: &[A],
         world: &World,
         seed: u64,
         workers: usize,
@@ -155,9 +157,9 @@ impl Decider {
         }
     }
 
-    fn preferences(
+    fn preferences<A: Borrow<Agent>>(
         &self,
-        agents: &[Agent],
+        agents: &[A],
         world: &World,
         grid: &ProviderGrid,
         seed: u64,
@@ -168,6 +170,7 @@ impl Decider {
         let mut ranked = Vec::new();
         let mut terms = Vec::new();
         for agent in agents {
+            let agent = agent.borrow();
             let mut rng = DetRng::new(batch_agent_seed(seed, &agent.id));
             let view = ScoringView::reusing(
                 terms,

@@ -35,8 +35,8 @@ use crate::agent::{Agent, lookup};
 use crate::consideration::Updater;
 use crate::decider::Decider;
 use crate::reactive::{SetState, UtilitySet};
-use crate::rng::derive_seed;
-use crate::scoring::Candidate;
+use crate::rng::{derive_seed, stable_hash};
+use crate::scoring::{Breakdown, Candidate};
 use crate::vocabulary::Symbol;
 use crate::world::{AdvertisedAction, World};
 
@@ -285,6 +285,61 @@ pub struct TickResult {
     pub events: Vec<SimEvent>,
 }
 
+/// One agent's part of a zone tick: the level the game wants for it and a coarse event.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AgentTick {
+    /// Full or simplified.
+    pub level: DetailLevel,
+    /// A coarse event to record (simplified level only).
+    pub simplified_event: Option<Symbol>,
+}
+
+/// Where an agent stands after the preparation phase of an advance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Nothing runs: it needs a queue entry or a decision.
+    Idle,
+    /// An action runs on from an earlier tick: it may be preempted.
+    Continuing,
+    /// Nothing more to do this tick (simplified, just started, or held by a reactive set).
+    Settled,
+}
+
+/// Keeps provider and action occupancy in step with actions that start and stop.
+fn apply_occupancy(world: &mut World, events: &[SimEvent]) {
+    let mut change = |provider_id: &str, action_id: &str, up: bool| {
+        let Some(provider) = world.providers.iter_mut().find(|p| p.id == provider_id) else {
+            return;
+        };
+        let bump = |count: &mut u32| {
+            *count = if up {
+                count.saturating_add(1)
+            } else {
+                count.saturating_sub(1)
+            }
+        };
+        bump(&mut provider.occupants);
+        if let Some(action) = provider.actions.iter_mut().find(|a| a.id == action_id) {
+            bump(&mut action.occupancy);
+        }
+    };
+    for event in events {
+        match event {
+            SimEvent::ActionStarted {
+                provider, action, ..
+            } => change(provider, action, true),
+            SimEvent::ActionCompleted { provider, action }
+            | SimEvent::ActionPreempted {
+                provider, action, ..
+            }
+            | SimEvent::ActionInterrupted {
+                provider, action, ..
+            } => change(provider, action, false),
+            _ => {}
+        }
+    }
+}
+
 /// Where perception-, relationship- and context-driven considerations get their values.
 /// The default reads the world's maps; an integration may read its own tables (per-NPC
 /// relationships, say). `None` keeps the previous value.
@@ -381,6 +436,128 @@ impl Simulator {
         request: TickRequest<'_>,
         seed: u64,
     ) -> TickResult {
+        let (stage, mut result) = self.prepare(agent, &request, seed);
+        match stage {
+            Stage::Idle => self.start_next(agent, &request, seed, &mut result.events),
+            Stage::Continuing => {
+                self.consider_preemption(agent, &request, derive_seed(seed, 2), &mut result.events);
+            }
+            Stage::Settled => {}
+        }
+        result
+    }
+
+    /// Advances every agent of a zone by one tick against one shared world, and keeps the
+    /// world's provider occupancy in step with what starts and stops. Agents are prepared in
+    /// order (expiry, updaters, running actions, reactive sets); queue entries start in agent
+    /// order; then every agent that still needs something decides in one batch, so contested
+    /// slots go by proximity ([`Decider::decide_batch`]) instead of to whoever asked first;
+    /// continuing actions are then considered for preemption. The result never depends on
+    /// `workers`.
+    pub fn advance_zone(
+        &self,
+        agents: &mut [SimulatedAgent],
+        ticks: &[AgentTick],
+        now_hours: f64,
+        world: &mut World,
+        seed: u64,
+        workers: usize,
+    ) -> Vec<TickResult> {
+        let agent_seed = |agent: &SimulatedAgent| derive_seed(seed, stable_hash(&agent.agent.id));
+        let mut results = Vec::with_capacity(agents.len());
+        let mut stages = Vec::with_capacity(agents.len());
+        for (index, agent) in agents.iter_mut().enumerate() {
+            let tick = ticks.get(index).copied().unwrap_or_default();
+            let request = TickRequest {
+                now_hours,
+                world,
+                level: tick.level,
+                simplified_event: tick.simplified_event,
+            };
+            let (stage, result) = self.prepare(agent, &request, agent_seed(agent));
+            stages.push(stage);
+            results.push(result);
+        }
+        // Completions and interruptions free their slots before anyone chooses.
+        for result in &results {
+            apply_occupancy(world, &result.events);
+        }
+        for (index, agent) in agents.iter_mut().enumerate() {
+            if stages[index] != Stage::Idle || agent.queue.is_empty() {
+                continue;
+            }
+            let request = TickRequest {
+                now_hours,
+                world,
+                level: DetailLevel::Full,
+                simplified_event: None,
+            };
+            let from = results[index].events.len();
+            self.start_queued(
+                agent,
+                &request,
+                agent_seed(agent),
+                &mut results[index].events,
+            );
+            apply_occupancy(world, &results[index].events[from..]);
+            if agent.running.is_some() {
+                stages[index] = Stage::Settled;
+            }
+        }
+        let choosing: Vec<usize> = (0..agents.len())
+            .filter(|&i| stages[i] == Stage::Idle)
+            .collect();
+        if !choosing.is_empty() {
+            let deciders: Vec<&Agent> = choosing.iter().map(|&i| &agents[i].agent).collect();
+            let batch = self
+                .decider
+                .decide_batch(&deciders, world, derive_seed(seed, 1), workers);
+            for (slot, &index) in choosing.iter().enumerate() {
+                let Some(granted) = batch.assignments.get(slot).copied().flatten() else {
+                    continue;
+                };
+                let candidate = Candidate {
+                    provider: granted.provider,
+                    action: granted.action,
+                    utility: granted.utility,
+                    distance: granted.distance,
+                    breakdown: Breakdown::default(),
+                };
+                let event = Self::start(&mut agents[index], world, &candidate, now_hours, false);
+                apply_occupancy(world, std::slice::from_ref(&event));
+                results[index].events.push(event);
+            }
+        }
+        for (index, agent) in agents.iter_mut().enumerate() {
+            if stages[index] != Stage::Continuing {
+                continue;
+            }
+            let request = TickRequest {
+                now_hours,
+                world,
+                level: DetailLevel::Full,
+                simplified_event: None,
+            };
+            let from = results[index].events.len();
+            self.consider_preemption(
+                agent,
+                &request,
+                derive_seed(agent_seed(agent), 2),
+                &mut results[index].events,
+            );
+            apply_occupancy(world, &results[index].events[from..]);
+        }
+        results
+    }
+
+    /// Everything of an advance before a new action is chosen: commitments, the level, coarse
+    /// events, updaters, the running action, the reactive set.
+    fn prepare(
+        &self,
+        agent: &mut SimulatedAgent,
+        request: &TickRequest<'_>,
+        seed: u64,
+    ) -> (Stage, TickResult) {
         let tuning = self.decider.tuning();
         let now = request.now_hours;
         let mut events = Vec::new();
@@ -416,11 +593,12 @@ impl Simulator {
             }
             agent.level = DetailLevel::Simplified;
             self.update_considerations(agent, request.world, simulated_hours);
-            return TickResult {
+            let result = TickResult {
                 effective_level: DetailLevel::Simplified,
                 simulated_hours,
                 events,
             };
+            return (Stage::Settled, result);
         }
         if agent.level == DetailLevel::Simplified {
             let count = self.apply_aggregated_events(agent, now);
@@ -429,23 +607,24 @@ impl Simulator {
         }
         self.update_considerations(agent, request.world, simulated_hours);
         let continuing = self.progress_running_action(agent, simulated_hours, &mut events);
-        if self.run_reactive(agent, &request, derive_seed(seed, 3), &mut events) {
-            return TickResult {
+        let held = self.run_reactive(agent, request, derive_seed(seed, 3), &mut events);
+        let stage = if held {
+            Stage::Settled
+        } else if agent.running.is_none() {
+            Stage::Idle
+        } else if continuing {
+            Stage::Continuing
+        } else {
+            Stage::Settled
+        };
+        (
+            stage,
+            TickResult {
                 effective_level: DetailLevel::Full,
                 simulated_hours,
                 events,
-            };
-        }
-        if agent.running.is_none() {
-            self.start_next(agent, &request, seed, &mut events);
-        } else if continuing {
-            self.consider_preemption(agent, &request, derive_seed(seed, 2), &mut events);
-        }
-        TickResult {
-            effective_level: DetailLevel::Full,
-            simulated_hours,
-            events,
-        }
+            },
+        )
     }
 
     /// Re-scores the agent's reactive set when due; returns whether an emergency set action
@@ -631,9 +810,8 @@ impl Simulator {
         event
     }
 
-    /// Starts the first queue entry that can start (dropping the ones that cannot), or, with
-    /// an empty queue, the autonomous pick.
-    fn start_next(
+    /// Starts the first queue entry that can start, dropping the ones that cannot.
+    fn start_queued(
         &self,
         agent: &mut SimulatedAgent,
         request: &TickRequest<'_>,
@@ -692,6 +870,22 @@ impl Simulator {
                 reason,
             });
         }
+    }
+
+    /// Starts the next queue entry or, with nothing queued that can start, the autonomous
+    /// pick.
+    fn start_next(
+        &self,
+        agent: &mut SimulatedAgent,
+        request: &TickRequest<'_>,
+        seed: u64,
+        events: &mut Vec<SimEvent>,
+    ) {
+        self.start_queued(agent, request, seed, events);
+        if agent.running.is_some() {
+            return;
+        }
+        let world = request.world;
         let decision = self
             .decider
             .decide(&agent.agent, world, derive_seed(seed, 1));
