@@ -296,7 +296,7 @@ pub struct AgentTick {
 
 /// Where an agent stands after the preparation phase of an advance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
+pub enum Stage {
     /// Nothing runs: it needs a queue entry or a decision.
     Idle,
     /// An action runs on from an earlier tick: it may be preempted.
@@ -305,8 +305,25 @@ enum Stage {
     Settled,
 }
 
-/// Keeps provider and action occupancy in step with actions that start and stop.
-fn apply_occupancy(world: &mut World, events: &[SimEvent]) {
+/// The seed an agent's own steps draw from in a zone tick seeded with `zone_seed`: it depends
+/// on the agent's id, never on its place in the zone.
+pub fn zone_agent_seed(zone_seed: u64, agent: &SimulatedAgent) -> u64 {
+    derive_seed(zone_seed, stable_hash(&agent.agent.id))
+}
+
+/// An agent after [`Simulator::prepare`]: where it stands and what has happened so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prepared {
+    /// Whether it needs a new action, may be preempted, or is done for this tick.
+    pub stage: Stage,
+    /// The tick's result so far.
+    pub result: TickResult,
+}
+
+/// Keeps provider and action occupancy in step with actions that start and stop: a start
+/// takes a slot of the provider and of the action, a completion, preemption or interruption
+/// gives it back.
+pub fn apply_occupancy(world: &mut World, events: &[SimEvent]) {
     let mut change = |provider_id: &str, action_id: &str, up: bool| {
         let Some(provider) = world.providers.iter_mut().find(|p| p.id == provider_id) else {
             return;
@@ -436,7 +453,7 @@ impl Simulator {
         request: TickRequest<'_>,
         seed: u64,
     ) -> TickResult {
-        let (stage, mut result) = self.prepare(agent, &request, seed);
+        let Prepared { stage, mut result } = self.prepare(agent, &request, seed);
         match stage {
             Stage::Idle => self.start_next(agent, &request, seed, &mut result.events),
             Stage::Continuing => {
@@ -463,21 +480,41 @@ impl Simulator {
         seed: u64,
         workers: usize,
     ) -> Vec<TickResult> {
-        let agent_seed = |agent: &SimulatedAgent| derive_seed(seed, stable_hash(&agent.agent.id));
-        let mut results = Vec::with_capacity(agents.len());
-        let mut stages = Vec::with_capacity(agents.len());
-        for (index, agent) in agents.iter_mut().enumerate() {
-            let tick = ticks.get(index).copied().unwrap_or_default();
-            let request = TickRequest {
-                now_hours,
-                world,
-                level: tick.level,
-                simplified_event: tick.simplified_event,
-            };
-            let (stage, result) = self.prepare(agent, &request, agent_seed(agent));
-            stages.push(stage);
-            results.push(result);
-        }
+        let prepared: Vec<Prepared> = agents
+            .iter_mut()
+            .enumerate()
+            .map(|(index, agent)| {
+                let tick = ticks.get(index).copied().unwrap_or_default();
+                let request = TickRequest {
+                    now_hours,
+                    world,
+                    level: tick.level,
+                    simplified_event: tick.simplified_event,
+                };
+                self.prepare(agent, &request, zone_agent_seed(seed, agent))
+            })
+            .collect();
+        self.finish_zone(agents, prepared, now_hours, world, seed, workers)
+    }
+
+    /// The second half of [`Simulator::advance_zone`], for integrations that run each agent's
+    /// [`Simulator::prepare`] themselves (under isolation, say): frees the slots of what ended,
+    /// starts queued work in agent order, decides for the idle agents in one batch, and
+    /// considers preemption. `prepared` is parallel to `agents`; an agent left out of a tick
+    /// should be given a [`Stage::Settled`] entry.
+    pub fn finish_zone(
+        &self,
+        agents: &mut [SimulatedAgent],
+        prepared: Vec<Prepared>,
+        now_hours: f64,
+        world: &mut World,
+        seed: u64,
+        workers: usize,
+    ) -> Vec<TickResult> {
+        let (mut stages, mut results): (Vec<Stage>, Vec<TickResult>) =
+            prepared.into_iter().map(|p| (p.stage, p.result)).unzip();
+        stages.resize(agents.len(), Stage::Settled);
+        results.resize_with(agents.len(), TickResult::default);
         // Completions and interruptions free their slots before anyone chooses.
         for result in &results {
             apply_occupancy(world, &result.events);
@@ -496,7 +533,7 @@ impl Simulator {
             self.start_queued(
                 agent,
                 &request,
-                agent_seed(agent),
+                zone_agent_seed(seed, agent),
                 &mut results[index].events,
             );
             apply_occupancy(world, &results[index].events[from..]);
@@ -539,25 +576,22 @@ impl Simulator {
                 simplified_event: None,
             };
             let from = results[index].events.len();
-            self.consider_preemption(
-                agent,
-                &request,
-                derive_seed(agent_seed(agent), 2),
-                &mut results[index].events,
-            );
+            let preemption_seed = derive_seed(zone_agent_seed(seed, agent), 2);
+            self.consider_preemption(agent, &request, preemption_seed, &mut results[index].events);
             apply_occupancy(world, &results[index].events[from..]);
         }
         results
     }
 
     /// Everything of an advance before a new action is chosen: commitments, the level, coarse
-    /// events, updaters, the running action, the reactive set.
-    fn prepare(
+    /// events, updaters, the running action, the reactive set. In a zone, seed it with
+    /// [`zone_agent_seed`].
+    pub fn prepare(
         &self,
         agent: &mut SimulatedAgent,
         request: &TickRequest<'_>,
         seed: u64,
-    ) -> (Stage, TickResult) {
+    ) -> Prepared {
         let tuning = self.decider.tuning();
         let now = request.now_hours;
         let mut events = Vec::new();
@@ -598,7 +632,10 @@ impl Simulator {
                 simulated_hours,
                 events,
             };
-            return (Stage::Settled, result);
+            return Prepared {
+                stage: Stage::Settled,
+                result,
+            };
         }
         if agent.level == DetailLevel::Simplified {
             let count = self.apply_aggregated_events(agent, now);
@@ -617,14 +654,14 @@ impl Simulator {
         } else {
             Stage::Settled
         };
-        (
+        Prepared {
             stage,
-            TickResult {
+            result: TickResult {
                 effective_level: DetailLevel::Full,
                 simulated_hours,
                 events,
             },
-        )
+        }
     }
 
     /// Re-scores the agent's reactive set when due; returns whether an emergency set action

@@ -471,7 +471,12 @@ mod zone {
     fn hungry_villagers(scene: &mut Scene, count: usize) -> Vec<SimulatedAgent> {
         (0..count)
             .map(|i| {
-                let mut agent = SimulatedAgent::new(scene.agent(&format!("v{i}"), 1.0 + i as f64, 0.0, &[("HUNGER", 20.0)]));
+                let mut agent = SimulatedAgent::new(scene.agent(
+                    &format!("v{i}"),
+                    1.0 + i as f64,
+                    0.0,
+                    &[("HUNGER", 20.0)],
+                ));
                 agent.agent.considerations[0].updater = Updater::LinearDecay { rate: 1.0 };
                 agent
             })
@@ -483,7 +488,10 @@ mod zone {
         pie.duration_hours = 3.0 * MINUTE;
         let mut gruel = scene.action("eat_gruel", &[("HUNGER", 20.0)], &[]);
         gruel.duration_hours = 3.0 * MINUTE;
-        world(vec![provider("pie_stall", 0.0, 0.0, 1, vec![pie]), provider("soup_kitchen", 0.0, 0.0, 10, vec![gruel])])
+        world(vec![
+            provider("pie_stall", 0.0, 0.0, 1, vec![pie]),
+            provider("soup_kitchen", 0.0, 0.0, 10, vec![gruel]),
+        ])
     }
 
     fn started(results: &[geppetto_core::TickResult]) -> Vec<Option<String>> {
@@ -506,16 +514,33 @@ mod zone {
         let sim = simulator(argmax());
         let ticks = vec![AgentTick::default(); 3];
         let results = sim.advance_zone(&mut agents, &ticks, 12.0, &mut world, 7, 1);
-        assert_eq!(started(&results), [Some("eat_pie".into()), Some("eat_gruel".into()), Some("eat_gruel".into())]);
+        assert_eq!(
+            started(&results),
+            [
+                Some("eat_pie".into()),
+                Some("eat_gruel".into()),
+                Some("eat_gruel".into())
+            ]
+        );
         assert_eq!(world.providers[0].occupants, 1);
         assert_eq!(world.providers[1].occupants, 2);
         assert_eq!(world.providers[1].actions[0].occupancy, 2);
         // Three minutes later everyone has finished and the slots are free again.
         for tick in 1..=3 {
-            sim.advance_zone(&mut agents, &ticks, 12.0 + tick as f64 * MINUTE, &mut world, 7, 1);
+            sim.advance_zone(
+                &mut agents,
+                &ticks,
+                12.0 + tick as f64 * MINUTE,
+                &mut world,
+                7,
+                1,
+            );
         }
         let finished_and_restarted = world.providers.iter().map(|p| p.occupants).sum::<u32>();
-        assert!(finished_and_restarted <= 3, "released before re-used: {finished_and_restarted}");
+        assert!(
+            finished_and_restarted <= 3,
+            "released before re-used: {finished_and_restarted}"
+        );
         assert!(world.providers[0].occupants <= 1, "never over capacity");
     }
 
@@ -530,9 +555,19 @@ mod zone {
             let mut world = world0.clone();
             let mut log = Vec::new();
             for tick in 0..30 {
-                let results = sim.advance_zone(&mut agents, &ticks, 12.0 + tick as f64 * MINUTE, &mut world, 99, workers);
-                let mut by_id: Vec<(String, Vec<SimEvent>)> =
-                    agents.iter().zip(results).map(|(a, r)| (a.agent.id.clone(), r.events)).collect();
+                let results = sim.advance_zone(
+                    &mut agents,
+                    &ticks,
+                    12.0 + tick as f64 * MINUTE,
+                    &mut world,
+                    99,
+                    workers,
+                );
+                let mut by_id: Vec<(String, Vec<SimEvent>)> = agents
+                    .iter()
+                    .zip(results)
+                    .map(|(a, r)| (a.agent.id.clone(), r.events))
+                    .collect();
                 by_id.sort_by(|a, b| a.0.cmp(&b.0));
                 log.push(by_id);
             }
@@ -553,7 +588,13 @@ mod zone {
         let mut scene = Scene::default();
         let mut agents = hungry_villagers(&mut scene, 2);
         let mut world = stalls(&mut scene);
-        let ticks = [AgentTick::default(), AgentTick { level: DetailLevel::Simplified, simplified_event: None }];
+        let ticks = [
+            AgentTick::default(),
+            AgentTick {
+                level: DetailLevel::Simplified,
+                simplified_event: None,
+            },
+        ];
         let results = simulator(argmax()).advance_zone(&mut agents, &ticks, 12.0, &mut world, 1, 1);
         assert!(started(&results)[0].is_some() && started(&results)[1].is_none());
         assert_eq!(results[1].simulated_hours, 1.0);
