@@ -1,0 +1,43 @@
+//! # geppetto-storage
+//!
+//! Where geppetto keeps what must survive a restart: snapshots of each zone's NPC state, and in
+//! the embedded (single-process) mode the world-event log those snapshots are folded from.
+//! Recovery is "load [`SnapshotStore::latest_valid`], replay the log after its
+//! `last_event_id`"; a store never hands out a snapshot that fails its checksums or whose schema
+//! is newer than the reader's, and says which ones it passed over.
+//!
+//! - [`snapshot`]: the snapshot type and its versioned, checksummed encoding.
+//! - [`store`]: the [`SnapshotStore`] trait, its results and errors.
+//! - [`redb_file`], [`redb_snapshots`], [`redb_event_log`]: the embedded default, one redb file.
+//! - [`redis_snapshots`]: snapshots in Redis for shared deployments.
+//! - [`memory`]: in-memory store and log for tests.
+//! - [`event_log`]: the [`EventLog`] trait and [`EventId`].
+//! - [`config`]: every tunable number, with its default.
+//!
+//! This crate never interprets a payload (the service owns the NPC state type, its JSON and its
+//! schema migrations), never decides when to snapshot, and depends on no other geppetto crate.
+
+pub mod config;
+pub mod event_log;
+pub mod memory;
+pub mod redb_event_log;
+pub mod redb_file;
+pub mod redb_snapshots;
+pub mod redis_snapshots;
+pub mod snapshot;
+pub mod store;
+pub mod zone;
+
+pub use config::{ConfigError, RedbConfig, RedisConfig, StorageConfig};
+pub use event_log::{EventId, EventIdParseError, EventLog, EventLogError};
+pub use memory::{MemoryEventLog, MemorySnapshotStore};
+pub use redb_event_log::RedbEventLog;
+pub use redb_file::{RedbFile, RedbOpenError};
+pub use redb_snapshots::RedbSnapshotStore;
+pub use redis_snapshots::{RedisConnectError, RedisSnapshotStore};
+pub use snapshot::{EncodeError, Snapshot, SnapshotDefect, SnapshotHeader};
+pub use store::{
+    LatestValid, ListedSnapshot, PutOutcome, SkippedSnapshot, SnapshotError, SnapshotStore,
+    StoreFuture,
+};
+pub use zone::{InvalidZone, Zone};

@@ -1,0 +1,138 @@
+//! The embedded world-event log: events in the redb file's `events` table.
+//!
+//! Owns the redb side of the `EventLog` contract. An append (or a batch) is one write
+//! transaction that reads the zone's head from `event_heads`, inserts the events under the next
+//! ids and moves the head, committed with an fsync: a crash loses no acknowledged event and
+//! never reuses an id. Calls block; see [`crate::event_log`] for why.
+//!
+//! It does not trim old events.
+
+use std::sync::Arc;
+
+use redb::{ReadableDatabase, ReadableTable};
+
+use crate::event_log::{EventId, EventLog, EventLogError, next_id};
+use crate::redb_file::{EVENT_HEADS, EVENTS, Shared, begin_durable_write};
+use crate::zone::Zone;
+
+/// The world-event log in the embedded redb file. Obtained from [`crate::RedbFile::event_log`].
+#[derive(Clone, Debug)]
+pub struct RedbEventLog {
+    shared: Arc<Shared>,
+}
+
+impl RedbEventLog {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    fn failed<E: Into<redb::Error>>(
+        &self,
+        zone: &Zone,
+        operation: &'static str,
+    ) -> impl FnOnce(E) -> EventLogError {
+        let path = self.shared.path.clone();
+        let zone = zone.clone();
+        move |error| EventLogError::Redb {
+            path,
+            zone,
+            operation,
+            source: Box::new(error.into()),
+        }
+    }
+
+    fn append_all<'e>(
+        &self,
+        zone: &Zone,
+        events: impl ExactSizeIterator<Item = &'e [u8]>,
+    ) -> Result<(Vec<EventId>, EventId), EventLogError> {
+        let transaction = begin_durable_write(&self.shared.database)
+            .map_err(self.failed(zone, "append: begin"))?;
+        let mut ids = Vec::with_capacity(events.len());
+        let head = {
+            let mut heads = transaction
+                .open_table(EVENT_HEADS)
+                .map_err(self.failed(zone, "append: open heads"))?;
+            let mut table = transaction
+                .open_table(EVENTS)
+                .map_err(self.failed(zone, "append: open events"))?;
+            let mut last = heads
+                .get(zone.as_str())
+                .map_err(self.failed(zone, "append: read head"))?
+                .map_or(0, |head| head.value());
+            for event in events {
+                // On exhaustion the transaction is dropped uncommitted: nothing is appended.
+                let id = next_id(zone, last)?;
+                table
+                    .insert((zone.as_str(), id.get()), event)
+                    .map_err(self.failed(zone, "append: insert"))?;
+                ids.push(id);
+                last = id.get();
+            }
+            heads
+                .insert(zone.as_str(), last)
+                .map_err(self.failed(zone, "append: move head"))?;
+            EventId::new(last)
+        };
+        transaction
+            .commit()
+            .map_err(self.failed(zone, "append: commit"))?;
+        Ok((ids, head))
+    }
+}
+
+impl EventLog for RedbEventLog {
+    fn append(&self, zone: &Zone, event: &[u8]) -> Result<EventId, EventLogError> {
+        // After appending one event, the head is that event's id.
+        let (_, head) = self.append_all(zone, std::iter::once(event))?;
+        Ok(head)
+    }
+
+    fn append_batch(&self, zone: &Zone, events: &[Vec<u8>]) -> Result<Vec<EventId>, EventLogError> {
+        let (ids, _) = self.append_all(zone, events.iter().map(Vec::as_slice))?;
+        Ok(ids)
+    }
+
+    fn read_after(
+        &self,
+        zone: &Zone,
+        after: Option<EventId>,
+        limit: usize,
+    ) -> Result<Vec<(EventId, Vec<u8>)>, EventLogError> {
+        let Some(first) = after.map_or(Some(1), |after| after.get().checked_add(1)) else {
+            return Ok(Vec::new());
+        };
+        let transaction = self
+            .shared
+            .database
+            .begin_read()
+            .map_err(self.failed(zone, "read_after: begin"))?;
+        let table = transaction
+            .open_table(EVENTS)
+            .map_err(self.failed(zone, "read_after: open events"))?;
+        let range = table
+            .range((zone.as_str(), first)..=(zone.as_str(), u64::MAX))
+            .map_err(self.failed(zone, "read_after: scan"))?;
+        let mut events = Vec::with_capacity(limit.min(1024));
+        for entry in range.take(limit) {
+            let (key, value) = entry.map_err(self.failed(zone, "read_after: read"))?;
+            events.push((EventId::new(key.value().1), value.value().to_vec()));
+        }
+        Ok(events)
+    }
+
+    fn last_id(&self, zone: &Zone) -> Result<Option<EventId>, EventLogError> {
+        let transaction = self
+            .shared
+            .database
+            .begin_read()
+            .map_err(self.failed(zone, "last_id: begin"))?;
+        let heads = transaction
+            .open_table(EVENT_HEADS)
+            .map_err(self.failed(zone, "last_id: open heads"))?;
+        let head = heads
+            .get(zone.as_str())
+            .map_err(self.failed(zone, "last_id: read head"))?;
+        Ok(head.map(|head| EventId::new(head.value())))
+    }
+}

@@ -1,0 +1,444 @@
+//! The shared-deployment snapshot store: snapshots in Redis.
+//!
+//! Owns the Redis side of the `SnapshotStore` contract and its key layout. Per zone:
+//!
+//! - `{prefix}:{zone}:snapshot:<sequence, 20 digits>`: the encoded snapshot, which carries the
+//!   stream id it covers (`last_event_id`) in its header — one value, so the snapshot and its
+//!   stream id are written together or not at all;
+//! - `{prefix}:{zone}:snapshot:index`: a sorted set of the zero-padded sequences (all scored 0,
+//!   so they sort lexically, which for equal-length digits is numerically).
+//!
+//! The zone is the Redis Cluster hash tag, so a zone's snapshots and its streams
+//! (`geppetto:{zone}:world`) live on one shard. `put` runs one Lua script: the monotonic check,
+//! the write, the index update and the pruning happen atomically. The connection sets its
+//! response timeout from config (redis-rs would time out after 500 ms).
+//!
+//! It does not own the world stream (the event bus does) and does not set Redis persistence:
+//! snapshots are as durable as the server's AOF/RDB settings make them.
+
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Client, Script};
+
+use crate::config::{ConfigError, StorageConfig};
+use crate::snapshot::{MAX_HEADER_BYTES, Snapshot, SnapshotDefect, SnapshotHeader};
+use crate::store::{
+    LatestValid, ListedSnapshot, PutOutcome, SnapshotError, SnapshotStore, StoreFuture,
+    accept_or_skip, decode_for_get, encode_for_put,
+};
+use crate::zone::Zone;
+
+/// Checks the sequence, writes the snapshot, indexes it and prunes, atomically.
+/// KEYS: index, snapshot key. ARGV: member, bytes, keep, snapshot key prefix.
+/// Reply: `{"stale", newest}` or `{"ok", removed members…}`. The pruned keys share the zone's
+/// hash tag, so they are on the script's shard.
+const PUT_SCRIPT: &str = r"
+local newest = redis.call('ZRANGE', KEYS[1], -1, -1)
+if newest[1] ~= nil and newest[1] >= ARGV[1] then
+  return {'stale', newest[1]}
+end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+local reply = {'ok'}
+local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
+if excess > 0 then
+  local removed = redis.call('ZRANGE', KEYS[1], 0, excess - 1)
+  for _, member in ipairs(removed) do
+    redis.call('DEL', ARGV[4] .. member)
+    table.insert(reply, member)
+  end
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, excess - 1)
+end
+return reply
+";
+
+/// Removes all but the newest ARGV[1] snapshots. KEYS: index. ARGV: keep, snapshot key prefix.
+/// Reply: the removed members, oldest first.
+const PRUNE_SCRIPT: &str = r"
+local reply = {}
+local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[1])
+if excess > 0 then
+  local removed = redis.call('ZRANGE', KEYS[1], 0, excess - 1)
+  for _, member in ipairs(removed) do
+    redis.call('DEL', ARGV[2] .. member)
+    table.insert(reply, member)
+  end
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, excess - 1)
+end
+return reply
+";
+
+/// Snapshots in Redis, shared by every service instance.
+#[derive(Clone)]
+pub struct RedisSnapshotStore {
+    connection: ConnectionManager,
+    key_prefix: String,
+    snapshots_kept_per_zone: usize,
+    put_script: Script,
+    prune_script: Script,
+}
+
+impl std::fmt::Debug for RedisSnapshotStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisSnapshotStore")
+            .field("key_prefix", &self.key_prefix)
+            .field("snapshots_kept_per_zone", &self.snapshots_kept_per_zone)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The Redis store cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum RedisConnectError {
+    /// The storage config is unusable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The URL is not a Redis URL.
+    #[error("invalid redis URL: {source}")]
+    InvalidUrl {
+        /// redis-rs's error.
+        source: Box<redis::RedisError>,
+    },
+    /// The server cannot be reached.
+    #[error("redis at {address}: cannot connect: {source}")]
+    Connect {
+        /// Host and port (no credentials).
+        address: String,
+        /// redis-rs's error.
+        source: Box<redis::RedisError>,
+    },
+}
+
+impl RedisSnapshotStore {
+    /// Connects to the server at `url` with the timeouts and retries of `config.redis`.
+    pub async fn connect(url: &str, config: &StorageConfig) -> Result<Self, RedisConnectError> {
+        config.validate()?;
+        let client = Client::open(url).map_err(|source| RedisConnectError::InvalidUrl {
+            source: Box::new(source),
+        })?;
+        let address = client.get_connection_info().addr().to_string();
+        let manager_config = ConnectionManagerConfig::new()
+            .set_response_timeout(Some(Duration::from_millis(
+                config.redis.response_timeout_ms,
+            )))
+            .set_connection_timeout(Some(Duration::from_millis(
+                config.redis.connection_timeout_ms,
+            )))
+            .set_number_of_retries(config.redis.reconnect_retries);
+        let connection = client
+            .get_connection_manager_with_config(manager_config)
+            .await
+            .map_err(|source| RedisConnectError::Connect {
+                address,
+                source: Box::new(source),
+            })?;
+        Ok(Self {
+            connection,
+            key_prefix: config.redis.key_prefix.clone(),
+            snapshots_kept_per_zone: config.snapshots_kept_per_zone,
+            put_script: Script::new(PUT_SCRIPT),
+            prune_script: Script::new(PRUNE_SCRIPT),
+        })
+    }
+
+    /// `{prefix}:{zone}:snapshot:` — the common start of a zone's snapshot keys.
+    fn key_base(&self, zone: &Zone) -> String {
+        format!("{}:{{{zone}}}:snapshot:", self.key_prefix)
+    }
+
+    fn index_key(&self, zone: &Zone) -> String {
+        format!("{}index", self.key_base(zone))
+    }
+
+    fn snapshot_key(&self, zone: &Zone, sequence: u64) -> String {
+        format!("{}{}", self.key_base(zone), member(sequence))
+    }
+
+    /// The zone's sequences, oldest first.
+    async fn sequences(
+        &self,
+        zone: &Zone,
+        operation: &'static str,
+    ) -> Result<Vec<u64>, SnapshotError> {
+        let index = self.index_key(zone);
+        let members: Vec<String> = redis::cmd("ZRANGE")
+            .arg(&index)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(redis_failed(&index, operation))?;
+        members
+            .iter()
+            .map(|member| parse_member(&index, member))
+            .collect()
+    }
+
+    async fn fetch(
+        &self,
+        key: &str,
+        operation: &'static str,
+    ) -> Result<Option<Vec<u8>>, SnapshotError> {
+        redis::cmd("GET")
+            .arg(key)
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(redis_failed(key, operation))
+    }
+
+    async fn put_now(&self, snapshot: Snapshot) -> Result<PutOutcome, SnapshotError> {
+        let zone = &snapshot.zone;
+        let bytes = encode_for_put(&snapshot)?;
+        let index = self.index_key(zone);
+        let reply: Vec<String> = self
+            .put_script
+            .key(&index)
+            .key(self.snapshot_key(zone, snapshot.sequence))
+            .arg(member(snapshot.sequence))
+            .arg(bytes.as_slice())
+            .arg(self.snapshots_kept_per_zone)
+            .arg(self.key_base(zone))
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(redis_failed(&index, "put"))?;
+        match reply.split_first() {
+            Some((status, removed)) if status == "ok" => Ok(PutOutcome {
+                encoded_bytes: bytes.len() as u64,
+                pruned: removed
+                    .iter()
+                    .map(|member| parse_member(&index, member))
+                    .collect::<Result<_, _>>()?,
+            }),
+            Some((status, [newest])) if status == "stale" => {
+                Err(SnapshotError::SequenceNotIncreasing {
+                    zone: zone.clone(),
+                    sequence: snapshot.sequence,
+                    newest: parse_member(&index, newest)?,
+                })
+            }
+            _ => Err(SnapshotError::RedisContent {
+                key: index,
+                reason: format!("unexpected reply from the put script: {reply:?}"),
+            }),
+        }
+    }
+
+    async fn latest_valid_now(
+        &self,
+        zone: &Zone,
+        supported: u32,
+    ) -> Result<LatestValid, SnapshotError> {
+        let mut skipped = Vec::new();
+        for sequence in self
+            .sequences(zone, "latest_valid: index")
+            .await?
+            .into_iter()
+            .rev()
+        {
+            let key = self.snapshot_key(zone, sequence);
+            let bytes = self.fetch(&key, "latest_valid: get").await?;
+            if let Some(snapshot) = accept_or_skip(
+                zone,
+                sequence,
+                || key.clone(),
+                bytes.as_deref(),
+                supported,
+                &mut skipped,
+            ) {
+                return Ok(LatestValid {
+                    snapshot: Some(snapshot),
+                    skipped,
+                });
+            }
+        }
+        Ok(LatestValid {
+            snapshot: None,
+            skipped,
+        })
+    }
+
+    async fn get_now(
+        &self,
+        zone: &Zone,
+        sequence: u64,
+        supported: u32,
+    ) -> Result<Option<Snapshot>, SnapshotError> {
+        let key = self.snapshot_key(zone, sequence);
+        match self.fetch(&key, "get").await? {
+            None => Ok(None),
+            Some(bytes) => {
+                decode_for_get(zone, sequence, || key.clone(), &bytes, supported).map(Some)
+            }
+        }
+    }
+
+    async fn list_now(&self, zone: &Zone) -> Result<Vec<ListedSnapshot>, SnapshotError> {
+        let sequences = self.sequences(zone, "list: index").await?;
+        if sequences.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipeline = redis::pipe();
+        for &sequence in &sequences {
+            pipeline
+                .cmd("GETRANGE")
+                .arg(self.snapshot_key(zone, sequence))
+                .arg(0)
+                .arg(MAX_HEADER_BYTES - 1);
+        }
+        let index = self.index_key(zone);
+        let headers: Vec<Vec<u8>> = pipeline
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(redis_failed(&index, "list: read headers"))?;
+        Ok(sequences
+            .into_iter()
+            .zip(headers)
+            .map(|(sequence, bytes)| ListedSnapshot {
+                sequence,
+                // GETRANGE answers "" for a missing key; no snapshot is empty.
+                header: if bytes.is_empty() {
+                    Err(SnapshotDefect::Missing)
+                } else {
+                    SnapshotHeader::decode(&bytes)
+                },
+            })
+            .collect())
+    }
+
+    async fn prune_now(&self, zone: &Zone, keep_last: usize) -> Result<Vec<u64>, SnapshotError> {
+        let index = self.index_key(zone);
+        let removed: Vec<String> = self
+            .prune_script
+            .key(&index)
+            .arg(keep_last)
+            .arg(self.key_base(zone))
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(redis_failed(&index, "prune"))?;
+        removed
+            .iter()
+            .map(|member| parse_member(&index, member))
+            .collect()
+    }
+
+    async fn put_encoded_now(
+        &self,
+        zone: &Zone,
+        sequence: u64,
+        bytes: Vec<u8>,
+    ) -> Result<(), SnapshotError> {
+        let key = self.snapshot_key(zone, sequence);
+        redis::pipe()
+            .atomic()
+            .cmd("SET")
+            .arg(&key)
+            .arg(bytes)
+            .ignore()
+            .cmd("ZADD")
+            .arg(self.index_key(zone))
+            .arg(0)
+            .arg(member(sequence))
+            .ignore()
+            .query_async::<()>(&mut self.connection.clone())
+            .await
+            .map_err(redis_failed(&key, "put_encoded"))
+    }
+}
+
+/// The index member (and key suffix) of a sequence: 20 digits, so lexical order is numeric.
+fn member(sequence: u64) -> String {
+    format!("{sequence:020}")
+}
+
+fn parse_member(index: &str, member: &str) -> Result<u64, SnapshotError> {
+    member
+        .parse::<u64>()
+        .ok()
+        .filter(|_| member.len() == 20)
+        .ok_or_else(|| SnapshotError::RedisContent {
+            key: index.to_owned(),
+            reason: format!("index entry {member:?} is not a 20-digit sequence"),
+        })
+}
+
+fn redis_failed(
+    key: &str,
+    operation: &'static str,
+) -> impl FnOnce(redis::RedisError) -> SnapshotError {
+    let key = key.to_owned();
+    move |source| SnapshotError::Redis {
+        key,
+        operation,
+        source: Box::new(source),
+    }
+}
+
+impl SnapshotStore for RedisSnapshotStore {
+    fn put(&self, snapshot: Snapshot) -> StoreFuture<'_, PutOutcome> {
+        Box::pin(self.put_now(snapshot))
+    }
+
+    fn latest_valid<'a>(
+        &'a self,
+        zone: &'a Zone,
+        supported_schema_version: u32,
+    ) -> StoreFuture<'a, LatestValid> {
+        Box::pin(self.latest_valid_now(zone, supported_schema_version))
+    }
+
+    fn get<'a>(
+        &'a self,
+        zone: &'a Zone,
+        sequence: u64,
+        supported_schema_version: u32,
+    ) -> StoreFuture<'a, Option<Snapshot>> {
+        Box::pin(self.get_now(zone, sequence, supported_schema_version))
+    }
+
+    fn list<'a>(&'a self, zone: &'a Zone) -> StoreFuture<'a, Vec<ListedSnapshot>> {
+        Box::pin(self.list_now(zone))
+    }
+
+    fn prune<'a>(&'a self, zone: &'a Zone, keep_last: usize) -> StoreFuture<'a, Vec<u64>> {
+        Box::pin(self.prune_now(zone, keep_last))
+    }
+
+    fn get_encoded<'a>(
+        &'a self,
+        zone: &'a Zone,
+        sequence: u64,
+    ) -> StoreFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            let key = self.snapshot_key(zone, sequence);
+            self.fetch(&key, "get_encoded").await
+        })
+    }
+
+    fn put_encoded<'a>(
+        &'a self,
+        zone: &'a Zone,
+        sequence: u64,
+        bytes: Vec<u8>,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(self.put_encoded_now(zone, sequence, bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_sort_lexically_as_numbers_and_parse_back() {
+        let mut members: Vec<String> = [10u64, 9, u64::MAX, 0].iter().map(|&s| member(s)).collect();
+        members.sort();
+        let parsed: Vec<u64> = members
+            .iter()
+            .map(|m| parse_member("index", m).expect("own member parses"))
+            .collect();
+        assert_eq!(parsed, vec![0, 9, 10, u64::MAX]);
+        assert!(parse_member("index", "12").is_err());
+        assert!(parse_member("index", "0000000000000000000x").is_err());
+    }
+}

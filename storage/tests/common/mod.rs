@@ -1,0 +1,34 @@
+//! Helpers shared by the integration tests: a private redis-server, sample snapshots, and the
+//! suite every `SnapshotStore` must pass. Not every test binary uses every helper.
+#![allow(dead_code)]
+
+pub mod redis_server;
+pub mod suite;
+
+use geppetto_storage::{Snapshot, Zone};
+
+pub fn zone(name: &str) -> Zone {
+    Zone::new(name).expect("test zone names are valid")
+}
+
+/// A snapshot whose payload and event id are derived from its sequence, so a reader can tell
+/// exactly which write it got back.
+pub fn snapshot(zone: &Zone, sequence: u64, schema_version: u32) -> Snapshot {
+    Snapshot {
+        zone: zone.clone(),
+        sequence,
+        last_event_id: format!("1700000000000-{sequence}"),
+        game_time_ticks: sequence * 60,
+        schema_version,
+        payload: payload_for(sequence, 256),
+    }
+}
+
+/// `len` bytes of JSON-looking text that depend on `sequence`.
+pub fn payload_for(sequence: u64, len: usize) -> Vec<u8> {
+    let unit = format!(
+        "{{\"seq\":{sequence},\"npc\":\"smith\",\"hunger\":{}}},",
+        sequence % 97
+    );
+    unit.as_bytes().iter().copied().cycle().take(len).collect()
+}

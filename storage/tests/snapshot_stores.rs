@@ -1,0 +1,191 @@
+//! The shared `SnapshotStore` suite against each store, plus what only one store can show.
+
+mod common;
+
+use common::redis_server::RedisServer;
+use common::{snapshot, suite, zone};
+use geppetto_storage::{
+    MemorySnapshotStore, RedbFile, RedisSnapshotStore, SnapshotError, SnapshotStore, StorageConfig,
+};
+
+#[tokio::test]
+async fn memory_store_passes_the_suite() {
+    let store = MemorySnapshotStore::new(&StorageConfig::default()).expect("valid config");
+    suite::run_all(&store, "mem").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redb_store_passes_the_suite() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file =
+        RedbFile::open(dir.path().join("geppetto.redb"), &StorageConfig::default()).expect("opens");
+    suite::run_all(&file.snapshot_store(), "redb").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redb_snapshots_survive_reopening() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("geppetto.redb");
+    let village = zone("village");
+    {
+        let file = RedbFile::open(&path, &StorageConfig::default()).expect("opens");
+        let store = file.snapshot_store();
+        store.put(snapshot(&village, 1, 1)).await.expect("put");
+        store.put(snapshot(&village, 2, 1)).await.expect("put");
+    }
+    let file = RedbFile::open(&path, &StorageConfig::default()).expect("reopens");
+    let latest = file
+        .snapshot_store()
+        .latest_valid(&village, 1)
+        .await
+        .expect("latest_valid");
+    assert_eq!(latest.snapshot, Some(snapshot(&village, 2, 1)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_open_of_a_redb_file_is_refused_with_its_path() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("geppetto.redb");
+    let _first = RedbFile::open(&path, &StorageConfig::default()).expect("opens");
+    let error = RedbFile::open(&path, &StorageConfig::default()).expect_err("already open");
+    assert!(error.to_string().contains("geppetto.redb"), "{error}");
+}
+
+#[tokio::test]
+async fn redis_store_passes_the_suite() {
+    let server = RedisServer::start();
+    let prefix = format!("t{}", std::process::id());
+    let mut config = StorageConfig::default();
+    config.redis.key_prefix = format!("geppetto-test-{prefix}");
+    let store = RedisSnapshotStore::connect(&server.url, &config)
+        .await
+        .expect("connects");
+    suite::run_all(&store, &prefix).await;
+}
+
+#[tokio::test]
+async fn redis_keys_are_hash_tagged_by_zone() {
+    let server = RedisServer::start();
+    let store = RedisSnapshotStore::connect(&server.url, &StorageConfig::default())
+        .await
+        .expect("connects");
+    let zone = zone(&format!("tag{}", std::process::id()));
+    store.put(snapshot(&zone, 7, 1)).await.expect("put");
+
+    let client = redis::Client::open(server.url.as_str()).expect("url");
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connects");
+    let pattern = format!("geppetto:{{{zone}}}:snapshot:*");
+    let mut keys: Vec<String> = redis::cmd("KEYS")
+        .arg(&pattern)
+        .query_async(&mut connection)
+        .await
+        .expect("KEYS");
+    keys.sort();
+    assert_eq!(
+        keys,
+        vec![
+            format!("geppetto:{{{zone}}}:snapshot:00000000000000000007"),
+            format!("geppetto:{{{zone}}}:snapshot:index"),
+        ]
+    );
+    // An index entry whose value is gone is reported, not fatal.
+    let _: () = redis::cmd("DEL")
+        .arg(&keys[0])
+        .query_async(&mut connection)
+        .await
+        .expect("DEL");
+    let latest = store.latest_valid(&zone, 1).await.expect("latest_valid");
+    assert_eq!(latest.snapshot, None);
+    assert_eq!(
+        latest.skipped[0].defect,
+        geppetto_storage::SnapshotDefect::Missing
+    );
+}
+
+#[tokio::test]
+async fn redis_errors_name_the_key_when_the_server_is_gone() {
+    let mut config = StorageConfig::default();
+    config.redis.reconnect_retries = 0;
+    config.redis.connection_timeout_ms = 200;
+    config.redis.response_timeout_ms = 200;
+    let (store, zone) = {
+        let server = RedisServer::start();
+        let store = RedisSnapshotStore::connect(&server.url, &config)
+            .await
+            .expect("connects");
+        (store, zone(&format!("gone{}", std::process::id())))
+    };
+    // The private server was killed when `server` dropped.
+    if std::env::var("REDIS_URL").is_ok() {
+        return;
+    }
+    match store.put(snapshot(&zone, 1, 1)).await {
+        Err(error @ SnapshotError::Redis { .. }) => {
+            let message = error.to_string();
+            assert!(message.contains(&format!("{{{zone}}}")), "{message}");
+        }
+        other => panic!("a put to a dead server did not fail: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn redis_connect_failure_names_the_address() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("free port")
+        .port();
+    let mut config = StorageConfig::default();
+    config.redis.reconnect_retries = 0;
+    config.redis.connection_timeout_ms = 200;
+    let error = RedisSnapshotStore::connect(&format!("redis://127.0.0.1:{port}/"), &config)
+        .await
+        .expect_err("nothing listens there");
+    assert!(error.to_string().contains(&port.to_string()), "{error}");
+}
+
+/// The configured response timeout replaces redis-rs's 500 ms default: while the server holds
+/// writes (and scripts) for 1 s, a store allowed 3 s completes its put and a store allowed
+/// 200 ms fails.
+#[tokio::test]
+async fn redis_response_timeout_comes_from_config() {
+    if std::env::var("REDIS_URL").is_ok() {
+        // Pausing a shared server would disturb its other users.
+        return;
+    }
+    let server = RedisServer::start();
+    let client = redis::Client::open(server.url.as_str()).expect("url");
+    let mut admin = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connects");
+    let zone = zone("paused");
+    for (response_timeout_ms, sequence, should_succeed) in [(3000, 1, true), (200, 2, false)] {
+        let mut config = StorageConfig::default();
+        config.redis.response_timeout_ms = response_timeout_ms;
+        config.redis.reconnect_retries = 0;
+        let store = RedisSnapshotStore::connect(&server.url, &config)
+            .await
+            .expect("connects");
+        let _: () = redis::cmd("CLIENT")
+            .arg("PAUSE")
+            .arg(1000)
+            .arg("WRITE")
+            .query_async(&mut admin)
+            .await
+            .expect("CLIENT PAUSE");
+        let result = store.put(snapshot(&zone, sequence, 1)).await;
+        assert_eq!(
+            result.is_ok(),
+            should_succeed,
+            "timeout {response_timeout_ms} ms: {result:?}"
+        );
+        let _: () = redis::cmd("CLIENT")
+            .arg("UNPAUSE")
+            .query_async(&mut admin)
+            .await
+            .expect("CLIENT UNPAUSE");
+    }
+}
