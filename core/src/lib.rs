@@ -8,6 +8,8 @@
 //! time arrives as `now_hours`, randomness as an explicit seed. Same input and seed ⇒ the same
 //! output, bit for bit, whatever the thread count.
 //!
+//! - [`affect`]: feelings as integrators with half-lives, channels, couplings and the outburst
+//!   overlay.
 //! - [`curve`], [`consideration`], [`agent`], [`world`]: the data a decision reads.
 //! - [`scoring`]: eligibility gates and the utility formula with its breakdown.
 //! - [`selection`]: top-k softmax and convention breaking.
@@ -18,6 +20,7 @@
 //! - [`tuning`]: calibration, defaults and profiles.
 //! - [`wire`]: the JSON contract of `geppetto decide` / `decide-batch`.
 
+pub mod affect;
 pub mod agent;
 pub mod consideration;
 pub mod contention;
