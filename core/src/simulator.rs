@@ -31,13 +31,14 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::affect::{AffectEvent, AffectModel, AffectState};
 use crate::agent::{Agent, lookup};
 use crate::consideration::Updater;
 use crate::decider::Decider;
 use crate::reactive::{SetState, UtilitySet};
 use crate::rng::{derive_seed, stable_hash};
 use crate::scoring::{Breakdown, Candidate};
-use crate::vocabulary::Symbol;
+use crate::vocabulary::{Symbol, Vocabulary};
 use crate::world::{AdvertisedAction, World};
 
 /// How much of the world an agent's tick simulates.
@@ -123,6 +124,120 @@ impl ReactiveLayer {
     }
 }
 
+/// An agent's feelings (seed 003) carried through simulated time. Each advance runs as many
+/// affect ticks as the simulated time holds (at most `max_ticks_per_advance`; a longer gap
+/// only lets time pass), with the events pushed since the last advance on the first of them.
+/// Affect states back perception-, relationship- and context-driven considerations of the
+/// same name (when the world gives no value) and reactive-set inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AffectLayer {
+    /// The agent's persona, compiled.
+    pub model: Arc<AffectModel>,
+    /// Its current feelings.
+    pub state: AffectState,
+    /// Events waiting for the next affect tick (insults, gifts… from the world).
+    pub pending: Vec<AffectEvent>,
+    /// Affect ticks one advance may run; default 1,200 (an hour of 3-second ticks).
+    pub max_ticks_per_advance: u64,
+    /// Which symbols read which state: each state's name as written and in capitals.
+    pub bindings: Vec<(Symbol, usize)>,
+    carry_s: f64,
+}
+
+/// The kind of the no-impulse event that keeps a provoker present through an advance (no
+/// channel has this name, so it moves nothing).
+const PRESENCE_EVENT: &str = "__present";
+
+/// The default of [`AffectLayer::max_ticks_per_advance`].
+pub const DEFAULT_MAX_AFFECT_TICKS_PER_ADVANCE: u64 = 1200;
+
+impl AffectLayer {
+    /// A layer at rest for `model`; state names are bound through `vocabulary`.
+    pub fn new(model: Arc<AffectModel>, vocabulary: &mut Vocabulary) -> Self {
+        let mut bindings = Vec::new();
+        for (index, name) in model.state_names().iter().enumerate() {
+            bindings.push((vocabulary.intern(name), index));
+            bindings.push((vocabulary.intern(&name.to_uppercase()), index));
+        }
+        bindings.sort();
+        bindings.dedup();
+        let state = model.initial_state();
+        Self {
+            model,
+            state,
+            pending: Vec::new(),
+            max_ticks_per_advance: DEFAULT_MAX_AFFECT_TICKS_PER_ADVANCE,
+            bindings,
+            carry_s: 0.0,
+        }
+    }
+
+    /// The value of the state bound to `name`, mapped onto `[min, max]` (signed states map
+    /// −1..1, others 0..1).
+    pub fn value_for(&self, name: Symbol, min: f64, max: f64) -> Option<f64> {
+        let index = self
+            .bindings
+            .iter()
+            .find(|(symbol, _)| *symbol == name)
+            .map(|(_, index)| *index)?;
+        let raw = *self.state.values.get(index)?;
+        let unit = if self.model.is_signed(index) {
+            (raw + 1.0) / 2.0
+        } else {
+            raw
+        };
+        Some(min + unit * (max - min))
+    }
+
+    /// Runs the affect ticks `hours` of game time hold; returns what they produced.
+    fn run(&mut self, hours: f64, events: &mut Vec<SimEvent>) {
+        let dt = self.model.dt_s();
+        let available = self.carry_s + hours * 3600.0;
+        let due = (available / dt).floor().max(0.0);
+        let ticks = (due as u64).min(self.max_ticks_per_advance);
+        self.carry_s = if (ticks as f64) < due {
+            0.0
+        } else {
+            available - due * dt
+        };
+        let mut pending = std::mem::take(&mut self.pending);
+        // A provoker reported during this advance stays in front of the agent for the rest of
+        // it: later ticks carry a no-impulse presence event with the source, so a burst that
+        // latches a few seconds after an insult can still be aimed at whoever gave it.
+        let presence: Vec<AffectEvent> = pending
+            .iter()
+            .filter_map(|event| event.source.clone())
+            .map(|source| AffectEvent {
+                magnitude: 0.0,
+                ..AffectEvent::new(PRESENCE_EVENT).from_source(source)
+            })
+            .take(1)
+            .collect();
+        for tick in 0..ticks {
+            let outcome = self.model.step(&mut self.state, &pending);
+            if tick == 0 {
+                pending.clone_from(&presence);
+            }
+            if outcome.burst_started {
+                events.push(SimEvent::BurstStarted);
+            }
+            if let Some(discharge) = outcome.discharge {
+                events.push(SimEvent::LashOut {
+                    target: discharge.target,
+                    intensity: discharge.intensity,
+                });
+            }
+            if outcome.burst_ended {
+                events.push(SimEvent::BurstEnded);
+            }
+        }
+        // Events that found no tick wait for the next advance.
+        if ticks == 0 {
+            self.pending = pending;
+        }
+    }
+}
+
 /// An agent with a life over time: the decision data plus what it is doing and will do.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimulatedAgent {
@@ -141,6 +256,8 @@ pub struct SimulatedAgent {
     pub aggregated_events: Vec<AggregatedEvent>,
     /// The reactive set it carries, if any.
     pub reactive: Option<ReactiveLayer>,
+    /// Its feelings, if it has a persona.
+    pub affect: Option<AffectLayer>,
 }
 
 impl SimulatedAgent {
@@ -154,6 +271,7 @@ impl SimulatedAgent {
             level: DetailLevel::Full,
             aggregated_events: Vec::new(),
             reactive: None,
+            affect: None,
         }
     }
 
@@ -259,6 +377,18 @@ pub enum SimEvent {
         set: String,
         /// The set action that ended.
         action: String,
+    },
+    /// An outburst latched (affect overlay).
+    BurstStarted,
+    /// An outburst ended.
+    BurstEnded,
+    /// While bursting, the agent lashes out at whoever provoked it this tick: a reactive
+    /// candidate the integration turns into a social intent.
+    LashOut {
+        /// Who it lashes out at.
+        target: String,
+        /// How hard (softened for a repeat provoker).
+        intensity: f64,
     },
     /// The detail level changed.
     LevelChanged {
@@ -626,6 +756,9 @@ impl Simulator {
                 });
             }
             agent.level = DetailLevel::Simplified;
+            if let Some(layer) = agent.affect.as_mut() {
+                layer.run(simulated_hours, &mut events);
+            }
             self.update_considerations(agent, request.world, simulated_hours);
             let result = TickResult {
                 effective_level: DetailLevel::Simplified,
@@ -641,6 +774,9 @@ impl Simulator {
             let count = self.apply_aggregated_events(agent, now);
             events.push(SimEvent::AggregatedEventsApplied { count });
             agent.level = DetailLevel::Full;
+        }
+        if let Some(layer) = agent.affect.as_mut() {
+            layer.run(simulated_hours, &mut events);
         }
         self.update_considerations(agent, request.world, simulated_hours);
         let continuing = self.progress_running_action(agent, simulated_hours, &mut events);
@@ -686,6 +822,10 @@ impl Simulator {
                     .consideration(input.name)
                     .map(|c| c.value)
                     .or_else(|| lookup(&request.world.perceptions, input.name))
+                    .or_else(|| {
+                        let layer = agent.affect.as_ref()?;
+                        layer.value_for(input.name, input.min, input.max)
+                    })
                     .unwrap_or(input.min)
             })
             .collect();
@@ -729,6 +869,7 @@ impl Simulator {
         let SimulatedAgent {
             agent: inner,
             rate_adjustments,
+            affect,
             ..
         } = agent;
         for index in 0..inner.considerations.len() {
@@ -747,7 +888,14 @@ impl Simulator {
                 Updater::EventDriven => None,
                 Updater::PerceptionDriven
                 | Updater::RelationshipDriven
-                | Updater::ContextAggregate => self.values.value(inner, name, &updater, world),
+                | Updater::ContextAggregate => {
+                    self.values.value(inner, name, &updater, world).or_else(|| {
+                        let c = &inner.considerations[index];
+                        affect
+                            .as_ref()
+                            .and_then(|layer| layer.value_for(name, c.min, c.max))
+                    })
+                }
             };
             if let Some(value) = new_value.filter(|v| v.is_finite()) {
                 let consideration = &mut inner.considerations[index];

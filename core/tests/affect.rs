@@ -322,3 +322,84 @@ fn the_order_of_equations_does_not_matter() {
         "shuffled equations changed the trace"
     );
 }
+
+mod in_the_simulator {
+    use super::*;
+    use geppetto_core::{
+        AffectLayer, Agent, Consideration, Decider, DetailLevel, Position, SimEvent,
+        SimulatedAgent, Simulator, TickRequest, Tuning, Updater, Vocabulary, World,
+    };
+    use std::sync::Arc;
+
+    #[test]
+    fn feelings_back_considerations_and_a_burst_lashes_out_at_the_provoker() {
+        let mut vocabulary = Vocabulary::new();
+        let halgrim = Arc::new(model(Some(HALGRIM), serde_json::json!({})));
+        let mut agent = SimulatedAgent::new(Agent::new("halgrim", Position::default()));
+        let mut anger = Consideration::new(vocabulary.intern("ANGER"), 0.0, 0.0, 100.0);
+        anger.updater = Updater::ContextAggregate;
+        agent.agent.considerations.push(anger);
+        let mut layer = AffectLayer::new(Arc::clone(&halgrim), &mut vocabulary);
+        let hunger = halgrim.state_index("hunger").expect("hunger");
+        let fatigue = halgrim.state_index("fatigue").expect("fatigue");
+        layer.state.values[hunger] = 0.9;
+        layer.state.values[fatigue] = 0.85;
+        layer.pending = vec![
+            AffectEvent::new("failed_search"),
+            AffectEvent::new("failed_search"),
+        ];
+        agent.affect = Some(layer);
+        let sim = Simulator::new(Decider::new(Tuning::default()));
+        let world = World::default();
+        let minute = 1.0 / 60.0;
+        let mut all = Vec::new();
+        for tick in 0..30 {
+            if tick == 1 {
+                agent
+                    .affect
+                    .as_mut()
+                    .expect("layer")
+                    .pending
+                    .push(insult("thief"));
+            }
+            if tick == 2 {
+                // The thief is still in front of him, jeering.
+                agent
+                    .affect
+                    .as_mut()
+                    .expect("layer")
+                    .pending
+                    .push(insult("thief"));
+            }
+            let request = TickRequest {
+                now_hours: 9.0 + tick as f64 * minute,
+                world: &world,
+                level: DetailLevel::Full,
+                simplified_event: None,
+            };
+            let result = sim.advance(&mut agent, request, tick);
+            all.extend(result.events);
+            if tick == 0 {
+                let read = agent.agent.considerations[0].value;
+                let felt = agent.affect.as_ref().expect("layer").state.values
+                    [halgrim.state_index("anger").expect("anger")];
+                assert!(
+                    (read - 100.0 * felt).abs() < 1e-9,
+                    "the consideration reads the feeling: {read} vs {felt}"
+                );
+            }
+        }
+        let started = all
+            .iter()
+            .position(|e| *e == SimEvent::BurstStarted)
+            .expect("a burst");
+        let lash = all
+            .iter()
+            .position(|e| matches!(e, SimEvent::LashOut { target, .. } if target == "thief"));
+        let ended = all
+            .iter()
+            .position(|e| *e == SimEvent::BurstEnded)
+            .expect("it ends");
+        assert!(lash.is_some_and(|l| started < l && l < ended), "{all:?}");
+    }
+}

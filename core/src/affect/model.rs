@@ -250,6 +250,11 @@ impl AffectModel {
         &self.names
     }
 
+    /// Whether state `index` is signed (lives in [−1, 1]).
+    pub fn is_signed(&self, index: usize) -> bool {
+        self.signed.get(index).copied().unwrap_or(false)
+    }
+
     /// The index of state `name`.
     pub fn state_index(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| n == name)

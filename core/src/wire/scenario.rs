@@ -350,6 +350,17 @@ pub enum EventOut {
         /// The set action.
         action: String,
     },
+    /// See [`SimEvent::BurstStarted`].
+    BurstStarted,
+    /// See [`SimEvent::BurstEnded`].
+    BurstEnded,
+    /// See [`SimEvent::LashOut`].
+    LashOut {
+        /// Who.
+        target: String,
+        /// How hard.
+        intensity: f64,
+    },
     /// See [`SimEvent::LevelChanged`].
     LevelChanged {
         /// Before.
@@ -436,6 +447,12 @@ impl EventOut {
             SimEvent::ReactiveEnded { set, action } => Self::ReactiveEnded {
                 set: set.clone(),
                 action: action.clone(),
+            },
+            SimEvent::BurstStarted => Self::BurstStarted,
+            SimEvent::BurstEnded => Self::BurstEnded,
+            SimEvent::LashOut { target, intensity } => Self::LashOut {
+                target: target.clone(),
+                intensity: round4(*intensity),
             },
             SimEvent::LevelChanged { from, to } => Self::LevelChanged {
                 from: from.as_str(),

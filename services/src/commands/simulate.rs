@@ -206,6 +206,9 @@ fn describe(event: &EventOut) -> Option<String> {
         } => Some(format!("dropped {action} to {by_action}")),
         EventOut::ReactiveStarted { action, .. } => Some(format!("reacts: {action}")),
         EventOut::ReactiveEnded { action, .. } => Some(format!("stops {action}")),
+        EventOut::BurstStarted => Some("loses their temper".to_owned()),
+        EventOut::BurstEnded => Some("calms down".to_owned()),
+        EventOut::LashOut { target, .. } => Some(format!("lashes out at {target}")),
         EventOut::AggregatedEventsApplied { count } => {
             Some(format!("caught up {count} coarse events"))
         }
