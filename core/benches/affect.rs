@@ -11,10 +11,14 @@ const HALGRIM: &str = include_str!("../../config/affect/halgrim.yaml");
 
 fn bench_affect(c: &mut Criterion) {
     let mut value: serde_json::Value = serde_saphyr::from_str(DEFAULTS).unwrap_or_default();
-    merge_layers(&mut value, serde_saphyr::from_str(HALGRIM).unwrap_or_default());
-    let Ok(model) = AffectConfig::from_value(value).map_err(|e| e.to_string()).and_then(|config| {
-        AffectModel::compile(&config).map_err(|e| e.to_string())
-    }) else {
+    merge_layers(
+        &mut value,
+        serde_saphyr::from_str(HALGRIM).unwrap_or_default(),
+    );
+    let Ok(model) = AffectConfig::from_value(value)
+        .map_err(|e| e.to_string())
+        .and_then(|config| AffectModel::compile(&config).map_err(|e| e.to_string()))
+    else {
         panic!("the shipped persona compiles")
     };
     let mut personas: Vec<_> = (0..10_000).map(|_| model.initial_state()).collect();

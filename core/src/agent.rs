@@ -41,6 +41,8 @@ pub struct Agent {
     pub capabilities: Vec<Symbol>,
     /// Narrative commitments.
     pub commitments: Vec<Commitment>,
+    /// Symbolic facts that hold for it (`has:hammer`), read by fact preconditions and plans.
+    pub facts: Vec<Symbol>,
 }
 
 impl Agent {
@@ -55,6 +57,7 @@ impl Agent {
             resources: Vec::new(),
             capabilities: Vec::new(),
             commitments: Vec::new(),
+            facts: Vec::new(),
         }
     }
 

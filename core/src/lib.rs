@@ -16,6 +16,7 @@
 //! - [`decider`]: `rank`, `decide`, `decide_batch`; [`contention`] resolves batch disputes.
 //! - [`simulator`]: an agent's life over time — updaters, gradual deltas, the action queue,
 //!   preemption, simplified and full detail.
+//! - [`planner`]: bounded GOAP search turning a multi-step goal into queued actions.
 //! - [`reactive`]: utility sets — the "which now?" layer with veto, selectors and inertia.
 //! - [`tuning`]: calibration, defaults and profiles.
 //! - [`wire`]: the JSON contract of `geppetto decide` / `decide-batch`.
@@ -26,6 +27,7 @@ pub mod consideration;
 pub mod contention;
 pub mod curve;
 pub mod decider;
+pub mod planner;
 pub mod reactive;
 pub mod rng;
 pub mod scenario;
@@ -51,4 +53,6 @@ pub use simulator::{
 };
 pub use tuning::{Profile, Tuning, TuningPatch};
 pub use vocabulary::{Symbol, Vocabulary};
-pub use world::{AdvertisedAction, CompareOp, Context, Position, Precondition, Provider, World};
+pub use world::{
+    ActionEffects, AdvertisedAction, CompareOp, Context, Position, Precondition, Provider, World,
+};

@@ -363,6 +363,7 @@ fn precondition_holds(precondition: &Precondition, agent: &Agent, provider: &Pro
         Precondition::Capability(capability) => agent.capabilities.contains(capability),
         Precondition::Resource { name, min } => agent.resource(*name) >= *min,
         Precondition::ProviderState(state) => provider.state == Some(*state),
+        Precondition::Fact(fact) => agent.facts.contains(fact),
     }
 }
 

@@ -23,6 +23,10 @@
 //! else — the way combat preempts daily life. Set inputs read the agent's considerations by
 //! name, then the world's perceptions, else the input's minimum.
 //!
+//! A completed action's symbolic effects (facts added and removed) apply to the agent, so a
+//! planned sequence can run through the queue; its costs and yields apply only when the
+//! simulator is told to settle resources (a game usually debits costs itself).
+//!
 //! A newly started action therefore gets its first gradual delta on the following tick.
 //! Randomness: the autonomous pick draws from `derive_seed(seed, 1)`, the preemption pick from
 //! `derive_seed(seed, 2)`, the reactive set from `derive_seed(seed, 3)`, queue-entry ranking
@@ -537,6 +541,7 @@ pub struct Simulator {
     decider: Decider,
     effects: AggregatedEffects,
     values: Box<dyn ValueSource>,
+    settle_resources: bool,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -556,7 +561,16 @@ impl Simulator {
             decider,
             effects: Vec::new(),
             values: Box::new(WorldMaps),
+            settle_resources: false,
         }
+    }
+
+    /// Debits an action's costs and credits its yields when it completes. Off by default: a
+    /// game debits costs itself (seed 000); turn it on where geppetto is the whole world
+    /// (scenarios, the demo). Symbolic facts always follow a completed action.
+    pub fn settling_resources(mut self, settle: bool) -> Self {
+        self.settle_resources = settle;
+        self
     }
 
     /// Sets the profile's aggregated-event effects table.
@@ -963,6 +977,31 @@ impl Simulator {
                 provider: running.provider.clone(),
                 action: running.action.id.clone(),
             });
+            let effects = &running.action.effects;
+            let facts = &mut agent.agent.facts;
+            facts.retain(|fact| !effects.removes.contains(fact));
+            for fact in &effects.adds {
+                if !facts.contains(fact) {
+                    facts.push(*fact);
+                }
+            }
+            if self.settle_resources {
+                let resources = &mut agent.agent.resources;
+                let settle =
+                    |resources: &mut Vec<(Symbol, f64)>, name: Symbol, delta: f64| match resources
+                        .iter_mut()
+                        .find(|(held, _)| *held == name)
+                    {
+                        Some((_, amount)) => *amount += delta,
+                        None => resources.push((name, delta)),
+                    };
+                for &(name, cost) in &running.action.costs {
+                    settle(resources, name, -cost);
+                }
+                for &(name, gain) in &effects.yields {
+                    settle(resources, name, gain);
+                }
+            }
             agent.running = None;
             return false;
         }

@@ -82,6 +82,21 @@ pub enum Precondition {
     },
     /// The provider must be in this state.
     ProviderState(Symbol),
+    /// The agent must hold this symbolic fact (`has:ore`, `knows:recipe`).
+    Fact(Symbol),
+}
+
+/// What an action does to the symbolic world the planner reasons over, beyond its
+/// consideration deltas: facts it makes true or false, resources it yields (its costs are
+/// what it takes).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ActionEffects {
+    /// Facts that hold afterwards.
+    pub adds: Vec<Symbol>,
+    /// Facts that no longer hold afterwards.
+    pub removes: Vec<Symbol>,
+    /// Resources gained.
+    pub yields: Vec<(Symbol, f64)>,
 }
 
 /// An action a provider advertises.
@@ -109,6 +124,8 @@ pub struct AdvertisedAction {
     pub preconditions: Vec<Precondition>,
     /// Resources it costs.
     pub costs: Vec<(Symbol, f64)>,
+    /// Its symbolic effects, for planning.
+    pub effects: ActionEffects,
 }
 
 impl AdvertisedAction {
@@ -126,6 +143,7 @@ impl AdvertisedAction {
             occupancy: 0,
             preconditions: Vec::new(),
             costs: Vec::new(),
+            effects: ActionEffects::default(),
         }
     }
 

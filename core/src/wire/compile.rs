@@ -13,7 +13,9 @@ use crate::agent::{Agent, Commitment};
 use crate::consideration::{Consideration, Updater};
 use crate::curve::{ResponseCurve, SampledCurve, Shape};
 use crate::vocabulary::{Symbol, Vocabulary};
-use crate::world::{AdvertisedAction, CompareOp, Context, Position, Precondition, Provider, World};
+use crate::world::{
+    ActionEffects, AdvertisedAction, CompareOp, Context, Position, Precondition, Provider, World,
+};
 
 fn finite(path: &str, value: f64) -> Result<f64, WireError> {
     if value.is_finite() {
@@ -206,6 +208,7 @@ pub fn agent(
     Ok(Agent {
         id: spec.id.clone(),
         position: position(&format!("{path}.position"), &spec.position)?,
+        facts: symbols(&spec.facts, vocabulary),
         considerations,
         tag_modifiers: symbol_map(
             &format!("{path}.tag_modifiers"),
@@ -235,15 +238,17 @@ fn precondition(
     spec: &PreconditionSpec,
     vocabulary: &mut Vocabulary,
 ) -> Result<Precondition, WireError> {
-    const FORMS: &str = "must be exactly one of {consideration, op, value}, {capability}, {resource, min}, {provider_state}";
+    const FORMS: &str = "must be exactly one of {consideration, op, value}, {capability}, {resource, min}, {provider_state}, {fact}";
     let p = spec;
+    let bare = p.op.is_none() && p.value.is_none() && p.min.is_none();
     let precondition = match (
         &p.consideration,
         &p.capability,
         &p.resource,
         &p.provider_state,
+        &p.fact,
     ) {
-        (Some(name), None, None, None) if p.min.is_none() => {
+        (Some(name), None, None, None, None) if p.min.is_none() => {
             let (Some(op), Some(value)) = (p.op, p.value) else {
                 return Err(WireError::at(
                     path,
@@ -264,12 +269,10 @@ fn precondition(
                 value: finite(&format!("{path}.value"), value)?,
             }
         }
-        (None, Some(capability), None, None)
-            if p.op.is_none() && p.value.is_none() && p.min.is_none() =>
-        {
+        (None, Some(capability), None, None, None) if bare => {
             Precondition::Capability(vocabulary.intern(capability))
         }
-        (None, None, Some(resource), None) if p.op.is_none() && p.value.is_none() => {
+        (None, None, Some(resource), None, None) if p.op.is_none() && p.value.is_none() => {
             let Some(min) = p.min else {
                 return Err(WireError::at(path, "a resource precondition needs `min`"));
             };
@@ -278,11 +281,10 @@ fn precondition(
                 min: finite(&format!("{path}.min"), min)?,
             }
         }
-        (None, None, None, Some(state))
-            if p.op.is_none() && p.value.is_none() && p.min.is_none() =>
-        {
+        (None, None, None, Some(state), None) if bare => {
             Precondition::ProviderState(vocabulary.intern(state))
         }
+        (None, None, None, None, Some(fact)) if bare => Precondition::Fact(vocabulary.intern(fact)),
         _ => return Err(WireError::at(path, FORMS)),
     };
     Ok(precondition)
@@ -317,6 +319,16 @@ fn action(
             .radius
             .map(|radius| non_negative(&format!("{path}.radius"), radius))
             .transpose()?,
+        effects: ActionEffects {
+            adds: symbols(&spec.adds_facts, vocabulary),
+            removes: symbols(&spec.removes_facts, vocabulary),
+            yields: symbol_map(
+                &format!("{path}.yields"),
+                &spec.yields,
+                vocabulary,
+                non_negative,
+            )?,
+        },
         capacity: spec.capacity,
         occupancy: spec.occupancy,
         preconditions,

@@ -68,6 +68,9 @@ pub struct AgentSpec {
     /// Narrative commitments.
     #[serde(default)]
     pub commitments: Vec<CommitmentSpec>,
+    /// Symbolic facts that hold for it (`has:hammer`).
+    #[serde(default)]
+    pub facts: Vec<String>,
 }
 
 /// A consideration.
@@ -276,10 +279,20 @@ pub struct ActionSpec {
     /// Cost per resource.
     #[serde(default)]
     pub costs: BTreeMap<String, f64>,
+    /// Facts that hold after it (for planning).
+    #[serde(default)]
+    pub adds_facts: Vec<String>,
+    /// Facts that no longer hold after it.
+    #[serde(default)]
+    pub removes_facts: Vec<String>,
+    /// Resources it yields.
+    #[serde(default)]
+    pub yields: BTreeMap<String, f64>,
 }
 
 /// A precondition: exactly one of the forms below.
-/// `{consideration, op, value}`, `{capability}`, `{resource, min}`, `{provider_state}`.
+/// `{consideration, op, value}`, `{capability}`, `{resource, min}`, `{provider_state}`,
+/// `{fact}`.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct PreconditionSpec {
     /// Consideration form: its name.
@@ -303,6 +316,9 @@ pub struct PreconditionSpec {
     /// Provider-state form.
     #[serde(default)]
     pub provider_state: Option<String>,
+    /// Fact form: the agent must hold this fact.
+    #[serde(default)]
+    pub fact: Option<String>,
 }
 
 /// A comparison operator.

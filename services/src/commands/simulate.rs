@@ -61,7 +61,9 @@ pub fn simulate(
     let decider =
         wire::decider_for(&spec.tuning, profile, &mut vocabulary).map_err(|e| refused(file, e))?;
     let effects = profile.aggregated_effects_in(&mut vocabulary);
-    let simulator = Simulator::new(decider).with_aggregated_effects(effects);
+    let simulator = Simulator::new(decider)
+        .with_aggregated_effects(effects)
+        .settling_resources(true);
     let mut scenario =
         compile_scenario(&spec, options.hours, &mut vocabulary).map_err(|e| refused(file, e))?;
     if let Some(name) = &spec.reactive_set {

@@ -1,0 +1,199 @@
+//! Goal-oriented planning over advertised actions: multi-step plans, budgets, unreachable
+//! goals, and plans that run through the simulator's queue.
+
+mod support;
+
+use geppetto_core::planner::{NoPlan, PlanGoal, PlannerConfig, plan};
+use geppetto_core::{
+    Decider, DetailLevel, Precondition, SimEvent, SimulatedAgent, Simulator, TickRequest, Tuning,
+};
+use support::{Scene, provider, world};
+
+/// A smith who wants a sword: ore from the market (costs gold), wood from the shed, both
+/// smelted into an ingot at the forge, the ingot forged at the anvil.
+fn smithy(scene: &mut Scene) -> (geppetto_core::Agent, geppetto_core::World, PlanGoal) {
+    let mut agent = scene.agent("bram", 0.0, 0.0, &[("PRIDE", 50.0)]);
+    let gold = scene.sym("gold");
+    agent.resources = vec![(gold, 5.0)];
+    let fact = |scene: &mut Scene, name: &str| scene.sym(name);
+    let (ore, wood, ingot, sword) = (
+        fact(scene, "has:ore"),
+        fact(scene, "has:wood"),
+        fact(scene, "has:ingot"),
+        fact(scene, "has:sword"),
+    );
+    let mut buy_ore = scene.action("buy_ore", &[], &[]);
+    buy_ore.costs = vec![(gold, 3.0)];
+    buy_ore.effects.adds = vec![ore];
+    buy_ore.duration_hours = 0.25;
+    let mut chop = scene.action("chop_wood", &[], &[]);
+    chop.effects.adds = vec![wood];
+    chop.duration_hours = 0.5;
+    let mut smelt = scene.action("smelt", &[], &[]);
+    smelt.preconditions = vec![Precondition::Fact(ore), Precondition::Fact(wood)];
+    smelt.effects.removes = vec![ore, wood];
+    smelt.effects.adds = vec![ingot];
+    smelt.duration_hours = 1.0;
+    let mut forge = scene.action("forge_sword", &[("PRIDE", 30.0)], &[]);
+    forge.preconditions = vec![Precondition::Fact(ingot)];
+    forge.effects.removes = vec![ingot];
+    forge.effects.adds = vec![sword];
+    forge.duration_hours = 2.0;
+    let mut loaf = scene.action("eat_a_loaf", &[], &[]);
+    loaf.costs = vec![(gold, 1.0)];
+    let world = world(vec![
+        provider("market", 40.0, 0.0, 5, vec![buy_ore, loaf]),
+        provider("woodshed", 0.0, 20.0, 1, vec![chop]),
+        provider("forge", 5.0, 5.0, 1, vec![smelt]),
+        provider("anvil", 6.0, 5.0, 1, vec![forge]),
+    ]);
+    (
+        agent,
+        world,
+        PlanGoal {
+            facts: vec![sword],
+            resources: Vec::new(),
+        },
+    )
+}
+
+fn names(world: &geppetto_core::World, steps: &[geppetto_core::planner::PlanStep]) -> Vec<String> {
+    steps
+        .iter()
+        .map(|s| world.providers[s.provider].actions[s.action].id.clone())
+        .collect()
+}
+
+#[test]
+fn a_four_step_acquire_and_craft_plan() {
+    let mut scene = Scene::default();
+    let (agent, world, goal) = smithy(&mut scene);
+    let found = plan(&agent, &world, &goal, &PlannerConfig::default()).expect("a plan");
+    let steps = names(&world, &found.steps);
+    assert_eq!(steps.len(), 4, "{steps:?}");
+    assert_eq!(&steps[2..], ["smelt", "forge_sword"]);
+    assert!(
+        steps[..2].contains(&"buy_ore".to_owned()) && steps[..2].contains(&"chop_wood".to_owned())
+    );
+    assert!(
+        found.cost_hours >= 3.75,
+        "durations alone are 3.75 h: {}",
+        found.cost_hours
+    );
+    let again = plan(&agent, &world, &goal, &PlannerConfig::default()).expect("a plan");
+    assert_eq!(again, found, "deterministic");
+}
+
+#[test]
+fn a_spent_budget_reports_no_plan_instead_of_stalling() {
+    let mut scene = Scene::default();
+    let (agent, world, goal) = smithy(&mut scene);
+    let tight = PlannerConfig {
+        max_expansions: 3,
+        ..PlannerConfig::default()
+    };
+    assert_eq!(
+        plan(&agent, &world, &goal, &tight),
+        Err(NoPlan::BudgetExhausted)
+    );
+}
+
+#[test]
+fn a_goal_nothing_can_reach_is_unreachable_and_money_matters() {
+    let mut scene = Scene::default();
+    let (mut agent, world, _) = smithy(&mut scene);
+    let crown = scene.sym("has:crown");
+    assert_eq!(
+        plan(
+            &agent,
+            &world,
+            &PlanGoal {
+                facts: vec![crown],
+                resources: vec![]
+            },
+            &PlannerConfig::default()
+        ),
+        Err(NoPlan::Unreachable)
+    );
+    // Too poor for ore: no sword either.
+    agent.resources = vec![(scene.sym("gold"), 2.0)];
+    let sword = scene.sym("has:sword");
+    assert_eq!(
+        plan(
+            &agent,
+            &world,
+            &PlanGoal {
+                facts: vec![sword],
+                resources: vec![]
+            },
+            &PlannerConfig::default()
+        ),
+        Err(NoPlan::Unreachable)
+    );
+    // A goal that already holds needs no steps.
+    agent.facts = vec![sword];
+    let done = plan(
+        &agent,
+        &world,
+        &PlanGoal {
+            facts: vec![sword],
+            resources: vec![],
+        },
+        &PlannerConfig::default(),
+    )
+    .expect("trivial");
+    assert!(done.steps.is_empty());
+}
+
+#[test]
+fn a_depth_limit_below_the_plan_length_finds_nothing() {
+    let mut scene = Scene::default();
+    let (agent, world, goal) = smithy(&mut scene);
+    let shallow = PlannerConfig {
+        max_depth: 3,
+        ..PlannerConfig::default()
+    };
+    assert_eq!(
+        plan(&agent, &world, &goal, &shallow),
+        Err(NoPlan::Unreachable)
+    );
+}
+
+#[test]
+fn a_plan_runs_through_the_queue_and_the_facts_follow_the_facts() {
+    let mut scene = Scene::default();
+    let (agent, mut world, goal) = smithy(&mut scene);
+    let found = plan(&agent, &world, &goal, &PlannerConfig::default()).expect("a plan");
+    let mut npc = SimulatedAgent::new(agent);
+    npc.queue.extend(found.queue_entries(&world, false));
+    let sim = Simulator::new(Decider::new(Tuning::default())).settling_resources(true);
+    let mut started = Vec::new();
+    for tick in 0..(6 * 60) {
+        let request = TickRequest {
+            now_hours: 8.0 + tick as f64 / 60.0,
+            world: &world,
+            level: DetailLevel::Full,
+            simplified_event: None,
+        };
+        for event in sim.advance(&mut npc, request, tick).events {
+            if let SimEvent::ActionStarted { action, .. } = event {
+                started.push(action);
+            }
+        }
+        if started.len() == 4 {
+            break;
+        }
+        world.now_hours += 1.0 / 60.0;
+    }
+    assert_eq!(
+        started,
+        names(&world, &found.steps),
+        "the plan runs step by step"
+    );
+    assert!(
+        npc.agent.facts.contains(&goal.facts[0]) || npc.running.is_some(),
+        "the sword is made or being made"
+    );
+    let gold = scene.sym("gold");
+    assert_eq!(npc.agent.resource(gold), 2.0, "the ore cost 3 of 5 gold");
+}
