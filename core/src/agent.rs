@@ -3,7 +3,7 @@
 
 use crate::consideration::Consideration;
 use crate::vocabulary::Symbol;
-use crate::world::Position;
+use crate::world::{Context, Position};
 
 /// A narrative promise that forbids actions with some tags until it expires.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,6 +43,11 @@ pub struct Agent {
     pub commitments: Vec<Commitment>,
     /// Symbolic facts that hold for it (`has:hammer`), read by fact preconditions and plans.
     pub facts: Vec<Symbol>,
+    /// Contexts that apply to this agent only (its schedule's activity), scored like the
+    /// world's.
+    pub contexts: Vec<Context>,
+    /// A provider it is drawn to (its schedule's location) and the multiplier its actions get.
+    pub preferred_provider: Option<(String, f64)>,
 }
 
 impl Agent {
@@ -58,6 +63,8 @@ impl Agent {
             capabilities: Vec::new(),
             commitments: Vec::new(),
             facts: Vec::new(),
+            contexts: Vec::new(),
+            preferred_provider: None,
         }
     }
 

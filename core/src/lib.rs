@@ -14,6 +14,7 @@
 //! - [`scoring`]: eligibility gates and the utility formula with its breakdown.
 //! - [`selection`]: top-k softmax and convention breaking.
 //! - [`decider`]: `rank`, `decide`, `decide_batch`; [`contention`] resolves batch disputes.
+//! - [`schedule`]: daily blocks becoming personal contexts and preferred places.
 //! - [`simulator`]: an agent's life over time — updaters, gradual deltas, the action queue,
 //!   preemption, simplified and full detail.
 //! - [`planner`]: bounded GOAP search turning a multi-step goal into queued actions.
@@ -31,6 +32,7 @@ pub mod planner;
 pub mod reactive;
 pub mod rng;
 pub mod scenario;
+pub mod schedule;
 pub mod scoring;
 pub mod selection;
 pub mod simulator;

@@ -8,7 +8,8 @@
 //!                 · M_personality · M_context · M_distance − weighted_cost
 //! M_personality = Π tag modifiers of x's tags · domain preference
 //! M_context     = Π over active contexts, over x's tags: m · m   (squared on purpose: a ×2
-//!                 context must double the observed frequency after the softmax)
+//!                 context must double the observed frequency after the softmax); the agent's
+//!                 own contexts count too, and its preferred provider's multiplier (once)
 //! M_distance    = 1 / (1 + distance / distance_reference)
 //! weighted_cost = Σ_r cost_r / max(1, available_r / cost_r)     (= cost²/available)
 //! ```
@@ -211,12 +212,12 @@ impl<'a> ScoringView<'a> {
         None
     }
 
-    /// The utility of an eligible action and its breakdown; `distance_factor` is the
-    /// provider's `M_distance`.
+    /// The utility of an eligible action and its breakdown, given the provider's `M_distance`
+    /// and the agent's pull toward it (its preferred provider's multiplier, else 1).
     pub(crate) fn score(
         &self,
         action: &AdvertisedAction,
-        distance_factor: f64,
+        (distance_factor, location_factor): (f64, f64),
         contexts: &[Context],
         tuning: &Tuning,
     ) -> (f64, Breakdown) {
@@ -242,6 +243,7 @@ impl<'a> ScoringView<'a> {
         let personality = tag_product * domain;
         let context: f64 = contexts
             .iter()
+            .chain(&agent.contexts)
             .flat_map(|context| {
                 action
                     .tags
@@ -249,7 +251,8 @@ impl<'a> ScoringView<'a> {
                     .filter_map(|tag| lookup(&context.tag_multipliers, *tag))
             })
             .map(|multiplier| multiplier * multiplier)
-            .product();
+            .product::<f64>()
+            * location_factor;
         let cost: f64 = action
             .costs
             .iter()
@@ -328,6 +331,10 @@ impl<'a> ScoringView<'a> {
             return;
         };
         let (now_hours, contexts) = (world.now_hours, &world.contexts);
+        let location_factor = match &self.agent.preferred_provider {
+            Some((preferred, multiplier)) if *preferred == provider.id => *multiplier,
+            _ => 1.0,
+        };
         for (action_index, action) in provider.actions.iter().enumerate() {
             match self.gate(provider, action, distance, now_hours) {
                 Some(reason) => {
@@ -341,7 +348,7 @@ impl<'a> ScoringView<'a> {
                 }
                 None => {
                     let (utility, breakdown) =
-                        self.score(action, distance_factor, contexts, tuning);
+                        self.score(action, (distance_factor, location_factor), contexts, tuning);
                     ranked.push(Candidate {
                         provider: provider_index,
                         action: action_index,

@@ -29,8 +29,12 @@
 //!
 //! A newly started action therefore gets its first gradual delta on the following tick.
 //! Randomness: the autonomous pick draws from `derive_seed(seed, 1)`, the preemption pick from
-//! `derive_seed(seed, 2)`, the reactive set from `derive_seed(seed, 3)`, queue-entry ranking
-//! from `seed` (it only matters for perception noise).
+//! `derive_seed(seed, 2)`, the reactive set from `derive_seed(seed, 3)`, the schedule's
+//! adherence roll from `derive_seed(seed, 4)`, queue-entry ranking from `seed` (it only
+//! matters for perception noise).
+//!
+//! A schedule, when the agent has one, is applied after the updaters: its block in force
+//! becomes the agent's personal context and preferred provider for the decisions of the tick.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -40,7 +44,9 @@ use crate::agent::{Agent, lookup};
 use crate::consideration::Updater;
 use crate::decider::Decider;
 use crate::reactive::{SetState, UtilitySet};
+use crate::rng::DetRng;
 use crate::rng::{derive_seed, stable_hash};
+use crate::schedule::ScheduleLayer;
 use crate::scoring::{Breakdown, Candidate};
 use crate::vocabulary::{Symbol, Vocabulary};
 use crate::world::{AdvertisedAction, World};
@@ -262,6 +268,8 @@ pub struct SimulatedAgent {
     pub reactive: Option<ReactiveLayer>,
     /// Its feelings, if it has a persona.
     pub affect: Option<AffectLayer>,
+    /// Its daily schedule, if it has one.
+    pub schedule: Option<ScheduleLayer>,
 }
 
 impl SimulatedAgent {
@@ -276,6 +284,7 @@ impl SimulatedAgent {
             aggregated_events: Vec::new(),
             reactive: None,
             affect: None,
+            schedule: None,
         }
     }
 
@@ -381,6 +390,13 @@ pub enum SimEvent {
         set: String,
         /// The set action that ended.
         action: String,
+    },
+    /// The schedule's activity changed (`None`: no block in force).
+    ActivityChanged {
+        /// Before.
+        from: Option<Symbol>,
+        /// After.
+        to: Option<Symbol>,
     },
     /// An outburst latched (affect overlay).
     BurstStarted,
@@ -793,6 +809,12 @@ impl Simulator {
             layer.run(simulated_hours, &mut events);
         }
         self.update_considerations(agent, request.world, simulated_hours);
+        if let Some(layer) = agent.schedule.as_mut() {
+            let mut rng = DetRng::new(derive_seed(seed, 4));
+            if let Some((from, to)) = layer.apply(&mut agent.agent, request.world, now, &mut rng) {
+                events.push(SimEvent::ActivityChanged { from, to });
+            }
+        }
         let continuing = self.progress_running_action(agent, simulated_hours, &mut events);
         let held = self.run_reactive(agent, request, derive_seed(seed, 3), &mut events);
         let stage = if held {

@@ -600,3 +600,135 @@ mod zone {
         assert_eq!(results[1].simulated_hours, 1.0);
     }
 }
+
+mod schedules {
+    use super::*;
+    use geppetto_core::schedule::{Schedule, ScheduleBlock, ScheduleLayer};
+    use std::sync::Arc;
+
+    fn day(scene: &mut Scene) -> (SimulatedAgent, World) {
+        let mut agent = SimulatedAgent::new(scene.agent(
+            "bram",
+            0.0,
+            0.0,
+            &[("ENERGY", 60.0), ("FUN", 60.0), ("PURPOSE", 60.0)],
+        ));
+        for (c, rate) in agent.agent.considerations.iter_mut().zip([5.0, 2.0, 6.0]) {
+            c.updater = Updater::LinearDecay { rate };
+        }
+        let mut hammer = scene.action("hammer", &[("PURPOSE", 6.0), ("FUN", 1.0)], &["work"]);
+        hammer.duration_hours = 1.0;
+        let mut sleep = scene.action("sleep", &[("ENERGY", 10.0)], &["rest"]);
+        sleep.duration_hours = 1.0;
+        let mut dice = scene.action("play_dice", &[("FUN", 12.0)], &["leisure"]);
+        dice.duration_hours = 1.0;
+        let world = world(vec![
+            provider("forge", 10.0, 0.0, 2, vec![hammer]),
+            provider("cottage", -10.0, 0.0, 2, vec![sleep]),
+            provider("tavern", 0.0, 10.0, 8, vec![dice]),
+        ]);
+        let block =
+            |scene: &mut Scene, start: f64, end: f64, activity: &str, tag: &str, location: &str| {
+                ScheduleBlock {
+                    start_hour: start,
+                    end_hour: end,
+                    activity: scene.sym(activity),
+                    tags: vec![scene.sym(tag)],
+                    location: Some(location.to_owned()),
+                    priority: 1.0,
+                    conditions: Vec::new(),
+                }
+            };
+        let schedule = Schedule {
+            blocks: vec![
+                block(scene, 8.0, 17.0, "work", "work", "{workplace}"),
+                block(scene, 18.0, 21.0, "unwind", "leisure", "tavern"),
+                block(scene, 22.0, 6.0, "sleep", "rest", "{home}"),
+            ],
+            adherence: 0.9,
+            tag_boost: 2.0,
+            location_boost: 3.0,
+        };
+        let places = vec![
+            ("workplace".to_owned(), "forge".to_owned()),
+            ("home".to_owned(), "cottage".to_owned()),
+        ];
+        agent.schedule = Some(ScheduleLayer::new(Arc::new(schedule), places));
+        (agent, world)
+    }
+
+    #[test]
+    fn the_day_follows_the_schedule_and_its_changes_are_events() {
+        let mut scene = Scene::default();
+        let (mut agent, world) = day(&mut scene);
+        let sim = simulator(TuningPatch::default());
+        let mut doing_at = std::collections::BTreeMap::new();
+        let mut changes = Vec::new();
+        for tick in 0..(24 * 60) {
+            let now = 6.0 + tick as f64 * MINUTE;
+            let request = TickRequest {
+                now_hours: now,
+                world: &world,
+                level: DetailLevel::Full,
+                simplified_event: None,
+            };
+            for event in sim.advance(&mut agent, request, tick as u64).events {
+                if let SimEvent::ActivityChanged { to, .. } = event {
+                    changes.push((
+                        now.round() as i64 % 24,
+                        to.map(|s| scene.vocabulary.name(s).to_owned()),
+                    ));
+                }
+            }
+            if tick % 60 == 30 {
+                doing_at.insert(
+                    (now.floor() as i64) % 24,
+                    running(&agent).map(str::to_owned),
+                );
+            }
+        }
+        let share = |hours: &[i64], action: &str| {
+            hours
+                .iter()
+                .filter(|h| doing_at[h].as_deref() == Some(action))
+                .count()
+        };
+        assert!(
+            share(&[9, 10, 11, 12, 13, 14, 15, 16], "hammer") >= 7,
+            "{doing_at:?}"
+        );
+        assert!(share(&[23, 0, 1, 2, 3, 4], "sleep") >= 4, "{doing_at:?}");
+        assert!(share(&[18, 19, 20], "play_dice") >= 2, "{doing_at:?}");
+        let to: Vec<(i64, Option<&str>)> =
+            changes.iter().map(|(h, a)| (*h, a.as_deref())).collect();
+        assert!(
+            to.contains(&(8, Some("work")))
+                && to.contains(&(22, Some("sleep")))
+                && to.contains(&(17, None)),
+            "{to:?}"
+        );
+    }
+
+    #[test]
+    fn a_critical_need_wins_over_a_schedule_with_no_adherence() {
+        let mut scene = Scene::default();
+        let (mut agent, world) = day(&mut scene);
+        if let Some(layer) = agent.schedule.as_mut() {
+            let mut schedule = (*layer.schedule).clone();
+            schedule.adherence = 0.0;
+            layer.schedule = Arc::new(schedule);
+        }
+        agent.agent.considerations[0].value = 5.0; // exhausted
+        agent.agent.considerations[0].critical_threshold = Some(20.0);
+        let sim = simulator(argmax());
+        let request = TickRequest {
+            now_hours: 10.0,
+            world: &world,
+            level: DetailLevel::Full,
+            simplified_event: None,
+        };
+        sim.advance(&mut agent, request, 0);
+        assert_eq!(running(&agent), Some("sleep"), "need beats the work block");
+        assert!(agent.agent.contexts.is_empty() && agent.agent.preferred_provider.is_none());
+    }
+}

@@ -209,6 +209,8 @@ pub fn agent(
         id: spec.id.clone(),
         position: position(&format!("{path}.position"), &spec.position)?,
         facts: symbols(&spec.facts, vocabulary),
+        contexts: Vec::new(),
+        preferred_provider: None,
         considerations,
         tag_modifiers: symbol_map(
             &format!("{path}.tag_modifiers"),

@@ -350,6 +350,13 @@ pub enum EventOut {
         /// The set action.
         action: String,
     },
+    /// See [`SimEvent::ActivityChanged`].
+    ActivityChanged {
+        /// Before.
+        from: Option<String>,
+        /// After.
+        to: Option<String>,
+    },
     /// See [`SimEvent::BurstStarted`].
     BurstStarted,
     /// See [`SimEvent::BurstEnded`].
@@ -447,6 +454,10 @@ impl EventOut {
             SimEvent::ReactiveEnded { set, action } => Self::ReactiveEnded {
                 set: set.clone(),
                 action: action.clone(),
+            },
+            SimEvent::ActivityChanged { from, to } => Self::ActivityChanged {
+                from: from.map(|s| vocabulary.name(s).to_owned()),
+                to: to.map(|s| vocabulary.name(s).to_owned()),
             },
             SimEvent::BurstStarted => Self::BurstStarted,
             SimEvent::BurstEnded => Self::BurstEnded,

@@ -208,6 +208,7 @@ fn describe(event: &EventOut) -> Option<String> {
         } => Some(format!("dropped {action} to {by_action}")),
         EventOut::ReactiveStarted { action, .. } => Some(format!("reacts: {action}")),
         EventOut::ReactiveEnded { action, .. } => Some(format!("stops {action}")),
+        EventOut::ActivityChanged { to, .. } => Some(format!("now {}", to.as_deref().unwrap_or("free time"))),
         EventOut::BurstStarted => Some("loses their temper".to_owned()),
         EventOut::BurstEnded => Some("calms down".to_owned()),
         EventOut::LashOut { target, .. } => Some(format!("lashes out at {target}")),

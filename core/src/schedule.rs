@@ -1,0 +1,326 @@
+//! Daily schedules (seed 001 §4.3, DESIGN.md §4.5): blocks of the day with an activity, a
+//! place and conditions, turned into what the decision engine already understands — the active
+//! block becomes a personal *context* (its activity tags boosted) and a *preferred provider*
+//! (its place). Schedules are data; nothing here is a branch per activity.
+//!
+//! - A block covers `[start_hour, end_hour)`; an end before the start wraps midnight.
+//! - Conditions read the world: `is`/`not` a named active context (weather, season or event —
+//!   a storm is a context the world turns on), `gt` a context-aggregate value.
+//! - Among the blocks that cover the hour and whose conditions hold, the highest priority wins
+//!   (ties: the earlier block). Temporary overrides with an expiry come before the schedule.
+//! - Adherence: when a need is critical, the agent keeps to its schedule with probability
+//!   `adherence`, else the schedule's pull is dropped for that tick and need decides.
+//! - A change of activity is an event.
+
+use crate::agent::{Agent, lookup};
+use crate::rng::DetRng;
+use crate::vocabulary::Symbol;
+use crate::world::{Context, World};
+
+/// What a condition is about (for authors and validation; all read the world's contexts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConditionKind {
+    /// Weather (`storm`, `rain`…), a context the world turns on.
+    Weather,
+    /// Season (`winter`…), a context.
+    Season,
+    /// An event (`festival`…), a context; `gt` reads its aggregate value.
+    Event,
+}
+
+/// A test on the world.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConditionTest {
+    /// The named context is active.
+    Is(Symbol),
+    /// The named context is not active.
+    Not(Symbol),
+    /// The named context-aggregate value is above the number.
+    Gt(Symbol, f64),
+}
+
+/// A condition of a schedule block.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Condition {
+    /// What it is about.
+    pub kind: ConditionKind,
+    /// The test.
+    pub test: ConditionTest,
+}
+
+impl Condition {
+    /// Whether it holds in `world`.
+    pub fn holds(&self, world: &World) -> bool {
+        let active = |name: Symbol| world.contexts.iter().any(|c| c.name == name);
+        match self.test {
+            ConditionTest::Is(name) => active(name),
+            ConditionTest::Not(name) => !active(name),
+            ConditionTest::Gt(name, threshold) => {
+                lookup(&world.context_aggregates, name).is_some_and(|v| v > threshold)
+            }
+        }
+    }
+}
+
+/// A block of the day.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduleBlock {
+    /// Hour of day it starts (0–24).
+    pub start_hour: f64,
+    /// Hour of day it ends; before `start_hour` it wraps midnight.
+    pub end_hour: f64,
+    /// What the agent does (`work`, `sleep`, `worship`…).
+    pub activity: Symbol,
+    /// Action tags the activity favours.
+    pub tags: Vec<Symbol>,
+    /// Where: a provider id, or a placeholder like `{workplace}` resolved per agent.
+    pub location: Option<String>,
+    /// Higher wins when blocks overlap.
+    pub priority: f64,
+    /// All must hold.
+    pub conditions: Vec<Condition>,
+}
+
+impl ScheduleBlock {
+    /// Whether the block covers `hour_of_day` (wrapping midnight when it ends before it starts).
+    pub fn covers(&self, hour_of_day: f64) -> bool {
+        if self.start_hour <= self.end_hour {
+            (self.start_hour..self.end_hour).contains(&hour_of_day)
+        } else {
+            hour_of_day >= self.start_hour || hour_of_day < self.end_hour
+        }
+    }
+}
+
+/// A schedule: its blocks and how strongly the agent keeps to them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule {
+    /// The blocks, in authored order.
+    pub blocks: Vec<ScheduleBlock>,
+    /// Probability of keeping to the schedule while a need is critical (0–1).
+    pub adherence: f64,
+    /// Multiplier the block's tags get in the agent's context (applied squared, like every
+    /// context).
+    pub tag_boost: f64,
+    /// Multiplier the actions at the block's location get (applied once).
+    pub location_boost: f64,
+}
+
+/// A temporary block that replaces the schedule until it expires.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduleOverride {
+    /// The block (its hours are ignored: it holds until it expires).
+    pub block: ScheduleBlock,
+    /// Game hour it ends.
+    pub expires_at_hours: f64,
+}
+
+/// What the schedule says at a moment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduleFocus {
+    /// The activity.
+    pub activity: Symbol,
+    /// Whether it comes from an override.
+    pub overridden: bool,
+    /// The resolved location, if any.
+    pub location: Option<String>,
+}
+
+impl Schedule {
+    /// The block in force at `now_hours` in `world`, overrides first.
+    pub fn active<'a>(
+        &'a self,
+        now_hours: f64,
+        world: &World,
+        overrides: &'a [ScheduleOverride],
+    ) -> Option<(&'a ScheduleBlock, bool)> {
+        if let Some(o) = overrides.iter().find(|o| o.expires_at_hours > now_hours) {
+            return Some((&o.block, true));
+        }
+        let hour_of_day = now_hours.rem_euclid(24.0);
+        self.blocks
+            .iter()
+            .filter(|b| b.covers(hour_of_day) && b.conditions.iter().all(|c| c.holds(world)))
+            .fold(None, |best: Option<&ScheduleBlock>, block| match best {
+                Some(b) if b.priority >= block.priority => Some(b),
+                _ => Some(block),
+            })
+            .map(|block| (block, false))
+    }
+}
+
+/// Replaces `{name}` placeholders in a location with the agent's own places.
+pub fn resolve_location(location: &str, places: &[(String, String)]) -> String {
+    let mut resolved = location.to_owned();
+    for (name, place) in places {
+        resolved = resolved.replace(&format!("{{{name}}}"), place);
+    }
+    resolved
+}
+
+/// An agent's schedule and its state: its own places, overrides, and the current activity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduleLayer {
+    /// The schedule (shared by an archetype).
+    pub schedule: std::sync::Arc<Schedule>,
+    /// Placeholder values (`workplace` → `forge`).
+    pub places: Vec<(String, String)>,
+    /// Temporary overrides.
+    pub overrides: Vec<ScheduleOverride>,
+    /// The activity in force after the last tick.
+    pub current: Option<Symbol>,
+}
+
+impl ScheduleLayer {
+    /// A layer with no overrides and no current activity.
+    pub fn new(schedule: std::sync::Arc<Schedule>, places: Vec<(String, String)>) -> Self {
+        Self {
+            schedule,
+            places,
+            overrides: Vec::new(),
+            current: None,
+        }
+    }
+
+    /// Sets the agent's personal context and preferred provider for this tick (or clears them
+    /// when there is no block, or a critical need wins against adherence), drops expired
+    /// overrides, and returns `(from, to)` when the activity changed.
+    pub fn apply(
+        &mut self,
+        agent: &mut Agent,
+        world: &World,
+        now_hours: f64,
+        rng: &mut DetRng,
+    ) -> Option<(Option<Symbol>, Option<Symbol>)> {
+        self.overrides.retain(|o| o.expires_at_hours > now_hours);
+        let schedule = std::sync::Arc::clone(&self.schedule);
+        let focus = schedule
+            .active(now_hours, world, &self.overrides)
+            .map(|(block, _)| block);
+        let urgent = agent.considerations.iter().any(|c| c.is_critical());
+        let keeps = !urgent || rng.next_unit() < schedule.adherence;
+        agent.contexts.clear();
+        agent.preferred_provider = None;
+        if let Some(block) = focus.filter(|_| keeps) {
+            let tag_multipliers = block
+                .tags
+                .iter()
+                .map(|tag| (*tag, schedule.tag_boost))
+                .collect();
+            agent.contexts.push(Context {
+                name: block.activity,
+                tag_multipliers,
+            });
+            agent.preferred_provider = block
+                .location
+                .as_deref()
+                .map(|l| (resolve_location(l, &self.places), schedule.location_boost));
+        }
+        let activity = focus.map(|block| block.activity);
+        let changed = (activity != self.current).then_some((self.current, activity));
+        self.current = activity;
+        changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocabulary::Vocabulary;
+
+    fn block(
+        v: &mut Vocabulary,
+        start: f64,
+        end: f64,
+        activity: &str,
+        priority: f64,
+    ) -> ScheduleBlock {
+        ScheduleBlock {
+            start_hour: start,
+            end_hour: end,
+            activity: v.intern(activity),
+            tags: vec![v.intern(activity)],
+            location: None,
+            priority,
+            conditions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn blocks_wrap_midnight() {
+        let mut v = Vocabulary::new();
+        let sleep = block(&mut v, 22.0, 6.0, "sleep", 1.0);
+        assert!(sleep.covers(23.5) && sleep.covers(0.0) && sleep.covers(5.99));
+        assert!(!sleep.covers(6.0) && !sleep.covers(12.0) && !sleep.covers(21.99));
+        let work = block(&mut v, 8.0, 17.0, "work", 1.0);
+        assert!(work.covers(8.0) && !work.covers(17.0));
+    }
+
+    #[test]
+    fn the_highest_priority_block_whose_conditions_hold_wins() {
+        let mut v = Vocabulary::new();
+        let storm = v.intern("storm");
+        let work = block(&mut v, 8.0, 17.0, "work_in_the_fields", 1.0);
+        let mut shelter = block(&mut v, 0.0, 24.0, "shelter", 5.0);
+        shelter.conditions = vec![Condition {
+            kind: ConditionKind::Weather,
+            test: ConditionTest::Is(storm),
+        }];
+        let schedule = Schedule {
+            blocks: vec![work, shelter],
+            adherence: 0.8,
+            tag_boost: 1.5,
+            location_boost: 2.0,
+        };
+        let mut world = World::default();
+        let at = |world: &World| {
+            schedule
+                .active(10.0, world, &[])
+                .map(|(b, _)| v.name(b.activity).to_owned())
+        };
+        assert_eq!(at(&world).as_deref(), Some("work_in_the_fields"));
+        world.contexts.push(Context {
+            name: storm,
+            tag_multipliers: Vec::new(),
+        });
+        assert_eq!(
+            at(&world).as_deref(),
+            Some("shelter"),
+            "the storm overrides the fields"
+        );
+        assert_eq!(schedule.active(20.0, &World::default(), &[]), None);
+    }
+
+    #[test]
+    fn an_override_holds_until_it_expires() {
+        let mut v = Vocabulary::new();
+        let schedule = Schedule {
+            blocks: vec![block(&mut v, 8.0, 17.0, "work", 1.0)],
+            adherence: 1.0,
+            tag_boost: 1.5,
+            location_boost: 2.0,
+        };
+        let overrides = vec![ScheduleOverride {
+            block: block(&mut v, 0.0, 0.0, "mourn", 0.0),
+            expires_at_hours: 12.0,
+        }];
+        let name = |now: f64| {
+            schedule
+                .active(now, &World::default(), &overrides)
+                .map(|(b, o)| (v.name(b.activity).to_owned(), o))
+        };
+        assert_eq!(name(10.0), Some(("mourn".to_owned(), true)));
+        assert_eq!(name(12.5), Some(("work".to_owned(), false)));
+    }
+
+    #[test]
+    fn placeholders_resolve_per_agent() {
+        let places = vec![
+            ("workplace".to_owned(), "forge".to_owned()),
+            ("home".to_owned(), "cottage_3".to_owned()),
+        ];
+        assert_eq!(resolve_location("{workplace}", &places), "forge");
+        assert_eq!(resolve_location("{home}", &places), "cottage_3");
+        assert_eq!(resolve_location("chapel", &places), "chapel");
+    }
+}
