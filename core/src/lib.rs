@@ -15,6 +15,7 @@
 //! - [`selection`]: top-k softmax and convention breaking.
 //! - [`decider`]: `rank`, `decide`, `decide_batch`; [`contention`] resolves batch disputes.
 //! - [`schedule`]: daily blocks becoming personal contexts and preferred places.
+//! - [`wellbeing`]: mood and stress derived from needs; [`bark`]: lines said aloud.
 //! - [`simulator`]: an agent's life over time — updaters, gradual deltas, the action queue,
 //!   preemption, simplified and full detail.
 //! - [`planner`]: bounded GOAP search turning a multi-step goal into queued actions.
@@ -24,6 +25,7 @@
 
 pub mod affect;
 pub mod agent;
+pub mod bark;
 pub mod consideration;
 pub mod contention;
 pub mod curve;
@@ -39,6 +41,7 @@ pub mod simulator;
 mod spatial;
 pub mod tuning;
 pub mod vocabulary;
+pub mod wellbeing;
 pub mod wire;
 pub mod world;
 

@@ -30,8 +30,9 @@
 //! A newly started action therefore gets its first gradual delta on the following tick.
 //! Randomness: the autonomous pick draws from `derive_seed(seed, 1)`, the preemption pick from
 //! `derive_seed(seed, 2)`, the reactive set from `derive_seed(seed, 3)`, the schedule's
-//! adherence roll from `derive_seed(seed, 4)`, queue-entry ranking from `seed` (it only
-//! matters for perception noise).
+//! adherence roll from `derive_seed(seed, 4)`, the bark choice from `derive_seed(seed, 5)`,
+//! queue-entry ranking from `seed` (it only matters for perception noise). Mood and stress
+//! (when tracked) are derived after the running action's deltas, and a bark may follow.
 //!
 //! A schedule, when the agent has one, is applied after the updaters: its block in force
 //! becomes the agent's personal context and preferred provider for the decisions of the tick.
@@ -41,6 +42,7 @@ use std::sync::Arc;
 
 use crate::affect::{AffectEvent, AffectModel, AffectState};
 use crate::agent::{Agent, lookup};
+use crate::bark::{self, BarkMemory, BarkTemplate};
 use crate::consideration::Updater;
 use crate::decider::Decider;
 use crate::reactive::{SetState, UtilitySet};
@@ -49,6 +51,7 @@ use crate::rng::{derive_seed, stable_hash};
 use crate::schedule::ScheduleLayer;
 use crate::scoring::{Breakdown, Candidate};
 use crate::vocabulary::{Symbol, Vocabulary};
+use crate::wellbeing::{Wellbeing, WellbeingConfig};
 use crate::world::{AdvertisedAction, World};
 
 /// How much of the world an agent's tick simulates.
@@ -270,6 +273,10 @@ pub struct SimulatedAgent {
     pub affect: Option<AffectLayer>,
     /// Its daily schedule, if it has one.
     pub schedule: Option<ScheduleLayer>,
+    /// Its mood and stress, if tracked (with the config that derives them).
+    pub wellbeing: Option<(Arc<WellbeingConfig>, Wellbeing)>,
+    /// Its lines and its memory of saying them, if it barks.
+    pub barks: Option<(Arc<Vec<BarkTemplate>>, BarkMemory)>,
 }
 
 impl SimulatedAgent {
@@ -285,6 +292,8 @@ impl SimulatedAgent {
             reactive: None,
             affect: None,
             schedule: None,
+            wellbeing: None,
+            barks: None,
         }
     }
 
@@ -397,6 +406,13 @@ pub enum SimEvent {
         from: Option<Symbol>,
         /// After.
         to: Option<Symbol>,
+    },
+    /// A line said aloud.
+    Bark {
+        /// The template's id.
+        id: String,
+        /// The text.
+        text: String,
     },
     /// An outburst latched (affect overlay).
     BurstStarted,
@@ -816,6 +832,25 @@ impl Simulator {
             }
         }
         let continuing = self.progress_running_action(agent, simulated_hours, &mut events);
+        if let Some((config, wellbeing)) = agent.wellbeing.as_mut() {
+            config.update(wellbeing, &agent.agent, now, simulated_hours);
+        }
+        if let Some((templates, memory)) = agent.barks.as_mut() {
+            let mood = agent.wellbeing.as_ref().map_or(0.0, |(_, w)| w.mood);
+            if let Some(said) = bark::choose(
+                templates,
+                &agent.agent,
+                mood,
+                now,
+                memory,
+                derive_seed(seed, 5),
+            ) {
+                events.push(SimEvent::Bark {
+                    id: said.id,
+                    text: said.text,
+                });
+            }
+        }
         let held = self.run_reactive(agent, request, derive_seed(seed, 3), &mut events);
         let stage = if held {
             Stage::Settled

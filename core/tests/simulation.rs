@@ -732,3 +732,46 @@ mod schedules {
         assert!(agent.agent.contexts.is_empty() && agent.agent.preferred_provider.is_none());
     }
 }
+
+#[test]
+fn a_hungry_npc_barks_on_its_cooldown_and_its_mood_follows_its_needs() {
+    use geppetto_core::bark::{BarkMemory, BarkTemplate};
+    use geppetto_core::wellbeing::{Wellbeing, WellbeingConfig};
+    use std::sync::Arc;
+    let mut scene = Scene::default();
+    let mut agent =
+        SimulatedAgent::new(scene.agent("bram", 0.0, 0.0, &[("HUNGER", 10.0), ("FUN", 90.0)]));
+    let hunger = scene.sym("HUNGER");
+    let line = BarkTemplate {
+        id: "starving".into(),
+        text: "{name} could eat a horse.".into(),
+        trigger: Some(hunger),
+        below: 0.2,
+        mood: (-1.0, 1.0),
+        cooldown_minutes: 20.0,
+    };
+    agent.barks = Some((Arc::new(vec![line]), BarkMemory::default()));
+    agent.wellbeing = Some((Arc::new(WellbeingConfig::default()), Wellbeing::default()));
+    let events = run(
+        &simulator(TuningPatch::default()),
+        &mut agent,
+        &world(Vec::new()),
+        12.0,
+        60,
+    );
+    let barked: Vec<usize> = (0..60)
+        .filter(|&t| events[t].iter().any(|e| matches!(e, SimEvent::Bark { .. })))
+        .collect();
+    assert_eq!(barked, [0, 20, 40], "every 20 game minutes");
+    assert!(events[0].contains(&SimEvent::Bark {
+        id: "starving".into(),
+        text: "bram could eat a horse.".into()
+    }));
+    let (_, wellbeing) = agent.wellbeing.as_ref().expect("tracked");
+    assert!(
+        (wellbeing.mood - 0.0).abs() < 1e-9,
+        "(0.1 + 0.9)/2 satisfaction → mood 0: {}",
+        wellbeing.mood
+    );
+    assert!(wellbeing.stress > 0.0, "an unmet need builds stress");
+}

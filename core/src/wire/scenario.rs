@@ -357,6 +357,13 @@ pub enum EventOut {
         /// After.
         to: Option<String>,
     },
+    /// See [`SimEvent::Bark`].
+    Bark {
+        /// Template id.
+        id: String,
+        /// Text.
+        text: String,
+    },
     /// See [`SimEvent::BurstStarted`].
     BurstStarted,
     /// See [`SimEvent::BurstEnded`].
@@ -458,6 +465,10 @@ impl EventOut {
             SimEvent::ActivityChanged { from, to } => Self::ActivityChanged {
                 from: from.map(|s| vocabulary.name(s).to_owned()),
                 to: to.map(|s| vocabulary.name(s).to_owned()),
+            },
+            SimEvent::Bark { id, text } => Self::Bark {
+                id: id.clone(),
+                text: text.clone(),
             },
             SimEvent::BurstStarted => Self::BurstStarted,
             SimEvent::BurstEnded => Self::BurstEnded,

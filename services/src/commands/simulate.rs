@@ -209,6 +209,7 @@ fn describe(event: &EventOut) -> Option<String> {
         EventOut::ReactiveStarted { action, .. } => Some(format!("reacts: {action}")),
         EventOut::ReactiveEnded { action, .. } => Some(format!("stops {action}")),
         EventOut::ActivityChanged { to, .. } => Some(format!("now {}", to.as_deref().unwrap_or("free time"))),
+        EventOut::Bark { text, .. } => Some(format!("says \"{text}\"")),
         EventOut::BurstStarted => Some("loses their temper".to_owned()),
         EventOut::BurstEnded => Some("calms down".to_owned()),
         EventOut::LashOut { target, .. } => Some(format!("lashes out at {target}")),

@@ -1,0 +1,184 @@
+//! Barks (seed 001 §7.5): the short lines an NPC says aloud — "Gods, I'm starving" — chosen
+//! from data by need, mood and cooldown, deterministically from a seed. A bark is flavour the
+//! game shows; it never changes state.
+
+use crate::agent::Agent;
+use crate::rng::DetRng;
+use crate::vocabulary::Symbol;
+
+/// One line and when it may be said.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarkTemplate {
+    /// Identifies it (for cooldowns and the intent).
+    pub id: String,
+    /// What is said; `{name}` is replaced by the speaker's id.
+    pub text: String,
+    /// The need that prompts it; `None` for a mood-only line.
+    pub trigger: Option<Symbol>,
+    /// It fires while the trigger's normalised value is below this (0–1).
+    pub below: f64,
+    /// Mood range it fits, inclusive (−1..1).
+    pub mood: (f64, f64),
+    /// Game minutes before the same line may be said again by the same NPC.
+    pub cooldown_minutes: f64,
+}
+
+/// An NPC's memory of its barks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BarkMemory {
+    /// Per template id, the game hour it was last said.
+    pub last_said: Vec<(String, f64)>,
+}
+
+/// A line chosen to be said.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bark {
+    /// The template's id.
+    pub id: String,
+    /// The text with placeholders filled.
+    pub text: String,
+}
+
+fn normalised(agent: &Agent, need: Symbol) -> Option<f64> {
+    let c = agent.consideration(need)?;
+    Some(if c.max > c.min {
+        ((c.value - c.min) / (c.max - c.min)).clamp(0.0, 1.0)
+    } else {
+        0.0
+    })
+}
+
+/// Chooses a line for `agent` at `now_hours` with mood `mood`, or none. Among the lines whose
+/// trigger is met, whose mood range fits and which are not cooling down, the most pressing
+/// wins (the lowest threshold met — "starving" before "peckish"; need lines before mood-only
+/// ones), ties broken by the seed. The chosen line starts its cooldown.
+pub fn choose(
+    templates: &[BarkTemplate],
+    agent: &Agent,
+    mood: f64,
+    now_hours: f64,
+    memory: &mut BarkMemory,
+    seed: u64,
+) -> Option<Bark> {
+    let cooling = |id: &str, cooldown: f64| {
+        memory
+            .last_said
+            .iter()
+            .any(|(said, at)| said == id && (now_hours - at) * 60.0 < cooldown)
+    };
+    let mut best: Vec<(usize, f64)> = Vec::new();
+    for (index, template) in templates.iter().enumerate() {
+        if mood < template.mood.0
+            || mood > template.mood.1
+            || cooling(&template.id, template.cooldown_minutes)
+        {
+            continue;
+        }
+        let urgency = match template.trigger {
+            Some(need) => match normalised(agent, need) {
+                // The line for the more extreme state (lower threshold) is the more pressing.
+                Some(value) if value < template.below => 2.0 - template.below,
+                _ => continue,
+            },
+            None => 0.5,
+        };
+        match best.first() {
+            Some(&(_, top)) if urgency < top => {}
+            Some(&(_, top)) if urgency == top => best.push((index, urgency)),
+            _ => best = vec![(index, urgency)],
+        }
+    }
+    if best.is_empty() {
+        return None;
+    }
+    let (index, _) = best[DetRng::new(seed).next_index(best.len())];
+    let template = &templates[index];
+    memory.last_said.retain(|(id, _)| *id != template.id);
+    memory.last_said.push((template.id.clone(), now_hours));
+    Some(Bark {
+        id: template.id.clone(),
+        text: template.text.replace("{name}", &agent.id),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consideration::Consideration;
+    use crate::vocabulary::Vocabulary;
+    use crate::world::Position;
+
+    fn setup() -> (Vec<BarkTemplate>, Agent) {
+        let mut v = Vocabulary::new();
+        let hunger = v.intern("HUNGER");
+        let mut agent = Agent::new("bram", Position::default());
+        agent
+            .considerations
+            .push(Consideration::new(hunger, 10.0, 0.0, 100.0));
+        let templates = vec![
+            BarkTemplate {
+                id: "starving".into(),
+                text: "{name} could eat a horse.".into(),
+                trigger: Some(hunger),
+                below: 0.2,
+                mood: (-1.0, 1.0),
+                cooldown_minutes: 30.0,
+            },
+            BarkTemplate {
+                id: "peckish".into(),
+                text: "Is it supper yet?".into(),
+                trigger: Some(hunger),
+                below: 0.5,
+                mood: (-1.0, 1.0),
+                cooldown_minutes: 30.0,
+            },
+            BarkTemplate {
+                id: "grumble".into(),
+                text: "Bah.".into(),
+                trigger: None,
+                below: 0.0,
+                mood: (-1.0, -0.3),
+                cooldown_minutes: 10.0,
+            },
+        ];
+        (templates, agent)
+    }
+
+    #[test]
+    fn the_most_pressing_line_wins_and_then_cools_down() {
+        let (templates, agent) = setup();
+        let mut memory = BarkMemory::default();
+        let first = choose(&templates, &agent, 0.0, 12.0, &mut memory, 1).expect("a line");
+        assert_eq!(first.text, "bram could eat a horse.");
+        let second = choose(&templates, &agent, 0.0, 12.1, &mut memory, 1).expect("a line");
+        assert_eq!(second.id, "peckish", "the first is cooling down");
+        assert_eq!(
+            choose(&templates, &agent, 0.0, 12.2, &mut memory, 1),
+            None,
+            "both cooling, mood too good to grumble"
+        );
+        assert_eq!(
+            choose(&templates, &agent, -0.5, 12.2, &mut memory, 1).map(|b| b.id),
+            Some("grumble".into())
+        );
+        assert_eq!(
+            choose(&templates, &agent, 0.0, 12.6, &mut memory, 1).map(|b| b.id),
+            Some("starving".into()),
+            "30 minutes later"
+        );
+    }
+
+    #[test]
+    fn a_met_need_says_nothing_and_the_choice_is_deterministic() {
+        let (templates, mut agent) = setup();
+        agent.considerations[0].value = 90.0;
+        assert_eq!(
+            choose(&templates, &agent, 0.0, 1.0, &mut BarkMemory::default(), 7),
+            None
+        );
+        agent.considerations[0].value = 10.0;
+        let a = choose(&templates, &agent, 0.0, 1.0, &mut BarkMemory::default(), 7);
+        let b = choose(&templates, &agent, 0.0, 1.0, &mut BarkMemory::default(), 7);
+        assert_eq!(a, b);
+    }
+}

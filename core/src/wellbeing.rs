@@ -1,0 +1,233 @@
+//! Mood and stress derived from needs (seed 001 §4.1): needs are considerations whose weights
+//! are the agent's personality — the single source of priority — and mood and stress are read
+//! from them, never set by hand.
+//!
+//! - Satisfaction is the weighted mean of the needs' normalised values, in [0, 1].
+//! - Mood is `2·satisfaction − 1` plus a bounded modifier from remembered events (a gift
+//!   lifts it, an insult sinks it; each memory fades with a half-life), clamped to [−1, 1].
+//! - Stress accumulates while needs are unmet (below their threshold, weighted by how far) and
+//!   recovers otherwise, clamped to [0, 1].
+//! - External changes to a need (events, not the need's own decay) are damped to at most
+//!   `max_need_delta_per_tick` per tick, so one event cannot swing a need across its range.
+
+use crate::agent::Agent;
+use crate::vocabulary::Symbol;
+
+/// The numbers behind mood and stress, each a named default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WellbeingConfig {
+    /// Per-need weight (personality); needs not listed weigh 1.
+    pub weights: Vec<(Symbol, f64)>,
+    /// Below this normalised value a need is unmet and feeds stress; default 0.3.
+    pub unmet_threshold: f64,
+    /// Stress gained per game hour per unit of weighted shortfall; default 0.5.
+    pub stress_gain_per_hour: f64,
+    /// Stress lost per game hour when no need is unmet; default 0.2.
+    pub stress_recovery_per_hour: f64,
+    /// Largest share of mood remembered events may move; default 0.3.
+    pub memory_bound: f64,
+    /// Game hours for a remembered event's effect to halve; default 6.
+    pub memory_half_life_hours: f64,
+    /// Largest external change to a need per tick, in normalised units; default 0.25.
+    pub max_need_delta_per_tick: f64,
+}
+
+impl Default for WellbeingConfig {
+    fn default() -> Self {
+        Self {
+            weights: Vec::new(),
+            unmet_threshold: 0.3,
+            stress_gain_per_hour: 0.5,
+            stress_recovery_per_hour: 0.2,
+            memory_bound: 0.3,
+            memory_half_life_hours: 6.0,
+            max_need_delta_per_tick: 0.25,
+        }
+    }
+}
+
+/// A remembered event's effect on mood.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Memory {
+    /// Mood change when it happened (−1..1).
+    pub mood_delta: f64,
+    /// Game hour it happened.
+    pub at_hours: f64,
+}
+
+/// An agent's mood and stress and the memories behind them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Wellbeing {
+    /// −1 (miserable) … 1 (content).
+    pub mood: f64,
+    /// 0 (calm) … 1 (overwhelmed).
+    pub stress: f64,
+    /// Recent events that colour mood.
+    pub memories: Vec<Memory>,
+}
+
+/// Most memories an agent keeps (the oldest is forgotten first).
+pub const MEMORY_CAPACITY: usize = 16;
+
+fn normalised(value: f64, min: f64, max: f64) -> f64 {
+    if max > min {
+        ((value - min) / (max - min)).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+impl WellbeingConfig {
+    fn weight(&self, need: Symbol) -> f64 {
+        self.weights
+            .iter()
+            .find(|(n, _)| *n == need)
+            .map_or(1.0, |(_, w)| *w)
+    }
+
+    /// Weighted mean of normalised need values (1 with no needs).
+    pub fn satisfaction(&self, agent: &Agent) -> f64 {
+        let (sum, total) = agent
+            .considerations
+            .iter()
+            .fold((0.0, 0.0), |(sum, total), c| {
+                let w = self.weight(c.name);
+                (sum + w * normalised(c.value, c.min, c.max), total + w)
+            });
+        if total > 0.0 { sum / total } else { 1.0 }
+    }
+
+    /// Updates mood and stress after `hours` of game time at `now_hours`.
+    pub fn update(&self, wellbeing: &mut Wellbeing, agent: &Agent, now_hours: f64, hours: f64) {
+        let half_life = self.memory_half_life_hours.max(f64::MIN_POSITIVE);
+        wellbeing
+            .memories
+            .retain(|m| now_hours - m.at_hours < 10.0 * half_life);
+        let remembered: f64 = wellbeing
+            .memories
+            .iter()
+            .map(|m| m.mood_delta * (-(now_hours - m.at_hours).max(0.0) / half_life).exp2())
+            .sum();
+        let modifier = remembered.clamp(-self.memory_bound, self.memory_bound);
+        wellbeing.mood = (2.0 * self.satisfaction(agent) - 1.0 + modifier).clamp(-1.0, 1.0);
+        let shortfall: f64 = agent
+            .considerations
+            .iter()
+            .map(|c| {
+                self.weight(c.name)
+                    * (self.unmet_threshold - normalised(c.value, c.min, c.max)).max(0.0)
+            })
+            .sum();
+        let change = if shortfall > 0.0 {
+            shortfall * self.stress_gain_per_hour * hours
+        } else {
+            -self.stress_recovery_per_hour * hours
+        };
+        wellbeing.stress = (wellbeing.stress + change).clamp(0.0, 1.0);
+    }
+
+    /// Remembers an event's effect on mood (the oldest memory goes when full).
+    pub fn remember(&self, wellbeing: &mut Wellbeing, mood_delta: f64, now_hours: f64) {
+        if wellbeing.memories.len() >= MEMORY_CAPACITY {
+            wellbeing.memories.remove(0);
+        }
+        wellbeing.memories.push(Memory {
+            mood_delta: mood_delta.clamp(-1.0, 1.0),
+            at_hours: now_hours,
+        });
+    }
+
+    /// Applies an external change to a need, damped to `max_need_delta_per_tick` of its range.
+    /// Returns the change actually applied.
+    pub fn nudge(&self, agent: &mut Agent, need: Symbol, delta: f64) -> f64 {
+        let Some(c) = agent.considerations.iter_mut().find(|c| c.name == need) else {
+            return 0.0;
+        };
+        let limit = self.max_need_delta_per_tick * (c.max - c.min).abs();
+        let applied = delta.clamp(-limit, limit);
+        let before = c.value;
+        c.value += applied;
+        c.clamp_value();
+        c.value - before
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consideration::Consideration;
+    use crate::vocabulary::Vocabulary;
+    use crate::world::Position;
+
+    fn agent(v: &mut Vocabulary, needs: &[(&str, f64)]) -> Agent {
+        let mut agent = Agent::new("a", Position::default());
+        for (name, value) in needs {
+            agent
+                .considerations
+                .push(Consideration::new(v.intern(name), *value, 0.0, 1.0));
+        }
+        agent
+    }
+
+    #[test]
+    fn mood_follows_weighted_satisfaction() {
+        let mut v = Vocabulary::new();
+        let content = agent(&mut v, &[("hunger", 0.9), ("social", 0.9)]);
+        let lonely = agent(&mut v, &[("hunger", 0.9), ("social", 0.1)]);
+        let config = WellbeingConfig {
+            weights: vec![(v.intern("social"), 3.0)],
+            ..Default::default()
+        };
+        let (mut a, mut b) = (Wellbeing::default(), Wellbeing::default());
+        config.update(&mut a, &content, 0.0, 1.0);
+        config.update(&mut b, &lonely, 0.0, 1.0);
+        assert!((a.mood - 0.8).abs() < 1e-12);
+        assert!(
+            (b.mood - (2.0 * (0.9 + 0.3) / 4.0 - 1.0)).abs() < 1e-12,
+            "social weighs 3: {}",
+            b.mood
+        );
+    }
+
+    #[test]
+    fn remembered_events_move_mood_within_a_bound_and_fade() {
+        let mut v = Vocabulary::new();
+        let neutral = agent(&mut v, &[("hunger", 0.5)]);
+        let config = WellbeingConfig::default();
+        let mut w = Wellbeing::default();
+        for _ in 0..5 {
+            config.remember(&mut w, 0.4, 10.0);
+        }
+        config.update(&mut w, &neutral, 10.0, 0.0);
+        assert!((w.mood - 0.3).abs() < 1e-12, "bounded: {}", w.mood);
+        config.update(&mut w, &neutral, 10.0 + 6.0 * 4.0, 0.0);
+        assert!(w.mood < 0.15 && w.mood > 0.0, "fading: {}", w.mood);
+    }
+
+    #[test]
+    fn unmet_needs_build_stress_and_met_ones_let_it_go() {
+        let mut v = Vocabulary::new();
+        let starving = agent(&mut v, &[("hunger", 0.1), ("rest", 0.8)]);
+        let fine = agent(&mut v, &[("hunger", 0.8), ("rest", 0.8)]);
+        let config = WellbeingConfig::default();
+        let mut w = Wellbeing::default();
+        config.update(&mut w, &starving, 0.0, 2.0);
+        assert!(
+            (w.stress - 0.2).abs() < 1e-12,
+            "0.2 shortfall × 0.5/h × 2 h: {}",
+            w.stress
+        );
+        config.update(&mut w, &fine, 2.0, 0.5);
+        assert!((w.stress - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn external_changes_are_damped_per_tick() {
+        let mut v = Vocabulary::new();
+        let mut a = agent(&mut v, &[("hunger", 0.5)]);
+        let hunger = v.intern("hunger");
+        let applied = WellbeingConfig::default().nudge(&mut a, hunger, -0.9);
+        assert!((applied + 0.25).abs() < 1e-12);
+        assert!((a.considerations[0].value - 0.25).abs() < 1e-12);
+    }
+}
