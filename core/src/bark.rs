@@ -48,6 +48,10 @@ fn normalised(agent: &Agent, need: Symbol) -> Option<f64> {
     })
 }
 
+/// Game minutes of rounding forgiven when a cooldown ends, so a line due at minute 20 is not
+/// held back by the float error of summing minute ticks.
+const COOLDOWN_SLACK_MINUTES: f64 = 1e-6;
+
 /// Chooses a line for `agent` at `now_hours` with mood `mood`, or none. Among the lines whose
 /// trigger is met, whose mood range fits and which are not cooling down, the most pressing
 /// wins (the lowest threshold met — "starving" before "peckish"; need lines before mood-only
