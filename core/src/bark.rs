@@ -65,10 +65,9 @@ pub fn choose(
     seed: u64,
 ) -> Option<Bark> {
     let cooling = |id: &str, cooldown: f64| {
-        memory
-            .last_said
-            .iter()
-            .any(|(said, at)| said == id && (now_hours - at) * 60.0 < cooldown)
+        memory.last_said.iter().any(|(said, at)| {
+            said == id && (now_hours - at) * 60.0 + COOLDOWN_SLACK_MINUTES < cooldown
+        })
     };
     let mut best: Vec<(usize, f64)> = Vec::new();
     for (index, template) in templates.iter().enumerate() {
