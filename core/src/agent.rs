@@ -48,6 +48,9 @@ pub struct Agent {
     pub contexts: Vec<Context>,
     /// A provider it is drawn to (its schedule's location) and the multiplier its actions get.
     pub preferred_provider: Option<(String, f64)>,
+    /// Facts and resources its goals pursue, with the priority bonus an action that produces
+    /// them gets (set by its goal book).
+    pub goal_bonuses: Vec<(Symbol, f64)>,
 }
 
 impl Agent {
@@ -65,6 +68,7 @@ impl Agent {
             facts: Vec::new(),
             contexts: Vec::new(),
             preferred_provider: None,
+            goal_bonuses: Vec::new(),
         }
     }
 

@@ -18,6 +18,7 @@
 //! - [`wellbeing`]: mood and stress derived from needs; [`bark`]: lines said aloud.
 //! - [`simulator`]: an agent's life over time — updaters, gradual deltas, the action queue,
 //!   preemption, simplified and full detail.
+//! - [`goals`]: typed, capped, deduplicated goals that boost actions and seed plans.
 //! - [`planner`]: bounded GOAP search turning a multi-step goal into queued actions.
 //! - [`reactive`]: utility sets — the "which now?" layer with veto, selectors and inertia.
 //! - [`tuning`]: calibration, defaults and profiles.
@@ -30,6 +31,7 @@ pub mod consideration;
 pub mod contention;
 pub mod curve;
 pub mod decider;
+pub mod goals;
 pub mod planner;
 pub mod reactive;
 pub mod rng;

@@ -230,7 +230,22 @@ impl<'a> ScoringView<'a> {
                 Some(term.weighted_pressure * delta.min(term.headroom))
             })
             .sum();
-        let priority = action.intrinsic_priority * tuning.priority_weight;
+        // Actions that produce what the agent's goals pursue gain priority.
+        let goal_bonus: f64 = if agent.goal_bonuses.is_empty() {
+            0.0
+        } else {
+            let produces = |symbol: Symbol| {
+                action.effects.adds.contains(&symbol)
+                    || action.effects.yields.iter().any(|(r, _)| *r == symbol)
+            };
+            agent
+                .goal_bonuses
+                .iter()
+                .filter(|(symbol, _)| produces(*symbol))
+                .map(|(_, bonus)| bonus)
+                .sum()
+        };
+        let priority = (action.intrinsic_priority + goal_bonus) * tuning.priority_weight;
         let tag_product: f64 = action
             .tags
             .iter()

@@ -45,6 +45,8 @@ use crate::agent::{Agent, lookup};
 use crate::bark::{self, BarkMemory, BarkTemplate};
 use crate::consideration::Updater;
 use crate::decider::Decider;
+use crate::goals::{GoalBook, GoalEvent};
+use crate::planner::PlannerConfig;
 use crate::reactive::{SetState, UtilitySet};
 use crate::rng::DetRng;
 use crate::rng::{derive_seed, stable_hash};
@@ -277,6 +279,8 @@ pub struct SimulatedAgent {
     pub wellbeing: Option<(Arc<WellbeingConfig>, Wellbeing)>,
     /// Its lines and its memory of saying them, if it barks.
     pub barks: Option<(Arc<Vec<BarkTemplate>>, BarkMemory)>,
+    /// Its goals, if it pursues any.
+    pub goals: Option<GoalBook>,
 }
 
 impl SimulatedAgent {
@@ -294,6 +298,7 @@ impl SimulatedAgent {
             schedule: None,
             wellbeing: None,
             barks: None,
+            goals: None,
         }
     }
 
@@ -406,6 +411,28 @@ pub enum SimEvent {
         from: Option<Symbol>,
         /// After.
         to: Option<Symbol>,
+    },
+    /// A goal was added (need-derived ones appear by themselves).
+    GoalCreated {
+        /// Its description.
+        description: String,
+    },
+    /// A goal was met.
+    GoalCompleted {
+        /// Its description.
+        description: String,
+    },
+    /// A goal's deadline passed.
+    GoalFailed {
+        /// Its description.
+        description: String,
+    },
+    /// No plan reaches a goal (a story signal for a quest generator).
+    GoalBlocked {
+        /// Its description.
+        description: String,
+        /// `budget_exhausted` or `unreachable`.
+        reason: &'static str,
     },
     /// A line said aloud.
     Bark {
@@ -574,6 +601,7 @@ pub struct Simulator {
     effects: AggregatedEffects,
     values: Box<dyn ValueSource>,
     settle_resources: bool,
+    planner: PlannerConfig,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -594,7 +622,14 @@ impl Simulator {
             effects: Vec::new(),
             values: Box::new(WorldMaps),
             settle_resources: false,
+            planner: PlannerConfig::default(),
         }
+    }
+
+    /// Sets the bounds of the plans goals seed.
+    pub fn with_planner(mut self, planner: PlannerConfig) -> Self {
+        self.planner = planner;
+        self
     }
 
     /// Debits an action's costs and credits its yields when it completes. Off by default: a
@@ -834,6 +869,32 @@ impl Simulator {
         let continuing = self.progress_running_action(agent, simulated_hours, &mut events);
         if let Some((config, wellbeing)) = agent.wellbeing.as_mut() {
             config.update(wellbeing, &agent.agent, now, simulated_hours);
+        }
+        if let Some(book) = agent.goals.as_mut() {
+            let at = agent.running.as_ref().map(|r| r.provider.as_str());
+            for event in book.review(&mut agent.agent, request.world, now, at) {
+                events.push(match event {
+                    GoalEvent::Created(description) => SimEvent::GoalCreated { description },
+                    GoalEvent::Completed(description) => SimEvent::GoalCompleted { description },
+                    GoalEvent::Failed(description) => SimEvent::GoalFailed { description },
+                    GoalEvent::Blocked(description, reason) => SimEvent::GoalBlocked {
+                        description,
+                        reason: reason.as_str(),
+                    },
+                });
+            }
+            if agent.running.is_none() && agent.queue.is_empty() {
+                match book.seed_plan(&agent.agent, request.world, &self.planner) {
+                    Ok(steps) => agent.queue.extend(steps),
+                    Err(Some(GoalEvent::Blocked(description, reason))) => {
+                        events.push(SimEvent::GoalBlocked {
+                            description,
+                            reason: reason.as_str(),
+                        });
+                    }
+                    Err(_) => {}
+                }
+            }
         }
         if let Some((templates, memory)) = agent.barks.as_mut() {
             let mood = agent.wellbeing.as_ref().map_or(0.0, |(_, w)| w.mood);

@@ -211,6 +211,7 @@ pub fn agent(
         facts: symbols(&spec.facts, vocabulary),
         contexts: Vec::new(),
         preferred_provider: None,
+        goal_bonuses: Vec::new(),
         considerations,
         tag_modifiers: symbol_map(
             &format!("{path}.tag_modifiers"),

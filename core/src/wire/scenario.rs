@@ -357,6 +357,28 @@ pub enum EventOut {
         /// After.
         to: Option<String>,
     },
+    /// See [`SimEvent::GoalCreated`].
+    GoalCreated {
+        /// Description.
+        description: String,
+    },
+    /// See [`SimEvent::GoalCompleted`].
+    GoalCompleted {
+        /// Description.
+        description: String,
+    },
+    /// See [`SimEvent::GoalFailed`].
+    GoalFailed {
+        /// Description.
+        description: String,
+    },
+    /// See [`SimEvent::GoalBlocked`].
+    GoalBlocked {
+        /// Description.
+        description: String,
+        /// Why.
+        reason: String,
+    },
     /// See [`SimEvent::Bark`].
     Bark {
         /// Template id.
@@ -465,6 +487,22 @@ impl EventOut {
             SimEvent::ActivityChanged { from, to } => Self::ActivityChanged {
                 from: from.map(|s| vocabulary.name(s).to_owned()),
                 to: to.map(|s| vocabulary.name(s).to_owned()),
+            },
+            SimEvent::GoalCreated { description } => Self::GoalCreated {
+                description: description.clone(),
+            },
+            SimEvent::GoalCompleted { description } => Self::GoalCompleted {
+                description: description.clone(),
+            },
+            SimEvent::GoalFailed { description } => Self::GoalFailed {
+                description: description.clone(),
+            },
+            SimEvent::GoalBlocked {
+                description,
+                reason,
+            } => Self::GoalBlocked {
+                description: description.clone(),
+                reason: (*reason).to_owned(),
             },
             SimEvent::Bark { id, text } => Self::Bark {
                 id: id.clone(),

@@ -1,0 +1,362 @@
+//! Goals (seed 001 §4.2): what an NPC is trying to bring about beyond the next action —
+//! innate ambitions, needs gone low, reactions to important events. Goals do not decide;
+//! they raise the priority of actions that advance them and seed plans for the queue.
+//!
+//! - At most `capacity` (5) goals; a new one equal in (category, source, target, description)
+//!   to an active one is a duplicate and refused; a full book refuses the newcomer.
+//! - Typed predicates with a progress estimate: has a fact, holds a resource, stands at a
+//!   provider, a relationship value, a need restored.
+//! - A goal completes when its progress reaches 1, fails at its deadline.
+//! - Need-derived goals appear when a need falls below 0.3 of its range (restore it to 0.6).
+//! - The facts and resources of active goals become priority bonuses for the actions that
+//!   produce them; a goal no single action can achieve gets a plan (see [`crate::planner`]).
+
+use crate::agent::{Agent, lookup};
+use crate::planner::{NoPlan, PlanGoal, PlannerConfig, plan};
+use crate::simulator::QueuedAction;
+use crate::vocabulary::Symbol;
+use crate::world::World;
+
+/// Where a goal came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GoalCategory {
+    /// Part of who the NPC is (archetype).
+    Innate,
+    /// A need fell low.
+    NeedDerived,
+    /// Something important happened.
+    Reactive,
+}
+
+impl GoalCategory {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Innate => "innate",
+            Self::NeedDerived => "need_derived",
+            Self::Reactive => "reactive",
+        }
+    }
+}
+
+/// What must be true for a goal to be met.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GoalPredicate {
+    /// The agent holds the fact.
+    HasFact(Symbol),
+    /// The agent holds at least `min` of a resource.
+    Resource {
+        /// Which resource.
+        name: Symbol,
+        /// How much.
+        min: f64,
+    },
+    /// The agent is using an action of this provider.
+    AtProvider(String),
+    /// The world's relationship value of this name is at least `min`.
+    Relationship {
+        /// Which relationship value.
+        name: Symbol,
+        /// The threshold.
+        min: f64,
+    },
+    /// A need is back above `min` (normalised 0–1).
+    NeedAbove {
+        /// Which need.
+        need: Symbol,
+        /// The normalised level.
+        min: f64,
+    },
+}
+
+/// A goal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Goal {
+    /// Where it came from.
+    pub category: GoalCategory,
+    /// Who or what caused it (`archetype`, `need`, an event id).
+    pub source: String,
+    /// Whom or what it is about.
+    pub target: Option<String>,
+    /// For humans and deduplication.
+    pub description: String,
+    /// When it is met.
+    pub predicate: GoalPredicate,
+    /// Game hour it fails if unmet.
+    pub deadline_hours: Option<f64>,
+    /// Added to the intrinsic priority of actions that advance it.
+    pub priority_bonus: f64,
+}
+
+impl Goal {
+    fn key(&self) -> (GoalCategory, &str, Option<&str>, &str) {
+        (
+            self.category,
+            &self.source,
+            self.target.as_deref(),
+            &self.description,
+        )
+    }
+
+    /// How far along it is, 0–1.
+    pub fn progress(&self, agent: &Agent, world: &World, at_provider: Option<&str>) -> f64 {
+        let ratio = |have: f64, want: f64| {
+            if want > 0.0 {
+                (have / want).clamp(0.0, 1.0)
+            } else {
+                1.0
+            }
+        };
+        match &self.predicate {
+            GoalPredicate::HasFact(fact) => f64::from(u8::from(agent.facts.contains(fact))),
+            GoalPredicate::Resource { name, min } => ratio(agent.resource(*name), *min),
+            GoalPredicate::AtProvider(provider) => {
+                f64::from(u8::from(at_provider == Some(provider.as_str())))
+            }
+            GoalPredicate::Relationship { name, min } => {
+                ratio(lookup(&world.relationships, *name).unwrap_or(0.0), *min)
+            }
+            GoalPredicate::NeedAbove { need, min } => agent.consideration(*need).map_or(0.0, |c| {
+                let value = if c.max > c.min {
+                    (c.value - c.min) / (c.max - c.min)
+                } else {
+                    0.0
+                };
+                ratio(value, *min)
+            }),
+        }
+    }
+}
+
+/// Why a goal was not added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GoalRefused {
+    /// An equal goal is active.
+    Duplicate,
+    /// The book holds `capacity` goals.
+    Full,
+}
+
+/// What happened to goals in a review.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GoalEvent {
+    /// A goal was added.
+    Created(String),
+    /// A goal was met.
+    Completed(String),
+    /// A goal's deadline passed.
+    Failed(String),
+    /// No plan reaches a goal.
+    Blocked(String, NoPlan),
+}
+
+/// An NPC's goals.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GoalBook {
+    /// Active goals, oldest first.
+    pub goals: Vec<Goal>,
+    /// Most goals at once; default 5.
+    pub capacity: usize,
+    /// A need below this normalised level spawns a restore goal; default 0.3.
+    pub need_goal_below: f64,
+    /// The level a restore goal aims for; default 0.6.
+    pub need_goal_target: f64,
+    /// Bonus of a need-derived goal; default 1.
+    pub need_goal_bonus: f64,
+    /// Goals whose plan failed, not retried until they change.
+    pub blocked: Vec<String>,
+}
+
+impl Default for GoalBook {
+    fn default() -> Self {
+        Self {
+            goals: Vec::new(),
+            capacity: 5,
+            need_goal_below: 0.3,
+            need_goal_target: 0.6,
+            need_goal_bonus: 1.0,
+            blocked: Vec::new(),
+        }
+    }
+}
+
+impl GoalBook {
+    /// Adds a goal unless it duplicates an active one or the book is full.
+    pub fn add(&mut self, goal: Goal) -> Result<(), GoalRefused> {
+        if self.goals.iter().any(|g| g.key() == goal.key()) {
+            return Err(GoalRefused::Duplicate);
+        }
+        if self.goals.len() >= self.capacity {
+            return Err(GoalRefused::Full);
+        }
+        self.goals.push(goal);
+        Ok(())
+    }
+
+    /// Completes and fails goals, adds need-derived ones, and sets the agent's goal bonuses.
+    pub fn review(
+        &mut self,
+        agent: &mut Agent,
+        world: &World,
+        now_hours: f64,
+        at_provider: Option<&str>,
+    ) -> Vec<GoalEvent> {
+        let mut events = Vec::new();
+        let mut kept = Vec::with_capacity(self.goals.len());
+        for goal in std::mem::take(&mut self.goals) {
+            if goal.progress(agent, world, at_provider) >= 1.0 {
+                self.blocked.retain(|d| *d != goal.description);
+                events.push(GoalEvent::Completed(goal.description));
+            } else if goal
+                .deadline_hours
+                .is_some_and(|deadline| now_hours >= deadline)
+            {
+                self.blocked.retain(|d| *d != goal.description);
+                events.push(GoalEvent::Failed(goal.description));
+            } else {
+                kept.push(goal);
+            }
+        }
+        self.goals = kept;
+        let low: Vec<(Symbol, String)> = agent
+            .considerations
+            .iter()
+            .filter(|c| c.max > c.min && (c.value - c.min) / (c.max - c.min) < self.need_goal_below)
+            .map(|c| (c.name, format!("restore need #{}", c.name.index())))
+            .collect();
+        for (need, description) in low {
+            let goal = Goal {
+                category: GoalCategory::NeedDerived,
+                source: "need".into(),
+                target: None,
+                description: description.clone(),
+                predicate: GoalPredicate::NeedAbove {
+                    need,
+                    min: self.need_goal_target,
+                },
+                deadline_hours: None,
+                priority_bonus: self.need_goal_bonus,
+            };
+            if self.add(goal).is_ok() {
+                events.push(GoalEvent::Created(description));
+            }
+        }
+        agent.goal_bonuses = self
+            .goals
+            .iter()
+            .filter_map(|g| match g.predicate {
+                GoalPredicate::HasFact(fact) => Some((fact, g.priority_bonus)),
+                GoalPredicate::Resource { name, .. } => Some((name, g.priority_bonus)),
+                _ => None,
+            })
+            .collect();
+        events
+    }
+
+    /// A plan for the first fact or resource goal no single action achieves, as queue
+    /// entries; a goal no plan reaches is reported once and not retried until it changes.
+    pub fn seed_plan(
+        &mut self,
+        agent: &Agent,
+        world: &World,
+        config: &PlannerConfig,
+    ) -> Result<Vec<QueuedAction>, Option<GoalEvent>> {
+        for goal in &self.goals {
+            if self.blocked.contains(&goal.description) {
+                continue;
+            }
+            let target = match goal.predicate {
+                GoalPredicate::HasFact(fact) => PlanGoal {
+                    facts: vec![fact],
+                    resources: Vec::new(),
+                },
+                GoalPredicate::Resource { name, min } => PlanGoal {
+                    facts: Vec::new(),
+                    resources: vec![(name, min)],
+                },
+                _ => continue,
+            };
+            return match plan(agent, world, &target, config) {
+                Ok(found) if found.steps.len() > 1 => Ok(found.queue_entries(world, false)),
+                Ok(_) => Err(None),
+                Err(reason) => {
+                    self.blocked.push(goal.description.clone());
+                    Err(Some(GoalEvent::Blocked(goal.description.clone(), reason)))
+                }
+            };
+        }
+        Err(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consideration::Consideration;
+    use crate::vocabulary::Vocabulary;
+    use crate::world::Position;
+
+    fn goal(description: &str, predicate: GoalPredicate) -> Goal {
+        Goal {
+            category: GoalCategory::Innate,
+            source: "archetype".into(),
+            target: None,
+            description: description.into(),
+            predicate,
+            deadline_hours: None,
+            priority_bonus: 2.0,
+        }
+    }
+
+    #[test]
+    fn goals_are_deduplicated_and_capped() {
+        let mut v = Vocabulary::new();
+        let mut book = GoalBook::default();
+        let fact = GoalPredicate::HasFact(v.intern("has:sword"));
+        assert_eq!(book.add(goal("forge a sword", fact.clone())), Ok(()));
+        assert_eq!(
+            book.add(goal("forge a sword", fact.clone())),
+            Err(GoalRefused::Duplicate)
+        );
+        for i in 0..4 {
+            assert_eq!(book.add(goal(&format!("goal {i}"), fact.clone())), Ok(()));
+        }
+        assert_eq!(book.add(goal("one too many", fact)), Err(GoalRefused::Full));
+        assert_eq!(book.goals.len(), 5);
+    }
+
+    #[test]
+    fn goals_complete_fail_and_spawn_from_low_needs() {
+        let mut v = Vocabulary::new();
+        let sword = v.intern("has:sword");
+        let mut agent = Agent::new("bram", Position::default());
+        agent
+            .considerations
+            .push(Consideration::new(v.intern("HUNGER"), 10.0, 0.0, 100.0));
+        let mut book = GoalBook::default();
+        book.add(goal("forge a sword", GoalPredicate::HasFact(sword)))
+            .expect("added");
+        let mut late = goal(
+            "deliver by noon",
+            GoalPredicate::AtProvider("castle".into()),
+        );
+        late.deadline_hours = Some(12.0);
+        book.add(late).expect("added");
+        let world = World::default();
+        let events = book.review(&mut agent, &world, 11.0, None);
+        assert!(
+            matches!(events.as_slice(), [GoalEvent::Created(_)]),
+            "{events:?}"
+        );
+        assert_eq!(agent.goal_bonuses, vec![(sword, 2.0)]);
+        agent.facts.push(sword);
+        let events = book.review(&mut agent, &world, 12.0, None);
+        assert!(events.contains(&GoalEvent::Completed("forge a sword".into())));
+        assert!(events.contains(&GoalEvent::Failed("deliver by noon".into())));
+        assert_eq!(book.goals.len(), 1, "the need goal remains");
+        agent.considerations[0].value = 70.0;
+        let events = book.review(&mut agent, &world, 13.0, None);
+        assert!(matches!(events.as_slice(), [GoalEvent::Completed(_)]));
+        assert!(book.goals.is_empty());
+    }
+}
