@@ -16,6 +16,7 @@
 //! - [`decider`]: `rank`, `decide`, `decide_batch`; [`contention`] resolves batch disputes.
 //! - [`schedule`]: daily blocks becoming personal contexts and preferred places.
 //! - [`wellbeing`]: mood and stress derived from needs; [`bark`]: lines said aloud.
+//! - [`catch_up`]: whole missed days in closed form, the rest hourly, capped at a week.
 //! - [`simulator`]: an agent's life over time — updaters, gradual deltas, the action queue,
 //!   preemption, simplified and full detail.
 //! - [`goals`]: typed, capped, deduplicated goals that boost actions and seed plans.
@@ -27,6 +28,7 @@
 pub mod affect;
 pub mod agent;
 pub mod bark;
+pub mod catch_up;
 pub mod consideration;
 pub mod contention;
 pub mod curve;

@@ -79,6 +79,9 @@ pub struct ScheduleBlock {
     pub priority: f64,
     /// All must hold.
     pub conditions: Vec<Condition>,
+    /// The coarse event a simplified (far from players) NPC records when the block begins
+    /// (`meal` for a lunch block), reconstructed by the profile's effects table.
+    pub coarse_event: Option<Symbol>,
 }
 
 impl ScheduleBlock {
@@ -221,6 +224,35 @@ impl ScheduleLayer {
         self.current = activity;
         changed
     }
+
+    /// For a simplified tick: follows the activity without steering decisions, and returns
+    /// `(from, to, coarse event of the block that began)` when the activity changed.
+    pub fn track(
+        &mut self,
+        world: &World,
+        now_hours: f64,
+    ) -> Option<(Option<Symbol>, Option<Symbol>, Option<Symbol>)> {
+        self.overrides.retain(|o| o.expires_at_hours > now_hours);
+        let schedule = std::sync::Arc::clone(&self.schedule);
+        let block = schedule
+            .active(now_hours, world, &self.overrides)
+            .map(|(block, _)| block);
+        let activity = block.map(|b| b.activity);
+        if activity == self.current {
+            return None;
+        }
+        let from = std::mem::replace(&mut self.current, activity);
+        Some((from, activity, block.and_then(|b| b.coarse_event)))
+    }
+
+    /// The resolved location of the block in force at `now_hours`, if any.
+    pub fn location_at(&self, world: &World, now_hours: f64) -> Option<String> {
+        let (block, _) = self.schedule.active(now_hours, world, &self.overrides)?;
+        block
+            .location
+            .as_deref()
+            .map(|l| resolve_location(l, &self.places))
+    }
 }
 
 #[cfg(test)]
@@ -243,6 +275,7 @@ mod tests {
             location: None,
             priority,
             conditions: Vec::new(),
+            coarse_event: None,
         }
     }
 

@@ -837,6 +837,19 @@ impl Simulator {
                 });
             }
             agent.level = DetailLevel::Simplified;
+            let change = agent
+                .schedule
+                .as_mut()
+                .and_then(|layer| layer.track(request.world, now));
+            if let Some((from, to, coarse)) = change {
+                events.push(SimEvent::ActivityChanged { from, to });
+                if let Some(name) = coarse {
+                    agent.aggregated_events.push(AggregatedEvent {
+                        name,
+                        at_hours: now,
+                    });
+                }
+            }
             if let Some(layer) = agent.affect.as_mut() {
                 layer.run(simulated_hours, &mut events);
             }
@@ -1038,7 +1051,7 @@ impl Simulator {
     }
 
     /// Applies the effects of every recorded event at or before `now`, then drops the log.
-    fn apply_aggregated_events(&self, agent: &mut SimulatedAgent, now: f64) -> usize {
+    pub(crate) fn apply_aggregated_events(&self, agent: &mut SimulatedAgent, now: f64) -> usize {
         let recorded = std::mem::take(&mut agent.aggregated_events);
         let mut count = 0;
         for event in recorded.iter().filter(|event| event.at_hours <= now) {

@@ -214,18 +214,26 @@ fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_is_blocked_
         deadline_hours: None,
         priority_bonus: 3.0,
     };
-    book.add(innate("forge a sword", goal.facts[0])).expect("added");
+    book.add(innate("forge a sword", goal.facts[0]))
+        .expect("added");
     let crown = scene.sym("has:crown");
     book.add(innate("wear a crown", crown)).expect("added");
     npc.goals = Some(book);
     let sim = Simulator::new(Decider::new(Tuning::default())).settling_resources(true);
     let mut events = Vec::new();
     for tick in 0..(8 * 60) {
-        let request = TickRequest { now_hours: 8.0 + tick as f64 / 60.0, world: &world, level: DetailLevel::Full, simplified_event: None };
+        let request = TickRequest {
+            now_hours: 8.0 + tick as f64 / 60.0,
+            world: &world,
+            level: DetailLevel::Full,
+            simplified_event: None,
+        };
         events.extend(sim.advance(&mut npc, request, tick).events);
         world.now_hours += 1.0 / 60.0;
     }
-    let completed = events.iter().any(|e| matches!(e, SimEvent::GoalCompleted { description } if description == "forge a sword"));
+    let completed = events.iter().any(
+        |e| matches!(e, SimEvent::GoalCompleted { description } if description == "forge a sword"),
+    );
     assert!(completed, "{events:?}");
     let blocked: Vec<_> = events.iter().filter(|e| matches!(e, SimEvent::GoalBlocked { description, .. } if description == "wear a crown")).collect();
     assert_eq!(blocked.len(), 1, "reported once, not retried every tick");

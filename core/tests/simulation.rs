@@ -637,6 +637,7 @@ mod schedules {
                     location: Some(location.to_owned()),
                     priority: 1.0,
                     conditions: Vec::new(),
+                    coarse_event: None,
                 }
             };
         let schedule = Schedule {
