@@ -10,6 +10,7 @@
 //!
 //! - [`affect`]: feelings as integrators with half-lives, channels, couplings and the outburst
 //!   overlay.
+//! - [`archetype`]: kinds of people as data with inheritance; NPCs as their differences.
 //! - [`curve`], [`consideration`], [`agent`], [`world`]: the data a decision reads.
 //! - [`scoring`]: eligibility gates and the utility formula with its breakdown.
 //! - [`selection`]: top-k softmax and convention breaking.
@@ -27,6 +28,7 @@
 
 pub mod affect;
 pub mod agent;
+pub mod archetype;
 pub mod bark;
 pub mod catch_up;
 pub mod consideration;

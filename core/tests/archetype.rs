@@ -1,0 +1,81 @@
+//! Archetypes with inheritance, NPCs as deltas, and a blacksmith's day from data alone.
+
+use std::collections::BTreeMap;
+
+use geppetto_core::archetype::{ArchetypeError, CompiledArchetype, NpcRecord, resolve_archetypes};
+use geppetto_core::{Vocabulary, World};
+
+fn shipped() -> BTreeMap<String, serde_json::Value> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../config/archetypes");
+    let mut authored = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).expect("archetype dir") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let value: serde_json::Value = serde_saphyr::from_str(&text).expect("valid YAML");
+        let name = value["name"].as_str().expect("named").to_owned();
+        authored.insert(name, value);
+    }
+    authored
+}
+
+#[test]
+fn children_override_their_parents_field_by_field() {
+    let resolved = resolve_archetypes(&shipped()).expect("the shipped archetypes resolve");
+    assert!(resolved.len() >= 8);
+    let innkeeper = &resolved["innkeeper"];
+    assert_eq!(innkeeper.needs["SOCIAL"].weight, 1.4, "own");
+    assert_eq!(innkeeper.needs["SOCIAL"].initial, 0.6, "from villager, two levels up");
+    assert_eq!(innkeeper.needs["ECONOMIC"].weight, 1.8, "from merchant");
+    assert_eq!(innkeeper.resources["gold"], 40.0, "from merchant");
+    assert_eq!(innkeeper.traits["social"], 1.3, "own beats merchant's 1.2");
+    assert_eq!(innkeeper.traits["trade"], 1.6, "merchant's kept");
+    let guard = &resolved["guard"];
+    assert_eq!(guard.schedule.as_ref().map(|s| s.adherence), Some(0.9));
+    assert_eq!(guard.schedule.as_ref().map(|s| s.tag_boost), Some(1.5), "villager's");
+    assert_eq!(guard.schedule.as_ref().map(|s| s.blocks.len()), Some(4), "lists replace");
+    assert_eq!(guard.reactive_set.as_deref(), Some("villager"));
+}
+
+#[test]
+fn cycles_and_unknown_parents_are_refused() {
+    let mut authored = BTreeMap::new();
+    authored.insert("a".to_owned(), serde_json::json!({"parent": "b"}));
+    authored.insert("b".to_owned(), serde_json::json!({"parent": "c"}));
+    authored.insert("c".to_owned(), serde_json::json!({"parent": "a"}));
+    let error = resolve_archetypes(&authored).expect_err("cycle");
+    assert!(matches!(&error, ArchetypeError::Cycle { chain } if chain == "a → b → c → a"), "{error}");
+    let mut orphan = BTreeMap::new();
+    orphan.insert("knight".to_owned(), serde_json::json!({"parent": "king"}));
+    assert_eq!(
+        resolve_archetypes(&orphan),
+        Err(ArchetypeError::UnknownParent { child: "knight".into(), parent: "king".into() })
+    );
+    let mut typo = BTreeMap::new();
+    typo.insert("x".to_owned(), serde_json::json!({"needz": {}}));
+    assert!(resolve_archetypes(&typo).expect_err("typo").to_string().contains("needz"));
+}
+
+#[test]
+fn npcs_store_only_their_differences() {
+    let resolved = resolve_archetypes(&shipped()).expect("resolves");
+    let mut vocabulary = Vocabulary::new();
+    let smith = CompiledArchetype::new(resolved["blacksmith"].clone(), &mut vocabulary);
+    let record: NpcRecord = serde_json::from_value(serde_json::json!({
+        "id": "bram", "archetype": "blacksmith", "position": [2.0, 0.0],
+        "places": {"workplace": "forge", "home": "cottage_bram"},
+        "overrides": {"needs": {"COMFORT": {"initial": 0.2}}, "traits": {"craft": 2.0}}
+    }))
+    .expect("record");
+    let bytes = record.stored_bytes();
+    assert!(bytes < 220, "a villager with two quirks is {bytes} bytes");
+    let npc = smith.instantiate(&record, &mut vocabulary).expect("instantiates");
+    let comfort = vocabulary.lookup("COMFORT").expect("interned");
+    assert_eq!(npc.agent.consideration(comfort).map(|c| c.value), Some(0.2));
+    let craft = vocabulary.lookup("craft").expect("interned");
+    assert!(npc.agent.tag_modifiers.contains(&(craft, 2.0)));
+    assert_eq!(npc.agent.considerations.len(), 6);
+    assert_eq!(npc.goals.as_ref().map(|g| g.goals.len()), Some(1), "the innate masterwork goal");
+    let plain = NpcRecord { overrides: serde_json::Value::Null, ..record };
+    assert!(plain.stored_bytes() < bytes);
+    let _ = World::default();
+}
