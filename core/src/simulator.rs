@@ -1196,6 +1196,9 @@ impl Simulator {
                     action: entry.action,
                     reason: "not_advertised",
                 });
+                if !entry.player_queued {
+                    Self::abandon_plan(agent, events);
+                }
                 continue;
             };
             let ranking = self.decider.rank(&agent.agent, world, seed);
@@ -1224,7 +1227,25 @@ impl Simulator {
                 action: entry.action,
                 reason,
             });
+            if !entry.player_queued {
+                Self::abandon_plan(agent, events);
+            }
         }
+    }
+
+    /// Drops the rest of a broken plan (the queue's non-player entries: only plans put them
+    /// there), so the goal behind it is planned afresh from where the agent now stands.
+    fn abandon_plan(agent: &mut SimulatedAgent, events: &mut Vec<SimEvent>) {
+        let (orders, rest): (VecDeque<QueuedAction>, VecDeque<QueuedAction>) =
+            std::mem::take(&mut agent.queue)
+                .into_iter()
+                .partition(|entry| entry.player_queued);
+        agent.queue = orders;
+        events.extend(rest.into_iter().map(|entry| SimEvent::QueueEntryDropped {
+            provider: entry.provider,
+            action: entry.action,
+            reason: "plan_broken",
+        }));
     }
 
     /// Starts the next queue entry or, with nothing queued that can start, the autonomous

@@ -24,15 +24,26 @@ fn children_override_their_parents_field_by_field() {
     assert!(resolved.len() >= 8);
     let innkeeper = &resolved["innkeeper"];
     assert_eq!(innkeeper.needs["SOCIAL"].weight, 1.4, "own");
-    assert_eq!(innkeeper.needs["SOCIAL"].initial, 0.6, "from villager, two levels up");
+    assert_eq!(
+        innkeeper.needs["SOCIAL"].initial, 0.6,
+        "from villager, two levels up"
+    );
     assert_eq!(innkeeper.needs["ECONOMIC"].weight, 1.8, "from merchant");
     assert_eq!(innkeeper.resources["gold"], 40.0, "from merchant");
     assert_eq!(innkeeper.traits["social"], 1.3, "own beats merchant's 1.2");
     assert_eq!(innkeeper.traits["trade"], 1.6, "merchant's kept");
     let guard = &resolved["guard"];
     assert_eq!(guard.schedule.as_ref().map(|s| s.adherence), Some(0.9));
-    assert_eq!(guard.schedule.as_ref().map(|s| s.tag_boost), Some(1.5), "villager's");
-    assert_eq!(guard.schedule.as_ref().map(|s| s.blocks.len()), Some(4), "lists replace");
+    assert_eq!(
+        guard.schedule.as_ref().map(|s| s.tag_boost),
+        Some(1.5),
+        "villager's"
+    );
+    assert_eq!(
+        guard.schedule.as_ref().map(|s| s.blocks.len()),
+        Some(4),
+        "lists replace"
+    );
     assert_eq!(guard.reactive_set.as_deref(), Some("villager"));
 }
 
@@ -43,16 +54,27 @@ fn cycles_and_unknown_parents_are_refused() {
     authored.insert("b".to_owned(), serde_json::json!({"parent": "c"}));
     authored.insert("c".to_owned(), serde_json::json!({"parent": "a"}));
     let error = resolve_archetypes(&authored).expect_err("cycle");
-    assert!(matches!(&error, ArchetypeError::Cycle { chain } if chain == "a → b → c → a"), "{error}");
+    assert!(
+        matches!(&error, ArchetypeError::Cycle { chain } if chain == "a → b → c → a"),
+        "{error}"
+    );
     let mut orphan = BTreeMap::new();
     orphan.insert("knight".to_owned(), serde_json::json!({"parent": "king"}));
     assert_eq!(
         resolve_archetypes(&orphan),
-        Err(ArchetypeError::UnknownParent { child: "knight".into(), parent: "king".into() })
+        Err(ArchetypeError::UnknownParent {
+            child: "knight".into(),
+            parent: "king".into()
+        })
     );
     let mut typo = BTreeMap::new();
     typo.insert("x".to_owned(), serde_json::json!({"needz": {}}));
-    assert!(resolve_archetypes(&typo).expect_err("typo").to_string().contains("needz"));
+    assert!(
+        resolve_archetypes(&typo)
+            .expect_err("typo")
+            .to_string()
+            .contains("needz")
+    );
 }
 
 #[test]
@@ -68,14 +90,23 @@ fn npcs_store_only_their_differences() {
     .expect("record");
     let bytes = record.stored_bytes();
     assert!(bytes < 220, "a villager with two quirks is {bytes} bytes");
-    let npc = smith.instantiate(&record, &mut vocabulary).expect("instantiates");
+    let npc = smith
+        .instantiate(&record, &mut vocabulary)
+        .expect("instantiates");
     let comfort = vocabulary.lookup("COMFORT").expect("interned");
     assert_eq!(npc.agent.consideration(comfort).map(|c| c.value), Some(0.2));
     let craft = vocabulary.lookup("craft").expect("interned");
     assert!(npc.agent.tag_modifiers.contains(&(craft, 2.0)));
     assert_eq!(npc.agent.considerations.len(), 6);
-    assert_eq!(npc.goals.as_ref().map(|g| g.goals.len()), Some(1), "the innate masterwork goal");
-    let plain = NpcRecord { overrides: serde_json::Value::Null, ..record };
+    assert_eq!(
+        npc.goals.as_ref().map(|g| g.goals.len()),
+        Some(1),
+        "the innate masterwork goal"
+    );
+    let plain = NpcRecord {
+        overrides: serde_json::Value::Null,
+        ..record
+    };
     assert!(plain.stored_bytes() < bytes);
     let _ = World::default();
 }

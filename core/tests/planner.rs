@@ -238,3 +238,71 @@ fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_is_blocked_
     let blocked: Vec<_> = events.iter().filter(|e| matches!(e, SimEvent::GoalBlocked { description, .. } if description == "wear a crown")).collect();
     assert_eq!(blocked.len(), 1, "reported once, not retried every tick");
 }
+
+#[test]
+fn a_failed_step_breaks_the_plan_and_the_goal_replans_from_where_it_stands() {
+    use geppetto_core::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
+    let mut scene = Scene::default();
+    let (agent, mut world, goal) = smithy(&mut scene);
+    let mut npc = SimulatedAgent::new(agent);
+    let mut book = GoalBook::default();
+    book.add(Goal {
+        category: GoalCategory::Innate,
+        source: "archetype".into(),
+        target: None,
+        description: "forge a sword".into(),
+        predicate: GoalPredicate::HasFact(goal.facts[0]),
+        deadline_hours: None,
+        priority_bonus: 3.0,
+    })
+    .expect("added");
+    npc.goals = Some(book);
+    let sim = Simulator::new(Decider::new(Tuning::default())).settling_resources(true);
+    // The provider of the next queued step burns down before Bram gets there; the same
+    // trade is offered again farther off.
+    let mut events = Vec::new();
+    for tick in 0..(10 * 60) {
+        if tick == 1 {
+            let next = npc
+                .queue
+                .front()
+                .expect("a plan is queued")
+                .provider
+                .clone();
+            let index = world
+                .providers
+                .iter()
+                .position(|p| p.id == next)
+                .expect("present");
+            let mut rebuilt = world.providers.remove(index);
+            rebuilt.id = format!("{next}_rebuilt");
+            rebuilt.position.y -= 60.0;
+            world.providers.push(rebuilt);
+        }
+        let request = TickRequest {
+            now_hours: 8.0 + tick as f64 / 60.0,
+            world: &world,
+            level: DetailLevel::Full,
+            simplified_event: None,
+        };
+        events.extend(sim.advance(&mut npc, request, tick).events);
+        world.now_hours += 1.0 / 60.0;
+    }
+    let dropped: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            SimEvent::QueueEntryDropped { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        dropped.contains(&"not_advertised") && dropped.contains(&"plan_broken"),
+        "{dropped:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, SimEvent::GoalCompleted { .. })),
+        "replanned via the far shed"
+    );
+}
