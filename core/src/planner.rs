@@ -103,6 +103,7 @@ impl Plan {
                     provider: provider.id.clone(),
                     action: action.id.clone(),
                     player_queued,
+                    from_plan: true,
                 })
             })
             .collect()

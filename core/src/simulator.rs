@@ -102,6 +102,8 @@ pub struct QueuedAction {
     pub action: String,
     /// Whether a player ordered it.
     pub player_queued: bool,
+    /// Whether a goal's plan put it there (a failed plan step drops the rest of its plan).
+    pub from_plan: bool,
 }
 
 /// A coarse event recorded while an agent was simplified.
@@ -313,6 +315,7 @@ impl SimulatedAgent {
             provider: provider.into(),
             action: action.into(),
             player_queued,
+            from_plan: false,
         });
     }
 }
@@ -1196,7 +1199,7 @@ impl Simulator {
                     action: entry.action,
                     reason: "not_advertised",
                 });
-                if !entry.player_queued {
+                if entry.from_plan {
                     Self::abandon_plan(agent, events);
                 }
                 continue;
@@ -1227,7 +1230,7 @@ impl Simulator {
                 action: entry.action,
                 reason,
             });
-            if !entry.player_queued {
+            if entry.from_plan {
                 Self::abandon_plan(agent, events);
             }
         }

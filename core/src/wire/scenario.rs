@@ -137,6 +137,7 @@ fn queued(specs: &[QueueSpec]) -> Vec<QueuedAction> {
             provider: q.provider.clone(),
             action: q.action.clone(),
             player_queued: q.player_queued,
+            from_plan: false,
         })
         .collect()
 }
