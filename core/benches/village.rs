@@ -8,7 +8,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use geppetto_core::archetype::{CompiledArchetype, NpcRecord, resolve_archetypes};
 use geppetto_core::rng::DetRng;
 use geppetto_core::simulator::AgentTick;
-use geppetto_core::{AdvertisedAction, Decider, Position, Provider, SimulatedAgent, Simulator, Tuning, Vocabulary, World};
+use geppetto_core::{
+    AdvertisedAction, Decider, Position, Provider, SimulatedAgent, Simulator, Tuning, Vocabulary,
+    World,
+};
 
 const ARCHETYPES: [&str; 9] = [
     include_str!("../../config/archetypes/villager.yaml"),
@@ -23,17 +26,65 @@ const ARCHETYPES: [&str; 9] = [
 ];
 
 /// `(provider, position, [(action, tag, need, delta)])`.
-type Place = (&'static str, (f64, f64), &'static [(&'static str, &'static str, &'static str, f64)]);
+type Place = (
+    &'static str,
+    (f64, f64),
+    &'static [(&'static str, &'static str, &'static str, f64)],
+);
 
 const PLACES: [Place; 8] = [
-    ("tavern", (0.0, 0.0), &[("eat_stew", "food", "COMFORT", 0.4), ("drink_with_friends", "social", "SOCIAL", 0.4)]),
-    ("forge", (30.0, 5.0), &[("hammer_iron", "work", "PURPOSE", 0.3)]),
-    ("fields", (-60.0, 40.0), &[("till_the_soil", "farm", "PURPOSE", 0.3)]),
-    ("market", (10.0, -25.0), &[("mind_the_stall", "trade", "ECONOMIC", 0.3), ("browse", "leisure", "SOCIAL", 0.15)]),
-    ("chapel", (-20.0, -30.0), &[("pray", "worship", "PURPOSE", 0.3)]),
-    ("square", (5.0, 10.0), &[("play_games", "play", "SOCIAL", 0.3), ("chat", "social", "SOCIAL", 0.2)]),
-    ("gate", (80.0, 0.0), &[("stand_watch", "patrol", "PURPOSE", 0.3)]),
-    ("cottages", (-10.0, 20.0), &[("sleep", "rest", "COMFORT", 0.5), ("bread_and_cheese", "food", "COMFORT", 0.2)]),
+    (
+        "tavern",
+        (0.0, 0.0),
+        &[
+            ("eat_stew", "food", "COMFORT", 0.4),
+            ("drink_with_friends", "social", "SOCIAL", 0.4),
+        ],
+    ),
+    (
+        "forge",
+        (30.0, 5.0),
+        &[("hammer_iron", "work", "PURPOSE", 0.3)],
+    ),
+    (
+        "fields",
+        (-60.0, 40.0),
+        &[("till_the_soil", "farm", "PURPOSE", 0.3)],
+    ),
+    (
+        "market",
+        (10.0, -25.0),
+        &[
+            ("mind_the_stall", "trade", "ECONOMIC", 0.3),
+            ("browse", "leisure", "SOCIAL", 0.15),
+        ],
+    ),
+    (
+        "chapel",
+        (-20.0, -30.0),
+        &[("pray", "worship", "PURPOSE", 0.3)],
+    ),
+    (
+        "square",
+        (5.0, 10.0),
+        &[
+            ("play_games", "play", "SOCIAL", 0.3),
+            ("chat", "social", "SOCIAL", 0.2),
+        ],
+    ),
+    (
+        "gate",
+        (80.0, 0.0),
+        &[("stand_watch", "patrol", "PURPOSE", 0.3)],
+    ),
+    (
+        "cottages",
+        (-10.0, 20.0),
+        &[
+            ("sleep", "rest", "COMFORT", 0.5),
+            ("bread_and_cheese", "food", "COMFORT", 0.2),
+        ],
+    ),
 ];
 
 fn village(npcs: usize) -> (Simulator, Vec<SimulatedAgent>, World, usize) {
@@ -43,10 +94,14 @@ fn village(npcs: usize) -> (Simulator, Vec<SimulatedAgent>, World, usize) {
         let name = value["name"].as_str().unwrap_or_default().to_owned();
         authored.insert(name, value);
     }
-    let Ok(resolved) = resolve_archetypes(&authored) else { panic!("the shipped archetypes resolve") };
+    let Ok(resolved) = resolve_archetypes(&authored) else {
+        panic!("the shipped archetypes resolve")
+    };
     let mut vocabulary = Vocabulary::new();
-    let compiled: Vec<CompiledArchetype> =
-        resolved.values().map(|spec| CompiledArchetype::new(spec.clone(), &mut vocabulary)).collect();
+    let compiled: Vec<CompiledArchetype> = resolved
+        .values()
+        .map(|spec| CompiledArchetype::new(spec.clone(), &mut vocabulary))
+        .collect();
     let providers = PLACES
         .iter()
         .map(|(id, (x, y), actions)| Provider {
@@ -76,9 +131,15 @@ fn village(npcs: usize) -> (Simulator, Vec<SimulatedAgent>, World, usize) {
             let record = NpcRecord {
                 id: format!("npc{i}"),
                 archetype: archetype.spec.name.clone(),
-                position: [rng.next_unit() * 100.0 - 50.0, rng.next_unit() * 100.0 - 50.0],
+                position: [
+                    rng.next_unit() * 100.0 - 50.0,
+                    rng.next_unit() * 100.0 - 50.0,
+                ],
                 places: [
-                    ("workplace".to_owned(), workplaces[i % workplaces.len()].to_owned()),
+                    (
+                        "workplace".to_owned(),
+                        workplaces[i % workplaces.len()].to_owned(),
+                    ),
                     ("home".to_owned(), "cottages".to_owned()),
                 ]
                 .into_iter()
@@ -90,30 +151,52 @@ fn village(npcs: usize) -> (Simulator, Vec<SimulatedAgent>, World, usize) {
         })
         .collect::<Vec<_>>();
     let simulator = Simulator::new(Decider::new(Tuning::default())).settling_resources(true);
-    (simulator, agents, World { now_hours: 7.0, providers, ..World::default() }, bytes / npcs.max(1))
+    (
+        simulator,
+        agents,
+        World {
+            now_hours: 7.0,
+            providers,
+            ..World::default()
+        },
+        bytes / npcs.max(1),
+    )
 }
 
 fn bench_village(c: &mut Criterion) {
     let (simulator, agents, world, bytes_per_npc) = village(10_000);
-    eprintln!("village: {} NPCs, {bytes_per_npc} bytes per stored NPC", agents.len());
+    eprintln!(
+        "village: {} NPCs, {bytes_per_npc} bytes per stored NPC",
+        agents.len()
+    );
     let ticks = vec![AgentTick::default(); agents.len()];
     let mut group = c.benchmark_group("village");
     group.sample_size(10);
     for workers in [1, 2] {
-        group.bench_function(format!("10k NPCs one simulated hour ({workers} worker(s))"), |b| {
-            b.iter_batched(
-                || (agents.clone(), world.clone()),
-                |(mut agents, mut world)| {
-                    for minute in 0..60 {
-                        let now = 7.0 + f64::from(minute) / 60.0;
-                        world.now_hours = now;
-                        simulator.advance_zone(&mut agents, &ticks, now, &mut world, u64::from(minute as u32), workers);
-                    }
-                    agents
-                },
-                criterion::BatchSize::LargeInput,
-            )
-        });
+        group.bench_function(
+            format!("10k NPCs one simulated hour ({workers} worker(s))"),
+            |b| {
+                b.iter_batched(
+                    || (agents.clone(), world.clone()),
+                    |(mut agents, mut world)| {
+                        for minute in 0..60 {
+                            let now = 7.0 + f64::from(minute) / 60.0;
+                            world.now_hours = now;
+                            simulator.advance_zone(
+                                &mut agents,
+                                &ticks,
+                                now,
+                                &mut world,
+                                u64::from(minute as u32),
+                                workers,
+                            );
+                        }
+                        agents
+                    },
+                    criterion::BatchSize::LargeInput,
+                )
+            },
+        );
     }
     group.finish();
 }

@@ -19,7 +19,7 @@
 //! it never lowers its score.
 
 use crate::agent::{Agent, lookup};
-use crate::consideration::Updater;
+use crate::consideration::{Consideration, Updater};
 use crate::rng::DetRng;
 use crate::tuning::Tuning;
 use crate::vocabulary::Symbol;
@@ -112,8 +112,64 @@ pub(crate) struct ScoringTerm {
 /// perception noise is on; the agent itself is never changed).
 pub(crate) struct ScoringView<'a> {
     agent: &'a Agent,
-    terms: Vec<ScoringTerm>,
+    terms: Terms,
 }
+
+/// One consideration's scoring term. Perception noise draws one Gaussian for a
+/// perception-driven consideration, from `rng`.
+fn term(
+    c: &Consideration,
+    tuning: &Tuning,
+    profile_weights: &[(Symbol, f64)],
+    rng: &mut DetRng,
+) -> ScoringTerm {
+    let mut value = c.value;
+    if tuning.perception_noise > 0.0 && c.updater == Updater::PerceptionDriven {
+        let noisy = value + tuning.perception_noise * rng.next_gaussian();
+        value = if c.max > c.min {
+            noisy.clamp(c.min, c.max)
+        } else {
+            noisy
+        };
+    }
+    let pressure = c
+        .curve
+        .pressure(value, c.min, c.max, tuning.convex_exponent);
+    let weight = c.weight * lookup(profile_weights, c.name).unwrap_or(1.0);
+    ScoringTerm {
+        name: c.name,
+        weighted_pressure: weight * pressure,
+        headroom: (c.max - value).max(0.0),
+    }
+}
+
+/// Up to this many considerations are kept on the stack when scoring one agent.
+const INLINE_TERMS: usize = 12;
+
+/// The scoring terms: on the stack for a single decision with few considerations, in a
+/// reusable buffer for batches.
+// The inline variant is large on purpose: it lives on the stack and saves a heap allocation
+// per decision.
+#[allow(clippy::large_enum_variant)]
+enum Terms {
+    Inline([ScoringTerm; INLINE_TERMS], usize),
+    Heap(Vec<ScoringTerm>),
+}
+
+impl Terms {
+    fn as_slice(&self) -> &[ScoringTerm] {
+        match self {
+            Self::Inline(terms, len) => &terms[..*len],
+            Self::Heap(terms) => terms,
+        }
+    }
+}
+
+const EMPTY_TERM: ScoringTerm = ScoringTerm {
+    name: Symbol::FIRST,
+    weighted_pressure: 0.0,
+    headroom: 0.0,
+};
 
 impl<'a> ScoringView<'a> {
     /// Prepares `agent`. Perception noise draws one Gaussian per perception-driven
@@ -124,7 +180,17 @@ impl<'a> ScoringView<'a> {
         profile_weights: &[(Symbol, f64)],
         rng: &mut DetRng,
     ) -> Self {
-        Self::reusing(Vec::new(), agent, tuning, profile_weights, rng)
+        if agent.considerations.len() > INLINE_TERMS {
+            return Self::reusing(Vec::new(), agent, tuning, profile_weights, rng);
+        }
+        let mut inline = [EMPTY_TERM; INLINE_TERMS];
+        for (slot, c) in inline.iter_mut().zip(&agent.considerations) {
+            *slot = term(c, tuning, profile_weights, rng);
+        }
+        Self {
+            agent,
+            terms: Terms::Inline(inline, agent.considerations.len()),
+        }
     }
 
     /// Like [`ScoringView::new`], filling `terms` (cleared first) so a batch reuses one buffer.
@@ -136,32 +202,24 @@ impl<'a> ScoringView<'a> {
         rng: &mut DetRng,
     ) -> Self {
         terms.clear();
-        terms.extend(agent.considerations.iter().map(|c| {
-            let mut value = c.value;
-            if tuning.perception_noise > 0.0 && c.updater == Updater::PerceptionDriven {
-                let noisy = value + tuning.perception_noise * rng.next_gaussian();
-                value = if c.max > c.min {
-                    noisy.clamp(c.min, c.max)
-                } else {
-                    noisy
-                };
-            }
-            let pressure = c
-                .curve
-                .pressure(value, c.min, c.max, tuning.convex_exponent);
-            let weight = c.weight * lookup(profile_weights, c.name).unwrap_or(1.0);
-            ScoringTerm {
-                name: c.name,
-                weighted_pressure: weight * pressure,
-                headroom: (c.max - value).max(0.0),
-            }
-        }));
-        Self { agent, terms }
+        terms.extend(
+            agent
+                .considerations
+                .iter()
+                .map(|c| term(c, tuning, profile_weights, rng)),
+        );
+        Self {
+            agent,
+            terms: Terms::Heap(terms),
+        }
     }
 
     /// Gives the term buffer back for reuse.
     pub(crate) fn into_buffer(self) -> Vec<ScoringTerm> {
-        self.terms
+        match self.terms {
+            Terms::Heap(terms) => terms,
+            Terms::Inline(..) => Vec::new(),
+        }
     }
 
     /// The first gate `action` of `provider` fails for this agent at `distance`, if any.
@@ -226,7 +284,11 @@ impl<'a> ScoringView<'a> {
             .deltas
             .iter()
             .filter_map(|(name, delta)| {
-                let term = self.terms.iter().find(|term| term.name == *name)?;
+                let term = self
+                    .terms
+                    .as_slice()
+                    .iter()
+                    .find(|term| term.name == *name)?;
                 Some(term.weighted_pressure * delta.min(term.headroom))
             })
             .sum();

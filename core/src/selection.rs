@@ -27,11 +27,24 @@ pub(crate) fn pick(ranked: &[Candidate], tuning: &Tuning, rng: &mut DetRng) -> O
             let w = ((c.utility - best) / tuning.temperature).exp();
             if w.is_finite() { w } else { 0.0 }
         };
-        let total: f64 = ranked[..top_k].iter().map(weight).sum();
+        // The first weights are kept on the stack so each `exp` runs once.
+        const KEPT: usize = 16;
+        let mut kept = [0.0f64; KEPT];
+        let total: f64 = ranked[..top_k]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let w = weight(c);
+                if let Some(slot) = kept.get_mut(i) {
+                    *slot = w;
+                }
+                w
+            })
+            .sum();
         let mut remaining = rng.next_unit() * total;
         index = top_k - 1;
         for (i, candidate) in ranked[..top_k].iter().enumerate() {
-            remaining -= weight(candidate);
+            remaining -= kept.get(i).copied().unwrap_or_else(|| weight(candidate));
             if remaining < 0.0 {
                 index = i;
                 break;

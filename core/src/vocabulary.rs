@@ -12,6 +12,10 @@ use std::collections::HashMap;
 pub struct Symbol(u32);
 
 impl Symbol {
+    /// The first symbol of any vocabulary (a placeholder where a value is needed before one is
+    /// known).
+    pub const FIRST: Symbol = Symbol(0);
+
     /// The symbol's position in its vocabulary (dense, starting at 0).
     pub fn index(self) -> usize {
         self.0 as usize
