@@ -18,6 +18,7 @@
 //! - [`schedule`]: daily blocks becoming personal contexts and preferred places.
 //! - [`wellbeing`]: mood and stress derived from needs; [`bark`]: lines said aloud.
 //! - [`catch_up`]: whole missed days in closed form, the rest hourly, capped at a week.
+//! - [`social`]: relationships per ordered pair and gossip reception with its reactions.
 //! - [`simulator`]: an agent's life over time — updaters, gradual deltas, the action queue,
 //!   preemption, simplified and full detail.
 //! - [`goals`]: typed, capped, deduplicated goals that boost actions and seed plans.
@@ -44,6 +45,7 @@ pub mod schedule;
 pub mod scoring;
 pub mod selection;
 pub mod simulator;
+pub mod social;
 mod spatial;
 pub mod tuning;
 pub mod vocabulary;
