@@ -1,9 +1,11 @@
 //! The CLI's subcommands, one module each, as functions from parsed arguments and input text to
 //! output text, so tests can call them without a process.
 
+pub mod affect;
 pub mod decide;
 pub mod sets;
 pub mod simulate;
+pub mod validate;
 
 /// Why a command failed; decides the exit code.
 #[derive(Debug, thiserror::Error)]

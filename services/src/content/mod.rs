@@ -3,6 +3,8 @@
 //! fresh clone runs anywhere; a directory given at run time adds to or overrides them. Every
 //! load error names the file, and where the format allows, the line and field.
 
+pub mod affect;
+pub mod archetypes;
 pub mod profiles;
 pub mod sets;
 

@@ -1,0 +1,280 @@
+//! `geppetto validate [PATH…]`: checks content files the way the service would load them and
+//! prints one `file:line: field: problem` line per error (`file: problem` where the format
+//! gives no line). The kind of a file is told by its folder: `profiles/`, `sets/`, `affect/`,
+//! `archetypes/`, `worlds/`, and `examples/` (scenarios, decide requests, affect event files).
+//! With no path it checks the repository's `config/`.
+
+use std::path::{Path, PathBuf};
+
+use geppetto_core::vocabulary::Vocabulary;
+use geppetto_core::wire::{self, request::DecideBatchRequest, request::DecideRequest};
+
+use super::CommandError;
+use crate::content::archetypes::ArchetypeLibrary;
+use crate::content::profiles::parse_profile;
+use crate::content::sets::parse_set;
+use crate::content::{ContentError, affect};
+
+/// What a validation found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Findings {
+    /// Files checked.
+    pub checked: usize,
+    /// One line per problem, `file:line: message`.
+    pub problems: Vec<String>,
+}
+
+/// Rewrites a loader's `file: … line N … rest` message as `file:N: rest`.
+fn as_line(error: &ContentError) -> String {
+    let text = error.to_string();
+    let Some((file, rest)) = text.split_once(": ") else {
+        return text;
+    };
+    let rest = rest.strip_prefix("error: ").unwrap_or(rest);
+    let Some(after) = rest.strip_prefix("line ") else {
+        return format!("{file}: {rest}");
+    };
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    let remainder = after[digits.len()..].trim_start_matches(|c: char| c == ':' || c == ' ');
+    // Drop a "column N:" that follows the line.
+    let remainder = match remainder.strip_prefix("column ") {
+        Some(col) => col
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start_matches(|c: char| c == ':' || c == ' '),
+        None => remainder,
+    };
+    // serde-saphyr appends a source snippet after the first line; keep only the message.
+    let message = remainder.lines().next().unwrap_or(remainder);
+    format!("{file}:{digits}: {message}")
+}
+
+fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.extension()
+                        .is_some_and(|ext| ext == "yaml" || ext == "yml" || ext == "json")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+fn read(path: &Path, findings: &mut Findings) -> Option<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(e) => {
+            findings
+                .problems
+                .push(format!("{}: cannot read: {e}", path.display()));
+            None
+        }
+    }
+}
+
+fn check_file(kind: &str, path: &Path, findings: &mut Findings) {
+    let file = path.display().to_string();
+    let Some(text) = read(path, findings) else {
+        return;
+    };
+    findings.checked += 1;
+    let result: Result<(), String> = match kind {
+        "profiles" => parse_profile(&file, &text)
+            .map(|_| ())
+            .map_err(|e| as_line(&e)),
+        "sets" => parse_set(&file, &text).map(|_| ()).map_err(|e| as_line(&e)),
+        "affect" if path.file_stem().is_some_and(|s| s == "defaults") => {
+            affect::load_persona(&file, Some(path))
+                .map(|_| ())
+                .map_err(|e| as_line(&e))
+        }
+        "affect" => affect::load_persona(&file, None)
+            .map(|_| ())
+            .map_err(|e| as_line(&e)),
+        "examples" => check_example(path, &file, &text),
+        _ => Ok(()),
+    };
+    if let Err(problem) = result {
+        findings.problems.push(problem);
+    }
+}
+
+fn check_example(path: &Path, file: &str, text: &str) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let wire_error = |e: wire::WireError| format!("{file}: {}: {}", e.path, e.message);
+    if name.starts_with("decide-batch") {
+        wire::parse::<DecideBatchRequest>(text)
+            .map(|_| ())
+            .map_err(wire_error)
+    } else if name.starts_with("decide") {
+        wire::parse::<DecideRequest>(text)
+            .map(|_| ())
+            .map_err(wire_error)
+    } else if name.starts_with("simulate") {
+        let spec = super::simulate::parse_scenario(path, text).map_err(|e| e.to_string())?;
+        wire::scenario::compile_scenario(&spec, None, &mut Vocabulary::new())
+            .map(|_| ())
+            .map_err(wire_error)
+    } else if name.starts_with("affect") {
+        serde_saphyr::from_str::<super::affect::EventsFile>(text)
+            .map(|_| ())
+            .map_err(|e| {
+                as_line(&ContentError::Invalid {
+                    file: file.to_owned(),
+                    reason: e.to_string(),
+                })
+            })
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks `paths` (files or folders); an empty list checks `default_root`.
+pub fn validate(paths: &[PathBuf], default_root: &Path) -> Findings {
+    let mut findings = Findings::default();
+    let roots: Vec<PathBuf> = if paths.is_empty() {
+        vec![default_root.to_path_buf()]
+    } else {
+        paths.to_vec()
+    };
+    for root in roots {
+        if root.is_file() {
+            let kind = root
+                .parent()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if kind == "archetypes" {
+                check_archetypes(root.parent().unwrap_or(&root), &mut findings);
+            } else {
+                check_file(&kind, &root, &mut findings);
+            }
+            continue;
+        }
+        let folders: Vec<(String, PathBuf)> =
+            match root.file_name().map(|n| n.to_string_lossy().into_owned()) {
+                Some(kind)
+                    if [
+                        "profiles",
+                        "sets",
+                        "affect",
+                        "archetypes",
+                        "examples",
+                        "worlds",
+                    ]
+                    .contains(&kind.as_str()) =>
+                {
+                    vec![(kind, root.clone())]
+                }
+                _ => [
+                    "profiles",
+                    "sets",
+                    "affect",
+                    "archetypes",
+                    "examples",
+                    "worlds",
+                ]
+                .iter()
+                .map(|kind| ((*kind).to_owned(), root.join(kind)))
+                .filter(|(_, dir)| dir.is_dir())
+                .collect(),
+            };
+        for (kind, dir) in folders {
+            if kind == "archetypes" {
+                check_archetypes(&dir, &mut findings);
+                continue;
+            }
+            for path in yaml_files(&dir) {
+                check_file(&kind, &path, &mut findings);
+            }
+        }
+    }
+    findings
+}
+
+/// Archetypes are checked together: inheritance spans files.
+fn check_archetypes(dir: &Path, findings: &mut Findings) {
+    let files = yaml_files(dir);
+    let mut texts = Vec::new();
+    for path in &files {
+        if let Some(text) = read(path, findings) {
+            findings.checked += 1;
+            texts.push((path.display().to_string(), text));
+        }
+    }
+    if let Err(error) =
+        ArchetypeLibrary::from_sources(texts.iter().map(|(f, t)| (f.clone(), t.as_str())))
+    {
+        findings.problems.push(as_line(&error));
+    }
+}
+
+/// Runs `validate` and renders its report; problems make it an error (exit code 1).
+pub fn run(paths: &[PathBuf], default_root: &Path) -> Result<String, CommandError> {
+    let findings = validate(paths, default_root);
+    if findings.problems.is_empty() {
+        Ok(format!(
+            "{} content files checked, no problems",
+            findings.checked
+        ))
+    } else {
+        Err(CommandError::Environment(format!(
+            "{}\n{} problem(s) in {} content files checked",
+            findings.problems.join("\n"),
+            findings.problems.len(),
+            findings.checked
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_content_is_valid() {
+        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../config"));
+        let findings = validate(&[], root);
+        assert!(findings.problems.is_empty(), "{:#?}", findings.problems);
+        assert!(findings.checked >= 25, "{} files", findings.checked);
+    }
+
+    #[test]
+    fn problems_are_reported_as_file_line_message() {
+        let dir = std::env::temp_dir().join(format!("geppetto-validate-{}", std::process::id()));
+        let sets = dir.join("sets");
+        std::fs::create_dir_all(&sets).expect("dir");
+        std::fs::write(sets.join("bad.yaml"), "name: s\ninputs:\n  - { name: danger }\nactions:\n  - name: flee\n    considerations:\n      - { name: a, input: dangr, curve: { kind: linear } }\n").expect("write");
+        std::fs::write(sets.join("typo.yaml"), "name: t\ninputz: []\nactions: []\n")
+            .expect("write");
+        let findings = validate(&[dir.clone()], Path::new("unused"));
+        assert_eq!(findings.checked, 2);
+        let bad = findings
+            .problems
+            .iter()
+            .find(|p| p.contains("bad.yaml"))
+            .expect("bad reported");
+        assert!(
+            bad.contains("bad.yaml:7: actions[0].considerations[0].input: unknown input `dangr`"),
+            "{bad}"
+        );
+        let typo = findings
+            .problems
+            .iter()
+            .find(|p| p.contains("typo.yaml"))
+            .expect("typo reported");
+        assert!(
+            typo.contains("typo.yaml:2:") && typo.contains("inputz"),
+            "{typo}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
