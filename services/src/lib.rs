@@ -1,8 +1,25 @@
 //! # geppetto-service
 //!
 //! Everything around the pure core that touches the outside world: content files, the CLI's
-//! commands (and, as they land, NPC actors, the tick loop, the event bus and the admin API).
+//! commands, the zones and their actors, the tick loop with tiers, governor and error
+//! isolation, the event bus (in-process and Redis Streams) and the demo.
 //! The `geppetto` binary in `main.rs` only parses arguments and maps errors to exit codes.
 
+pub mod actor;
+pub mod admin;
+pub mod bus;
 pub mod commands;
+pub mod config;
 pub mod content;
+pub mod demo;
+pub mod governor;
+pub mod isolation;
+pub mod load;
+pub mod logging;
+pub mod metrics;
+pub mod runtime;
+pub mod serve;
+pub mod service;
+pub mod tiers;
+pub mod world_file;
+pub mod zone;

@@ -33,6 +33,43 @@ enum Command {
     /// Try a reactive utility set: score it, or run it against wobbling inputs.
     #[command(subcommand)]
     Sets(SetsCommand),
+    /// Run the embedded village with an internal clock and print a live feed (no Redis needed).
+    Demo {
+        /// Stop after this many game hours.
+        #[arg(long, default_value_t = 24.0)]
+        hours: f64,
+        /// Game minutes per wall-clock second.
+        #[arg(long, default_value_t = geppetto_service::demo::DEFAULT_DEMO_SPEED)]
+        speed: f64,
+        /// Run over Redis Streams at this URL instead of the in-process bus.
+        #[arg(long)]
+        redis: Option<String>,
+        #[command(flatten)]
+        log: LogArgs,
+    },
+    /// Run the service: zones from world files, the bus, the clock and the admin API.
+    Serve {
+        /// The service config (TOML).
+        #[arg(long, default_value = "config/geppetto.toml")]
+        config: PathBuf,
+        #[command(flatten)]
+        log: LogArgs,
+    },
+    /// Drive synthetic NPCs with world events and report throughput, latency and tick times.
+    Load {
+        /// NPCs (all Active: a player stands in every room).
+        #[arg(long, default_value_t = 200)]
+        npcs: usize,
+        /// World events per second besides the clock.
+        #[arg(long, default_value_t = 1000.0)]
+        events_per_sec: f64,
+        /// Wall-clock seconds to run.
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        /// Run over Redis Streams at this URL.
+        #[arg(long)]
+        redis: Option<String>,
+    },
     /// Run one agent through a scenario file and print a JSONL trace (or an hourly table).
     Simulate {
         /// The scenario (YAML, or JSON when it ends in .json).
@@ -51,6 +88,14 @@ enum Command {
         #[arg(long)]
         profiles_dir: Option<PathBuf>,
     },
+}
+
+/// Options of the commands that run zones.
+#[derive(Args)]
+struct LogArgs {
+    /// Log format on stderr: `text` or `json`.
+    #[arg(long, default_value = "text")]
+    log_format: String,
 }
 
 #[derive(Subcommand)]
@@ -167,6 +212,40 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 summary,
             };
             commands::simulate::simulate(&scenario, &text, &library, &sets()?, &options)
+        }
+        Command::Demo {
+            hours,
+            speed,
+            redis,
+            log,
+        } => {
+            geppetto_service::logging::init(&log.log_format)?;
+            let options = geppetto_service::demo::DemoOptions {
+                hours,
+                speed,
+                redis,
+            };
+            let printed = geppetto_service::demo::run_demo(&options, |line| println!("{line}"))?;
+            Ok(format!("-- {printed} feed lines, {hours} game hours"))
+        }
+        Command::Serve { config, log } => {
+            geppetto_service::logging::init(&log.log_format)?;
+            geppetto_service::serve::serve(&config)?;
+            Ok(String::new())
+        }
+        Command::Load {
+            npcs,
+            events_per_sec,
+            seconds,
+            redis,
+        } => {
+            let options = geppetto_service::load::LoadOptions {
+                npcs,
+                events_per_sec,
+                seconds,
+                redis,
+            };
+            geppetto_service::load::run_load(&options)
         }
         Command::Sets(SetsCommand::Eval { set, inputs, seed }) => {
             commands::sets::eval(&sets()?, &set, inputs.as_deref(), seed)

@@ -208,11 +208,16 @@ fn describe(event: &EventOut) -> Option<String> {
         } => Some(format!("dropped {action} to {by_action}")),
         EventOut::ReactiveStarted { action, .. } => Some(format!("reacts: {action}")),
         EventOut::ReactiveEnded { action, .. } => Some(format!("stops {action}")),
-        EventOut::ActivityChanged { to, .. } => Some(format!("now {}", to.as_deref().unwrap_or("free time"))),
+        EventOut::ActivityChanged { to, .. } => {
+            Some(format!("now {}", to.as_deref().unwrap_or("free time")))
+        }
         EventOut::GoalCreated { description } => Some(format!("wants to {description}")),
         EventOut::GoalCompleted { description } => Some(format!("achieved: {description}")),
         EventOut::GoalFailed { description } => Some(format!("gave up: {description}")),
-        EventOut::GoalBlocked { description, reason } => Some(format!("stuck on {description} ({reason})")),
+        EventOut::GoalBlocked {
+            description,
+            reason,
+        } => Some(format!("stuck on {description} ({reason})")),
         EventOut::Bark { text, .. } => Some(format!("says \"{text}\"")),
         EventOut::BurstStarted => Some("loses their temper".to_owned()),
         EventOut::BurstEnded => Some("calms down".to_owned()),

@@ -35,12 +35,12 @@ fn as_line(error: &ContentError) -> String {
         return format!("{file}: {rest}");
     };
     let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
-    let remainder = after[digits.len()..].trim_start_matches(|c: char| c == ':' || c == ' ');
+    let remainder = after[digits.len()..].trim_start_matches([':', ' ']);
     // Drop a "column N:" that follows the line.
     let remainder = match remainder.strip_prefix("column ") {
         Some(col) => col
             .trim_start_matches(|c: char| c.is_ascii_digit())
-            .trim_start_matches(|c: char| c == ':' || c == ' '),
+            .trim_start_matches([':', ' ']),
         None => remainder,
     };
     // serde-saphyr appends a source snippet after the first line; keep only the message.
@@ -255,7 +255,7 @@ mod tests {
         std::fs::write(sets.join("bad.yaml"), "name: s\ninputs:\n  - { name: danger }\nactions:\n  - name: flee\n    considerations:\n      - { name: a, input: dangr, curve: { kind: linear } }\n").expect("write");
         std::fs::write(sets.join("typo.yaml"), "name: t\ninputz: []\nactions: []\n")
             .expect("write");
-        let findings = validate(&[dir.clone()], Path::new("unused"));
+        let findings = validate(std::slice::from_ref(&dir), Path::new("unused"));
         assert_eq!(findings.checked, 2);
         let bad = findings
             .problems

@@ -1,0 +1,33 @@
+"""The integration a MUD author copies: publish world events to geppetto, consume intents and
+story signals with a consumer group (redis-py). Run `geppetto serve` with `[bus] kind = "redis"`
+and `[clock] kind = "external"`, then: python examples/mud_client.py [redis-url] [ticks]."""
+import json, sys, redis
+
+url = sys.argv[1] if len(sys.argv) > 1 else "redis://127.0.0.1:6379/0"
+ticks = int(sys.argv[2]) if len(sys.argv) > 2 else 30
+r, zone, seq = redis.Redis.from_url(url, decode_responses=True), "village", 0
+key = lambda stream: f"geppetto:{{{zone}}}:{stream}"
+
+def send(kind, game_time, **payload):           # a world event, in the versioned envelope
+    global seq; seq += 1
+    r.xadd(key("world"), {"m": json.dumps({"v": 1, "type": kind, "id": f"mud-{seq}",
+                                           "zone": zone, "game_time": game_time, **payload})})
+
+for stream in ("intents", "story"):               # our own consumer group on each output stream
+    try: r.xgroup_create(key(stream), "mud", id="0", mkstream=True)
+    except redis.ResponseError: pass                 # BUSYGROUP: it already exists
+
+send("player_entered", 420, player="ann", room="square")
+for t in range(421, 421 + ticks): send("time_advanced", t)  # the game's clock: one tick a minute
+
+handled = 0
+while True:
+    reply = r.xreadgroup("mud", "mud-1", {key("intents"): ">", key("story"): ">"}, count=100, block=2000)
+    if not reply: break                              # quiet for 2 s: done for this demo
+    for stream, entries in reply:
+        for entry_id, fields in entries:
+            msg = json.loads(fields["m"])            # carry out the intent, then acknowledge it
+            print(msg["game_time"], msg["type"], msg.get("npc", ""), msg.get("action", msg.get("to_room", "")))
+            r.xack(stream, "mud", entry_id); handled += 1
+print(f"handled {handled} messages")
+sys.exit(0 if handled > 0 else 1)

@@ -1,0 +1,159 @@
+//! The actor layer, kept behind [`ZoneHandle`] and [`ActorRuntime`] so a move from actix to
+//! another actor library stays inside this file (actix is in passive maintenance).
+//!
+//! One `ZoneActor` per zone owns the zone's NPCs (each NPC an entity inside it, updated in
+//! isolation): contention has to see the whole zone at once, and a message round trip per NPC
+//! per tick would not fit 10,000 NPCs in the budget. Zones are spread over one Arbiter (one
+//! thread) per core. Handlers are synchronous — the core is — so no `&mut self` crosses an await.
+
+use actix::{Actor, Addr, Arbiter, Context, Handler, Message, MessageResult};
+
+use crate::bus::envelope::WorldMessage;
+use crate::tiers::Tier;
+use crate::zone::{Zone, ZoneOutput};
+
+/// The actor owning one zone.
+struct ZoneActor {
+    zone: Zone,
+}
+
+impl Actor for ZoneActor {
+    type Context = Context<Self>;
+}
+
+/// Apply world messages in order; answers the outputs.
+struct Apply(Vec<WorldMessage>);
+
+impl Message for Apply {
+    type Result = ZoneOutput;
+}
+
+impl Handler<Apply> for ZoneActor {
+    type Result = MessageResult<Apply>;
+
+    fn handle(&mut self, message: Apply, _: &mut Context<Self>) -> Self::Result {
+        let mut out = ZoneOutput::default();
+        for world_message in &message.0 {
+            self.zone.apply(world_message, &mut out);
+        }
+        MessageResult(out)
+    }
+}
+
+/// Run a read-only or mutating closure on the zone inside its actor.
+struct With<F>(F);
+
+impl<F, R> Message for With<F>
+where
+    F: FnOnce(&mut Zone) -> R + Send + 'static,
+    R: Send + 'static,
+{
+    type Result = R;
+}
+
+impl<F, R> Handler<With<F>> for ZoneActor
+where
+    F: FnOnce(&mut Zone) -> R + Send + 'static,
+    R: Send + 'static,
+{
+    type Result = MessageResult<With<F>>;
+
+    fn handle(&mut self, message: With<F>, _: &mut Context<Self>) -> Self::Result {
+        MessageResult((message.0)(&mut self.zone))
+    }
+}
+
+/// A summary of a zone for the service loop, metrics and the admin API.
+#[derive(Clone, Debug, Default)]
+pub struct ZoneStatus {
+    /// Game time in ticks.
+    pub game_time: u64,
+    /// Ticks run.
+    pub tick: u64,
+    /// NPCs per tier.
+    pub tiers: Vec<(Tier, usize)>,
+    /// Tick durations since the last status, milliseconds.
+    pub tick_durations_ms: Vec<f64>,
+    /// NPCs held back by isolation.
+    pub held: usize,
+}
+
+/// The actor is gone (its arbiter stopped).
+#[derive(Debug, thiserror::Error)]
+#[error("zone `{0}` is not running")]
+pub struct ZoneGone(pub String);
+
+/// A cheap, cloneable handle to a running zone.
+#[derive(Clone)]
+pub struct ZoneHandle {
+    /// Zone name.
+    pub name: String,
+    addr: Addr<ZoneActor>,
+}
+
+impl ZoneHandle {
+    /// Applies world messages in order and returns the outputs.
+    pub async fn apply(&self, messages: Vec<WorldMessage>) -> Result<ZoneOutput, ZoneGone> {
+        self.addr
+            .send(Apply(messages))
+            .await
+            .map_err(|_| ZoneGone(self.name.clone()))
+    }
+
+    /// Runs `f` on the zone inside its actor.
+    pub async fn with<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Zone) -> R + Send + 'static,
+    ) -> Result<R, ZoneGone> {
+        self.addr
+            .send(With(f))
+            .await
+            .map_err(|_| ZoneGone(self.name.clone()))
+    }
+
+    /// The zone's status (drains its measured tick durations).
+    pub async fn status(&self) -> Result<ZoneStatus, ZoneGone> {
+        self.with(|zone| ZoneStatus {
+            game_time: zone.game_time,
+            tick: zone.tick,
+            tiers: zone.tier_counts().into_iter().collect(),
+            tick_durations_ms: std::mem::take(&mut zone.tick_durations_ms),
+            held: zone.held_npcs().len(),
+        })
+        .await
+    }
+}
+
+/// One Arbiter per worker thread; zones are placed round robin. Must be created inside a
+/// running actix `System` (see [`crate::runtime`]).
+pub struct ActorRuntime {
+    arbiters: Vec<Arbiter>,
+    next: usize,
+}
+
+impl ActorRuntime {
+    /// `threads` arbiters (at least one).
+    pub fn new(threads: usize) -> Self {
+        Self {
+            arbiters: (0..threads.max(1)).map(|_| Arbiter::new()).collect(),
+            next: 0,
+        }
+    }
+
+    /// Starts `zone` on the next arbiter.
+    pub fn start(&mut self, zone: Zone) -> ZoneHandle {
+        let name = zone.name.clone();
+        let arbiter = &self.arbiters[self.next % self.arbiters.len()];
+        self.next += 1;
+        let addr = ZoneActor::start_in_arbiter(&arbiter.handle(), move |_| ZoneActor { zone });
+        ZoneHandle { name, addr }
+    }
+
+    /// Stops every arbiter.
+    pub fn stop(self) {
+        for arbiter in self.arbiters {
+            arbiter.stop();
+            let _ = arbiter.join();
+        }
+    }
+}

@@ -1,0 +1,839 @@
+//! The versioned JSON envelope of every bus message (DESIGN §10.2):
+//! `{"v": 1, "type", "id", "zone", "game_time", ...payload}`.
+//!
+//! Owns the closed list of world events geppetto accepts (parsed with the type and JSON path of
+//! the first problem), the intents it emits, the NPC lifecycle events and the dead-letter record.
+//! It does not decide anything: the zone turns world events into intents; this module only
+//! shapes and checks the JSON. Game time is an integer count of ticks.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::world_file::NpcSpec;
+
+/// The envelope version this build reads and writes.
+pub const ENVELOPE_VERSION: u64 = 1;
+
+/// A world event that could not be accepted: its type (when readable), the JSON path and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} event: {path}: {reason}")]
+pub struct EnvelopeError {
+    /// The `type` field, or `unknown` when it is missing or not a string.
+    pub kind: String,
+    /// JSON path of the offending value (`.` for the document).
+    pub path: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl EnvelopeError {
+    fn new(kind: &str, path: &str, reason: impl Into<String>) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            path: path.to_owned(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The common header of every envelope.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Schema version.
+    pub v: u64,
+    /// Message id, unique per stream; deterministic for intents and NPC events.
+    pub id: String,
+    /// The zone the message belongs to.
+    pub zone: String,
+    /// Game time in ticks.
+    pub game_time: u64,
+}
+
+/// A world event as received: header plus the typed event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorldMessage {
+    /// Its header.
+    pub header: Header,
+    /// What happened.
+    pub event: WorldEvent,
+}
+
+/// The world events the game (or geppetto's own clock and governor) writes to `world`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorldEvent {
+    /// Game time is now the envelope's `game_time`.
+    TimeAdvanced,
+    /// A player entered a room.
+    PlayerEntered {
+        /// Player id.
+        player: String,
+        /// Room id.
+        room: String,
+    },
+    /// A player left the zone (or the room named).
+    PlayerLeft {
+        /// Player id.
+        player: String,
+    },
+    /// A new NPC.
+    NpcSpawned {
+        /// Its spec as JSON (the decide-contract agent plus room, name, archetype), checked
+        /// against [`NpcSpec`] when parsed.
+        npc: Value,
+    },
+    /// An NPC was removed by the game.
+    NpcDespawned {
+        /// NPC id.
+        npc: String,
+    },
+    /// A provider's state or capacity changed.
+    ProviderUpdated {
+        /// Provider id.
+        provider: String,
+        /// New state for `provider_state` preconditions.
+        state: Option<String>,
+        /// New slot count.
+        capacity: Option<u32>,
+    },
+    /// Something social happened to an NPC (insult, gift, theft, …).
+    SocialEvent {
+        /// What kind.
+        kind: String,
+        /// Who did it.
+        source: String,
+        /// To whom (an NPC id).
+        target: String,
+        /// Changes to the target's considerations.
+        deltas: BTreeMap<String, f64>,
+    },
+    /// The game finished carrying out an intent.
+    ActionCompleted {
+        /// NPC id.
+        npc: String,
+        /// The intent id, if known.
+        intent: Option<String>,
+    },
+    /// The game could not carry out an intent; the NPC's action is dropped.
+    ActionFailed {
+        /// NPC id.
+        npc: String,
+        /// The intent id, if known.
+        intent: Option<String>,
+        /// Why.
+        reason: String,
+    },
+    /// The weather changed; the world file maps it to contexts.
+    WeatherChanged {
+        /// The weather's name.
+        weather: String,
+    },
+    /// Free text said in a room (for perception).
+    Say {
+        /// Who spoke.
+        speaker: String,
+        /// Where.
+        room: Option<String>,
+        /// What.
+        text: String,
+    },
+    /// A tick-budget governor decision, written by geppetto before it takes effect.
+    GovernorDecision(GovernorDecision),
+}
+
+/// What the governor decided for one tick, logged before it is applied.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GovernorDecision {
+    /// The zone tick the decision belongs to.
+    pub tick: u64,
+    /// NPCs demoted from Active to Nearby processing from the next tick.
+    #[serde(default)]
+    pub demote: Vec<String>,
+    /// NPCs given back their tier after calm ticks.
+    #[serde(default)]
+    pub restore: Vec<String>,
+    /// NPCs skipped at the hard ceiling in this tick.
+    #[serde(default)]
+    pub skipped: Vec<String>,
+}
+
+impl WorldEvent {
+    /// The `type` tag.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::TimeAdvanced => "time_advanced",
+            Self::PlayerEntered { .. } => "player_entered",
+            Self::PlayerLeft { .. } => "player_left",
+            Self::NpcSpawned { .. } => "npc_spawned",
+            Self::NpcDespawned { .. } => "npc_despawned",
+            Self::ProviderUpdated { .. } => "provider_updated",
+            Self::SocialEvent { .. } => "social_event",
+            Self::ActionCompleted { .. } => "action_completed",
+            Self::ActionFailed { .. } => "action_failed",
+            Self::WeatherChanged { .. } => "weather_changed",
+            Self::Say { .. } => "say",
+            Self::GovernorDecision(_) => "governor_decision",
+        }
+    }
+
+    /// The payload fields as JSON (without the header).
+    fn payload(&self) -> Value {
+        match self {
+            Self::TimeAdvanced => serde_json::json!({}),
+            Self::PlayerEntered { player, room } => {
+                serde_json::json!({"player": player, "room": room})
+            }
+            Self::PlayerLeft { player } => serde_json::json!({"player": player}),
+            Self::NpcSpawned { npc } => serde_json::json!({"npc": npc}),
+            Self::NpcDespawned { npc } => serde_json::json!({"npc": npc}),
+            Self::ProviderUpdated {
+                provider,
+                state,
+                capacity,
+            } => serde_json::json!({"provider": provider, "state": state, "capacity": capacity}),
+            Self::SocialEvent {
+                kind,
+                source,
+                target,
+                deltas,
+            } => {
+                serde_json::json!({"kind": kind, "source": source, "target": target, "deltas": deltas})
+            }
+            Self::ActionCompleted { npc, intent } => {
+                serde_json::json!({"npc": npc, "intent": intent})
+            }
+            Self::ActionFailed {
+                npc,
+                intent,
+                reason,
+            } => serde_json::json!({"npc": npc, "intent": intent, "reason": reason}),
+            Self::WeatherChanged { weather } => serde_json::json!({"weather": weather}),
+            Self::Say {
+                speaker,
+                room,
+                text,
+            } => serde_json::json!({"speaker": speaker, "room": room, "text": text}),
+            Self::GovernorDecision(decision) => {
+                serde_json::to_value(decision).unwrap_or(Value::Null)
+            }
+        }
+    }
+}
+
+/// Serialises `header` + `kind` + `payload` (an object) into one envelope line.
+fn envelope_json(header: &Header, kind: &str, payload: Value) -> String {
+    let mut object = serde_json::Map::new();
+    object.insert("v".into(), Value::from(header.v));
+    object.insert("type".into(), Value::from(kind));
+    object.insert("id".into(), Value::from(header.id.clone()));
+    object.insert("zone".into(), Value::from(header.zone.clone()));
+    object.insert("game_time".into(), Value::from(header.game_time));
+    if let Value::Object(fields) = payload {
+        for (key, value) in fields {
+            if !value.is_null() {
+                object.insert(key, value);
+            }
+        }
+    }
+    Value::Object(object).to_string()
+}
+
+impl WorldMessage {
+    /// The envelope as one JSON line.
+    pub fn to_json(&self) -> String {
+        envelope_json(&self.header, self.event.kind(), self.event.payload())
+    }
+}
+
+/// Reads a payload struct from the whole envelope object, naming the path of the first problem.
+fn payload<T: DeserializeOwned>(kind: &str, value: &Value) -> Result<T, EnvelopeError> {
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let path = error.path().to_string();
+        EnvelopeError::new(kind, &path, error.into_inner().to_string())
+    })
+}
+
+#[derive(Deserialize)]
+struct PlayerEntered {
+    player: String,
+    room: String,
+}
+#[derive(Deserialize)]
+struct PlayerLeft {
+    player: String,
+}
+#[derive(Deserialize)]
+struct NpcSpawned {
+    #[serde(rename = "npc")]
+    _npc: NpcSpec,
+}
+#[derive(Deserialize)]
+struct NpcOnly {
+    npc: String,
+}
+#[derive(Deserialize)]
+struct ProviderUpdated {
+    provider: String,
+    #[serde(default)]
+    state: Option<String>,
+    #[serde(default)]
+    capacity: Option<u32>,
+}
+#[derive(Deserialize)]
+struct SocialEvent {
+    kind: String,
+    source: String,
+    target: String,
+    #[serde(default)]
+    deltas: BTreeMap<String, f64>,
+}
+#[derive(Deserialize)]
+struct ActionReport {
+    npc: String,
+    #[serde(default)]
+    intent: Option<String>,
+    #[serde(default)]
+    reason: Option<String>,
+}
+#[derive(Deserialize)]
+struct WeatherChanged {
+    weather: String,
+}
+#[derive(Deserialize)]
+struct Say {
+    speaker: String,
+    #[serde(default)]
+    room: Option<String>,
+    text: String,
+}
+
+/// Parses one world-stream message. Unknown fields are ignored; a missing or mistyped field,
+/// an unknown type or a newer version is refused with the type and the JSON path.
+pub fn parse_world(text: &str) -> Result<WorldMessage, EnvelopeError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| EnvelopeError::new("unknown", ".", format!("not JSON: {e}")))?;
+    let Some(object) = value.as_object() else {
+        return Err(EnvelopeError::new("unknown", ".", "expected a JSON object"));
+    };
+    let kind = match object.get("type") {
+        Some(Value::String(kind)) => kind.clone(),
+        Some(_) => return Err(EnvelopeError::new("unknown", "type", "expected a string")),
+        None => return Err(EnvelopeError::new("unknown", "type", "missing field")),
+    };
+    let header: Header = payload(&kind, &value)?;
+    if header.v != ENVELOPE_VERSION {
+        return Err(EnvelopeError::new(
+            &kind,
+            "v",
+            format!(
+                "unsupported version {} (this build reads {ENVELOPE_VERSION})",
+                header.v
+            ),
+        ));
+    }
+    let event = match kind.as_str() {
+        "time_advanced" => WorldEvent::TimeAdvanced,
+        "player_entered" => {
+            let p: PlayerEntered = payload(&kind, &value)?;
+            WorldEvent::PlayerEntered {
+                player: p.player,
+                room: p.room,
+            }
+        }
+        "player_left" => {
+            let p: PlayerLeft = payload(&kind, &value)?;
+            WorldEvent::PlayerLeft { player: p.player }
+        }
+        "npc_spawned" => {
+            let _checked: NpcSpawned = payload(&kind, &value)?;
+            WorldEvent::NpcSpawned {
+                npc: value.get("npc").cloned().unwrap_or(Value::Null),
+            }
+        }
+        "npc_despawned" => {
+            let p: NpcOnly = payload(&kind, &value)?;
+            WorldEvent::NpcDespawned { npc: p.npc }
+        }
+        "provider_updated" => {
+            let p: ProviderUpdated = payload(&kind, &value)?;
+            WorldEvent::ProviderUpdated {
+                provider: p.provider,
+                state: p.state,
+                capacity: p.capacity,
+            }
+        }
+        "social_event" => {
+            let p: SocialEvent = payload(&kind, &value)?;
+            WorldEvent::SocialEvent {
+                kind: p.kind,
+                source: p.source,
+                target: p.target,
+                deltas: p.deltas,
+            }
+        }
+        "action_completed" => {
+            let p: ActionReport = payload(&kind, &value)?;
+            WorldEvent::ActionCompleted {
+                npc: p.npc,
+                intent: p.intent,
+            }
+        }
+        "action_failed" => {
+            let p: ActionReport = payload(&kind, &value)?;
+            WorldEvent::ActionFailed {
+                npc: p.npc,
+                intent: p.intent,
+                reason: p.reason.unwrap_or_else(|| "unspecified".into()),
+            }
+        }
+        "weather_changed" => {
+            let p: WeatherChanged = payload(&kind, &value)?;
+            WorldEvent::WeatherChanged { weather: p.weather }
+        }
+        "say" => {
+            let p: Say = payload(&kind, &value)?;
+            WorldEvent::Say {
+                speaker: p.speaker,
+                room: p.room,
+                text: p.text,
+            }
+        }
+        "governor_decision" => WorldEvent::GovernorDecision(payload(&kind, &value)?),
+        other => {
+            return Err(EnvelopeError::new(
+                other,
+                "type",
+                format!("unknown world event type `{other}`"),
+            ));
+        }
+    };
+    Ok(WorldMessage { header, event })
+}
+
+/// What geppetto tells the game an NPC now does.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Intent {
+    /// Walk to a room (to reach a provider).
+    Navigate {
+        /// NPC id.
+        npc: String,
+        /// Room it is in.
+        from_room: String,
+        /// Room to reach.
+        to_room: String,
+        /// The provider it is heading for.
+        provider: String,
+    },
+    /// Use an advertised action of a provider.
+    Use {
+        /// NPC id.
+        npc: String,
+        /// Provider id.
+        provider: String,
+        /// Action id.
+        action: String,
+        /// How long it lasts, in ticks.
+        duration_ticks: u64,
+        /// Whether a player ordered it.
+        player_queued: bool,
+    },
+    /// Interact with other NPCs at the same place.
+    Social {
+        /// NPC id.
+        npc: String,
+        /// The others.
+        with: Vec<String>,
+        /// The action that brings them together.
+        action: String,
+        /// Where.
+        provider: String,
+    },
+    /// Say a line aloud.
+    Bark {
+        /// NPC id.
+        npc: String,
+        /// The line.
+        text: String,
+    },
+    /// Stop carrying out an earlier intent.
+    Cancel {
+        /// NPC id.
+        npc: String,
+        /// The id of the cancelled intent.
+        cancelled: String,
+        /// Why (`preempted`, `interrupted`, `failed`, `demoted`, `despawned`).
+        reason: String,
+    },
+    /// A reactive set's action (flee, call the guard…).
+    Reactive {
+        /// NPC id.
+        npc: String,
+        /// The set.
+        set: String,
+        /// The set's action.
+        action: String,
+    },
+}
+
+impl Intent {
+    /// The NPC the intent is for.
+    pub fn npc(&self) -> &str {
+        match self {
+            Self::Navigate { npc, .. }
+            | Self::Use { npc, .. }
+            | Self::Social { npc, .. }
+            | Self::Bark { npc, .. }
+            | Self::Cancel { npc, .. }
+            | Self::Reactive { npc, .. } => npc,
+        }
+    }
+}
+
+/// NPC lifecycle and service events on `npc_events`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum NpcEvent {
+    /// An action began.
+    ActionStarted {
+        /// NPC id.
+        npc: String,
+        /// Provider.
+        provider: String,
+        /// Action.
+        action: String,
+        /// Its utility.
+        utility: f64,
+        /// Room of the provider.
+        room: String,
+    },
+    /// An action ran its full duration.
+    ActionCompleted {
+        /// NPC id.
+        npc: String,
+        /// Provider.
+        provider: String,
+        /// Action.
+        action: String,
+    },
+    /// An action was dropped for a better one.
+    ActionPreempted {
+        /// NPC id.
+        npc: String,
+        /// Dropped provider.
+        provider: String,
+        /// Dropped action.
+        action: String,
+        /// Replacement provider.
+        by_provider: String,
+        /// Replacement action.
+        by_action: String,
+    },
+    /// A reactive set interrupted an action.
+    ActionInterrupted {
+        /// NPC id.
+        npc: String,
+        /// Dropped provider.
+        provider: String,
+        /// Dropped action.
+        action: String,
+        /// The set.
+        by_set: String,
+        /// The set's action.
+        by_action: String,
+    },
+    /// The game reported an intent it could not carry out.
+    ActionFailed {
+        /// NPC id.
+        npc: String,
+        /// The failed intent, if known.
+        intent: Option<String>,
+        /// Why.
+        reason: String,
+    },
+    /// A queued action could not start.
+    QueueEntryDropped {
+        /// NPC id.
+        npc: String,
+        /// Provider.
+        provider: String,
+        /// Action.
+        action: String,
+        /// Why.
+        reason: String,
+    },
+    /// A narrative commitment ended.
+    CommitmentExpired {
+        /// NPC id.
+        npc: String,
+        /// Tags it forbade.
+        forbid_tags: Vec<String>,
+    },
+    /// A reactive emergency ended.
+    ReactiveEnded {
+        /// NPC id.
+        npc: String,
+        /// The set.
+        set: String,
+        /// The set action.
+        action: String,
+    },
+    /// The core detail level changed (full / simplified).
+    LevelChanged {
+        /// NPC id.
+        npc: String,
+        /// Before.
+        from: String,
+        /// After.
+        to: String,
+    },
+    /// Coarse events recorded while simplified were applied on return.
+    AggregatedEventsApplied {
+        /// NPC id.
+        npc: String,
+        /// How many.
+        count: usize,
+    },
+    /// The processing tier changed.
+    TierChanged {
+        /// NPC id.
+        npc: String,
+        /// Before.
+        from: String,
+        /// After.
+        to: String,
+    },
+    /// An NPC was demoted to Background for review (repeated failures or its archetype's breaker).
+    NpcDemoted {
+        /// NPC id.
+        npc: String,
+        /// Why.
+        reason: String,
+        /// Consecutive failures at the time.
+        failures: u32,
+    },
+    /// An NPC update failed (panicked); it keeps its state from before the tick.
+    NpcUpdateFailed {
+        /// NPC id.
+        npc: String,
+        /// Consecutive failures so far.
+        failures: u32,
+        /// The panic message.
+        reason: String,
+    },
+    /// Too many NPCs of one archetype failed: the whole archetype is held back.
+    ArchetypeCircuitBreaker {
+        /// The archetype.
+        archetype: String,
+        /// How many of its NPCs failed.
+        failed_npc_count: u32,
+    },
+    /// The tick reached the governor's hard ceiling.
+    TickBudgetExceeded {
+        /// Zone tick.
+        tick: u64,
+        /// Measured time, milliseconds.
+        elapsed_ms: f64,
+        /// NPCs updated.
+        npcs_processed: usize,
+        /// NPCs skipped.
+        npcs_skipped: usize,
+    },
+    /// An intent was cancelled before being replaced (seed 001 §6.5 `IntentCancelledEvent`).
+    IntentCancelled {
+        /// NPC id.
+        npc: String,
+        /// The cancelled intent's type.
+        cancelled_intent_type: String,
+        /// Why.
+        reason: String,
+    },
+    /// An NPC joined the zone.
+    NpcSpawned {
+        /// NPC id.
+        npc: String,
+        /// Room.
+        room: String,
+    },
+    /// An NPC left the zone.
+    NpcDespawned {
+        /// NPC id.
+        npc: String,
+    },
+    /// Another core event, by name (published as it appears in the core).
+    CoreEvent {
+        /// NPC id.
+        npc: String,
+        /// The core event's snake_case name.
+        event: String,
+    },
+    /// A social event reached an NPC.
+    SocialInteraction {
+        /// The target NPC.
+        npc: String,
+        /// The kind.
+        kind: String,
+        /// Who did it.
+        source: String,
+    },
+}
+
+impl NpcEvent {
+    /// The `type` tag.
+    pub fn kind(&self) -> String {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(map)) => map
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// A refused world message, as written to `deadletter`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeadLetter {
+    /// The stream entry id it arrived with.
+    pub source_id: String,
+    /// The event type, if readable.
+    pub event_type: String,
+    /// JSON path of the problem.
+    pub path: String,
+    /// Why it was refused.
+    pub reason: String,
+    /// The message as received.
+    pub original: String,
+}
+
+/// Serialises a tagged payload (an [`Intent`] or [`NpcEvent`]) into an envelope line.
+pub fn to_envelope<T: Serialize>(header: &Header, body: &T) -> String {
+    let value = serde_json::to_value(body).unwrap_or(Value::Null);
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown")
+        .to_owned();
+    envelope_json(header, &kind, value)
+}
+
+/// The dead-letter envelope for a refused message.
+pub fn dead_letter_envelope(header: &Header, letter: &DeadLetter) -> String {
+    envelope_json(
+        header,
+        "dead_letter",
+        serde_json::to_value(letter).unwrap_or(Value::Null),
+    )
+}
+
+/// A header with the current version.
+pub fn header(id: impl Into<String>, zone: &str, game_time: u64) -> Header {
+    Header {
+        v: ENVELOPE_VERSION,
+        id: id.into(),
+        zone: zone.to_owned(),
+        game_time,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_refused(text: &str, kind: &str, path: &str) {
+        let error = parse_world(text).expect_err("refused");
+        assert_eq!(
+            (error.kind.as_str(), error.path.as_str()),
+            (kind, path),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn world_events_parse_and_round_trip() {
+        let text = r#"{"v":1,"type":"player_entered","id":"e1","zone":"village","game_time":420,"player":"ann","room":"square","extra":true}"#;
+        let message = parse_world(text).expect("parses");
+        assert_eq!(message.header.game_time, 420);
+        assert_eq!(
+            message.event,
+            WorldEvent::PlayerEntered {
+                player: "ann".into(),
+                room: "square".into()
+            }
+        );
+        let again = parse_world(&message.to_json()).expect("round trip");
+        assert_eq!(again, message);
+        let tick =
+            parse_world(r#"{"v":1,"type":"time_advanced","id":"t","zone":"z","game_time":5}"#)
+                .expect("parses");
+        assert_eq!(tick.event, WorldEvent::TimeAdvanced);
+    }
+
+    #[test]
+    fn bad_world_events_name_type_and_path() {
+        check_refused("not json", "unknown", ".");
+        check_refused("[1]", "unknown", ".");
+        check_refused(
+            r#"{"v":1,"id":"a","zone":"z","game_time":1}"#,
+            "unknown",
+            "type",
+        );
+        check_refused(
+            r#"{"v":1,"type":"player_entered","id":"a","zone":"z","game_time":1,"player":"p"}"#,
+            "player_entered",
+            ".",
+        );
+        check_refused(
+            r#"{"v":1,"type":"player_entered","id":"a","zone":"z","game_time":1,"player":"p","room":3}"#,
+            "player_entered",
+            "room",
+        );
+        check_refused(
+            r#"{"v":1,"type":"time_advanced","id":"a","zone":"z","game_time":-1}"#,
+            "time_advanced",
+            "game_time",
+        );
+        check_refused(
+            r#"{"v":2,"type":"time_advanced","id":"a","zone":"z","game_time":1}"#,
+            "time_advanced",
+            "v",
+        );
+        check_refused(
+            r#"{"v":1,"type":"dance","id":"a","zone":"z","game_time":1}"#,
+            "dance",
+            "type",
+        );
+        check_refused(
+            r#"{"v":1,"type":"social_event","id":"a","zone":"z","game_time":1,"kind":"theft","source":"p","target":"n","deltas":{"THREAT":"lots"}}"#,
+            "social_event",
+            "deltas.THREAT",
+        );
+    }
+
+    #[test]
+    fn intents_carry_the_envelope_header_and_type() {
+        let line = to_envelope(
+            &header("village:bram:7:0", "village", 7),
+            &Intent::Cancel {
+                npc: "bram".into(),
+                cancelled: "village:bram:3:1".into(),
+                reason: "preempted".into(),
+            },
+        );
+        let value: Value = serde_json::from_str(&line).expect("json");
+        assert_eq!(value["v"], 1);
+        assert_eq!(value["type"], "cancel");
+        assert_eq!(value["zone"], "village");
+        assert_eq!(value["game_time"], 7);
+        assert_eq!(value["cancelled"], "village:bram:3:1");
+        let event = NpcEvent::TierChanged {
+            npc: "a".into(),
+            from: "background".into(),
+            to: "active".into(),
+        };
+        assert_eq!(event.kind(), "tier_changed");
+    }
+}

@@ -1,0 +1,146 @@
+//! The event bus between geppetto and the game: the [`EventBus`] trait, the stream names of
+//! DESIGN §10.2 and the two implementations — [`memory::InProcessBus`] (the embedded default)
+//! and [`redis::RedisBus`] (Redis Streams with consumer groups).
+//!
+//! Publishing never blocks a tick: each bus buffers a bounded number of messages and counts what
+//! it has to drop. Reading is per consumer ([`Consumer`]), so each consumer loop owns its own
+//! connection and a blocking read never stalls anything else. This module does not interpret
+//! messages (see [`envelope`]).
+
+pub mod envelope;
+pub mod memory;
+pub mod redis;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// The future bus methods return.
+pub type BusFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BusError>> + Send + 'a>>;
+
+/// The streams of one zone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StreamKind {
+    /// World events in (and geppetto's own clock and governor records).
+    World,
+    /// Intents out.
+    Intents,
+    /// Story signals out.
+    Story,
+    /// LLM-written narration out.
+    Narrative,
+    /// NPC lifecycle events out.
+    NpcEvents,
+    /// Refused world events, with the reason.
+    Deadletter,
+}
+
+impl StreamKind {
+    /// Every stream, in a fixed order.
+    pub const ALL: [StreamKind; 6] = [
+        Self::World,
+        Self::Intents,
+        Self::Story,
+        Self::Narrative,
+        Self::NpcEvents,
+        Self::Deadletter,
+    ];
+
+    /// The stream's name inside a key.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::World => "world",
+            Self::Intents => "intents",
+            Self::Story => "story",
+            Self::Narrative => "narrative",
+            Self::NpcEvents => "npc_events",
+            Self::Deadletter => "deadletter",
+        }
+    }
+
+    /// The key of this stream for `zone`: `geppetto:{zone}:world` (a Redis Cluster hash tag keeps
+    /// one zone's streams on one shard).
+    pub fn key(self, zone: &str) -> String {
+        format!("geppetto:{{{zone}}}:{}", self.as_str())
+    }
+}
+
+/// One message handed to a consumer: its stream entry id and body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// The stream entry id (acknowledge it when handled).
+    pub id: String,
+    /// The message text.
+    pub body: String,
+}
+
+/// Counters a bus keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BusStats {
+    /// Messages accepted for publishing.
+    pub published: u64,
+    /// Messages dropped because a bounded buffer was full.
+    pub dropped: u64,
+}
+
+/// What went wrong talking to a bus.
+#[derive(Debug, thiserror::Error)]
+pub enum BusError {
+    /// The Redis server failed or could not be reached.
+    #[error("redis {operation} on {key}: {source}")]
+    Redis {
+        /// What was attempted.
+        operation: &'static str,
+        /// The stream key.
+        key: String,
+        /// The client's error.
+        source: ::redis::RedisError,
+    },
+    /// The bus has been shut down.
+    #[error("the bus is closed")]
+    Closed,
+}
+
+/// Publishes and consumes zone streams.
+pub trait EventBus: Send + Sync {
+    /// Queues `body` for `stream` of `zone`. Never blocks: when the bounded buffer is full the
+    /// message is dropped and counted.
+    fn publish(&self, zone: &str, stream: StreamKind, body: String);
+
+    /// A consumer of `stream` in consumer group `group` under the name `consumer`. A consumer
+    /// that comes back under the same name first receives what it was given but never
+    /// acknowledged.
+    fn consumer<'a>(
+        &'a self,
+        zone: &'a str,
+        stream: StreamKind,
+        group: &'a str,
+        consumer: &'a str,
+    ) -> BusFuture<'a, Box<dyn Consumer>>;
+
+    /// Waits until everything published so far has been written (or dropped).
+    fn flush(&self) -> BusFuture<'_, ()>;
+
+    /// Counters so far.
+    fn stats(&self) -> BusStats;
+}
+
+/// One consumer loop's view of a stream.
+pub trait Consumer: Send {
+    /// Up to `max` messages, waiting at most `block` for the first.
+    fn next_batch(&mut self, max: usize, block: Duration) -> BusFuture<'_, Vec<Delivery>>;
+
+    /// Acknowledges handled messages.
+    fn ack<'a>(&'a mut self, ids: &'a [String]) -> BusFuture<'a, ()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_use_a_cluster_hash_tag() {
+        assert_eq!(StreamKind::World.key("village"), "geppetto:{village}:world");
+        assert_eq!(StreamKind::NpcEvents.key("v"), "geppetto:{v}:npc_events");
+    }
+}

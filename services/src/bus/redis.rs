@@ -1,0 +1,421 @@
+//! The Redis Streams bus: `XADD … MAXLEN ~ N` for publishing, consumer groups (`XREADGROUP`,
+//! `XACK`) for reading, `XAUTOCLAIM` for entries a dead consumer left pending.
+//!
+//! Two traps of redis-rs decide the wiring (STACK.md): a blocking `XREADGROUP` stalls every
+//! other command on the same multiplexed connection, so each [`Consumer`] opens its own
+//! connection; and async connections time out responses after 500 ms by default, so a
+//! consumer's response timeout is set above its `BLOCK` time. Publishing goes through a bounded
+//! buffer drained by one writer task over a `ConnectionManager` (which reconnects); when Redis is
+//! away the buffer fills and further messages are dropped and counted — a tick never waits.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
+use redis::streams::{
+    StreamAutoClaimOptions, StreamAutoClaimReply, StreamMaxlen, StreamReadOptions, StreamReadReply,
+};
+use redis::{AsyncConnectionConfig, Client, RedisError, Value};
+use serde::Deserialize;
+use tokio::sync::{Notify, mpsc};
+
+use super::{BusError, BusFuture, BusStats, Consumer, Delivery, EventBus, StreamKind};
+
+/// The field every stream entry carries its envelope in.
+pub const BODY_FIELD: &str = "m";
+
+/// Settings of the Redis bus (`[bus.redis]` in `geppetto.toml`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedisBusConfig {
+    /// Server URL (loopback by default).
+    pub url: String,
+    /// Approximate length each stream is trimmed to (`XADD MAXLEN ~`).
+    pub stream_maxlen: usize,
+    /// Messages the outbound buffer holds before it drops.
+    pub outbound_buffer_messages: usize,
+    /// Messages written per pipeline.
+    pub write_batch_messages: usize,
+    /// How long a consumer's `XREADGROUP` blocks, milliseconds.
+    pub read_block_ms: u64,
+    /// Added to `read_block_ms` for a consumer connection's response timeout, milliseconds.
+    pub response_timeout_margin_ms: u64,
+    /// Pending entries idle this long are claimed from dead consumers, milliseconds.
+    pub claim_min_idle_ms: u64,
+    /// A consumer tries `XAUTOCLAIM` once every this many reads.
+    pub claim_every_reads: u32,
+    /// First reconnect delay, milliseconds.
+    pub reconnect_backoff_initial_ms: u64,
+    /// Longest reconnect delay, milliseconds.
+    pub reconnect_backoff_max_ms: u64,
+}
+
+impl Default for RedisBusConfig {
+    fn default() -> Self {
+        Self {
+            url: "redis://127.0.0.1:6379/".into(),
+            stream_maxlen: 100_000,
+            outbound_buffer_messages: 65_536,
+            write_batch_messages: 256,
+            read_block_ms: 1_000,
+            response_timeout_margin_ms: 2_000,
+            claim_min_idle_ms: 30_000,
+            claim_every_reads: 100,
+            reconnect_backoff_initial_ms: 50,
+            reconnect_backoff_max_ms: 5_000,
+        }
+    }
+}
+
+struct Counters {
+    accepted: AtomicU64,
+    settled: AtomicU64,
+    dropped: AtomicU64,
+    settled_notify: Notify,
+}
+
+/// Publishes and consumes zone streams on Redis.
+pub struct RedisBus {
+    config: RedisBusConfig,
+    client: Client,
+    outbound: mpsc::Sender<(String, String)>,
+    counters: Arc<Counters>,
+}
+
+fn redis_error<'a>(
+    operation: &'static str,
+    key: &'a str,
+) -> impl FnOnce(RedisError) -> BusError + 'a {
+    move |source| BusError::Redis {
+        operation,
+        key: key.to_owned(),
+        source,
+    }
+}
+
+fn backoff(config: &RedisBusConfig, attempt: u32) -> Duration {
+    let factor = 1u64 << attempt.min(16);
+    Duration::from_millis(
+        config
+            .reconnect_backoff_initial_ms
+            .saturating_mul(factor)
+            .min(config.reconnect_backoff_max_ms),
+    )
+}
+
+impl RedisBus {
+    /// Connects (must run inside a tokio runtime: it spawns the writer task).
+    pub async fn connect(config: RedisBusConfig) -> Result<Self, BusError> {
+        let client = Client::open(config.url.as_str()).map_err(redis_error("open", &config.url))?;
+        let manager = ConnectionManager::new_with_config(
+            client.clone(),
+            ConnectionManagerConfig::new().set_connection_timeout(Some(Duration::from_millis(
+                config.reconnect_backoff_max_ms.max(1),
+            ))),
+        )
+        .await
+        .map_err(redis_error("connect", &config.url))?;
+        let (outbound, receiver) = mpsc::channel(config.outbound_buffer_messages.max(1));
+        let counters = Arc::new(Counters {
+            accepted: AtomicU64::new(0),
+            settled: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            settled_notify: Notify::new(),
+        });
+        tokio::spawn(writer(
+            manager,
+            receiver,
+            config.clone(),
+            Arc::clone(&counters),
+        ));
+        Ok(Self {
+            config,
+            client,
+            outbound,
+            counters,
+        })
+    }
+}
+
+/// Drains the outbound buffer into pipelined `XADD`s; on failure waits with backoff and retries
+/// the same batch (the connection manager reconnects underneath).
+async fn writer(
+    mut connection: ConnectionManager,
+    mut receiver: mpsc::Receiver<(String, String)>,
+    config: RedisBusConfig,
+    counters: Arc<Counters>,
+) {
+    let mut batch = Vec::with_capacity(config.write_batch_messages.max(1));
+    while let Some(first) = receiver.recv().await {
+        batch.push(first);
+        while batch.len() < config.write_batch_messages.max(1) {
+            match receiver.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let mut attempt = 0;
+        loop {
+            let mut pipe = redis::pipe();
+            for (key, body) in &batch {
+                pipe.xadd_maxlen(
+                    key,
+                    StreamMaxlen::Approx(config.stream_maxlen),
+                    "*",
+                    &[(BODY_FIELD, body)],
+                )
+                .ignore();
+            }
+            match pipe.query_async::<()>(&mut connection).await {
+                Ok(()) => break,
+                Err(error) => {
+                    tracing::warn!(%error, attempt, "redis bus: write failed; retrying");
+                    tokio::time::sleep(backoff(&config, attempt)).await;
+                    attempt = attempt.saturating_add(1);
+                }
+            }
+        }
+        counters
+            .settled
+            .fetch_add(batch.len() as u64, Ordering::Release);
+        counters.settled_notify.notify_waiters();
+        batch.clear();
+    }
+}
+
+impl EventBus for RedisBus {
+    fn publish(&self, zone: &str, stream: StreamKind, body: String) {
+        self.counters.accepted.fetch_add(1, Ordering::AcqRel);
+        if self.outbound.try_send((stream.key(zone), body)).is_err() {
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+            self.counters.settled.fetch_add(1, Ordering::Release);
+            self.counters.settled_notify.notify_waiters();
+        }
+    }
+
+    fn consumer<'a>(
+        &'a self,
+        zone: &'a str,
+        stream: StreamKind,
+        group: &'a str,
+        consumer: &'a str,
+    ) -> BusFuture<'a, Box<dyn Consumer>> {
+        Box::pin(async move {
+            let mut reader = RedisConsumer {
+                client: self.client.clone(),
+                config: self.config.clone(),
+                key: stream.key(zone),
+                group: group.to_owned(),
+                name: consumer.to_owned(),
+                connection: None,
+                reading_own_pending: true,
+                reads: 0,
+                failures: 0,
+            };
+            let (key, group) = (reader.key.clone(), reader.group.clone());
+            let connection = reader.connection().await?;
+            let created: Result<(), RedisError> = redis::cmd("XGROUP")
+                .arg("CREATE")
+                .arg(&key)
+                .arg(&group)
+                .arg("0")
+                .arg("MKSTREAM")
+                .query_async(connection)
+                .await;
+            match created {
+                Ok(()) => {}
+                Err(error) if error.to_string().contains("BUSYGROUP") => {}
+                Err(error) => return Err(redis_error("XGROUP CREATE", &reader.key)(error)),
+            }
+            Ok(Box::new(reader) as Box<dyn Consumer>)
+        })
+    }
+
+    fn flush(&self) -> BusFuture<'_, ()> {
+        Box::pin(async move {
+            let target = self.counters.accepted.load(Ordering::Acquire);
+            loop {
+                let notified = self.counters.settled_notify.notified();
+                if self.counters.settled.load(Ordering::Acquire) >= target {
+                    return Ok(());
+                }
+                let _ = tokio::time::timeout(Duration::from_millis(50), notified).await;
+            }
+        })
+    }
+
+    fn stats(&self) -> BusStats {
+        BusStats {
+            published: self.counters.accepted.load(Ordering::Relaxed),
+            dropped: self.counters.dropped.load(Ordering::Relaxed),
+        }
+    }
+}
+
+struct RedisConsumer {
+    client: Client,
+    config: RedisBusConfig,
+    key: String,
+    group: String,
+    name: String,
+    connection: Option<MultiplexedConnection>,
+    /// On start, first re-read what this consumer was given and never acknowledged.
+    reading_own_pending: bool,
+    reads: u32,
+    failures: u32,
+}
+
+impl RedisConsumer {
+    /// This consumer's own connection, (re)opened with backoff after a failure.
+    async fn connection(&mut self) -> Result<&mut MultiplexedConnection, BusError> {
+        if self.connection.is_none() {
+            if self.failures > 0 {
+                tokio::time::sleep(backoff(&self.config, self.failures - 1)).await;
+            }
+            let timeout = Duration::from_millis(
+                self.config.read_block_ms + self.config.response_timeout_margin_ms,
+            );
+            let config = AsyncConnectionConfig::new().set_response_timeout(Some(timeout));
+            match self
+                .client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await
+            {
+                Ok(connection) => self.connection = Some(connection),
+                Err(error) => {
+                    self.failures = self.failures.saturating_add(1);
+                    return Err(redis_error("connect", &self.key)(error));
+                }
+            }
+        }
+        self.connection.as_mut().ok_or(BusError::Closed)
+    }
+
+    fn failed(&mut self, operation: &'static str, error: RedisError) -> BusError {
+        self.connection = None;
+        self.failures = self.failures.saturating_add(1);
+        redis_error(operation, &self.key)(error)
+    }
+
+    async fn read(&mut self, max: usize, block: Duration) -> Result<Vec<Delivery>, BusError> {
+        self.reads = self.reads.wrapping_add(1).max(1);
+        // The first read and every `claim_every_reads`-th after it.
+        let claim_due = self.config.claim_every_reads > 0
+            && (self.reads - 1).is_multiple_of(self.config.claim_every_reads);
+        if claim_due {
+            let (key, group, name, idle) = (
+                self.key.clone(),
+                self.group.clone(),
+                self.name.clone(),
+                self.config.claim_min_idle_ms,
+            );
+            let connection = self.connection().await?;
+            let reply: Result<StreamAutoClaimReply, RedisError> = redis::cmd("XAUTOCLAIM")
+                .arg(&key)
+                .arg(&group)
+                .arg(&name)
+                .arg(idle)
+                .arg("0-0")
+                .arg(StreamAutoClaimOptions::default().count(max))
+                .query_async(connection)
+                .await;
+            match reply {
+                Ok(reply) if !reply.claimed.is_empty() => {
+                    return Ok(deliveries(reply.claimed));
+                }
+                Ok(_) => {}
+                Err(error) => return Err(self.failed("XAUTOCLAIM", error)),
+            }
+        }
+        let from = if self.reading_own_pending { "0" } else { ">" };
+        let mut options = StreamReadOptions::default()
+            .group(&self.group, &self.name)
+            .count(max);
+        if !self.reading_own_pending && !block.is_zero() {
+            options = options.block(usize::try_from(block.as_millis()).unwrap_or(usize::MAX));
+        }
+        let key = self.key.clone();
+        let connection = self.connection().await?;
+        let reply: Result<Option<StreamReadReply>, RedisError> = redis::cmd("XREADGROUP")
+            .arg(&options)
+            .arg("STREAMS")
+            .arg(&key)
+            .arg(from)
+            .query_async(connection)
+            .await;
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(error) => return Err(self.failed("XREADGROUP", error)),
+        };
+        self.failures = 0;
+        let entries: Vec<_> = reply
+            .map(|r| r.keys.into_iter().flat_map(|k| k.ids).collect())
+            .unwrap_or_default();
+        if self.reading_own_pending && entries.is_empty() {
+            self.reading_own_pending = false;
+            return Box::pin(self.read(max, block)).await;
+        }
+        Ok(deliveries(entries))
+    }
+}
+
+fn deliveries(entries: Vec<redis::streams::StreamId>) -> Vec<Delivery> {
+    entries
+        .into_iter()
+        .map(|entry| {
+            let body = match entry.map.get(BODY_FIELD) {
+                Some(Value::BulkString(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+                Some(Value::SimpleString(text)) => text.clone(),
+                _ => String::new(),
+            };
+            Delivery { id: entry.id, body }
+        })
+        .collect()
+}
+
+impl Consumer for RedisConsumer {
+    fn next_batch(&mut self, max: usize, block: Duration) -> BusFuture<'_, Vec<Delivery>> {
+        Box::pin(self.read(max.max(1), block))
+    }
+
+    fn ack<'a>(&'a mut self, ids: &'a [String]) -> BusFuture<'a, ()> {
+        Box::pin(async move {
+            if ids.is_empty() {
+                return Ok(());
+            }
+            let (key, group) = (self.key.clone(), self.group.clone());
+            let connection = self.connection().await?;
+            let acked: Result<u64, RedisError> = redis::cmd("XACK")
+                .arg(&key)
+                .arg(&group)
+                .arg(ids)
+                .query_async(connection)
+                .await;
+            acked
+                .map(|_| ())
+                .map_err(|error| self.failed("XACK", error))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let config = RedisBusConfig::default();
+        let delays: Vec<u64> = (0..9)
+            .map(|attempt| backoff(&config, attempt).as_millis() as u64)
+            .collect();
+        assert_eq!(delays, [50, 100, 200, 400, 800, 1600, 3200, 5000, 5000]);
+    }
+
+    #[test]
+    fn the_consumer_response_timeout_outlasts_its_block() {
+        let config = RedisBusConfig::default();
+        assert!(config.read_block_ms + config.response_timeout_margin_ms > config.read_block_ms);
+        assert!(config.response_timeout_margin_ms > 0);
+    }
+}

@@ -1,0 +1,233 @@
+//! The service config (`config/geppetto.toml`): bus, world files, content, clock, consumer,
+//! tick, tiers, governor, isolation, storage and admin. Every number has a named, documented
+//! default (see each section's type); unknown keys are refused; errors name the file and field.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::bus::redis::RedisBusConfig;
+use crate::governor::GovernorConfig;
+use crate::isolation::IsolationConfig;
+use crate::service::{ClockConfig, ConsumerConfig};
+use crate::tiers::TierConfig;
+use crate::zone::{TickConfig, ZoneConfig};
+
+/// A config file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Unreadable.
+    #[error("{file}: cannot read: {source}")]
+    Read {
+        /// The file.
+        file: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Invalid.
+    #[error("{file}: {reason}")]
+    Invalid {
+        /// The file.
+        file: String,
+        /// Field and reason.
+        reason: String,
+    },
+}
+
+/// Which bus to use.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BusKind {
+    /// The in-process bus.
+    #[default]
+    Memory,
+    /// Redis Streams.
+    Redis,
+}
+
+/// `[bus]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BusConfig {
+    /// `memory` or `redis`.
+    pub kind: BusKind,
+    /// Messages each in-process stream keeps.
+    pub memory_stream_capacity: usize,
+    /// Redis settings.
+    pub redis: RedisBusConfig,
+}
+
+impl Default for BusConfig {
+    fn default() -> Self {
+        Self {
+            kind: BusKind::Memory,
+            memory_stream_capacity: crate::bus::memory::DEFAULT_STREAM_CAPACITY,
+            redis: RedisBusConfig::default(),
+        }
+    }
+}
+
+/// `[storage]`: where isolation counts persist.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageSection {
+    /// A redb file; absent = memory (lost on restart).
+    pub redb_path: Option<PathBuf>,
+}
+
+/// `[admin]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdminConfig {
+    /// Listen address (loopback by default); empty = no admin API.
+    pub address: String,
+    /// Environment variable holding the bearer token for mutating calls (unset = they are refused).
+    pub token_env: String,
+}
+
+impl Default for AdminConfig {
+    fn default() -> Self {
+        Self {
+            address: "127.0.0.1:7878".into(),
+            token_env: "GEPPETTO_ADMIN_TOKEN".into(),
+        }
+    }
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServiceConfig {
+    /// World files, one zone each (relative to the config file).
+    pub worlds: Vec<PathBuf>,
+    /// Extra profile directory.
+    pub profiles_dir: Option<PathBuf>,
+    /// Actor threads (0 = one per core).
+    pub actor_threads: usize,
+    /// Bus.
+    pub bus: BusConfig,
+    /// Clock.
+    pub clock: ClockConfig,
+    /// Consumer.
+    pub consumer: ConsumerConfig,
+    /// Tick.
+    pub tick: TickConfig,
+    /// Tiers.
+    pub tiers: TierConfig,
+    /// Governor.
+    pub governor: GovernorConfig,
+    /// Isolation.
+    pub isolation: IsolationConfig,
+    /// Storage.
+    pub storage: StorageSection,
+    /// Admin API.
+    pub admin: AdminConfig,
+}
+
+impl ServiceConfig {
+    /// The zone part.
+    pub fn zone_config(&self) -> ZoneConfig {
+        ZoneConfig {
+            tick: self.tick.clone(),
+            tiers: self.tiers.clone(),
+            governor: self.governor.clone(),
+            isolation: self.isolation.clone(),
+        }
+    }
+}
+
+/// Parses config text; `file` names it in errors.
+pub fn parse_config(file: &str, text: &str) -> Result<ServiceConfig, ConfigError> {
+    let config: ServiceConfig = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+        file: file.to_owned(),
+        reason: e.to_string().trim().replace('\n', " "),
+    })?;
+    let invalid = |reason: &str| ConfigError::Invalid {
+        file: file.to_owned(),
+        reason: reason.to_owned(),
+    };
+    if config.governor.tick_budget_ms_hard < config.governor.tick_budget_ms_soft {
+        return Err(invalid(
+            "governor.tick_budget_ms_hard: must not be below tick_budget_ms_soft",
+        ));
+    }
+    if config.tiers.nearby_radius_rooms < config.tiers.active_radius_rooms {
+        return Err(invalid(
+            "tiers.nearby_radius_rooms: must not be below active_radius_rooms",
+        ));
+    }
+    if !(config.clock.speed_minutes_per_second.is_finite()
+        && config.clock.speed_minutes_per_second >= 0.0)
+    {
+        return Err(invalid(
+            "clock.speed_minutes_per_second: must be a non-negative number",
+        ));
+    }
+    if config.worlds.is_empty() {
+        return Err(invalid("worlds: name at least one world file"));
+    }
+    Ok(config)
+}
+
+/// Reads a config file; relative world paths are resolved against its directory.
+pub fn load_config(path: &Path) -> Result<ServiceConfig, ConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    let mut config = parse_config(&file, &text)?;
+    let base = path.parent().unwrap_or_else(|| Path::new("."));
+    let resolve = |p: &PathBuf| {
+        if p.is_relative() {
+            base.join(p)
+        } else {
+            p.clone()
+        }
+    };
+    config.worlds = config.worlds.iter().map(resolve).collect();
+    config.profiles_dir = config.profiles_dir.as_ref().map(resolve);
+    config.storage.redb_path = config.storage.redb_path.as_ref().map(resolve);
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_repository_config_loads() {
+        let text = include_str!("../../config/geppetto.toml");
+        let config = parse_config("geppetto.toml", text).expect("loads");
+        assert_eq!(config.governor, GovernorConfig::default());
+        assert_eq!(config.tiers, TierConfig::default());
+        assert_eq!(config.worlds.len(), 1);
+    }
+
+    #[test]
+    fn errors_name_file_and_field() {
+        let cases = [
+            (
+                "worlds = ['w.yaml']\n[governor]\ntick_budget_ms_soft = 'x'\n",
+                "tick_budget_ms_soft",
+            ),
+            (
+                "worlds = ['w.yaml']\n[governor]\ntick_budget_ms_soft = 9.0\n",
+                "tick_budget_ms_hard",
+            ),
+            (
+                "worlds = ['w.yaml']\n[tiers]\nhysteresis = 3\n",
+                "hysteresis",
+            ),
+            ("worlds = ['w.yaml']\n[bus]\nkind = 'kafka'\n", "kafka"),
+            ("", "worlds"),
+        ];
+        for (text, field) in cases {
+            let error = parse_config("g.toml", text)
+                .expect_err("refused")
+                .to_string();
+            assert!(error.starts_with("g.toml: "), "{error}");
+            assert!(error.contains(field), "{field}: {error}");
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! `geppetto demo`: the embedded village on the in-process bus (or Redis with `--redis`) with
+//! the internal clock and a short script (a traveller arrives, a cutpurse strikes, the
+//! traveller goes for a drink), printing a readable live feed of what the NPCs do.
+//!
+//! The feed is read back from the bus (`npc_events` and `intents`) like any subscriber would,
+//! so the demo exercises the same path as a game server. It owns only the script and the
+//! formatting; everything else is the service's.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::actor::ActorRuntime;
+use crate::bus::envelope::{WorldEvent, WorldMessage, header};
+use crate::bus::memory::{DEFAULT_STREAM_CAPACITY, InProcessBus};
+use crate::bus::redis::{RedisBus, RedisBusConfig};
+use crate::bus::{Delivery, EventBus, StreamKind};
+use crate::commands::CommandError;
+use crate::content::profiles::ProfileLibrary;
+use crate::content::sets::SetLibrary;
+use crate::isolation::IsolationState;
+use crate::service::{ClockConfig, ClockKind, ConsumerConfig, run_clock, run_zone};
+use crate::world_file::{EMBEDDED_VILLAGE, WorldFile, parse_world_file};
+use crate::zone::{Zone, ZoneConfig};
+
+/// Default speed of the demo clock, game minutes per wall-clock second.
+pub const DEFAULT_DEMO_SPEED: f64 = 60.0;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct DemoOptions {
+    /// Game hours to run.
+    pub hours: f64,
+    /// Game minutes per second.
+    pub speed: f64,
+    /// Run over Redis at this URL instead of the in-process bus.
+    pub redis: Option<String>,
+}
+
+/// Names for the feed.
+struct Names {
+    npcs: BTreeMap<String, String>,
+    providers: BTreeMap<String, String>,
+}
+
+impl Names {
+    fn new(world: &WorldFile) -> Self {
+        Self {
+            npcs: world
+                .npcs
+                .iter()
+                .map(|n| {
+                    (
+                        n.agent.id.clone(),
+                        n.name.clone().unwrap_or_else(|| n.agent.id.clone()),
+                    )
+                })
+                .collect(),
+            providers: world
+                .providers
+                .iter()
+                .map(|p| {
+                    (
+                        p.spec.id.clone(),
+                        p.name.clone().unwrap_or_else(|| p.spec.id.clone()),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn npc<'a>(&'a self, id: &'a str) -> &'a str {
+        self.npcs.get(id).map_or(id, String::as_str)
+    }
+
+    fn provider<'a>(&'a self, id: &'a str) -> &'a str {
+        self.providers.get(id).map_or(id, String::as_str)
+    }
+}
+
+fn clock_text(game_time: u64) -> String {
+    format!("{:02}:{:02}", (game_time / 60) % 24, game_time % 60)
+}
+
+/// One feed line for a bus message, or `None` for messages the feed leaves out.
+fn feed_line(names: &Names, message: &Value) -> Option<String> {
+    let text = |key: &str| message.get(key).and_then(Value::as_str).unwrap_or_default();
+    let npc = names.npc(text("npc"));
+    let what = match text("type") {
+        "action_started" => format!(
+            "{npc} starts {} at {}",
+            text("action"),
+            names.provider(text("provider"))
+        ),
+        "action_preempted" => format!("{npc} drops {} for {}", text("action"), text("by_action")),
+        "action_interrupted" => format!(
+            "{npc} breaks off {} to {}",
+            text("action"),
+            text("by_action")
+        ),
+        "bark" => format!("{npc}: \"{}\"", text("text")),
+        "social" => {
+            let with: Vec<&str> = message
+                .get("with")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(|id| names.npc(id))
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!("{npc} joins {} ({})", with.join(", "), text("action"))
+        }
+        "social_interaction" => format!("{npc} suffers a {} by {}", text("kind"), text("source")),
+        "npc_demoted" => format!("{npc} is demoted for review ({})", text("reason")),
+        "archetype_circuit_breaker" => format!("archetype {} is held back", text("archetype")),
+        "tick_budget_exceeded" => "the tick ran over its budget".to_owned(),
+        _ => return None,
+    };
+    let game_time = message
+        .get("game_time")
+        .and_then(Value::as_u64)
+        .unwrap_or_default();
+    Some(format!("{}  {what}", clock_text(game_time)))
+}
+
+fn script(zone: &str, start: u64) -> Vec<WorldMessage> {
+    let at = |offset: u64, id: &str, event: WorldEvent| WorldMessage {
+        header: header(format!("{zone}:script:{id}"), zone, start + offset),
+        event,
+    };
+    vec![
+        at(
+            1,
+            "arrive",
+            WorldEvent::PlayerEntered {
+                player: "traveller".into(),
+                room: "square".into(),
+            },
+        ),
+        at(
+            50,
+            "theft",
+            WorldEvent::SocialEvent {
+                kind: "theft".into(),
+                source: "a cutpurse".into(),
+                target: "greta".into(),
+                deltas: BTreeMap::from([("THREAT".into(), 90.0)]),
+            },
+        ),
+        at(
+            95,
+            "tavern",
+            WorldEvent::PlayerEntered {
+                player: "traveller".into(),
+                room: "tavern".into(),
+            },
+        ),
+    ]
+}
+
+/// Deletes a zone's streams (the demo and the load generator start from an empty log).
+pub async fn reset_redis_zone(url: &str, zone: &str) -> Result<(), CommandError> {
+    let client = redis::Client::open(url)
+        .map_err(|e| CommandError::Environment(format!("redis {url}: {e}")))?;
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .map_err(|e| CommandError::Environment(format!("redis {url}: {e}")))?;
+    let keys: Vec<String> = StreamKind::ALL.iter().map(|s| s.key(zone)).collect();
+    redis::cmd("DEL")
+        .arg(&keys)
+        .query_async::<()>(&mut connection)
+        .await
+        .map_err(|e| CommandError::Environment(format!("redis {url}: {e}")))
+}
+
+/// Opens the bus the options ask for.
+pub async fn open_bus(redis: Option<&str>) -> Result<Arc<dyn EventBus>, CommandError> {
+    Ok(match redis {
+        Some(url) => {
+            let config = RedisBusConfig {
+                url: url.to_owned(),
+                ..RedisBusConfig::default()
+            };
+            Arc::new(
+                RedisBus::connect(config)
+                    .await
+                    .map_err(|e| CommandError::Environment(e.to_string()))?,
+            )
+        }
+        None => Arc::new(InProcessBus::new(DEFAULT_STREAM_CAPACITY)),
+    })
+}
+
+/// Runs the demo, handing each feed line to `sink`; returns how many lines it printed.
+pub fn run_demo(
+    options: &DemoOptions,
+    mut sink: impl FnMut(String),
+) -> Result<usize, CommandError> {
+    let (file, text) = EMBEDDED_VILLAGE;
+    let world = parse_world_file(file, text).map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let zone = Zone::new(
+        &world,
+        &profiles,
+        &sets,
+        ZoneConfig::default(),
+        IsolationState::default(),
+    )
+    .map_err(|e| CommandError::BadInput(format!("{file}: {e}")))?;
+    let names = Names::new(&world);
+    let start = zone.game_time;
+    let end = start + (options.hours.max(0.0) * 60.0).round() as u64;
+    let zone_name = zone.name.clone();
+    let future = async move {
+        if let Some(url) = &options.redis {
+            reset_redis_zone(url, &zone_name).await?;
+        }
+        let bus = open_bus(options.redis.as_deref()).await?;
+        let mut actors = ActorRuntime::new(crate::runtime::cores());
+        let handle = actors.start(zone);
+        let (stop, stopped) = watch::channel(false);
+        let loop_task = tokio::spawn(run_zone(
+            handle.clone(),
+            Arc::clone(&bus),
+            ConsumerConfig::default(),
+            None,
+            stopped.clone(),
+        ));
+        let clock = ClockConfig {
+            kind: ClockKind::Internal,
+            speed_minutes_per_second: options.speed,
+            ..ClockConfig::default()
+        };
+        let clock_task = tokio::spawn(run_clock(
+            Arc::clone(&bus),
+            zone_name.clone(),
+            start,
+            Some(end),
+            clock,
+            script(&zone_name, start),
+            stopped.clone(),
+        ));
+        let mut events = bus
+            .consumer(&zone_name, StreamKind::NpcEvents, "demo-feed", "feed")
+            .await
+            .map_err(|e| CommandError::Environment(e.to_string()))?;
+        let mut intents = bus
+            .consumer(&zone_name, StreamKind::Intents, "demo-feed", "feed")
+            .await
+            .map_err(|e| CommandError::Environment(e.to_string()))?;
+        let mut printed = 0usize;
+        let mut finished = false;
+        let mut tasks = Some((clock_task, loop_task));
+        loop {
+            // Once the zone has applied the last tick, stop its loop: the loop finishes
+            // publishing the batch in hand before it looks at the stop signal, so after it has
+            // returned and the bus is flushed, every output is on the bus and the feed drains it.
+            let reached = handle.status().await.map_or(true, |s| s.game_time >= end);
+            if let Some((clock_task, loop_task)) = tasks.take_if(|_| reached) {
+                let _ = stop.send(true);
+                let _ = clock_task.await;
+                match loop_task.await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(error)) => return Err(CommandError::Environment(error.to_string())),
+                    Err(error) => return Err(CommandError::Environment(error.to_string())),
+                }
+                bus.flush()
+                    .await
+                    .map_err(|e| CommandError::Environment(e.to_string()))?;
+                finished = true;
+            }
+            let wait = Duration::from_millis(if finished { 0 } else { 50 });
+            let mut batch: Vec<Delivery> = events
+                .next_batch(512, wait)
+                .await
+                .map_err(|e| CommandError::Environment(e.to_string()))?;
+            batch.extend(
+                intents
+                    .next_batch(512, Duration::ZERO)
+                    .await
+                    .map_err(|e| CommandError::Environment(e.to_string()))?,
+            );
+            let mut lines: Vec<(u64, String)> = batch
+                .iter()
+                .filter_map(|d| serde_json::from_str::<Value>(&d.body).ok())
+                .filter_map(|m| {
+                    let t = m
+                        .get("game_time")
+                        .and_then(Value::as_u64)
+                        .unwrap_or_default();
+                    feed_line(&names, &m).map(|line| (t, line))
+                })
+                .collect();
+            lines.sort_by_key(|(t, _)| *t);
+            for (_, line) in lines {
+                printed += 1;
+                sink(line);
+            }
+            if finished && batch.is_empty() {
+                break;
+            }
+        }
+        actors.stop();
+        Ok(printed)
+    };
+    crate::runtime::block_on(crate::runtime::cores(), future)
+        .map_err(|e| CommandError::Environment(e.to_string()))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feed_lines_read_like_a_story() {
+        let (file, text) = EMBEDDED_VILLAGE;
+        let names = Names::new(&parse_world_file(file, text).expect("village"));
+        let message: Value = serde_json::from_str(
+            r#"{"v":1,"type":"action_started","id":"x","zone":"village","game_time":432,"npc":"bram","provider":"forge","action":"hammer_horseshoes","utility":1.0,"room":"forge"}"#,
+        )
+        .expect("json");
+        assert_eq!(
+            feed_line(&names, &message).as_deref(),
+            Some("07:12  Bram the smith starts hammer_horseshoes at the forge")
+        );
+        let skipped: Value =
+            serde_json::from_str(r#"{"type":"level_changed","game_time":1}"#).expect("json");
+        assert_eq!(feed_line(&names, &skipped), None);
+    }
+}

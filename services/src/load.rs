@@ -1,0 +1,357 @@
+//! `geppetto load`: a synthetic zone of N Active NPCs (20 to a room, a player in every room,
+//! three providers per room) driven through the real service loop and bus by an internal clock
+//! at [`LOAD_TICKS_PER_SECOND`] plus social events at the requested rate. Reports world-event
+//! throughput, event→output latency (a social event to its `social_interaction` NPC event, read
+//! back from the bus), time_advanced→first-intent latency, tick duration percentiles and RSS.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::actor::ActorRuntime;
+use crate::bus::StreamKind;
+use crate::bus::envelope::{WorldEvent, WorldMessage, header};
+use crate::commands::CommandError;
+use crate::content::profiles::ProfileLibrary;
+use crate::content::sets::SetLibrary;
+use crate::demo::{open_bus, reset_redis_zone};
+use crate::isolation::IsolationState;
+use crate::service::{ConsumerConfig, run_zone};
+use crate::world_file::{WorldFile, parse_world_json};
+use crate::zone::{Zone, ZoneConfig};
+
+/// Ticks the load clock advances per second.
+pub const LOAD_TICKS_PER_SECOND: u64 = 10;
+/// NPCs per synthetic room.
+pub const LOAD_NPCS_PER_ROOM: usize = 20;
+/// The synthetic zone's name.
+pub const LOAD_ZONE: &str = "load";
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// NPCs.
+    pub npcs: usize,
+    /// Social events per second (besides the clock).
+    pub events_per_sec: f64,
+    /// Seconds to run.
+    pub seconds: f64,
+    /// Redis URL, or the in-process bus.
+    pub redis: Option<String>,
+}
+
+/// The synthetic world as JSON.
+pub fn synthetic_world(npcs: usize) -> String {
+    let rooms = npcs.div_ceil(LOAD_NPCS_PER_ROOM).max(1);
+    let room_list: Vec<Value> = (0..rooms)
+        .map(|r| {
+            let next: Vec<String> = if r + 1 < rooms {
+                vec![format!("r{}", r + 1)]
+            } else {
+                Vec::new()
+            };
+            json!({"id": format!("r{r}"), "neighbours": next})
+        })
+        .collect();
+    let mut providers = Vec::new();
+    for r in 0..rooms {
+        let (x, z) = ((r % 100) as f64 * 30.0, (r / 100) as f64 * 30.0);
+        let action = |id: &str, tag: &str, hours: f64, deltas: Value| json!([{"id": id, "tags": [tag], "duration_hours": hours, "deltas": deltas, "radius": 20}]);
+        providers.push(json!({"id": format!("work{r}"), "room": format!("r{r}"), "position": [x, z], "capacity": 12,
+            "actions": action("work", "work", 1.0, json!({"DUTY": 40, "ENERGY": -5}))}));
+        providers.push(json!({"id": format!("food{r}"), "room": format!("r{r}"), "position": [x + 5.0, z], "capacity": 8,
+            "actions": action("eat", "food", 0.5, json!({"HUNGER": 40}))}));
+        providers.push(json!({"id": format!("rest{r}"), "room": format!("r{r}"), "position": [x, z + 5.0], "capacity": 8,
+            "actions": action("nap", "rest", 0.75, json!({"ENERGY": 30}))}));
+    }
+    let npc_list: Vec<Value> = (0..npcs)
+        .map(|n| {
+            let r = n / LOAD_NPCS_PER_ROOM;
+            let x = (r % 100) as f64 * 30.0 + (n % 5) as f64;
+            let z = (r / 100) as f64 * 30.0 + ((n / 5) % 4) as f64;
+            let need = |name: &str, value: usize, rate: f64| {
+                json!({"name": name, "value": value, "min": 0, "max": 100,
+                       "updater": {"kind": "linear_decay", "rate": rate}})
+            };
+            json!({"id": format!("n{n:06}"), "room": format!("r{r}"), "archetype": "worker", "position": [x, z],
+                   "considerations": [need("HUNGER", 30 + (n * 37) % 60, 6.0), need("ENERGY", 30 + (n * 53) % 60, 4.0),
+                                      need("DUTY", 20 + (n * 71) % 70, 8.0), need("FUN", 50, 0.0)]})
+        })
+        .collect();
+    json!({"zone": LOAD_ZONE, "seed": 1, "start_game_time": 0, "rooms": room_list,
+           "providers": providers, "npcs": npc_list})
+    .to_string()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn summary(label: &str, values: &mut [f64]) -> String {
+    values.sort_by(f64::total_cmp);
+    format!(
+        "{label}: n={} p50={:.3} p99={:.3} max={:.3}",
+        values.len(),
+        percentile(values, 50.0),
+        percentile(values, 99.0),
+        values.last().copied().unwrap_or_default()
+    )
+}
+
+/// Runs the load and returns the report.
+pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
+    let text = synthetic_world(options.npcs);
+    let world: WorldFile =
+        parse_world_json("synthetic", &text).map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    // NPCs join after the players, so they start Active instead of waiting for catch-up.
+    let empty = WorldFile {
+        npcs: Vec::new(),
+        ..world.clone()
+    };
+    let mut zone = Zone::new(
+        &empty,
+        &profiles,
+        &sets,
+        ZoneConfig {
+            governor: crate::governor::GovernorConfig {
+                // Measure, do not shed: the load generator reports raw tick times.
+                tick_budget_ms_soft: f64::MAX,
+                tick_budget_ms_hard: f64::MAX,
+                ..Default::default()
+            },
+            ..ZoneConfig::default()
+        },
+        IsolationState::default(),
+    )
+    .map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let durations: Arc<Mutex<Vec<f64>>> = Arc::default();
+    zone.tick_sink = Some(Arc::clone(&durations));
+    let rooms: Vec<String> = world.rooms.iter().map(|r| r.id.clone()).collect();
+    let mut setup = crate::zone::ZoneOutput::default();
+    for (i, room) in rooms.iter().enumerate() {
+        zone.apply(
+            &WorldMessage {
+                header: header(format!("setup{i}"), LOAD_ZONE, 0),
+                event: WorldEvent::PlayerEntered {
+                    player: format!("p{i}"),
+                    room: room.clone(),
+                },
+            },
+            &mut setup,
+        );
+    }
+    for (i, npc) in world.npcs.iter().enumerate() {
+        zone.add_npc(&format!("npcs[{i}]"), npc)
+            .map_err(|e| CommandError::BadInput(e.to_string()))?;
+    }
+    let npc_ids: Vec<String> = world.npcs.iter().map(|n| n.agent.id.clone()).collect();
+    let options = options.clone();
+    let future = async move {
+        if let Some(url) = &options.redis {
+            reset_redis_zone(url, LOAD_ZONE).await?;
+        }
+        let bus = open_bus(options.redis.as_deref()).await?;
+        let mut actors = ActorRuntime::new(1);
+        let handle = actors.start(zone);
+        let (stop, stopped) = watch::channel(false);
+        let loop_task = tokio::spawn(run_zone(
+            handle.clone(),
+            Arc::clone(&bus),
+            ConsumerConfig {
+                block_ms: 5,
+                ..ConsumerConfig::default()
+            },
+            None,
+            stopped.clone(),
+        ));
+        let sent: Arc<Mutex<BTreeMap<String, Instant>>> = Arc::default();
+        let reader_sent = Arc::clone(&sent);
+        let reader_bus = Arc::clone(&bus);
+        let mut reader_stop = stopped.clone();
+        let reader = tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut tick_latencies = Vec::new();
+            let mut seen_ticks = std::collections::BTreeSet::new();
+            let Ok(mut events) = reader_bus
+                .consumer(LOAD_ZONE, StreamKind::NpcEvents, "load", "reader")
+                .await
+            else {
+                return (latencies, tick_latencies);
+            };
+            let Ok(mut intents) = reader_bus
+                .consumer(LOAD_ZONE, StreamKind::Intents, "load", "reader")
+                .await
+            else {
+                return (latencies, tick_latencies);
+            };
+            loop {
+                if *reader_stop.borrow_and_update() {
+                    break;
+                }
+                let batch = events
+                    .next_batch(1024, Duration::from_millis(5))
+                    .await
+                    .unwrap_or_default();
+                let now = Instant::now();
+                for d in &batch {
+                    let Ok(v) = serde_json::from_str::<Value>(&d.body) else {
+                        continue;
+                    };
+                    if v["type"] != "social_interaction" {
+                        continue;
+                    }
+                    let key = v["source"].as_str().unwrap_or_default().to_owned();
+                    if let Some(at) = reader_sent.lock().ok().and_then(|mut m| m.remove(&key)) {
+                        latencies.push(now.duration_since(at).as_secs_f64() * 1000.0);
+                    }
+                }
+                let batch = intents
+                    .next_batch(4096, Duration::ZERO)
+                    .await
+                    .unwrap_or_default();
+                let now = Instant::now();
+                for d in &batch {
+                    if let Ok(v) = serde_json::from_str::<Value>(&d.body) {
+                        let t = v["game_time"].as_u64().unwrap_or_default();
+                        if seen_ticks.insert(t) {
+                            let key = format!("tick{t}");
+                            if let Some(at) =
+                                reader_sent.lock().ok().and_then(|mut m| m.remove(&key))
+                            {
+                                tick_latencies.push(now.duration_since(at).as_secs_f64() * 1000.0);
+                            }
+                        }
+                    }
+                }
+            }
+            (latencies, tick_latencies)
+        });
+        let started = Instant::now();
+        let total = Duration::from_secs_f64(options.seconds.max(0.1));
+        let period = Duration::from_millis(10);
+        let mut interval = tokio::time::interval(period);
+        let (mut game_time, mut social_sent, mut world_sent) = (0u64, 0u64, 0u64);
+        while started.elapsed() < total {
+            interval.tick().await;
+            let elapsed = started.elapsed().as_secs_f64();
+            let due_ticks = (elapsed * LOAD_TICKS_PER_SECOND as f64) as u64;
+            while game_time < due_ticks {
+                game_time += 1;
+                if let Ok(mut m) = sent.lock() {
+                    m.insert(format!("tick{game_time}"), Instant::now());
+                }
+                bus.publish(
+                    LOAD_ZONE,
+                    StreamKind::World,
+                    WorldMessage {
+                        header: header(format!("t{game_time}"), LOAD_ZONE, game_time),
+                        event: WorldEvent::TimeAdvanced,
+                    }
+                    .to_json(),
+                );
+                world_sent += 1;
+            }
+            let due_social = (elapsed * options.events_per_sec) as u64;
+            while social_sent < due_social {
+                social_sent += 1;
+                let source = format!("load-{social_sent}");
+                let target = npc_ids[(social_sent as usize * 7919) % npc_ids.len().max(1)].clone();
+                if let Ok(mut m) = sent.lock() {
+                    m.insert(source.clone(), Instant::now());
+                }
+                bus.publish(
+                    LOAD_ZONE,
+                    StreamKind::World,
+                    WorldMessage {
+                        header: header(format!("s{social_sent}"), LOAD_ZONE, game_time),
+                        event: WorldEvent::SocialEvent {
+                            kind: "greeting".into(),
+                            source,
+                            target,
+                            deltas: BTreeMap::from([("FUN".into(), 1.0)]),
+                        },
+                    }
+                    .to_json(),
+                );
+                world_sent += 1;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let mut tick_durations = durations.lock().map(|d| d.clone()).unwrap_or_default();
+        let wall = started.elapsed().as_secs_f64();
+        let _ = stop.send(true);
+        let stats = loop_task
+            .await
+            .map_err(|e| CommandError::Environment(e.to_string()))?
+            .map_err(|e| CommandError::Environment(e.to_string()))?;
+        let (mut latencies, mut tick_latencies) = reader
+            .await
+            .map_err(|e| CommandError::Environment(e.to_string()))?;
+        actors.stop();
+        let bus_stats = bus.stats();
+        let mut report = String::new();
+        let _ = writeln!(
+            report,
+            "load: {} NPCs (all Active), bus {}, {:.1} s",
+            options.npcs,
+            if options.redis.is_some() {
+                "redis"
+            } else {
+                "in-process"
+            },
+            wall
+        );
+        let _ = writeln!(
+            report,
+            "world events sent {world_sent}, applied {} ({:.0}/s), published {}, bus dropped {}",
+            stats.applied,
+            stats.applied as f64 / wall,
+            stats.published,
+            bus_stats.dropped
+        );
+        let _ = writeln!(
+            report,
+            "{} ms",
+            summary(
+                "event->output latency (social_event -> npc_event)",
+                &mut latencies
+            )
+        );
+        let _ = writeln!(
+            report,
+            "{} ms",
+            summary("time_advanced->first intent latency", &mut tick_latencies)
+        );
+        let _ = writeln!(
+            report,
+            "{} ms",
+            summary("tick duration", &mut tick_durations)
+        );
+        let _ = write!(report, "rss {:.1} MiB", rss_mib());
+        Ok(report)
+    };
+    crate::runtime::block_on(crate::runtime::cores(), future)
+        .map_err(|e| CommandError::Environment(e.to_string()))?
+}

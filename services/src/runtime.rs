@@ -1,0 +1,25 @@
+//! Starting the async world: an actix `System` on a multi-threaded tokio runtime (STACK.md:
+//! never start actors under a bare `#[tokio::main]`). Tests and commands call [`block_on`].
+
+use std::future::Future;
+
+/// The runtime could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start the runtime: {0}")]
+pub struct RuntimeError(#[from] std::io::Error);
+
+/// Runs `future` to completion inside an actix `System` on a multi-threaded tokio runtime with
+/// `worker_threads` workers.
+pub fn block_on<F: Future>(worker_threads: usize, future: F) -> Result<F::Output, RuntimeError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(worker_threads.max(1))
+        .enable_all()
+        .build()?;
+    let system = actix::System::with_tokio_rt(move || runtime);
+    Ok(system.block_on(future))
+}
+
+/// The machine's core count (at least 1).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}

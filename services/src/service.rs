@@ -1,0 +1,337 @@
+//! The service loop of one zone: read a batch from the zone's `world` stream (its own consumer,
+//! so its own connection), parse each message (refused ones go to `deadletter` with the reason
+//! and are acknowledged — nothing on input stops the loop), apply the batch in the zone's actor,
+//! publish the outputs in order (governor records to `world` first), persist isolation counts
+//! when they change, acknowledge. Also the internal clock, which writes `time_advanced` events
+//! into the world stream so they are logged like the game's.
+//!
+//! Every dependency (bus, store, shutdown signal) comes from the caller, so tests run it against
+//! a private Redis or the in-process bus.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use geppetto_storage::{Snapshot, SnapshotStore, Zone as StoreZone};
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use crate::actor::{ZoneGone, ZoneHandle};
+use crate::bus::envelope::{
+    DeadLetter, WorldEvent, WorldMessage, dead_letter_envelope, header, parse_world,
+};
+use crate::bus::{BusError, EventBus, StreamKind};
+use crate::isolation::IsolationState;
+use crate::metrics;
+
+/// Consumer settings (`[consumer]` in `geppetto.toml`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsumerConfig {
+    /// Consumer group name.
+    pub group: String,
+    /// This instance's consumer name (keep it stable across restarts to resume pending work).
+    pub name: String,
+    /// World messages read per batch at most.
+    pub batch_max_messages: usize,
+    /// How long a read waits for the first message, milliseconds.
+    pub block_ms: u64,
+    /// Pause after a failed read before retrying, milliseconds.
+    pub retry_pause_ms: u64,
+}
+
+impl Default for ConsumerConfig {
+    fn default() -> Self {
+        Self {
+            group: "geppetto".into(),
+            name: "geppetto-1".into(),
+            batch_max_messages: 256,
+            block_ms: 200,
+            retry_pause_ms: 200,
+        }
+    }
+}
+
+/// Why a zone loop stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The bus failed where the loop cannot go on without it.
+    #[error(transparent)]
+    Bus(#[from] BusError),
+    /// The zone's actor is gone.
+    #[error(transparent)]
+    Zone(#[from] ZoneGone),
+}
+
+/// The schema version of the persisted isolation payload.
+pub const ISOLATION_SCHEMA_VERSION: u32 = 1;
+
+fn isolation_key(zone: &str) -> Option<StoreZone> {
+    StoreZone::new(format!("{zone}.isolation")).ok()
+}
+
+/// Loads the persisted isolation counts of `zone` (empty when none or unreadable, with a warning).
+pub async fn load_isolation(store: &dyn SnapshotStore, zone: &str) -> (IsolationState, u64) {
+    let Some(key) = isolation_key(zone) else {
+        return (IsolationState::default(), 0);
+    };
+    match store.latest_valid(&key, ISOLATION_SCHEMA_VERSION).await {
+        Ok(latest) => match latest.snapshot {
+            Some(snapshot) => match serde_json::from_slice(&snapshot.payload) {
+                Ok(state) => (state, snapshot.sequence),
+                Err(error) => {
+                    tracing::warn!(%error, zone, "isolation state unreadable; starting clean");
+                    (IsolationState::default(), snapshot.sequence)
+                }
+            },
+            None => (IsolationState::default(), 0),
+        },
+        Err(error) => {
+            tracing::warn!(%error, zone, "isolation state not loaded");
+            (IsolationState::default(), 0)
+        }
+    }
+}
+
+/// Where a loop persists isolation counts.
+pub struct IsolationPersistence {
+    /// The store.
+    pub store: Arc<dyn SnapshotStore>,
+    /// The last sequence written (or loaded).
+    pub sequence: u64,
+}
+
+async fn persist(
+    persistence: &mut IsolationPersistence,
+    zone: &str,
+    state: &IsolationState,
+    last_event_id: &str,
+    game_time: u64,
+) {
+    let Some(key) = isolation_key(zone) else {
+        return;
+    };
+    let payload = match serde_json::to_vec(state) {
+        Ok(payload) => payload,
+        Err(error) => {
+            tracing::error!(%error, "isolation state not serialisable");
+            return;
+        }
+    };
+    persistence.sequence += 1;
+    let snapshot = Snapshot {
+        zone: key,
+        sequence: persistence.sequence,
+        last_event_id: last_event_id.to_owned(),
+        game_time_ticks: game_time,
+        schema_version: ISOLATION_SCHEMA_VERSION,
+        payload,
+    };
+    if let Err(error) = persistence.store.put(snapshot).await {
+        // A persistence failure must not stop the loop (seed 001 §4.5.3).
+        tracing::error!(%error, zone, "isolation state not persisted");
+    }
+}
+
+/// Counts of one loop run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoopStats {
+    /// World messages applied.
+    pub applied: u64,
+    /// World messages sent to `deadletter`.
+    pub dead_lettered: u64,
+    /// Messages published.
+    pub published: u64,
+}
+
+/// Runs the loop of `zone` until `shutdown` turns true.
+pub async fn run_zone(
+    zone: ZoneHandle,
+    bus: Arc<dyn EventBus>,
+    consumer_config: ConsumerConfig,
+    mut persistence: Option<IsolationPersistence>,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<LoopStats, ServiceError> {
+    let name = zone.name.clone();
+    let mut consumer = bus
+        .consumer(
+            &name,
+            StreamKind::World,
+            &consumer_config.group,
+            &consumer_config.name,
+        )
+        .await?;
+    let mut stats = LoopStats::default();
+    let block = Duration::from_millis(consumer_config.block_ms);
+    loop {
+        if *shutdown.borrow() {
+            break;
+        }
+        let batch = tokio::select! {
+            batch = consumer.next_batch(consumer_config.batch_max_messages, block) => batch,
+            _ = shutdown.changed() => break,
+        };
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(error) => {
+                tracing::warn!(%error, zone = %name, "world read failed; retrying");
+                metrics::bus_error();
+                tokio::time::sleep(Duration::from_millis(consumer_config.retry_pause_ms)).await;
+                continue;
+            }
+        };
+        if batch.is_empty() {
+            continue;
+        }
+        let mut messages = Vec::with_capacity(batch.len());
+        let mut ids = Vec::with_capacity(batch.len());
+        for delivery in &batch {
+            ids.push(delivery.id.clone());
+            match parse_world(&delivery.body) {
+                Ok(message) if message.header.zone == name => {
+                    metrics::event_in(message.event.kind());
+                    messages.push(message);
+                }
+                Ok(message) => {
+                    let letter = DeadLetter {
+                        source_id: delivery.id.clone(),
+                        event_type: message.event.kind().into(),
+                        path: "zone".into(),
+                        reason: format!(
+                            "message for zone `{}` on the stream of `{name}`",
+                            message.header.zone
+                        ),
+                        original: delivery.body.clone(),
+                    };
+                    dead_letter(&*bus, &name, letter);
+                    stats.dead_lettered += 1;
+                }
+                Err(error) => {
+                    let letter = DeadLetter {
+                        source_id: delivery.id.clone(),
+                        event_type: error.kind.clone(),
+                        path: error.path.clone(),
+                        reason: error.reason.clone(),
+                        original: delivery.body.clone(),
+                    };
+                    tracing::warn!(zone = %name, %error, "world event refused");
+                    dead_letter(&*bus, &name, letter);
+                    stats.dead_lettered += 1;
+                }
+            }
+        }
+        let game_time = messages.last().map_or(0, |m| m.header.game_time);
+        stats.applied += messages.len() as u64;
+        let output = zone.apply(messages).await?;
+        for (stream, body) in output.messages {
+            metrics::event_out(stream);
+            bus.publish(&name, stream, body);
+            stats.published += 1;
+        }
+        if let (Some(state), Some(persistence)) = (output.isolation_changed, persistence.as_mut()) {
+            let last = ids.last().cloned().unwrap_or_default();
+            persist(persistence, &name, &state, &last, game_time).await;
+        }
+        if let Err(error) = consumer.ack(&ids).await {
+            tracing::warn!(%error, zone = %name, "ack failed; the entries will be redelivered");
+            metrics::bus_error();
+        }
+        let status = zone.status().await?;
+        metrics::zone_status(&name, &status);
+        metrics::bus_dropped(bus.stats().dropped);
+    }
+    Ok(stats)
+}
+
+fn dead_letter(bus: &dyn EventBus, zone: &str, letter: DeadLetter) {
+    metrics::dead_letter();
+    let h = header(format!("{zone}:deadletter:{}", letter.source_id), zone, 0);
+    bus.publish(
+        zone,
+        StreamKind::Deadletter,
+        dead_letter_envelope(&h, &letter),
+    );
+}
+
+/// Clock settings (`[clock]` in `geppetto.toml`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClockConfig {
+    /// `internal` (geppetto writes `time_advanced`) or `external` (the game does).
+    pub kind: ClockKind,
+    /// Game minutes (ticks) per wall-clock second of the internal clock.
+    pub speed_minutes_per_second: f64,
+    /// How often the internal clock publishes, milliseconds.
+    pub publish_every_ms: u64,
+}
+
+/// Who advances game time.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockKind {
+    /// geppetto's own clock.
+    Internal,
+    /// The game's `time_advanced` events.
+    External,
+}
+
+impl Default for ClockConfig {
+    fn default() -> Self {
+        Self {
+            kind: ClockKind::Internal,
+            speed_minutes_per_second: 1.0,
+            publish_every_ms: 20,
+        }
+    }
+}
+
+/// The internal clock: from `start` (ticks), publishes `time_advanced` into `zone`'s world
+/// stream at `speed` ticks per second until `end` (if any) or shutdown, interleaving the
+/// `script` (world messages sorted by game time) at their times. Returns the last time.
+pub async fn run_clock(
+    bus: Arc<dyn EventBus>,
+    zone: String,
+    start: u64,
+    end: Option<u64>,
+    config: ClockConfig,
+    script: Vec<WorldMessage>,
+    mut shutdown: watch::Receiver<bool>,
+) -> u64 {
+    let mut script = script.into_iter().peekable();
+    let time_advanced = |now: u64| {
+        WorldMessage {
+            header: header(format!("{zone}:clock:{now}"), &zone, now),
+            event: WorldEvent::TimeAdvanced,
+        }
+        .to_json()
+    };
+    let period = Duration::from_millis(config.publish_every_ms.max(1));
+    let per_period = config.speed_minutes_per_second.max(0.0) * period.as_secs_f64();
+    let mut interval = tokio::time::interval(period);
+    let mut exact = start as f64;
+    let mut published = start;
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {}
+            _ = shutdown.changed() => return published,
+        }
+        exact += per_period;
+        let mut now = exact.floor() as u64;
+        if let Some(end) = end {
+            now = now.min(end);
+        }
+        while let Some(next) = script.next_if(|m| m.header.game_time <= now) {
+            if next.header.game_time > published {
+                published = next.header.game_time;
+                bus.publish(&zone, StreamKind::World, time_advanced(published));
+            }
+            bus.publish(&zone, StreamKind::World, next.to_json());
+        }
+        if now > published {
+            published = now;
+            bus.publish(&zone, StreamKind::World, time_advanced(now));
+        }
+        if end.is_some_and(|end| published >= end) {
+            return published;
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! Processing tiers from player presence over the room graph (seed 001 §3): Active (a player's
+//! room and its neighbours), Nearby (up to `nearby_radius_rooms` steps), Background (the rest).
+//!
+//! Owns the room graph, the per-room tier (recomputed only when a player moves, so tier work is
+//! proportional to players and rooms, never to NPCs) and the per-NPC transition rule: promotion
+//! at once (from Background at most `catch_up_per_tick` a tick), demotion only after
+//! `demotion_hysteresis_ticks` consecutive ticks out of range. It does not run NPCs.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::Deserialize;
+
+/// A processing tier; higher is more detailed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Tier {
+    /// No player nearby: simplified, every `background_every_ticks`.
+    Background,
+    /// A few rooms from a player: full detail at a coarser step, every `nearby_every_ticks`.
+    Nearby,
+    /// With or next to a player: full detail every tick.
+    Active,
+}
+
+impl Tier {
+    /// Lower-case name for the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Background => "background",
+            Self::Nearby => "nearby",
+            Self::Active => "active",
+        }
+    }
+}
+
+/// Tier settings (`[tiers]` in `geppetto.toml`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TierConfig {
+    /// Rooms from a player that are Active (1: the room and its neighbours).
+    pub active_radius_rooms: u32,
+    /// Rooms from a player that are at least Nearby.
+    pub nearby_radius_rooms: u32,
+    /// Consecutive ticks out of range before a demotion.
+    pub demotion_hysteresis_ticks: u32,
+    /// Background NPCs promoted (and caught up) per tick at most.
+    pub catch_up_per_tick: usize,
+    /// A Nearby NPC is updated once every this many ticks.
+    pub nearby_every_ticks: u64,
+    /// A Background NPC is updated once every this many ticks.
+    pub background_every_ticks: u64,
+}
+
+impl Default for TierConfig {
+    fn default() -> Self {
+        Self {
+            active_radius_rooms: 1,
+            nearby_radius_rooms: 5,
+            demotion_hysteresis_ticks: 3,
+            catch_up_per_tick: 5,
+            nearby_every_ticks: 10,
+            background_every_ticks: 60,
+        }
+    }
+}
+
+/// Rooms and their neighbours (undirected).
+#[derive(Clone, Debug, Default)]
+pub struct RoomGraph {
+    index: BTreeMap<String, usize>,
+    names: Vec<String>,
+    neighbours: Vec<Vec<usize>>,
+}
+
+impl RoomGraph {
+    /// Builds the graph; unknown neighbours are ignored (the world file loader refuses them).
+    pub fn new<'a>(rooms: impl IntoIterator<Item = (&'a str, &'a [String])>) -> Self {
+        let rooms: Vec<(&str, &[String])> = rooms.into_iter().collect();
+        let mut graph = Self::default();
+        for (name, _) in &rooms {
+            graph.index.insert((*name).to_owned(), graph.names.len());
+            graph.names.push((*name).to_owned());
+            graph.neighbours.push(Vec::new());
+        }
+        for (name, neighbours) in &rooms {
+            let Some(&from) = graph.index.get(*name) else {
+                continue;
+            };
+            for neighbour in *neighbours {
+                if let Some(&to) = graph.index.get(neighbour) {
+                    if !graph.neighbours[from].contains(&to) {
+                        graph.neighbours[from].push(to);
+                    }
+                    if !graph.neighbours[to].contains(&from) {
+                        graph.neighbours[to].push(from);
+                    }
+                }
+            }
+        }
+        graph
+    }
+
+    /// The index of a room.
+    pub fn room(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    /// Number of rooms.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether there are no rooms.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Rooms within `radius` steps of `start`, with their distance (breadth first).
+    fn ball(&self, start: usize, radius: u32) -> Vec<(usize, u32)> {
+        let mut seen = vec![false; self.len()];
+        let mut out = Vec::new();
+        let mut queue = VecDeque::from([(start, 0u32)]);
+        if let Some(flag) = seen.get_mut(start) {
+            *flag = true;
+        }
+        while let Some((room, distance)) = queue.pop_front() {
+            out.push((room, distance));
+            if distance == radius {
+                continue;
+            }
+            for &next in &self.neighbours[room] {
+                if !seen[next] {
+                    seen[next] = true;
+                    queue.push_back((next, distance + 1));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Where players are and the tier each room has because of them.
+#[derive(Clone, Debug)]
+pub struct Presence {
+    config: TierConfig,
+    players: BTreeMap<String, usize>,
+    room_tiers: Vec<Tier>,
+}
+
+impl Presence {
+    /// No players yet: every room Background.
+    pub fn new(config: TierConfig, graph: &RoomGraph) -> Self {
+        Self {
+            config,
+            players: BTreeMap::new(),
+            room_tiers: vec![Tier::Background; graph.len()],
+        }
+    }
+
+    /// The tier of a room.
+    pub fn room_tier(&self, room: usize) -> Tier {
+        self.room_tiers
+            .get(room)
+            .copied()
+            .unwrap_or(Tier::Background)
+    }
+
+    /// Moves (or adds) a player; returns the rooms whose tier changed.
+    pub fn player_entered(&mut self, graph: &RoomGraph, player: &str, room: usize) -> Vec<usize> {
+        self.players.insert(player.to_owned(), room);
+        self.recompute(graph)
+    }
+
+    /// Removes a player; returns the rooms whose tier changed.
+    pub fn player_left(&mut self, graph: &RoomGraph, player: &str) -> Vec<usize> {
+        if self.players.remove(player).is_none() {
+            return Vec::new();
+        }
+        self.recompute(graph)
+    }
+
+    /// Whether any player is in `room`.
+    pub fn player_in(&self, room: usize) -> bool {
+        self.players.values().any(|&r| r == room)
+    }
+
+    fn recompute(&mut self, graph: &RoomGraph) -> Vec<usize> {
+        let mut tiers = vec![Tier::Background; graph.len()];
+        for &room in self.players.values() {
+            for (near, distance) in graph.ball(room, self.config.nearby_radius_rooms) {
+                let tier = if distance <= self.config.active_radius_rooms {
+                    Tier::Active
+                } else {
+                    Tier::Nearby
+                };
+                tiers[near] = tiers[near].max(tier);
+            }
+        }
+        let changed = (0..tiers.len())
+            .filter(|&room| tiers[room] != self.room_tiers[room])
+            .collect();
+        self.room_tiers = tiers;
+        changed
+    }
+}
+
+/// One NPC's tier and its pending demotion count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NpcTier {
+    /// The current tier.
+    pub tier: Tier,
+    /// Consecutive ticks the target has been below `tier`.
+    pub below_ticks: u32,
+}
+
+impl NpcTier {
+    /// Starts at `tier`.
+    pub fn new(tier: Tier) -> Self {
+        Self {
+            tier,
+            below_ticks: 0,
+        }
+    }
+
+    /// One tick's step towards `target`: promotes at once when `may_promote`, demotes after the
+    /// hysteresis. Returns the new tier when it changed.
+    pub fn step(&mut self, target: Tier, may_promote: bool, hysteresis_ticks: u32) -> Option<Tier> {
+        if target > self.tier {
+            self.below_ticks = 0;
+            if may_promote {
+                self.tier = target;
+                return Some(target);
+            }
+            return None;
+        }
+        if target == self.tier {
+            self.below_ticks = 0;
+            return None;
+        }
+        self.below_ticks += 1;
+        if self.below_ticks >= hysteresis_ticks {
+            self.below_ticks = 0;
+            self.tier = target;
+            return Some(target);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(n: usize) -> RoomGraph {
+        let names: Vec<String> = (0..n).map(|i| format!("r{i}")).collect();
+        let neighbours: Vec<Vec<String>> = (0..n)
+            .map(|i| {
+                if i + 1 < n {
+                    vec![names[i + 1].clone()]
+                } else {
+                    vec![]
+                }
+            })
+            .collect();
+        RoomGraph::new(
+            names
+                .iter()
+                .zip(&neighbours)
+                .map(|(name, n)| (name.as_str(), n.as_slice())),
+        )
+    }
+
+    #[test]
+    fn rooms_take_the_highest_tier_any_player_gives() {
+        let graph = line(10);
+        let mut presence = Presence::new(TierConfig::default(), &graph);
+        let changed = presence.player_entered(&graph, "ann", 0);
+        assert_eq!(changed, [0, 1, 2, 3, 4, 5]);
+        let tiers: Vec<Tier> = (0..10).map(|r| presence.room_tier(r)).collect();
+        use Tier::*;
+        assert_eq!(
+            tiers,
+            [
+                Active, Active, Nearby, Nearby, Nearby, Nearby, Background, Background, Background,
+                Background
+            ]
+        );
+        presence.player_entered(&graph, "bob", 7);
+        assert_eq!(presence.room_tier(6), Active);
+        assert_eq!(presence.room_tier(5), Nearby);
+        let changed = presence.player_left(&graph, "ann");
+        assert!(changed.contains(&0) && !changed.contains(&7));
+        assert_eq!(presence.room_tier(0), Background);
+        assert!(presence.player_left(&graph, "nobody").is_empty());
+    }
+
+    #[test]
+    fn demotion_waits_for_the_hysteresis_and_promotion_does_not() {
+        let mut npc = NpcTier::new(Tier::Background);
+        assert_eq!(npc.step(Tier::Active, false, 3), None);
+        assert_eq!(npc.step(Tier::Active, true, 3), Some(Tier::Active));
+        assert_eq!(npc.step(Tier::Nearby, true, 3), None);
+        assert_eq!(npc.step(Tier::Nearby, true, 3), None);
+        // Back in range: the count starts again.
+        assert_eq!(npc.step(Tier::Active, true, 3), None);
+        assert_eq!(npc.step(Tier::Nearby, true, 3), None);
+        assert_eq!(npc.step(Tier::Nearby, true, 3), None);
+        assert_eq!(npc.step(Tier::Nearby, true, 3), Some(Tier::Nearby));
+    }
+}

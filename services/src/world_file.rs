@@ -1,0 +1,250 @@
+//! World files (`config/worlds/*.yaml`): one zone's rooms and their neighbours (the room graph
+//! tiers are computed over), its providers (the decide-contract provider spec plus a room and a
+//! display name), its NPCs (the decide-contract agent spec plus room, name, archetype and an
+//! optional reactive set) and what each weather means as contexts.
+//!
+//! Owns parsing and the structural checks (unique ids, neighbours and rooms that exist, specs
+//! that compile); every error names the file, the path and the reason. It does not simulate:
+//! [`crate::zone`] builds the running zone from a [`WorldFile`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use geppetto_core::vocabulary::Vocabulary;
+use geppetto_core::wire::compile;
+use geppetto_core::wire::request::{AgentSpec, ContextSpec, ProviderSpec};
+use serde::Deserialize;
+
+use crate::content::ContentError;
+
+/// The demo village, embedded so `geppetto demo` runs from any directory.
+pub const EMBEDDED_VILLAGE: (&str, &str) = (
+    "config/worlds/village.yaml",
+    include_str!("../../config/worlds/village.yaml"),
+);
+
+/// Default game time a zone starts at, in ticks (07:00 with one-minute ticks).
+pub const DEFAULT_START_GAME_TIME: u64 = 7 * 60;
+
+fn default_start() -> u64 {
+    DEFAULT_START_GAME_TIME
+}
+
+/// A room and the rooms one step away.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RoomSpec {
+    /// Unique id.
+    pub id: String,
+    /// Display name ("the forge").
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Adjacent rooms (the graph is made undirected).
+    #[serde(default)]
+    pub neighbours: Vec<String>,
+}
+
+/// A provider placed in a room.
+#[derive(Clone, Debug, Deserialize)]
+pub struct PlacedProvider {
+    /// The room it is in.
+    pub room: String,
+    /// Display name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The decide-contract provider.
+    #[serde(flatten)]
+    pub spec: ProviderSpec,
+}
+
+/// An NPC: the decide-contract agent plus where it lives and who it is.
+#[derive(Clone, Debug, Deserialize)]
+pub struct NpcSpec {
+    /// Display name ("Bram the smith").
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Archetype, for the archetype circuit breaker and the inspector.
+    #[serde(default)]
+    pub archetype: Option<String>,
+    /// The room it starts in.
+    pub room: String,
+    /// A reactive set by embedded name or file path.
+    #[serde(default)]
+    pub reactive_set: Option<String>,
+    /// The decide-contract agent.
+    #[serde(flatten)]
+    pub agent: AgentSpec,
+}
+
+/// A whole world file.
+#[derive(Clone, Debug, Deserialize)]
+pub struct WorldFile {
+    /// Zone name (`[A-Za-z0-9._-]`).
+    pub zone: String,
+    /// World seed every per-NPC, per-tick seed derives from.
+    #[serde(default)]
+    pub seed: u64,
+    /// Profile name.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Game time the zone starts at, in ticks.
+    #[serde(default = "default_start")]
+    pub start_game_time: u64,
+    /// Rooms.
+    pub rooms: Vec<RoomSpec>,
+    /// Providers.
+    #[serde(default)]
+    pub providers: Vec<PlacedProvider>,
+    /// NPCs.
+    #[serde(default)]
+    pub npcs: Vec<NpcSpec>,
+    /// Contexts active under each weather (`weather_changed`).
+    #[serde(default)]
+    pub weather: BTreeMap<String, Vec<ContextSpec>>,
+}
+
+fn invalid(file: &str, reason: impl Into<String>) -> ContentError {
+    ContentError::Invalid {
+        file: file.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Parses and checks a world file's text; `file` names it in errors.
+pub fn parse_world_file(file: &str, text: &str) -> Result<WorldFile, ContentError> {
+    let world: WorldFile = serde_saphyr::from_str(text).map_err(|e| {
+        let message = e.to_string();
+        invalid(file, message.strip_prefix("error: ").unwrap_or(&message))
+    })?;
+    check(file, &world)?;
+    Ok(world)
+}
+
+/// Parses and checks a world given as JSON (generated worlds: no YAML node budget applies).
+pub fn parse_world_json(file: &str, text: &str) -> Result<WorldFile, ContentError> {
+    let world: WorldFile =
+        geppetto_core::wire::parse(text).map_err(|e| invalid(file, e.to_string()))?;
+    check(file, &world)?;
+    Ok(world)
+}
+
+/// Reads, parses and checks a world file.
+pub fn load_world_file(path: &Path) -> Result<WorldFile, ContentError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ContentError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    parse_world_file(&file, &text)
+}
+
+fn check(file: &str, world: &WorldFile) -> Result<(), ContentError> {
+    geppetto_storage::Zone::new(world.zone.clone())
+        .map_err(|e| invalid(file, format!("zone: {e}")))?;
+    let mut rooms = BTreeSet::new();
+    for (i, room) in world.rooms.iter().enumerate() {
+        if !rooms.insert(room.id.as_str()) {
+            return Err(invalid(
+                file,
+                format!("rooms[{i}].id: duplicate room `{}`", room.id),
+            ));
+        }
+    }
+    for (i, room) in world.rooms.iter().enumerate() {
+        for (j, neighbour) in room.neighbours.iter().enumerate() {
+            if !rooms.contains(neighbour.as_str()) {
+                return Err(invalid(
+                    file,
+                    format!("rooms[{i}].neighbours[{j}]: unknown room `{neighbour}`"),
+                ));
+            }
+        }
+    }
+    let mut vocabulary = Vocabulary::new();
+    let mut providers = BTreeSet::new();
+    for (i, provider) in world.providers.iter().enumerate() {
+        let path = format!("providers[{i}]");
+        if !rooms.contains(provider.room.as_str()) {
+            return Err(invalid(
+                file,
+                format!("{path}.room: unknown room `{}`", provider.room),
+            ));
+        }
+        if !providers.insert(provider.spec.id.as_str()) {
+            return Err(invalid(
+                file,
+                format!("{path}.id: duplicate provider `{}`", provider.spec.id),
+            ));
+        }
+        compile::provider(&path, &provider.spec, &mut vocabulary)
+            .map_err(|e| invalid(file, e.to_string()))?;
+    }
+    let mut npcs = BTreeSet::new();
+    for (i, npc) in world.npcs.iter().enumerate() {
+        let path = format!("npcs[{i}]");
+        check_npc(&path, npc, &rooms, &mut vocabulary).map_err(|reason| invalid(file, reason))?;
+        if !npcs.insert(npc.agent.id.as_str()) {
+            return Err(invalid(
+                file,
+                format!("{path}.id: duplicate NPC `{}`", npc.agent.id),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks one NPC spec against the rooms; the error names `path`.
+pub fn check_npc(
+    path: &str,
+    npc: &NpcSpec,
+    rooms: &BTreeSet<&str>,
+    vocabulary: &mut Vocabulary,
+) -> Result<(), String> {
+    if !rooms.contains(npc.room.as_str()) {
+        return Err(format!("{path}.room: unknown room `{}`", npc.room));
+    }
+    compile::agent(path, &npc.agent, vocabulary).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(text: &str) -> String {
+        parse_world_file("w.yaml", text)
+            .expect_err("refused")
+            .to_string()
+    }
+
+    #[test]
+    fn the_embedded_village_loads() {
+        let (file, text) = EMBEDDED_VILLAGE;
+        let world = parse_world_file(file, text).expect("village loads");
+        assert_eq!(world.zone, "village");
+        assert!((8..=12).contains(&world.npcs.len()), "{}", world.npcs.len());
+        assert!(world.providers.len() >= 6);
+    }
+
+    #[test]
+    fn errors_name_file_path_and_reason() {
+        let base = "zone: z\nrooms: [ { id: a, neighbours: [b] } ]\n";
+        assert!(refused(base).contains("w.yaml: rooms[0].neighbours[0]: unknown room `b`"));
+        let text =
+            "zone: z\nrooms: [ { id: a } ]\nnpcs: [ { id: nia, room: q, position: [0,0] } ]\n";
+        assert!(
+            refused(text).contains("npcs[0].room: unknown room `q`"),
+            "{}",
+            refused(text)
+        );
+        let text =
+            "zone: z\nrooms: [ { id: a } ]\nnpcs: [ { id: '', room: a, position: [0,0] } ]\n";
+        assert!(refused(text).contains("npcs[0].id"), "{}", refused(text));
+        let text = "zone: 'bad zone'\nrooms: []\n";
+        assert!(refused(text).contains("zone:"));
+        let text = "zone: z\nrooms: [ { id: a }, { id: a } ]\n";
+        assert!(refused(text).contains("rooms[1].id: duplicate room"));
+        let text = "zone: z\nrooms: [ { id: a } ]\nproviders: [ { id: p, room: a, position: [0], capacity: 1 } ]\n";
+        assert!(refused(text).contains("providers[0].position"));
+    }
+}

@@ -1,0 +1,1196 @@
+//! One zone's NPCs and their tick: the state a `ZoneActor` owns. Synchronous and free of IO, so
+//! it is tested directly; the actor and the bus loop wrap it.
+//!
+//! A tick: tier steps (promotions from Background at most `catch_up_per_tick`), then every due
+//! NPC (Active each tick, Nearby every 10th, Background every 60th, staggered by id) is
+//! prepared under `catch_unwind` in priority order under the governor's ceilings, then one
+//! `Simulator::finish_zone` resolves contention for the whole zone, and its `SimEvent`s become
+//! intents and NPC events with deterministic ids (`{zone}:{npc}:{tick}:{seq}`). Seeds derive
+//! from (world seed, tick) and each NPC's id, so decisions never depend on scheduling.
+//! Nearby NPCs run at full detail with a step of `nearby_every_ticks` minutes (a second
+//! simulator whose full tick is that long); Background NPCs run simplified (one hour a step).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::Instant;
+
+use geppetto_core::rng::{derive_seed, stable_hash};
+use geppetto_core::simulator::{
+    DetailLevel, Prepared, ReactiveLayer, SimEvent, SimulatedAgent, Simulator, Stage, TickRequest,
+    TickResult,
+};
+use geppetto_core::vocabulary::Vocabulary;
+use geppetto_core::wire::{self, compile};
+use geppetto_core::world::{Context, World};
+use geppetto_core::{Decider, TuningPatch};
+use serde::Deserialize;
+
+use crate::bus::StreamKind;
+use crate::bus::envelope::{
+    GovernorDecision, Header, Intent, NpcEvent, WorldEvent, WorldMessage, header, to_envelope,
+};
+use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
+use crate::content::sets::SetLibrary;
+use crate::governor::{Governor, GovernorConfig, Verdict};
+use crate::isolation::{Isolation, IsolationConfig, IsolationState};
+use crate::tiers::{NpcTier, Presence, RoomGraph, Tier, TierConfig};
+use crate::world_file::{NpcSpec, WorldFile};
+
+/// Tick durations kept for the metrics between two reads at most (older ones are dropped).
+pub const MAX_BUFFERED_TICK_DURATIONS: usize = 4096;
+
+/// Zone tick settings (`[tick]` in `geppetto.toml`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TickConfig {
+    /// Ticks one `time_advanced` event may run at most; older ticks are skipped (time jumps).
+    pub max_catch_up_ticks_per_event: u64,
+    /// Scoring threads for the zone's batch decision (never changes the result).
+    pub decision_workers: usize,
+}
+
+impl Default for TickConfig {
+    fn default() -> Self {
+        Self {
+            max_catch_up_ticks_per_event: 60,
+            decision_workers: 1,
+        }
+    }
+}
+
+/// Everything a zone is configured with.
+#[derive(Clone, Debug, Default)]
+pub struct ZoneConfig {
+    /// Tick settings.
+    pub tick: TickConfig,
+    /// Tier settings.
+    pub tiers: TierConfig,
+    /// Governor settings.
+    pub governor: GovernorConfig,
+    /// Isolation settings.
+    pub isolation: IsolationConfig,
+}
+
+/// Why a zone could not be built or an NPC spawned.
+#[derive(Debug, thiserror::Error)]
+pub enum ZoneError {
+    /// The world file names an unknown profile.
+    #[error("profile: unknown profile `{0}`")]
+    UnknownProfile(String),
+    /// A spec did not compile.
+    #[error("{0}")]
+    Spec(String),
+}
+
+/// A fault injected into one NPC's update, for tests of isolation and the governor.
+#[cfg(feature = "fault-injection")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Every update panics.
+    Panic,
+    /// Every update first sleeps this many milliseconds.
+    SlowMs(u64),
+}
+
+/// What the zone knows about one NPC beside its simulated state.
+#[derive(Clone, Debug)]
+pub struct NpcMeta {
+    /// Display name.
+    pub name: String,
+    /// Archetype.
+    pub archetype: Option<String>,
+    /// Room index.
+    pub room: usize,
+    /// Its tier.
+    pub tier: NpcTier,
+    /// The intent being carried out (id, type), for `cancel`.
+    pub current_intent: Option<(String, &'static str)>,
+    /// Id sequence within the current tick.
+    seq: (u64, u32),
+}
+
+/// A provider's place.
+#[derive(Clone, Debug)]
+pub struct ProviderPlace {
+    /// Room index.
+    pub room: usize,
+    /// Display name.
+    pub name: String,
+}
+
+/// One zone.
+pub struct Zone {
+    /// Zone name.
+    pub name: String,
+    seed: u64,
+    config: ZoneConfig,
+    /// Names interned for this zone's agents and world.
+    pub vocabulary: Vocabulary,
+    simulator: Arc<Simulator>,
+    nearby_simulator: Arc<Simulator>,
+    /// The shared world (providers with occupancy).
+    pub world: World,
+    /// Room graph.
+    pub rooms: RoomGraph,
+    room_names: Vec<(String, String)>,
+    /// Provider places by id.
+    pub providers: BTreeMap<String, ProviderPlace>,
+    weather: BTreeMap<String, Vec<Context>>,
+    /// Simulated agents, sorted by id (parallel to `meta`).
+    pub agents: Vec<SimulatedAgent>,
+    /// NPC metadata (parallel to `agents`).
+    pub meta: Vec<NpcMeta>,
+    presence: Presence,
+    governor: Governor,
+    /// Failure counts and demotions.
+    pub isolation: Isolation,
+    /// Ticks run so far.
+    pub tick: u64,
+    /// Game time in ticks.
+    pub game_time: u64,
+    full_tick_hours: f64,
+    sets: SetLibrary,
+    /// Tick durations measured, milliseconds (drained by the service for metrics).
+    pub tick_durations_ms: Vec<f64>,
+    /// Where the load generator collects every tick duration, milliseconds (None in service).
+    pub tick_sink: Option<Arc<std::sync::Mutex<Vec<f64>>>>,
+    #[cfg(feature = "fault-injection")]
+    faults: BTreeMap<String, Fault>,
+}
+
+/// The zone's outputs, in publication order.
+#[derive(Debug, Default)]
+pub struct ZoneOutput {
+    /// (stream, envelope) in order: governor records (world) first.
+    pub messages: Vec<(StreamKind, String)>,
+    /// Set when isolation counts changed and should be persisted.
+    pub isolation_changed: Option<IsolationState>,
+}
+
+fn room_key(zone_rooms: &[(String, String)], room: usize) -> &str {
+    zone_rooms.get(room).map_or("", |(id, _)| id.as_str())
+}
+
+impl Zone {
+    /// Builds a zone from a checked world file.
+    pub fn new(
+        world_file: &WorldFile,
+        profiles: &ProfileLibrary,
+        sets: &SetLibrary,
+        config: ZoneConfig,
+        isolation: IsolationState,
+    ) -> Result<Self, ZoneError> {
+        let profile_name = world_file.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
+        let profile = profiles
+            .get(profile_name)
+            .ok_or_else(|| ZoneError::UnknownProfile(profile_name.to_owned()))?;
+        let mut vocabulary = Vocabulary::new();
+        let decider = wire::decider_for(&TuningPatch::default(), profile, &mut vocabulary)
+            .map_err(|e| ZoneError::Spec(e.to_string()))?;
+        let tuning = decider.tuning().clone();
+        let weights = profile.weights_in(&mut vocabulary);
+        let effects = profile.aggregated_effects_in(&mut vocabulary);
+        let mut nearby_tuning = tuning.clone();
+        nearby_tuning.full_tick_hours =
+            tuning.full_tick_hours * config.tiers.nearby_every_ticks.max(1) as f64;
+        let nearby = Decider::new(nearby_tuning).with_consideration_weights(weights);
+        let simulator = Arc::new(Simulator::new(decider).with_aggregated_effects(effects.clone()));
+        let nearby_simulator = Arc::new(Simulator::new(nearby).with_aggregated_effects(effects));
+        let rooms = RoomGraph::new(
+            world_file
+                .rooms
+                .iter()
+                .map(|r| (r.id.as_str(), r.neighbours.as_slice())),
+        );
+        let room_names = world_file
+            .rooms
+            .iter()
+            .map(|r| (r.id.clone(), r.name.clone().unwrap_or_else(|| r.id.clone())))
+            .collect();
+        let mut providers = BTreeMap::new();
+        let mut world = World::default();
+        for (i, placed) in world_file.providers.iter().enumerate() {
+            let provider =
+                compile::provider(&format!("providers[{i}]"), &placed.spec, &mut vocabulary)
+                    .map_err(|e| ZoneError::Spec(e.to_string()))?;
+            let room = rooms
+                .room(&placed.room)
+                .ok_or_else(|| ZoneError::Spec(format!("providers[{i}].room: unknown room")))?;
+            providers.insert(
+                provider.id.clone(),
+                ProviderPlace {
+                    room,
+                    name: placed.name.clone().unwrap_or_else(|| provider.id.clone()),
+                },
+            );
+            world.providers.push(provider);
+        }
+        let mut weather = BTreeMap::new();
+        for (name, contexts) in &world_file.weather {
+            let compiled = contexts
+                .iter()
+                .map(|c| Context {
+                    name: vocabulary.intern(&c.name),
+                    tag_multipliers: c
+                        .tag_multipliers
+                        .iter()
+                        .map(|(tag, m)| (vocabulary.intern(tag), *m))
+                        .collect(),
+                })
+                .collect();
+            weather.insert(name.clone(), compiled);
+        }
+        let presence = Presence::new(config.tiers.clone(), &rooms);
+        let mut zone = Self {
+            name: world_file.zone.clone(),
+            seed: world_file.seed,
+            governor: Governor::new(config.governor.clone()),
+            isolation: Isolation::new(config.isolation.clone(), isolation),
+            config,
+            vocabulary,
+            simulator,
+            nearby_simulator,
+            world,
+            rooms,
+            room_names,
+            providers,
+            weather,
+            agents: Vec::new(),
+            meta: Vec::new(),
+            presence,
+            tick: 0,
+            game_time: world_file.start_game_time,
+            full_tick_hours: tuning.full_tick_hours,
+            sets: sets.clone(),
+            tick_durations_ms: Vec::new(),
+            tick_sink: None,
+            #[cfg(feature = "fault-injection")]
+            faults: BTreeMap::new(),
+        };
+        zone.world.now_hours = zone.now_hours();
+        for (i, npc) in world_file.npcs.iter().enumerate() {
+            zone.add_npc(&format!("npcs[{i}]"), npc)?;
+        }
+        Ok(zone)
+    }
+
+    /// Injects a fault into an NPC's updates.
+    #[cfg(feature = "fault-injection")]
+    pub fn inject_fault(&mut self, npc: &str, fault: Fault) {
+        self.faults.insert(npc.to_owned(), fault);
+    }
+
+    fn now_hours(&self) -> f64 {
+        self.game_time as f64 * self.full_tick_hours
+    }
+
+    /// Game hours per tick.
+    pub fn full_tick_hours(&self) -> f64 {
+        self.full_tick_hours
+    }
+
+    /// A room's id and display name.
+    pub fn room_name(&self, room: usize) -> (&str, &str) {
+        self.room_names
+            .get(room)
+            .map_or(("", ""), |(id, name)| (id.as_str(), name.as_str()))
+    }
+
+    /// The index of an NPC.
+    pub fn npc_index(&self, id: &str) -> Option<usize> {
+        self.agents
+            .binary_search_by(|a| a.agent.id.as_str().cmp(id))
+            .ok()
+    }
+
+    /// The decider of full-detail ticks (for the inspector).
+    pub fn decider(&self) -> &Decider {
+        self.simulator.decider()
+    }
+
+    /// Adds an NPC; `path` names it in errors.
+    pub fn add_npc(&mut self, path: &str, spec: &NpcSpec) -> Result<(), ZoneError> {
+        let room = self
+            .rooms
+            .room(&spec.room)
+            .ok_or_else(|| ZoneError::Spec(format!("{path}.room: unknown room `{}`", spec.room)))?;
+        let agent = compile::agent(path, &spec.agent, &mut self.vocabulary)
+            .map_err(|e| ZoneError::Spec(e.to_string()))?;
+        if self.npc_index(&agent.id).is_some() {
+            return Err(ZoneError::Spec(format!(
+                "{path}.id: NPC `{}` already exists",
+                agent.id
+            )));
+        }
+        let index = self
+            .agents
+            .partition_point(|a| a.agent.id.as_str() < agent.id.as_str());
+        let mut simulated = SimulatedAgent::new(agent);
+        if let Some(set) = &spec.reactive_set {
+            let loaded = self
+                .sets
+                .resolve(set)
+                .map_err(|e| ZoneError::Spec(format!("{path}.reactive_set: {e}")))?;
+            simulated.reactive = Some(ReactiveLayer::new(Arc::new(
+                loaded.compile(&mut self.vocabulary),
+            )));
+        }
+        let tier = self.presence.room_tier(room);
+        simulated.level = if tier == Tier::Background {
+            DetailLevel::Simplified
+        } else {
+            DetailLevel::Full
+        };
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| simulated.agent.id.clone());
+        self.agents.insert(index, simulated);
+        self.meta.insert(
+            index,
+            NpcMeta {
+                name,
+                archetype: spec.archetype.clone(),
+                room,
+                tier: NpcTier::new(tier),
+                current_intent: None,
+                seq: (u64::MAX, 0),
+            },
+        );
+        Ok(())
+    }
+
+    fn next_id(&mut self, index: usize) -> String {
+        let tick = self.tick;
+        let meta = &mut self.meta[index];
+        if meta.seq.0 != tick {
+            meta.seq = (tick, 0);
+        }
+        let seq = meta.seq.1;
+        meta.seq.1 += 1;
+        format!("{}:{}:{tick}:{seq}", self.name, self.agents[index].agent.id)
+    }
+
+    fn header_for(&mut self, index: usize) -> Header {
+        let id = self.next_id(index);
+        header(id, &self.name, self.game_time)
+    }
+
+    fn zone_header(&self, seq: &mut u32) -> Header {
+        let id = format!("{}:-:{}:{}", self.name, self.tick, *seq);
+        *seq += 1;
+        header(id, &self.name, self.game_time)
+    }
+
+    /// Applies one world message.
+    pub fn apply(&mut self, message: &WorldMessage, out: &mut ZoneOutput) {
+        match &message.event {
+            WorldEvent::TimeAdvanced => {
+                let target = message.header.game_time;
+                if target <= self.game_time {
+                    return;
+                }
+                let max = self.config.tick.max_catch_up_ticks_per_event.max(1);
+                if target - self.game_time > max {
+                    tracing::warn!(zone = %self.name, skipped = target - self.game_time - max, "time jump beyond the catch-up bound");
+                    self.game_time = target - max;
+                }
+                while self.game_time < target {
+                    self.game_time += 1;
+                    self.run_tick(out);
+                }
+            }
+            WorldEvent::PlayerEntered { player, room } => {
+                if let Some(room) = self.rooms.room(room) {
+                    self.presence.player_entered(&self.rooms, player, room);
+                }
+            }
+            WorldEvent::PlayerLeft { player } => {
+                self.presence.player_left(&self.rooms, player);
+            }
+            WorldEvent::NpcSpawned { npc } => {
+                let spec: Result<NpcSpec, _> = serde_json::from_value(npc.clone());
+                match spec
+                    .map_err(|e| ZoneError::Spec(e.to_string()))
+                    .and_then(|spec| {
+                        self.add_npc("npc", &spec)?;
+                        Ok(spec)
+                    }) {
+                    Ok(spec) => {
+                        if let Some(index) = self.npc_index(&spec.agent.id) {
+                            let h = self.header_for(index);
+                            out.push(
+                                StreamKind::NpcEvents,
+                                &h,
+                                &NpcEvent::NpcSpawned {
+                                    npc: spec.agent.id.clone(),
+                                    room: spec.room.clone(),
+                                },
+                            );
+                        }
+                    }
+                    Err(error) => tracing::warn!(%error, "npc_spawned refused"),
+                }
+            }
+            WorldEvent::NpcDespawned { npc } => self.despawn(npc, out),
+            WorldEvent::ProviderUpdated {
+                provider,
+                state,
+                capacity,
+            } => {
+                if let Some(p) = self.world.providers.iter_mut().find(|p| &p.id == provider) {
+                    if let Some(state) = state {
+                        p.state = Some(self.vocabulary.intern(state));
+                    }
+                    if let Some(capacity) = capacity {
+                        p.capacity = *capacity;
+                    }
+                }
+            }
+            WorldEvent::SocialEvent {
+                kind,
+                source,
+                target,
+                deltas,
+            } => {
+                if let Some(index) = self.npc_index(target) {
+                    for (name, delta) in deltas {
+                        let symbol = self.vocabulary.intern(name);
+                        if let Some(c) = self.agents[index]
+                            .agent
+                            .considerations
+                            .iter_mut()
+                            .find(|c| c.name == symbol)
+                        {
+                            c.value = (c.value + delta).clamp(c.min, c.max.max(c.min));
+                        }
+                    }
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::SocialInteraction {
+                            npc: target.clone(),
+                            kind: kind.clone(),
+                            source: source.clone(),
+                        },
+                    );
+                }
+            }
+            WorldEvent::ActionCompleted { .. } | WorldEvent::Say { .. } => {}
+            WorldEvent::ActionFailed {
+                npc,
+                intent,
+                reason,
+            } => {
+                if let Some(index) = self.npc_index(npc) {
+                    if let Some(running) = self.agents[index].running.take() {
+                        geppetto_core::apply_occupancy(
+                            &mut self.world,
+                            &[SimEvent::ActionCompleted {
+                                provider: running.provider,
+                                action: running.action.id,
+                            }],
+                        );
+                    }
+                    self.meta[index].current_intent = None;
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::ActionFailed {
+                            npc: npc.clone(),
+                            intent: intent.clone(),
+                            reason: reason.clone(),
+                        },
+                    );
+                }
+            }
+            WorldEvent::WeatherChanged { weather } => {
+                self.world.contexts = self.weather.get(weather).cloned().unwrap_or_default();
+            }
+            // Recorded by this zone when it decided; a replay (issue 10) applies it by tick.
+            WorldEvent::GovernorDecision(_) => {}
+        }
+    }
+
+    fn despawn(&mut self, npc: &str, out: &mut ZoneOutput) {
+        let Some(index) = self.npc_index(npc) else {
+            return;
+        };
+        let h = self.header_for(index);
+        if let Some((cancelled, _)) = self.meta[index].current_intent.take() {
+            out.push(
+                StreamKind::Intents,
+                &h,
+                &Intent::Cancel {
+                    npc: npc.to_owned(),
+                    cancelled,
+                    reason: "despawned".into(),
+                },
+            );
+        }
+        if let Some(running) = self.agents[index].running.take() {
+            geppetto_core::apply_occupancy(
+                &mut self.world,
+                &[SimEvent::ActionCompleted {
+                    provider: running.provider,
+                    action: running.action.id,
+                }],
+            );
+        }
+        self.agents.remove(index);
+        self.meta.remove(index);
+        self.isolation.forget(npc);
+        self.governor.forget(npc);
+        let h = header(
+            format!("{}:{npc}:{}:despawn", self.name, self.tick),
+            &self.name,
+            self.game_time,
+        );
+        out.push(
+            StreamKind::NpcEvents,
+            &h,
+            &NpcEvent::NpcDespawned {
+                npc: npc.to_owned(),
+            },
+        );
+    }
+
+    /// Runs one tick at the current game time.
+    pub fn run_tick(&mut self, out: &mut ZoneOutput) {
+        let started = Instant::now();
+        self.tick += 1;
+        let tick = self.tick;
+        self.world.now_hours = self.now_hours();
+        let _span =
+            tracing::debug_span!("tick", zone = %self.name, tick, game_time = self.game_time)
+                .entered();
+        let mut zone_seq = 0u32;
+        // 1. Tiers.
+        let mut promotions_left = self.config.tiers.catch_up_per_tick;
+        let mut tier_events = Vec::new();
+        for index in 0..self.agents.len() {
+            let target = self.presence.room_tier(self.meta[index].room);
+            let current = self.meta[index].tier.tier;
+            let may_promote = current != Tier::Background || promotions_left > 0;
+            if let Some(new) = self.meta[index].tier.step(
+                target,
+                may_promote,
+                self.config.tiers.demotion_hysteresis_ticks,
+            ) {
+                if current == Tier::Background && new > current {
+                    promotions_left -= 1;
+                }
+                tier_events.push((index, current, new));
+            }
+        }
+        for (index, from, to) in tier_events {
+            let h = self.header_for(index);
+            let npc = self.agents[index].agent.id.clone();
+            out.push(
+                StreamKind::NpcEvents,
+                &h,
+                &NpcEvent::TierChanged {
+                    npc,
+                    from: from.as_str().into(),
+                    to: to.as_str().into(),
+                },
+            );
+        }
+        // 2. Who is due, in priority order (Active by closeness to a player, then id).
+        let mut due: Vec<(usize, Tier)> = Vec::new();
+        for index in 0..self.agents.len() {
+            let meta = &self.meta[index];
+            let id = &self.agents[index].agent.id;
+            if self.isolation.is_held(id, meta.archetype.as_deref()) {
+                continue;
+            }
+            let mut tier = meta.tier.tier;
+            if tier == Tier::Active && self.governor.is_demoted(id) {
+                tier = Tier::Nearby;
+            }
+            let every = match tier {
+                Tier::Active => 1,
+                Tier::Nearby => self.config.tiers.nearby_every_ticks.max(1),
+                Tier::Background => self.config.tiers.background_every_ticks.max(1),
+            };
+            if tick.wrapping_add(stable_hash(id)).is_multiple_of(every) {
+                due.push((index, tier));
+            }
+        }
+        due.sort_by_key(|&(index, tier)| {
+            let with_player = self.presence.player_in(self.meta[index].room);
+            (std::cmp::Reverse(tier), !with_player, index)
+        });
+        // 3. Prepare each due NPC in isolation, under the governor.
+        let zone_seed = derive_seed(self.seed, tick);
+        let mut prepared: Vec<Prepared> = (0..self.agents.len())
+            .map(|_| Prepared {
+                stage: Stage::Settled,
+                result: TickResult::default(),
+            })
+            .collect();
+        let mut decision = GovernorDecision {
+            tick,
+            ..GovernorDecision::default()
+        };
+        let mut failures = Vec::new();
+        let mut processed = 0usize;
+        let mut isolation_changed = false;
+        for &(index, tier) in &due {
+            let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+            let id = self.agents[index].agent.id.clone();
+            match self.governor.verdict(&id, tier == Tier::Active, elapsed_ms) {
+                Verdict::Process => {}
+                Verdict::Demote => {
+                    decision.demote.push(id);
+                    continue;
+                }
+                Verdict::Skip => {
+                    decision.skipped.push(id);
+                    continue;
+                }
+            }
+            let (simulator, level) = match tier {
+                Tier::Active => (&self.simulator, DetailLevel::Full),
+                Tier::Nearby => (&self.nearby_simulator, DetailLevel::Full),
+                Tier::Background => (&self.simulator, DetailLevel::Simplified),
+            };
+            let request = TickRequest {
+                now_hours: self.world.now_hours,
+                world: &self.world,
+                level,
+                simplified_event: None,
+            };
+            let agent = &mut self.agents[index];
+            let seed = geppetto_core::zone_agent_seed(zone_seed, agent);
+            #[cfg(feature = "fault-injection")]
+            let fault = self.faults.get(&id).copied();
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                #[cfg(feature = "fault-injection")]
+                match fault {
+                    Some(Fault::Panic) => panic!("injected fault in {id}"),
+                    Some(Fault::SlowMs(ms)) => {
+                        std::thread::sleep(std::time::Duration::from_millis(ms))
+                    }
+                    None => {}
+                }
+                simulator.prepare(agent, &request, seed)
+            }));
+            processed += 1;
+            match outcome {
+                Ok(result) => {
+                    prepared[index] = result;
+                    isolation_changed |= self.isolation.succeeded(&id);
+                }
+                Err(panic) => {
+                    let reason = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                        .unwrap_or_else(|| "panic".into());
+                    failures.push((index, reason));
+                }
+            }
+        }
+        // 4. One contention-resolving finish for the whole zone.
+        let now_hours = self.world.now_hours;
+        let results = self.simulator.finish_zone(
+            &mut self.agents,
+            prepared,
+            now_hours,
+            &mut self.world,
+            zone_seed,
+            self.config.tick.decision_workers.max(1),
+        );
+        // 5. Governor record first (logged before the outputs it shapes), then isolation.
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let restore = self.governor.end_tick(elapsed_ms);
+        decision.restore = restore;
+        if !(decision.demote.is_empty()
+            && decision.restore.is_empty()
+            && decision.skipped.is_empty())
+        {
+            let h = self.zone_header(&mut zone_seq);
+            out.messages.push((
+                StreamKind::World,
+                WorldMessage {
+                    header: h,
+                    event: WorldEvent::GovernorDecision(decision.clone()),
+                }
+                .to_json(),
+            ));
+            self.governor.demote(&decision.demote);
+            self.governor.restore(&decision.restore);
+        }
+        if self.governor.exceeded(elapsed_ms) {
+            let h = self.zone_header(&mut zone_seq);
+            out.push(
+                StreamKind::NpcEvents,
+                &h,
+                &NpcEvent::TickBudgetExceeded {
+                    tick,
+                    elapsed_ms: (elapsed_ms * 1000.0).round() / 1000.0,
+                    npcs_processed: processed,
+                    npcs_skipped: decision.skipped.len() + decision.demote.len(),
+                },
+            );
+        }
+        for (index, reason) in failures {
+            let id = self.agents[index].agent.id.clone();
+            let archetype = self.meta[index].archetype.clone();
+            isolation_changed = true;
+            for event in self.isolation.failed(&id, archetype.as_deref(), &reason) {
+                let h = self.header_for(index);
+                out.push(StreamKind::NpcEvents, &h, &event);
+            }
+        }
+        if isolation_changed {
+            out.isolation_changed = Some(self.isolation.state.clone());
+        }
+        // 6. Intents and events.
+        for (index, result) in results.into_iter().enumerate() {
+            if !result.events.is_empty() {
+                self.emit(index, &result.events, out);
+            }
+        }
+        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        if self.tick_durations_ms.len() < MAX_BUFFERED_TICK_DURATIONS {
+            self.tick_durations_ms.push(duration_ms);
+        }
+        if let Some(Ok(mut sink)) = self.tick_sink.as_ref().map(|s| s.lock()) {
+            sink.push(duration_ms);
+        }
+    }
+
+    fn emit(&mut self, index: usize, events: &[SimEvent], out: &mut ZoneOutput) {
+        let npc = self.agents[index].agent.id.clone();
+        for event in events {
+            match event {
+                SimEvent::ActionStarted {
+                    provider,
+                    action,
+                    utility,
+                    player_queued,
+                } => {
+                    let place = self.providers.get(provider).cloned();
+                    let provider_room = place.as_ref().map_or(self.meta[index].room, |p| p.room);
+                    if provider_room != self.meta[index].room {
+                        let h = self.header_for(index);
+                        let from_room =
+                            room_key(&self.room_names, self.meta[index].room).to_owned();
+                        let to_room = room_key(&self.room_names, provider_room).to_owned();
+                        out.push(
+                            StreamKind::Intents,
+                            &h,
+                            &Intent::Navigate {
+                                npc: npc.clone(),
+                                from_room,
+                                to_room,
+                                provider: provider.clone(),
+                            },
+                        );
+                        self.meta[index].room = provider_room;
+                    }
+                    let (duration_hours, tags) = self.agents[index]
+                        .running
+                        .as_ref()
+                        .map(|r| (r.action.duration_hours, r.action.tags.clone()))
+                        .unwrap_or_default();
+                    if let Some(p) = self.world.providers.iter().find(|p| &p.id == provider) {
+                        self.agents[index].agent.position = p.position;
+                    }
+                    let h = self.header_for(index);
+                    let duration_ticks =
+                        (duration_hours / self.full_tick_hours).round().max(0.0) as u64;
+                    out.push(
+                        StreamKind::Intents,
+                        &h,
+                        &Intent::Use {
+                            npc: npc.clone(),
+                            provider: provider.clone(),
+                            action: action.clone(),
+                            duration_ticks,
+                            player_queued: *player_queued,
+                        },
+                    );
+                    self.meta[index].current_intent = Some((h.id.clone(), "use"));
+                    let social = self.vocabulary.intern("social");
+                    if tags.contains(&social) {
+                        let with: Vec<String> = self
+                            .agents
+                            .iter()
+                            .filter(|a| {
+                                a.agent.id != npc
+                                    && a.running.as_ref().is_some_and(|r| &r.provider == provider)
+                            })
+                            .map(|a| a.agent.id.clone())
+                            .collect();
+                        if !with.is_empty() {
+                            let h = self.header_for(index);
+                            out.push(
+                                StreamKind::Intents,
+                                &h,
+                                &Intent::Social {
+                                    npc: npc.clone(),
+                                    with,
+                                    action: action.clone(),
+                                    provider: provider.clone(),
+                                },
+                            );
+                        }
+                    }
+                    let h = self.header_for(index);
+                    let room = room_key(&self.room_names, provider_room).to_owned();
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::ActionStarted {
+                            npc: npc.clone(),
+                            provider: provider.clone(),
+                            action: action.clone(),
+                            utility: (utility * 10_000.0).round() / 10_000.0,
+                            room,
+                        },
+                    );
+                }
+                SimEvent::ActionCompleted { provider, action } => {
+                    self.meta[index].current_intent = None;
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::ActionCompleted {
+                            npc: npc.clone(),
+                            provider: provider.clone(),
+                            action: action.clone(),
+                        },
+                    );
+                }
+                SimEvent::ActionPreempted {
+                    provider,
+                    action,
+                    by_provider,
+                    by_action,
+                } => {
+                    self.cancel(index, "preempted", out);
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::ActionPreempted {
+                            npc: npc.clone(),
+                            provider: provider.clone(),
+                            action: action.clone(),
+                            by_provider: by_provider.clone(),
+                            by_action: by_action.clone(),
+                        },
+                    );
+                }
+                SimEvent::ActionInterrupted {
+                    provider,
+                    action,
+                    by_set,
+                    by_action,
+                } => {
+                    self.cancel(index, "interrupted", out);
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::ActionInterrupted {
+                            npc: npc.clone(),
+                            provider: provider.clone(),
+                            action: action.clone(),
+                            by_set: by_set.clone(),
+                            by_action: by_action.clone(),
+                        },
+                    );
+                }
+                SimEvent::ReactiveStarted { set, action, .. } => {
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::Intents,
+                        &h,
+                        &Intent::Reactive {
+                            npc: npc.clone(),
+                            set: set.clone(),
+                            action: action.clone(),
+                        },
+                    );
+                    self.meta[index].current_intent = Some((h.id.clone(), "reactive"));
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::Intents,
+                        &h,
+                        &Intent::Bark {
+                            npc: npc.clone(),
+                            text: bark_for(action),
+                        },
+                    );
+                }
+                SimEvent::ReactiveEnded { set, action } => {
+                    self.meta[index].current_intent = None;
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::ReactiveEnded {
+                            npc: npc.clone(),
+                            set: set.clone(),
+                            action: action.clone(),
+                        },
+                    );
+                }
+                SimEvent::QueueEntryDropped {
+                    provider,
+                    action,
+                    reason,
+                } => {
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::QueueEntryDropped {
+                            npc: npc.clone(),
+                            provider: provider.clone(),
+                            action: action.clone(),
+                            reason: (*reason).to_owned(),
+                        },
+                    );
+                }
+                SimEvent::CommitmentExpired { forbid_tags, .. } => {
+                    let forbid_tags = forbid_tags
+                        .iter()
+                        .map(|t| self.vocabulary.name(*t).to_owned())
+                        .collect();
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::CommitmentExpired {
+                            npc: npc.clone(),
+                            forbid_tags,
+                        },
+                    );
+                }
+                SimEvent::LevelChanged { from, to } => {
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::LevelChanged {
+                            npc: npc.clone(),
+                            from: from.as_str().into(),
+                            to: to.as_str().into(),
+                        },
+                    );
+                }
+                SimEvent::AggregatedEventsApplied { count } => {
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::AggregatedEventsApplied {
+                            npc: npc.clone(),
+                            count: *count,
+                        },
+                    );
+                }
+                // Events the core adds over time (affect bursts, schedule activities…) go out
+                // under their own snake_case name until they get a dedicated payload.
+                other => {
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::CoreEvent {
+                            npc: npc.clone(),
+                            event: core_event_name(other),
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// Cancels the current intent first (a `cancel` naming its id, and `intent_cancelled`).
+    fn cancel(&mut self, index: usize, reason: &str, out: &mut ZoneOutput) {
+        let Some((cancelled, kind)) = self.meta[index].current_intent.take() else {
+            return;
+        };
+        let npc = self.agents[index].agent.id.clone();
+        let h = self.header_for(index);
+        out.push(
+            StreamKind::Intents,
+            &h,
+            &Intent::Cancel {
+                npc: npc.clone(),
+                cancelled,
+                reason: reason.to_owned(),
+            },
+        );
+        let h = self.header_for(index);
+        out.push(
+            StreamKind::NpcEvents,
+            &h,
+            &NpcEvent::IntentCancelled {
+                npc,
+                cancelled_intent_type: kind.to_owned(),
+                reason: reason.to_owned(),
+            },
+        );
+    }
+
+    /// NPC ids per tier.
+    pub fn tier_counts(&self) -> BTreeMap<Tier, usize> {
+        let mut counts =
+            BTreeMap::from([(Tier::Background, 0), (Tier::Nearby, 0), (Tier::Active, 0)]);
+        for meta in &self.meta {
+            *counts.entry(meta.tier.tier).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// The ids of NPCs held back by isolation.
+    pub fn held_npcs(&self) -> BTreeSet<String> {
+        self.agents
+            .iter()
+            .zip(&self.meta)
+            .filter(|(a, m)| self.isolation.is_held(&a.agent.id, m.archetype.as_deref()))
+            .map(|(a, _)| a.agent.id.clone())
+            .collect()
+    }
+}
+
+/// The snake_case name of a core event variant (`LashOut { .. }` → `lash_out`).
+fn core_event_name(event: &SimEvent) -> String {
+    let debug = format!("{event:?}");
+    let variant: String = debug
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let mut name = String::with_capacity(variant.len() + 4);
+    for (i, c) in variant.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                name.push('_');
+            }
+            name.push(c.to_ascii_lowercase());
+        } else {
+            name.push(c);
+        }
+    }
+    name
+}
+
+/// A line for a reactive action (the deterministic fallback of the narration seam).
+pub fn bark_for(action: &str) -> String {
+    match action {
+        "flee" => "Run! Run for your lives!".into(),
+        "call_the_guard" => "Guards! Guards!".into(),
+        "gawk" => "What's going on over there?".into(),
+        other => format!("*{}*", other.replace('_', " ")),
+    }
+}
+
+impl ZoneOutput {
+    /// Appends an envelope for `body` on `stream`.
+    pub fn push<T: serde::Serialize>(&mut self, stream: StreamKind, header: &Header, body: &T) {
+        self.messages.push((stream, to_envelope(header, body)));
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::world_file::{EMBEDDED_VILLAGE, parse_world_file};
+
+    pub(crate) fn village() -> Zone {
+        let (file, text) = EMBEDDED_VILLAGE;
+        let world = parse_world_file(file, text).expect("village");
+        Zone::new(
+            &world,
+            &ProfileLibrary::embedded().expect("profiles"),
+            &SetLibrary::embedded().expect("sets"),
+            ZoneConfig::default(),
+            IsolationState::default(),
+        )
+        .expect("zone")
+    }
+
+    fn advance(zone: &mut Zone, ticks: u64) -> Vec<(StreamKind, String)> {
+        let mut out = ZoneOutput::default();
+        let target = zone.game_time + ticks;
+        while zone.game_time < target {
+            let message = WorldMessage {
+                header: header("t", "village", (zone.game_time + 60).min(target)),
+                event: WorldEvent::TimeAdvanced,
+            };
+            zone.apply(&message, &mut out);
+        }
+        out.messages
+    }
+
+    fn enter(zone: &mut Zone, room: &str) {
+        let message = WorldMessage {
+            header: header("p", "village", zone.game_time),
+            event: WorldEvent::PlayerEntered {
+                player: "ann".into(),
+                room: room.into(),
+            },
+        };
+        zone.apply(&message, &mut ZoneOutput::default());
+    }
+
+    #[test]
+    fn a_village_morning_produces_use_intents_and_is_deterministic() {
+        let mut a = village();
+        enter(&mut a, "square");
+        let first = advance(&mut a, 120);
+        let mut b = village();
+        enter(&mut b, "square");
+        let second = advance(&mut b, 120);
+        let strip = |m: &Vec<(StreamKind, String)>| {
+            m.iter()
+                .filter(|(s, _)| *s != StreamKind::World)
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strip(&first), strip(&second));
+        let uses = first
+            .iter()
+            .filter(|(s, m)| *s == StreamKind::Intents && m.contains("\"type\":\"use\""))
+            .count();
+        assert!(uses >= 5, "{uses} use intents");
+        let ids: BTreeSet<&str> = first
+            .iter()
+            .filter_map(|(_, m)| m.split("\"id\":\"").nth(1)?.split('"').next())
+            .collect();
+        assert_eq!(ids.len(), first.len(), "ids are unique");
+    }
+
+    #[test]
+    fn tiers_follow_the_player_with_hysteresis() {
+        let mut zone = village();
+        assert_eq!(zone.tier_counts().get(&Tier::Active), Some(&0));
+        enter(&mut zone, "woods");
+        advance(&mut zone, 1);
+        let wren = zone.npc_index("wren").expect("wren");
+        let bram = zone.npc_index("bram").expect("bram");
+        assert_eq!(zone.meta[wren].tier.tier, Tier::Active);
+        assert_eq!(zone.meta[bram].tier.tier, Tier::Background);
+        zone.meta[wren].room = zone.rooms.room("woods").expect("room");
+        enter(&mut zone, "square");
+        advance(&mut zone, 2);
+        assert_eq!(
+            zone.meta[wren].tier.tier,
+            Tier::Active,
+            "hysteresis holds it"
+        );
+        advance(&mut zone, 1);
+        assert_ne!(zone.meta[wren].tier.tier, Tier::Active);
+    }
+}

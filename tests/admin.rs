@@ -1,0 +1,104 @@
+//! End-to-end: `geppetto serve` with the in-process bus, its internal clock and the admin API on
+//! a free loopback port: health, NPC list, the debug-brain view, Prometheus metrics, and a
+//! despawn that needs the bearer token and goes through the world log.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Serve(Child);
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn request(port: u16, method: &str, path: &str, token: Option<&str>) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    let text = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(text.as_bytes()).ok()?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).ok()?;
+    let status = reply.split(' ').nth(1)?.parse().ok()?;
+    let body = reply.split_once("\r\n\r\n").map(|(_, b)| b.to_owned())?;
+    Some((status, body))
+}
+
+fn until(port: u16, path: &str, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some((200, body)) = request(port, "GET", path, None) {
+            if done(&body) || Instant::now() > deadline {
+                return body;
+            }
+        } else if Instant::now() > deadline {
+            return String::new();
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+#[test]
+fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let dir = std::env::temp_dir().join(format!("geppetto-admin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let world = format!(
+        "{}/../config/worlds/village.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let config = dir.join("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "worlds = ['{world}']\n[clock]\nspeed_minutes_per_second = 600.0\n[admin]\naddress = '127.0.0.1:{port}'\ntoken_env = 'GEPPETTO_TEST_TOKEN'\n"
+        ),
+    )
+    .expect("config");
+    let _serve = Serve(
+        Command::new(env!("CARGO_BIN_EXE_geppetto"))
+            .args(["serve", "--config"])
+            .arg(&config)
+            .env("GEPPETTO_TEST_TOKEN", "s3cret")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve"),
+    );
+    assert!(until(port, "/healthz", |b| b.contains("ok")).contains("\"ok\""));
+    let npcs = until(port, "/npcs", |b| b.contains("kit"));
+    let list: serde_json::Value = serde_json::from_str(&npcs).expect("json");
+    assert_eq!(list.as_array().map(Vec::len), Some(10));
+    let brain = until(port, "/npcs/bram/brain?format=text", |b| b.contains("Bram"));
+    assert!(brain.starts_with("Bram the smith (bram)"), "{brain}");
+    assert!(brain.contains("1. "), "{brain}");
+    let json = until(port, "/npcs/bram/brain", |b| b.contains("top_candidates"));
+    let json: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert!(json["top_candidates"][0]["breakdown"]["distance"].is_number());
+    let metrics = until(port, "/metrics", |b| {
+        b.contains("geppetto_world_events_in_total")
+    });
+    assert!(metrics.contains("geppetto_tick_duration_ms"), "{metrics}");
+    let (status, _) = request(port, "DELETE", "/npcs/kit", None).expect("reply");
+    assert_eq!(status, 401);
+    let (status, _) = request(port, "DELETE", "/npcs/kit", Some("wrong")).expect("reply");
+    assert_eq!(status, 401);
+    let (status, _) = request(port, "DELETE", "/npcs/kit", Some("s3cret")).expect("reply");
+    assert_eq!(status, 202);
+    let npcs = until(port, "/npcs", |b| !b.contains("\"kit\""));
+    assert!(
+        !npcs.contains("\"kit\""),
+        "kit was despawned through the world log"
+    );
+    let (status, _) = request(port, "GET", "/npcs/nobody/brain", None).expect("reply");
+    assert_eq!(status, 404);
+}

@@ -1,0 +1,75 @@
+//! End-to-end: `geppetto demo` runs finite on the in-process bus and prints a readable feed.
+
+use std::process::Command;
+
+fn demo(hours: &str) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_geppetto"))
+        .args(["demo", "--hours", hours, "--speed", "3000"])
+        .output()
+        .expect("run");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+#[test]
+fn the_demo_runs_two_hours_and_prints_a_feed() {
+    let feed = demo("2");
+    let lines: Vec<&str> = feed.lines().collect();
+    assert!(lines.len() >= 10, "{feed}");
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.starts_with("-- ") && l.contains("2 game hours")),
+        "{feed}"
+    );
+    for line in &lines[..lines.len() - 1] {
+        let (clock, _) = line.split_at(5);
+        assert!(
+            clock.as_bytes()[2] == b':' && clock.chars().filter(char::is_ascii_digit).count() == 4,
+            "{line}"
+        );
+    }
+    assert!(feed.contains("Bram the smith starts"), "{feed}");
+    assert!(
+        feed.contains("Greta the merchant suffers a theft by a cutpurse"),
+        "{feed}"
+    );
+    assert!(feed.contains("\"Run! Run for your lives!\""), "{feed}");
+    let times: Vec<&str> = lines[..lines.len() - 1].iter().map(|l| &l[..5]).collect();
+    let mut sorted = times.clone();
+    sorted.sort();
+    assert_eq!(times, sorted, "the feed is in game-time order");
+    assert!(times.iter().all(|t| *t >= "07:00" && *t <= "09:00"));
+}
+
+#[test]
+fn the_demo_is_deterministic() {
+    assert_eq!(demo("1"), demo("1"));
+}
+
+#[test]
+fn a_bad_config_names_its_file_and_field() {
+    let dir = std::env::temp_dir().join(format!("geppetto-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("bad.toml");
+    std::fs::write(
+        &file,
+        "worlds = ['w.yaml']\n[governor]\ntick_budget_ms_soft = 'fast'\n",
+    )
+    .expect("write");
+    let output = Command::new(env!("CARGO_BIN_EXE_geppetto"))
+        .args(["serve", "--config"])
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("bad.toml") && stderr.contains("tick_budget_ms_soft"),
+        "{stderr}"
+    );
+}

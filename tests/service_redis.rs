@@ -1,0 +1,657 @@
+//! End-to-end: the zone service loop over a real Redis (a private `redis-server` on a free
+//! loopback port, or `REDIS_URL`): world events in, intents out with the right envelope and
+//! schema; consumer-group restarts without loss; dead letters; error isolation; the governor;
+//! tiers with hysteresis. Assertions are on counts and orders, never on durations (the deadlines
+//! below only stop a broken run from hanging).
+
+#[path = "support/redis_server.rs"]
+mod redis_server;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use geppetto_service::actor::ActorRuntime;
+use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
+use geppetto_service::bus::{EventBus, StreamKind};
+use geppetto_service::content::profiles::ProfileLibrary;
+use geppetto_service::content::sets::SetLibrary;
+use geppetto_service::isolation::IsolationState;
+use geppetto_service::service::{ConsumerConfig, IsolationPersistence, LoopStats, run_zone};
+use geppetto_service::world_file::{EMBEDDED_VILLAGE, parse_world_file};
+use geppetto_service::zone::{Zone, ZoneConfig};
+use geppetto_storage::SnapshotStore;
+use redis_server::RedisServer;
+use serde_json::Value;
+use tokio::sync::watch;
+
+const ZONE: &str = "village";
+
+fn village(config: ZoneConfig, isolation: IsolationState) -> Zone {
+    let (file, text) = EMBEDDED_VILLAGE;
+    let world = parse_world_file(file, text).expect("village");
+    Zone::new(
+        &world,
+        &ProfileLibrary::embedded().expect("profiles"),
+        &SetLibrary::embedded().expect("sets"),
+        config,
+        isolation,
+    )
+    .expect("zone")
+}
+
+fn key(stream: StreamKind) -> String {
+    stream.key(ZONE)
+}
+
+fn event(kind: &str, id: &str, game_time: u64, extra: &str) -> String {
+    let extra = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(",{extra}")
+    };
+    format!(
+        r#"{{"v":1,"type":"{kind}","id":"{id}","zone":"{ZONE}","game_time":{game_time}{extra}}}"#
+    )
+}
+
+fn parsed(bodies: &[String]) -> Vec<Value> {
+    bodies
+        .iter()
+        .map(|b| serde_json::from_str(b).expect("json body"))
+        .collect()
+}
+
+/// Polls until `done` holds for the stream's bodies (or a generous deadline).
+fn wait_for(
+    server: &RedisServer,
+    stream: StreamKind,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let values = parsed(&server.bodies(&key(stream)));
+        if done(&values) || Instant::now() > deadline {
+            return values;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends a marker event (a `social_event` from `sentinel` to Tomas, no deltas) after the
+/// events under test and returns the `npc_events` once its `social_interaction` is out: the
+/// loop handles and publishes in order, so everything before it is out too.
+fn drain(server: &RedisServer, game_time: u64) -> Vec<Value> {
+    server.xadd(
+        &key(StreamKind::World),
+        &event(
+            "social_event",
+            "sentinel",
+            game_time,
+            r#""kind":"wave","source":"sentinel","target":"tomas""#,
+        ),
+    );
+    let values = wait_for(server, StreamKind::NpcEvents, |v| {
+        v.iter().any(|m| m["source"] == "sentinel")
+    });
+    assert!(
+        values.iter().any(|m| m["source"] == "sentinel"),
+        "the loop handled every event"
+    );
+    values
+}
+
+fn count(values: &[Value], kind: &str) -> usize {
+    values.iter().filter(|v| v["type"] == kind).count()
+}
+
+/// Runs the zone loop over Redis on a background thread until the returned guard is dropped.
+struct Running {
+    stop: watch::Sender<bool>,
+    thread: Option<std::thread::JoinHandle<LoopStats>>,
+}
+
+impl Running {
+    fn start(server: &RedisServer, zone: Zone, store: Option<Arc<dyn SnapshotStore>>) -> Self {
+        let url = server.url.clone();
+        let (stop, stopped) = watch::channel(false);
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            geppetto_service::runtime::block_on(2, async move {
+                let config = RedisBusConfig {
+                    url,
+                    read_block_ms: 100,
+                    ..RedisBusConfig::default()
+                };
+                let bus: Arc<dyn EventBus> =
+                    Arc::new(RedisBus::connect(config).await.expect("bus"));
+                let mut actors = ActorRuntime::new(2);
+                let handle = actors.start(zone);
+                let persistence = store.map(|store| IsolationPersistence { store, sequence: 0 });
+                let consumer = ConsumerConfig {
+                    block_ms: 100,
+                    ..ConsumerConfig::default()
+                };
+                let task = tokio::spawn(run_zone(
+                    handle,
+                    Arc::clone(&bus),
+                    consumer,
+                    persistence,
+                    stopped,
+                ));
+                let _ = ready_tx.send(());
+                let stats = task.await.expect("join").expect("loop");
+                bus.flush().await.expect("flush");
+                actors.stop();
+                stats
+            })
+            .expect("runtime")
+        });
+        ready_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("loop started");
+        Self {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn finish(mut self) -> LoopStats {
+        let _ = self.stop.send(true);
+        self.thread
+            .take()
+            .expect("thread")
+            .join()
+            .expect("loop thread")
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Checks a message against `schema/{stream}.json`: header, the branch for its type, required
+/// fields and their JSON types. A structural check, not a full JSON Schema validator.
+fn check_schema(stream: &str, message: &Value) {
+    let path = format!("{}/../schema/{stream}.json", env!("CARGO_MANIFEST_DIR"));
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("schema"))
+        .expect("schema json");
+    let check_fields = |props: &Value, required: &Value| {
+        for field in required.as_array().expect("required") {
+            let field = field.as_str().expect("name");
+            assert!(
+                message.get(field).is_some(),
+                "{stream}: {message} lacks `{field}`"
+            );
+        }
+        for (field, spec) in props.as_object().expect("properties") {
+            let Some(value) = message.get(field) else {
+                continue;
+            };
+            if let Some(constant) = spec.get("const") {
+                assert_eq!(value, constant, "{stream}: {field} of {message}");
+            }
+            let types: Vec<&str> = match spec.get("type") {
+                Some(Value::String(t)) => vec![t.as_str()],
+                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => continue,
+            };
+            let ok = types.iter().any(|t| match *t {
+                "string" => value.is_string(),
+                "integer" => value.is_u64() || value.is_i64(),
+                "number" => value.is_number(),
+                "boolean" => value.is_boolean(),
+                "array" => value.is_array(),
+                "object" => value.is_object(),
+                "null" => value.is_null(),
+                _ => false,
+            });
+            assert!(ok, "{stream}: `{field}` of {message} is not {types:?}");
+        }
+    };
+    check_fields(&schema["properties"], &schema["required"]);
+    let branch = schema["oneOf"]
+        .as_array()
+        .expect("oneOf")
+        .iter()
+        .find(|b| b["properties"]["type"]["const"] == message["type"])
+        .unwrap_or_else(|| panic!("{stream}: no schema branch for {message}"));
+    check_fields(&branch["properties"], &branch["required"]);
+}
+
+#[test]
+fn events_in_intents_out_with_the_envelope_and_the_schema() {
+    let server = RedisServer::start();
+    let running = Running::start(
+        &server,
+        village(ZoneConfig::default(), IsolationState::default()),
+        None,
+    );
+    let world = key(StreamKind::World);
+    server.xadd(
+        &world,
+        &event(
+            "player_entered",
+            "g1",
+            420,
+            r#""player":"ann","room":"square""#,
+        ),
+    );
+    for t in 421..=480 {
+        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
+    }
+    let npc_events = drain(&server, 480);
+    let intents = parsed(&server.bodies(&key(StreamKind::Intents)));
+    running.finish();
+    assert!(count(&intents, "use") >= 8, "{intents:?}");
+    assert!(count(&intents, "navigate") >= 1);
+    for intent in &intents {
+        assert_eq!(intent["v"], 1);
+        assert_eq!(intent["zone"], ZONE);
+        let id = intent["id"].as_str().expect("id");
+        let npc = intent["npc"].as_str().expect("npc");
+        assert!(id.starts_with(&format!("{ZONE}:{npc}:")), "{id}");
+        check_schema("intents", intent);
+    }
+    // A navigate comes right before the use it leads to.
+    for (i, intent) in intents.iter().enumerate() {
+        if intent["type"] == "navigate" {
+            let next = &intents[i + 1];
+            assert_eq!(
+                (next["type"].as_str(), &next["npc"]),
+                (Some("use"), &intent["npc"])
+            );
+            assert_eq!(next["provider"], intent["provider"]);
+        }
+    }
+    for message in &npc_events {
+        check_schema("npc_events", message);
+    }
+    for message in parsed(&server.bodies(&world)) {
+        check_schema("world", &message);
+    }
+    assert!(
+        count(&npc_events, "tier_changed") >= 4,
+        "players make NPCs Active"
+    );
+}
+
+#[test]
+fn the_same_log_gives_the_same_intent_stream() {
+    let run = || {
+        let server = RedisServer::start();
+        let running = Running::start(
+            &server,
+            village(ZoneConfig::default(), IsolationState::default()),
+            None,
+        );
+        let world = key(StreamKind::World);
+        server.xadd(
+            &world,
+            &event(
+                "player_entered",
+                "g1",
+                420,
+                r#""player":"ann","room":"tavern""#,
+            ),
+        );
+        for t in 421..=450 {
+            server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
+        }
+        drain(&server, 450);
+        running.finish();
+        server.bodies(&key(StreamKind::Intents))
+    };
+    let first = run();
+    assert!(!first.is_empty());
+    assert_eq!(first, run());
+}
+
+#[test]
+fn a_consumer_group_restart_resumes_without_loss() {
+    let server = RedisServer::start();
+    let world = key(StreamKind::World);
+    for i in 0..10 {
+        server.xadd(&world, &format!("m{i}"));
+    }
+    let url = server.url.clone();
+    let seen = geppetto_service::runtime::block_on(1, async move {
+        let config = RedisBusConfig {
+            url,
+            read_block_ms: 50,
+            claim_min_idle_ms: 0,
+            claim_every_reads: 1_000,
+            ..RedisBusConfig::default()
+        };
+        let bus = RedisBus::connect(config).await.expect("bus");
+        let mut seen = Vec::new();
+        {
+            let mut first = bus
+                .consumer(ZONE, StreamKind::World, "g", "worker")
+                .await
+                .expect("consumer");
+            let batch = first
+                .next_batch(4, Duration::from_millis(50))
+                .await
+                .expect("read");
+            let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
+            first.ack(&ids).await.expect("ack");
+            seen.extend(batch.into_iter().map(|d| d.body));
+            // Read three more and "crash" before acknowledging them.
+            let unacked = first
+                .next_batch(3, Duration::from_millis(50))
+                .await
+                .expect("read");
+            assert_eq!(unacked.len(), 3);
+        }
+        // The same consumer name comes back: its pending entries first, then the rest.
+        let mut again = bus
+            .consumer(ZONE, StreamKind::World, "g", "worker")
+            .await
+            .expect("consumer");
+        loop {
+            let batch = again
+                .next_batch(10, Duration::from_millis(50))
+                .await
+                .expect("read");
+            if batch.is_empty() {
+                break;
+            }
+            let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
+            again.ack(&ids).await.expect("ack");
+            seen.extend(batch.into_iter().map(|d| d.body));
+        }
+        seen
+    })
+    .expect("runtime");
+    let expected: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
+    assert_eq!(seen, expected, "every entry exactly once, in order");
+}
+
+#[test]
+fn a_dead_consumers_pending_entries_are_claimed() {
+    let server = RedisServer::start();
+    let world = key(StreamKind::World);
+    for i in 0..3 {
+        server.xadd(&world, &format!("m{i}"));
+    }
+    let url = server.url.clone();
+    let claimed = geppetto_service::runtime::block_on(1, async move {
+        let config = RedisBusConfig {
+            url,
+            read_block_ms: 50,
+            claim_min_idle_ms: 0,
+            claim_every_reads: 1,
+            ..RedisBusConfig::default()
+        };
+        let bus = RedisBus::connect(config).await.expect("bus");
+        let mut dead = bus
+            .consumer(ZONE, StreamKind::World, "g", "dead")
+            .await
+            .expect("consumer");
+        assert_eq!(
+            dead.next_batch(10, Duration::from_millis(50))
+                .await
+                .expect("read")
+                .len(),
+            3
+        );
+        let mut heir = bus
+            .consumer(ZONE, StreamKind::World, "g", "heir")
+            .await
+            .expect("consumer");
+        heir.next_batch(10, Duration::from_millis(50))
+            .await
+            .expect("read")
+    })
+    .expect("runtime");
+    let bodies: Vec<&str> = claimed.iter().map(|d| d.body.as_str()).collect();
+    assert_eq!(bodies, ["m0", "m1", "m2"]);
+}
+
+#[test]
+fn a_poisoned_event_lands_in_deadletter_and_the_loop_goes_on() {
+    let server = RedisServer::start();
+    let running = Running::start(
+        &server,
+        village(ZoneConfig::default(), IsolationState::default()),
+        None,
+    );
+    let world = key(StreamKind::World);
+    server.xadd(&world, "{not json");
+    server.xadd(
+        &world,
+        &event("player_entered", "bad", 420, r#""player":"ann","room":7"#),
+    );
+    server.xadd(
+        &world,
+        &event(
+            "player_entered",
+            "g1",
+            420,
+            r#""player":"ann","room":"square""#,
+        ),
+    );
+    for t in 421..=440 {
+        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
+    }
+    let events = drain(&server, 440);
+    let stats = running.finish();
+    let letters = parsed(&server.bodies(&key(StreamKind::Deadletter)));
+    assert_eq!(letters.len(), 2);
+    assert_eq!(letters[0]["event_type"], "unknown");
+    assert_eq!(letters[0]["original"], "{not json");
+    assert_eq!(
+        (
+            letters[1]["event_type"].as_str(),
+            letters[1]["path"].as_str()
+        ),
+        (Some("player_entered"), Some("room"))
+    );
+    for letter in &letters {
+        check_schema("deadletter", letter);
+    }
+    assert_eq!(stats.dead_lettered, 2);
+    assert_eq!(stats.applied, 22, "the 20 ticks, the player and the marker");
+    assert!(count(&events, "action_started") >= 5, "the loop went on");
+}
+
+#[test]
+fn tiers_change_with_hysteresis_over_the_bus() {
+    let server = RedisServer::start();
+    let running = Running::start(
+        &server,
+        village(ZoneConfig::default(), IsolationState::default()),
+        None,
+    );
+    let world = key(StreamKind::World);
+    server.xadd(
+        &world,
+        &event(
+            "player_entered",
+            "p1",
+            420,
+            r#""player":"ann","room":"woods""#,
+        ),
+    );
+    for t in 421..=425 {
+        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
+    }
+    server.xadd(
+        &world,
+        &event("player_left", "p2", 425, r#""player":"ann""#),
+    );
+    for t in 426..=435 {
+        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
+    }
+    let events = drain(&server, 435);
+    running.finish();
+    let wren: Vec<(u64, String)> = events
+        .iter()
+        .filter(|m| m["type"] == "tier_changed" && m["npc"] == "wren")
+        .map(|m| {
+            (
+                m["game_time"].as_u64().unwrap_or_default(),
+                m["to"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    // Promoted on the first tick; demoted only on the third tick after the player left.
+    assert_eq!(
+        wren,
+        [(421, "active".to_owned()), (428, "background".to_owned())]
+    );
+}
+
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_panicking_npc_is_demoted_after_three_failures_while_the_others_tick() {
+    use geppetto_service::zone::Fault;
+    let server = RedisServer::start();
+    let mut zone = village(ZoneConfig::default(), IsolationState::default());
+    zone.inject_fault("bram", Fault::Panic);
+    let store: Arc<dyn SnapshotStore> = Arc::new(
+        geppetto_storage::MemorySnapshotStore::new(&geppetto_storage::StorageConfig::default())
+            .expect("store"),
+    );
+    let running = Running::start(&server, zone, Some(Arc::clone(&store)));
+    let world = key(StreamKind::World);
+    server.xadd(
+        &world,
+        &event(
+            "player_entered",
+            "p1",
+            420,
+            r#""player":"ann","room":"forge""#,
+        ),
+    );
+    for t in 421..=440 {
+        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
+    }
+    let events = drain(&server, 440);
+    running.finish();
+    let bram: Vec<&str> = events
+        .iter()
+        .filter(|m| m["npc"] == "bram" && m["type"] != "tier_changed")
+        .filter_map(|m| m["type"].as_str())
+        .collect();
+    assert_eq!(
+        bram,
+        [
+            "npc_update_failed",
+            "npc_update_failed",
+            "npc_update_failed",
+            "npc_demoted"
+        ]
+    );
+    let others = events
+        .iter()
+        .filter(|m| m["type"] == "action_started" && m["npc"] != "bram")
+        .count();
+    assert!(others >= 5, "the others keep ticking ({others})");
+    let restored = geppetto_service::runtime::block_on(1, async move {
+        geppetto_service::service::load_isolation(&*store, ZONE).await
+    })
+    .expect("runtime");
+    assert!(
+        restored.0.demoted_npcs.contains("bram"),
+        "the demotion persists"
+    );
+    assert_eq!(restored.0.failure_counts.get("bram"), Some(&3));
+}
+
+#[cfg(feature = "fault-injection")]
+#[test]
+fn the_governor_demotes_and_skips_under_a_slow_npc() {
+    use geppetto_service::zone::Fault;
+    let server = RedisServer::start();
+    let mut zone = village(ZoneConfig::default(), IsolationState::default());
+    // Kit stands with the player, so once Active it is processed first; every update takes
+    // 6 ms > the 5 ms hard ceiling. The catch-up budget (5 promotions a tick, in id order)
+    // makes it Active at 422, after anselm, bram, elsie, greta and hob.
+    zone.inject_fault("kit", Fault::SlowMs(6));
+    let running = Running::start(&server, zone, None);
+    let world = key(StreamKind::World);
+    server.xadd(
+        &world,
+        &event(
+            "player_entered",
+            "p1",
+            420,
+            r#""player":"ann","room":"square""#,
+        ),
+    );
+    for t in 421..=426 {
+        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
+    }
+    let events = wait_for(&server, StreamKind::NpcEvents, |v| {
+        v.iter()
+            .any(|m| m["game_time"] == 426 && m["type"] == "tick_budget_exceeded")
+    });
+    running.finish();
+    let exceeded: Vec<u64> = events
+        .iter()
+        .filter(|m| m["type"] == "tick_budget_exceeded")
+        .filter_map(|m| m["game_time"].as_u64())
+        .collect();
+    assert_eq!(
+        exceeded,
+        [422, 423, 424, 425, 426],
+        "every tick with kit Active hit the hard ceiling"
+    );
+    let decisions: Vec<Value> = parsed(&server.bodies(&world))
+        .into_iter()
+        .filter(|m| m["type"] == "governor_decision")
+        .collect();
+    assert_eq!(
+        decisions.len(),
+        5,
+        "each decision is logged in the world stream"
+    );
+    for decision in &decisions {
+        let skipped = decision["skipped"].as_array().map_or(0, Vec::len);
+        assert!(skipped >= 1, "{decision}");
+        assert!(
+            !decision["skipped"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|n| n == "kit")
+        );
+    }
+    // A demotion decided at one tick is in the log before any later tick's outputs.
+    let kit_actions = events
+        .iter()
+        .filter(|m| m["npc"] == "kit" && m["type"] == "action_started")
+        .count();
+    assert!(kit_actions <= 1);
+}
+
+#[test]
+fn the_demo_runs_over_redis() {
+    let server = RedisServer::start();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_geppetto"))
+        .args([
+            "demo",
+            "--hours",
+            "1",
+            "--speed",
+            "3000",
+            "--redis",
+            &server.url,
+        ])
+        .output()
+        .expect("run");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Bram the smith starts"), "{stdout}");
+    assert!(!server.bodies(&key(StreamKind::Intents)).is_empty());
+}
