@@ -517,3 +517,95 @@ fn sets_simulate_counts_switches_with_and_without_inertia() {
     assert!(switches(&[]) < 3);
     assert!(switches(&["--no-inertia"]) > 50);
 }
+
+#[test]
+fn validate_passes_the_shipped_content_and_reports_problems_as_file_line() {
+    let output = geppetto(&["validate"], "");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("no problems"));
+    let dir = std::env::temp_dir().join(format!("geppetto-validate-cli-{}", std::process::id()));
+    let profiles = dir.join("profiles");
+    std::fs::create_dir_all(&profiles).expect("dir");
+    std::fs::write(
+        profiles.join("hot.yaml"),
+        "name: hot\ntuning:\n  temperature: warm\n",
+    )
+    .expect("write");
+    let output = geppetto(&["validate", dir.to_str().expect("utf-8")], "");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("hot.yaml:3:"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn affect_run_traces_a_persona_and_summarises_its_bursts() {
+    let output = geppetto(
+        &[
+            "affect",
+            "run",
+            "--persona",
+            "halgrim",
+            "--events",
+            "config/examples/affect-bad-day.yaml",
+        ],
+        "",
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSONL"))
+        .collect();
+    assert_eq!(lines.len(), 300, "900 s of 3 s ticks");
+    assert!(lines.iter().any(|l| l["latched"] == true));
+    assert!(lines.iter().any(|l| l["lash_out"][0] == "thief"));
+    let summary = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        summary.contains("1 burst(s)") && summary.contains("lashes out at thief"),
+        "{summary}"
+    );
+    let relabelled = geppetto(
+        &[
+            "affect",
+            "run",
+            "--persona",
+            "halgrim",
+            "--events",
+            "config/examples/affect-bad-day.yaml",
+            "--time-scale",
+            "40",
+        ],
+        "",
+    );
+    let states = |bytes: &[u8]| -> Vec<serde_json::Value> {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSONL")["states"].clone())
+            .collect()
+    };
+    assert_eq!(
+        states(&output.stdout),
+        states(&relabelled.stdout),
+        "time_scale relabels the clock, nothing else"
+    );
+    let unknown = geppetto(
+        &[
+            "affect",
+            "run",
+            "--persona",
+            "nobody",
+            "--events",
+            "config/examples/affect-bad-day.yaml",
+        ],
+        "",
+    );
+    assert_eq!(unknown.status.code(), Some(2));
+}

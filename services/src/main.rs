@@ -33,6 +33,15 @@ enum Command {
     /// Try a reactive utility set: score it, or run it against wobbling inputs.
     #[command(subcommand)]
     Sets(SetsCommand),
+    /// Run an affect persona through timed events.
+    #[command(subcommand)]
+    Affect(AffectCommand),
+    /// Check content files (profiles, sets, personas, archetypes, examples); one
+    /// `file:line: problem` line per error, exit code 1 on any.
+    Validate {
+        /// Files or folders (default: config/).
+        paths: Vec<PathBuf>,
+    },
     /// Run the embedded village with an internal clock and print a live feed (no Redis needed).
     Demo {
         /// Stop after this many game hours.
@@ -96,6 +105,29 @@ struct LogArgs {
     /// Log format on stderr: `text` or `json`.
     #[arg(long, default_value = "text")]
     log_format: String,
+}
+
+#[derive(Subcommand)]
+enum AffectCommand {
+    /// Print the per-tick trace (JSONL on stdout) and a summary of peaks, bursts and lash-outs
+    /// (on stderr, or alone on stdout with --summary).
+    Run {
+        /// A persona file, or a shipped persona (`halgrim`, `mira`).
+        #[arg(long)]
+        persona: String,
+        /// The events file (YAML: `initial`, `seconds`, `events: [{at_s, kind, source}]`).
+        #[arg(long)]
+        events: PathBuf,
+        /// Relabel the clock (every half-life ×X; the per-tick trace is unchanged).
+        #[arg(long)]
+        time_scale: Option<f64>,
+        /// Refine the tick (dt ÷ R; real-time behaviour kept).
+        #[arg(long)]
+        resolution: Option<f64>,
+        /// Print only the summary.
+        #[arg(long)]
+        summary: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -246,6 +278,30 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 redis,
             };
             geppetto_service::load::run_load(&options)
+        }
+        Command::Affect(AffectCommand::Run {
+            persona,
+            events,
+            time_scale,
+            resolution,
+            summary,
+        }) => {
+            let text = read_input(Some(&events))?;
+            let options = commands::affect::AffectRunOptions {
+                time_scale,
+                resolution,
+                summary_only: summary,
+            };
+            let (trace, report) = commands::affect::run(&persona, &events, &text, &options)?;
+            if summary {
+                Ok(report)
+            } else {
+                eprintln!("{report}");
+                Ok(trace)
+            }
+        }
+        Command::Validate { paths } => {
+            commands::validate::run(&paths, std::path::Path::new("config"))
         }
         Command::Sets(SetsCommand::Eval { set, inputs, seed }) => {
             commands::sets::eval(&sets()?, &set, inputs.as_deref(), seed)
