@@ -308,28 +308,26 @@ impl<'a> ScoringView<'a> {
                 .sum()
         };
         let priority = (action.intrinsic_priority + goal_bonus) * tuning.priority_weight;
-        let tag_product: f64 = action
-            .tags
-            .iter()
-            .map(|tag| lookup(&agent.tag_modifiers, *tag).unwrap_or(1.0))
-            .product();
+        // Plain loops (not iterator chains): this runs for every candidate, and the products
+        // multiply in the same order either way.
+        let mut tag_product = 1.0;
+        for tag in &action.tags {
+            tag_product *= lookup(&agent.tag_modifiers, *tag).unwrap_or(1.0);
+        }
         let domain = action
             .domain
             .and_then(|domain| lookup(&agent.domain_preferences, domain))
             .unwrap_or(1.0);
         let personality = tag_product * domain;
-        let context: f64 = contexts
-            .iter()
-            .chain(&agent.contexts)
-            .flat_map(|context| {
-                action
-                    .tags
-                    .iter()
-                    .filter_map(|tag| lookup(&context.tag_multipliers, *tag))
-            })
-            .map(|multiplier| multiplier * multiplier)
-            .product::<f64>()
-            * location_factor;
+        let mut context = 1.0;
+        for active in contexts.iter().chain(&agent.contexts) {
+            for tag in &action.tags {
+                if let Some(multiplier) = lookup(&active.tag_multipliers, *tag) {
+                    context *= multiplier * multiplier;
+                }
+            }
+        }
+        let context = context * location_factor;
         let cost: f64 = action
             .costs
             .iter()
