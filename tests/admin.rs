@@ -77,7 +77,11 @@ fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
     assert!(until(port, "/healthz", |b| b.contains("ok")).contains("\"ok\""));
     let npcs = until(port, "/npcs", |b| b.contains("kit"));
     let list: serde_json::Value = serde_json::from_str(&npcs).expect("json");
-    assert_eq!(list.as_array().map(Vec::len), Some(10));
+    assert_eq!(
+        list.as_array().map(Vec::len),
+        Some(24),
+        "ten inline villagers and fourteen residents"
+    );
     let brain = until(port, "/npcs/bram/brain?format=text", |b| b.contains("Bram"));
     assert!(brain.starts_with("Bram the smith (bram)"), "{brain}");
     assert!(brain.contains("1. "), "{brain}");

@@ -73,3 +73,33 @@ fn a_bad_config_names_its_file_and_field() {
         "{stderr}"
     );
 }
+
+#[test]
+fn archetype_residents_live_by_their_schedules_goals_and_barks() {
+    let feed = demo("14");
+    let line_of = |needle: &str| feed.lines().position(|l| l.contains(needle));
+    // The smiths' innate goal (a masterwork) becomes a plan: buy steel, then forge it.
+    let bought = line_of("Bjorn the smith starts buy_steel").expect("Bjorn plans");
+    let forged =
+        line_of("Bjorn the smith starts forge_a_masterwork").expect("and follows the plan");
+    assert!(bought < forged, "{feed}");
+    // Schedules: the watch stands at the gatehouse, the ploughmen till the barley field.
+    assert!(
+        feed.contains("of the watch starts stand_watch at the gatehouse"),
+        "{feed}"
+    );
+    assert!(
+        feed.contains("starts till_the_soil at the barley field"),
+        "{feed}"
+    );
+    // Barks from the archetypes' data.
+    assert!(
+        feed.contains("Ulla of the taproom: \"Come in out of the weather, friend.\""),
+        "{feed}"
+    );
+    // A day ends at the hearths.
+    assert!(
+        feed.contains("starts sleep_by_the_hearth at the hearths"),
+        "{feed}"
+    );
+}

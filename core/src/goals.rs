@@ -253,8 +253,8 @@ impl GoalBook {
         events
     }
 
-    /// A plan for the first fact or resource goal no single action achieves, as queue
-    /// entries; a goal no plan reaches is reported once and not retried until it changes.
+    /// A plan for the first fact goal no single action achieves, as queue entries; a goal no
+    /// plan reaches is reported once and not retried until it changes.
     pub fn seed_plan(
         &mut self,
         agent: &Agent,
@@ -265,14 +265,12 @@ impl GoalBook {
             if self.blocked.contains(&goal.description) {
                 continue;
             }
+            // Only facts are planned: a resource target ("save a hundred gold") is reached by
+            // many repetitions, which the priority bonus drives better than a deep search.
             let target = match goal.predicate {
                 GoalPredicate::HasFact(fact) => PlanGoal {
                     facts: vec![fact],
                     resources: Vec::new(),
-                },
-                GoalPredicate::Resource { name, min } => PlanGoal {
-                    facts: Vec::new(),
-                    resources: vec![(name, min)],
                 },
                 _ => continue,
             };

@@ -76,6 +76,29 @@ pub struct NpcSpec {
     pub agent: AgentSpec,
 }
 
+/// An NPC built from an archetype (`config/archetypes/`): it states only what differs.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResidentSpec {
+    /// Unique id (among NPCs and residents).
+    pub id: String,
+    /// Display name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The archetype it is (needs, personality, schedule, goals, barks, reactive set, persona).
+    pub archetype: String,
+    /// The room it starts in.
+    pub room: String,
+    /// Where it starts.
+    pub position: [f64; 2],
+    /// Its own places for the schedule's placeholders (`workplace: forge`, `home: cottages`).
+    #[serde(default)]
+    pub places: BTreeMap<String, String>,
+    /// Anything that differs from the archetype, in archetype form.
+    #[serde(default)]
+    pub overrides: serde_json::Value,
+}
+
 /// A whole world file.
 #[derive(Clone, Debug, Deserialize)]
 pub struct WorldFile {
@@ -95,9 +118,12 @@ pub struct WorldFile {
     /// Providers.
     #[serde(default)]
     pub providers: Vec<PlacedProvider>,
-    /// NPCs.
+    /// NPCs given inline in the decide contract.
     #[serde(default)]
     pub npcs: Vec<NpcSpec>,
+    /// NPCs built from archetypes.
+    #[serde(default)]
+    pub residents: Vec<ResidentSpec>,
     /// Contexts active under each weather (`weather_changed`).
     #[serde(default)]
     pub weather: BTreeMap<String, Vec<ContextSpec>>,
@@ -187,6 +213,27 @@ fn check(file: &str, world: &WorldFile) -> Result<(), ContentError> {
             return Err(invalid(
                 file,
                 format!("{path}.id: duplicate NPC `{}`", npc.agent.id),
+            ));
+        }
+    }
+    for (i, resident) in world.residents.iter().enumerate() {
+        let path = format!("residents[{i}]");
+        if !rooms.contains(resident.room.as_str()) {
+            return Err(invalid(
+                file,
+                format!("{path}.room: unknown room `{}`", resident.room),
+            ));
+        }
+        if !npcs.insert(resident.id.as_str()) {
+            return Err(invalid(
+                file,
+                format!("{path}.id: duplicate NPC `{}`", resident.id),
+            ));
+        }
+        if !resident.position.iter().all(|c| c.is_finite()) {
+            return Err(invalid(
+                file,
+                format!("{path}.position: must be finite numbers"),
             ));
         }
     }

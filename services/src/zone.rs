@@ -30,12 +30,16 @@ use crate::bus::StreamKind;
 use crate::bus::envelope::{
     GovernorDecision, Header, Intent, NpcEvent, WorldEvent, WorldMessage, header, to_envelope,
 };
+use crate::content::affect::load_persona;
+use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
 use crate::content::sets::SetLibrary;
 use crate::governor::{Governor, GovernorConfig, Verdict};
 use crate::isolation::{Isolation, IsolationConfig, IsolationState};
 use crate::tiers::{NpcTier, Presence, RoomGraph, Tier, TierConfig};
-use crate::world_file::{NpcSpec, WorldFile};
+use crate::world_file::{NpcSpec, ResidentSpec, WorldFile};
+use geppetto_core::archetype::{CompiledArchetype, NpcRecord};
+use geppetto_core::simulator::AffectLayer;
 
 /// Tick durations kept for the metrics between two reads at most (older ones are dropped).
 pub const MAX_BUFFERED_TICK_DURATIONS: usize = 4096;
@@ -151,6 +155,8 @@ pub struct Zone {
     pub game_time: u64,
     full_tick_hours: f64,
     sets: SetLibrary,
+    /// The shipped archetypes, compiled with this zone's vocabulary.
+    archetypes: BTreeMap<String, CompiledArchetype>,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
     /// Where the load generator collects every tick duration, milliseconds (None in service).
@@ -263,6 +269,7 @@ impl Zone {
             game_time: world_file.start_game_time,
             full_tick_hours: tuning.full_tick_hours,
             sets: sets.clone(),
+            archetypes: BTreeMap::new(),
             tick_durations_ms: Vec::new(),
             tick_sink: None,
             #[cfg(feature = "fault-injection")]
@@ -271,6 +278,14 @@ impl Zone {
         zone.world.now_hours = zone.now_hours();
         for (i, npc) in world_file.npcs.iter().enumerate() {
             zone.add_npc(&format!("npcs[{i}]"), npc)?;
+        }
+        if !world_file.residents.is_empty() {
+            let library =
+                ArchetypeLibrary::embedded().map_err(|e| ZoneError::Spec(e.to_string()))?;
+            zone.archetypes = library.compile_all(&mut zone.vocabulary);
+        }
+        for (i, resident) in world_file.residents.iter().enumerate() {
+            zone.add_resident(&format!("residents[{i}]"), resident)?;
         }
         Ok(zone)
     }
@@ -317,41 +332,98 @@ impl Zone {
             .ok_or_else(|| ZoneError::Spec(format!("{path}.room: unknown room `{}`", spec.room)))?;
         let agent = compile::agent(path, &spec.agent, &mut self.vocabulary)
             .map_err(|e| ZoneError::Spec(e.to_string()))?;
-        if self.npc_index(&agent.id).is_some() {
+        let mut simulated = SimulatedAgent::new(agent);
+        if let Some(set) = &spec.reactive_set {
+            simulated.reactive = Some(self.reactive_layer(&format!("{path}.reactive_set"), set)?);
+        }
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| simulated.agent.id.clone());
+        self.insert_npc(path, simulated, name, spec.archetype.clone(), room)
+    }
+
+    /// Adds an NPC built from its archetype — needs, personality, schedule, goals, barks,
+    /// mood, its reactive set and its affect persona — with its own places and overrides.
+    pub fn add_resident(&mut self, path: &str, spec: &ResidentSpec) -> Result<(), ZoneError> {
+        let room = self
+            .rooms
+            .room(&spec.room)
+            .ok_or_else(|| ZoneError::Spec(format!("{path}.room: unknown room `{}`", spec.room)))?;
+        let archetype = self
+            .archetypes
+            .get(&spec.archetype)
+            .cloned()
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.archetypes.keys().map(String::as_str).collect();
+                ZoneError::Spec(format!(
+                    "{path}.archetype: unknown archetype `{}` (known: {})",
+                    spec.archetype,
+                    known.join(", ")
+                ))
+            })?;
+        let record = NpcRecord {
+            id: spec.id.clone(),
+            archetype: spec.archetype.clone(),
+            position: spec.position,
+            places: spec.places.clone(),
+            overrides: spec.overrides.clone(),
+        };
+        let mut simulated = archetype
+            .instantiate(&record, &mut self.vocabulary)
+            .map_err(|e| ZoneError::Spec(format!("{path}: {e}")))?;
+        if let Some(set) = &archetype.spec.reactive_set {
+            simulated.reactive =
+                Some(self.reactive_layer(&format!("{path}.archetype.reactive_set"), set)?);
+        }
+        if let Some(persona) = &archetype.spec.affect_persona {
+            let (_, model) = load_persona(persona, None)
+                .map_err(|e| ZoneError::Spec(format!("{path}.archetype.affect_persona: {e}")))?;
+            simulated.affect = Some(AffectLayer::new(Arc::new(model), &mut self.vocabulary));
+        }
+        let name = spec.name.clone().unwrap_or_else(|| spec.id.clone());
+        self.insert_npc(path, simulated, name, Some(spec.archetype.clone()), room)
+    }
+
+    fn reactive_layer(&mut self, path: &str, set: &str) -> Result<ReactiveLayer, ZoneError> {
+        let loaded = self
+            .sets
+            .resolve(set)
+            .map_err(|e| ZoneError::Spec(format!("{path}: {e}")))?;
+        Ok(ReactiveLayer::new(Arc::new(
+            loaded.compile(&mut self.vocabulary),
+        )))
+    }
+
+    fn insert_npc(
+        &mut self,
+        path: &str,
+        mut simulated: SimulatedAgent,
+        name: String,
+        archetype: Option<String>,
+        room: usize,
+    ) -> Result<(), ZoneError> {
+        if self.npc_index(&simulated.agent.id).is_some() {
             return Err(ZoneError::Spec(format!(
                 "{path}.id: NPC `{}` already exists",
-                agent.id
+                simulated.agent.id
             )));
         }
         let index = self
             .agents
-            .partition_point(|a| a.agent.id.as_str() < agent.id.as_str());
-        let mut simulated = SimulatedAgent::new(agent);
-        if let Some(set) = &spec.reactive_set {
-            let loaded = self
-                .sets
-                .resolve(set)
-                .map_err(|e| ZoneError::Spec(format!("{path}.reactive_set: {e}")))?;
-            simulated.reactive = Some(ReactiveLayer::new(Arc::new(
-                loaded.compile(&mut self.vocabulary),
-            )));
-        }
+            .partition_point(|a| a.agent.id < simulated.agent.id);
         let tier = self.presence.room_tier(room);
         simulated.level = if tier == Tier::Background {
             DetailLevel::Simplified
         } else {
             DetailLevel::Full
         };
-        let name = spec
-            .name
-            .clone()
-            .unwrap_or_else(|| simulated.agent.id.clone());
         self.agents.insert(index, simulated);
         self.meta.insert(
             index,
             NpcMeta {
                 name,
-                archetype: spec.archetype.clone(),
+                archetype,
                 room,
                 tier: NpcTier::new(tier),
                 current_intent: None,
@@ -571,8 +643,17 @@ impl Zone {
         // 1. Tiers.
         let mut promotions_left = self.config.tiers.catch_up_per_tick;
         let mut tier_events = Vec::new();
-        for index in 0..self.agents.len() {
-            let target = self.presence.room_tier(self.meta[index].room);
+        // Catch-up goes to those near a player first (Active targets, then Nearby), by id.
+        let mut order: Vec<(std::cmp::Reverse<Tier>, usize)> = (0..self.agents.len())
+            .map(|index| {
+                (
+                    std::cmp::Reverse(self.presence.room_tier(self.meta[index].room)),
+                    index,
+                )
+            })
+            .collect();
+        order.sort();
+        for (std::cmp::Reverse(target), index) in order {
             let current = self.meta[index].tier.tier;
             let may_promote = current != Tier::Background || promotions_left > 0;
             if let Some(new) = self.meta[index].tier.step(
@@ -586,6 +667,7 @@ impl Zone {
                 tier_events.push((index, current, new));
             }
         }
+        tier_events.sort_by_key(|(index, _, _)| *index);
         for (index, from, to) in tier_events {
             let h = self.header_for(index);
             let npc = self.agents[index].agent.id.clone();
@@ -999,6 +1081,17 @@ impl Zone {
                         },
                     );
                 }
+                SimEvent::Bark { text, .. } => {
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::Intents,
+                        &h,
+                        &Intent::Bark {
+                            npc: npc.clone(),
+                            text: text.clone(),
+                        },
+                    );
+                }
                 // Events the core adds over time (affect bursts, schedule activities…) go out
                 // under their own snake_case name until they get a dedicated payload.
                 other => {
@@ -1111,11 +1204,16 @@ pub(crate) mod tests {
     pub(crate) fn village() -> Zone {
         let (file, text) = EMBEDDED_VILLAGE;
         let world = parse_world_file(file, text).expect("village");
+        // The governor's wall-clock budget is out of the way here: these tests are about the
+        // engine's determinism, and an unoptimised test build can run over 5 ms a tick.
+        let mut config = ZoneConfig::default();
+        config.governor.tick_budget_ms_soft = 60_000.0;
+        config.governor.tick_budget_ms_hard = 60_000.0;
         Zone::new(
             &world,
             &ProfileLibrary::embedded().expect("profiles"),
             &SetLibrary::embedded().expect("sets"),
-            ZoneConfig::default(),
+            config,
             IsolationState::default(),
         )
         .expect("zone")
