@@ -609,3 +609,42 @@ fn affect_run_traces_a_persona_and_summarises_its_bursts() {
     );
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+#[test]
+fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals() {
+    let output = geppetto(&["simulate", "--world", "village", "--days", "1"], "");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.starts_with("village for 1 game days (24 NPCs"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 2 + 24 + 1, "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .is_some_and(|l| l.starts_with("schedule adherence")),
+        "{text}"
+    );
+    let again = geppetto(&["simulate", "--world", "village", "--days", "1"], "");
+    assert_eq!(output.stdout, again.stdout, "deterministic");
+    let brain = geppetto(&["brain", "--npc", "bjorn", "--hours", "3"], "");
+    let view = String::from_utf8_lossy(&brain.stdout);
+    assert!(view.starts_with("Bjorn the smith (bjorn)"), "{view}");
+    for expected in [
+        "mood ",
+        "schedule: ",
+        "PURPOSE",
+        "weight 1.6",
+        "goal: forge a masterwork blade",
+        "1. ",
+    ] {
+        assert!(view.contains(expected), "{expected} missing from {view}");
+    }
+    let nobody = geppetto(&["brain", "--npc", "nobody"], "");
+    assert_eq!(nobody.status.code(), Some(2));
+}

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use geppetto_core::consideration::Updater;
 use geppetto_core::rng::derive_seed;
 use geppetto_core::wire::response::round4;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -115,7 +116,17 @@ pub fn brain(zone: &Zone, id: &str, top: usize) -> Option<Value> {
         "room": zone.room_name(meta.room).0, "game_time": zone.game_time,
         "considerations": agent.agent.considerations.iter().map(|c| json!({
             "name": zone.vocabulary.name(c.name), "value": round4(c.value), "min": c.min, "max": c.max,
+            "weight": c.weight, "critical": c.is_critical(),
+            "decay_per_hour": match c.updater { Updater::LinearDecay { rate } => rate, Updater::LinearRegen { rate } => -rate, _ => 0.0 },
         })).collect::<Vec<_>>(),
+        "mood": agent.wellbeing.as_ref().map(|(_, w)| round4(w.mood)),
+        "stress": agent.wellbeing.as_ref().map(|(_, w)| round4(w.stress)),
+        "schedule_block": agent.schedule.as_ref().and_then(|s| s.current).map(|a| zone.vocabulary.name(a).to_owned()),
+        "goals": agent.goals.as_ref().map(|book| book.goals.iter().map(|g| json!({
+            "description": g.description, "category": g.category.as_str(),
+            "progress": round4(g.progress(&agent.agent, &zone.world, agent.running.as_ref().map(|r| r.provider.as_str()))),
+        })).collect::<Vec<_>>()).unwrap_or_default(),
+        "errors": zone.isolation.failures(id),
         "current_action": agent.running.as_ref().map(|r| json!({
             "provider": r.provider, "action": r.action.id, "elapsed_hours": round4(r.elapsed_hours),
             "utility": round4(r.continuation_utility),
@@ -148,12 +159,51 @@ pub fn brain_text(brain: &Value) -> String {
         s(&brain["room"]),
         s(&brain["tier"])
     );
-    for c in brain["considerations"].as_array().into_iter().flatten() {
+    if let Some(mood) = brain["mood"].as_f64() {
+        let stress = brain["stress"].as_f64().unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {:<8} {:>7.1}",
+            "mood {mood:+.2}, stress {stress:.2}, errors {}",
+            brain["errors"]
+        );
+    }
+    if let Some(block) = brain["schedule_block"].as_str() {
+        let _ = writeln!(out, "schedule: {block}");
+    }
+    for c in brain["considerations"].as_array().into_iter().flatten() {
+        let value = c["value"].as_f64().unwrap_or_default();
+        let (min, max) = (
+            c["min"].as_f64().unwrap_or_default(),
+            c["max"].as_f64().unwrap_or(1.0),
+        );
+        let filled = if max > min {
+            (((value - min) / (max - min)) * 20.0)
+                .round()
+                .clamp(0.0, 20.0) as usize
+        } else {
+            0
+        };
+        let bar = format!("{}{}", "#".repeat(filled), ".".repeat(20 - filled));
+        let flag = if c["critical"] == true {
+            " CRITICAL"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  {:<9} [{bar}] {value:>7.2}  weight {}  decay/h {}{flag}",
             s(&c["name"]),
-            c["value"].as_f64().unwrap_or_default()
+            c["weight"],
+            c["decay_per_hour"]
+        );
+    }
+    for g in brain["goals"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "goal: {} ({}, {:.0} %)",
+            s(&g["description"]),
+            s(&g["category"]),
+            g["progress"].as_f64().unwrap_or_default() * 100.0
         );
     }
     match brain["current_action"].as_object() {

@@ -70,6 +70,11 @@ impl Isolation {
     }
 
     /// A failed update; returns the events it causes.
+    /// Consecutive failures of an NPC so far.
+    pub fn failures(&self, npc: &str) -> u32 {
+        self.state.failure_counts.get(npc).copied().unwrap_or(0)
+    }
+
     pub fn failed(&mut self, npc: &str, archetype: Option<&str>, reason: &str) -> Vec<NpcEvent> {
         let count = self.state.failure_counts.entry(npc.to_owned()).or_insert(0);
         *count += 1;

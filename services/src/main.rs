@@ -36,6 +36,21 @@ enum Command {
     /// Run an affect persona through timed events.
     #[command(subcommand)]
     Affect(AffectCommand),
+    /// Run a world offline for some game hours and print one NPC's debug-brain view.
+    Brain {
+        /// The world file (`village` for the embedded one).
+        #[arg(long, default_value = "village")]
+        world: String,
+        /// The NPC.
+        #[arg(long)]
+        npc: String,
+        /// Game hours to run first.
+        #[arg(long, default_value_t = 0.0)]
+        hours: f64,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check content files (profiles, sets, personas, archetypes, examples); one
     /// `file:line: problem` line per error, exit code 1 on any.
     Validate {
@@ -82,8 +97,15 @@ enum Command {
     /// Run one agent through a scenario file and print a JSONL trace (or an hourly table).
     Simulate {
         /// The scenario (YAML, or JSON when it ends in .json).
-        #[arg(long)]
-        scenario: PathBuf,
+        #[arg(long, required_unless_present = "world")]
+        scenario: Option<PathBuf>,
+        /// Run a whole world file instead (`village` for the embedded one), every NPC at full
+        /// detail, and print a summary per NPC.
+        #[arg(long, conflicts_with = "scenario")]
+        world: Option<String>,
+        /// Game days to run a world.
+        #[arg(long, default_value_t = 1.0)]
+        days: f64,
         /// Game hours to run (overrides the scenario's).
         #[arg(long)]
         hours: Option<f64>,
@@ -231,11 +253,18 @@ fn run(cli: Cli) -> Result<String, CommandError> {
         }
         Command::Simulate {
             scenario,
+            world,
+            days,
             hours,
             seed,
             summary,
             profiles_dir,
         } => {
+            if let Some(world) = world {
+                return commands::world::simulate_world(&world, days);
+            }
+            let scenario = scenario
+                .ok_or_else(|| CommandError::BadInput("--scenario or --world is needed".into()))?;
             let library = profiles(profiles_dir.as_ref())?;
             let text = read_input(Some(&scenario))?;
             let options = commands::simulate::SimulateOptions {
@@ -300,6 +329,12 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 Ok(trace)
             }
         }
+        Command::Brain {
+            world,
+            npc,
+            hours,
+            json,
+        } => commands::world::brain_view(&world, &npc, hours, json),
         Command::Validate { paths } => {
             commands::validate::run(&paths, std::path::Path::new("config"))
         }

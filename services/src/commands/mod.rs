@@ -6,6 +6,7 @@ pub mod decide;
 pub mod sets;
 pub mod simulate;
 pub mod validate;
+pub mod world;
 
 /// Why a command failed; decides the exit code.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,206 @@
+//! `geppetto simulate --world FILE --days N` and `geppetto brain --world FILE --npc ID`: a
+//! whole zone run offline, every NPC at full detail (an observer stands in every room), no bus
+//! and no wall-clock budget — for designers checking how a village lives over days, and for
+//! looking inside one NPC's head at a moment.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::CommandError;
+use crate::admin::{brain, brain_text};
+use crate::bus::envelope::{WorldEvent, WorldMessage, header};
+use crate::content::profiles::ProfileLibrary;
+use crate::content::sets::SetLibrary;
+use crate::isolation::IsolationState;
+use crate::world_file::{EMBEDDED_VILLAGE, WorldFile, load_world_file, parse_world_file};
+use crate::zone::{Zone, ZoneConfig, ZoneOutput};
+
+/// Game ticks handed to the zone per clock event while simulating (one game hour).
+const TICKS_PER_CLOCK_EVENT: u64 = 60;
+
+/// Candidates the brain view lists.
+pub const BRAIN_TOP_CANDIDATES: usize = 5;
+
+/// The world file at `path`, or the embedded village for `village`.
+pub fn world(path: &str) -> Result<WorldFile, CommandError> {
+    if path == "village" && !Path::new(path).exists() {
+        let (file, text) = EMBEDDED_VILLAGE;
+        return parse_world_file(file, text).map_err(|e| CommandError::BadInput(e.to_string()));
+    }
+    load_world_file(Path::new(path)).map_err(|e| CommandError::BadInput(e.to_string()))
+}
+
+/// A zone with an observer in every room and the governor's budget out of the way.
+fn offline_zone(world: &WorldFile) -> Result<Zone, CommandError> {
+    let mut config = ZoneConfig::default();
+    config.governor.tick_budget_ms_soft = f64::MAX;
+    config.governor.tick_budget_ms_hard = f64::MAX;
+    let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let mut zone = Zone::new(world, &profiles, &sets, config, IsolationState::default())
+        .map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let mut out = ZoneOutput::default();
+    for room in &world.rooms {
+        let message = WorldMessage {
+            header: header(format!("observer-{}", room.id), &zone.name, zone.game_time),
+            event: WorldEvent::PlayerEntered {
+                player: format!("observer-{}", room.id),
+                room: room.id.clone(),
+            },
+        };
+        zone.apply(&message, &mut out);
+    }
+    Ok(zone)
+}
+
+/// Per-NPC tallies of a run.
+#[derive(Default)]
+struct Tally {
+    actions: usize,
+    ticks: usize,
+    critical_ticks: usize,
+    scheduled_ticks: usize,
+    adherent_ticks: usize,
+    goals_completed: usize,
+    goals_failed: usize,
+    barks: usize,
+}
+
+fn advance(
+    zone: &mut Zone,
+    ticks: u64,
+    mut on_tick: impl FnMut(&Zone, &[(crate::bus::StreamKind, String)]),
+) {
+    let target = zone.game_time + ticks;
+    while zone.game_time < target {
+        let step_to = (zone.game_time + 1).min(target);
+        let mut out = ZoneOutput::default();
+        let message = WorldMessage {
+            header: header(format!("clock-{step_to}"), &zone.name, step_to),
+            event: WorldEvent::TimeAdvanced,
+        };
+        zone.apply(&message, &mut out);
+        on_tick(zone, &out.messages);
+    }
+}
+
+/// Runs `world` for `days` game days and renders a summary per NPC: actions started, share of
+/// scheduled time spent at the schedule's place, share of time with a need critical, goals
+/// completed and failed, barks.
+pub fn simulate_world(world_path: &str, days: f64) -> Result<String, CommandError> {
+    if !(days.is_finite() && days > 0.0) {
+        return Err(CommandError::BadInput(
+            "--days: must be a positive number".into(),
+        ));
+    }
+    let world = world(world_path)?;
+    let mut zone = offline_zone(&world)?;
+    let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
+    let ticks = (days * 24.0 * 60.0).round() as u64;
+    let mut clock = 0;
+    while clock < ticks {
+        let step = TICKS_PER_CLOCK_EVENT.min(ticks - clock);
+        advance(&mut zone, step, |zone, messages| {
+            for (_, text) in messages {
+                let Ok(message) = serde_json::from_str::<Value>(text) else {
+                    continue;
+                };
+                let npc = message["npc"].as_str().unwrap_or_default().to_owned();
+                let tally = tallies.entry(npc).or_default();
+                match (message["type"].as_str(), message["event"].as_str()) {
+                    (Some("action_started"), _) => tally.actions += 1,
+                    (Some("bark"), _) => tally.barks += 1,
+                    (Some("core_event"), Some("goal_completed")) => tally.goals_completed += 1,
+                    (Some("core_event"), Some("goal_failed")) => tally.goals_failed += 1,
+                    _ => {}
+                }
+            }
+            for (agent, meta) in zone.agents.iter().zip(&zone.meta) {
+                let tally = tallies.entry(agent.agent.id.clone()).or_default();
+                let _ = meta;
+                tally.ticks += 1;
+                if agent.agent.considerations.iter().any(|c| c.is_critical()) {
+                    tally.critical_ticks += 1;
+                }
+                if let Some((place, _)) = &agent.agent.preferred_provider {
+                    tally.scheduled_ticks += 1;
+                    if agent.running.as_ref().is_some_and(|r| &r.provider == place) {
+                        tally.adherent_ticks += 1;
+                    }
+                }
+            }
+        });
+        clock += step;
+    }
+    tallies.retain(|npc, tally| !npc.is_empty() && tally.ticks > 0);
+    let percent = |part: usize, whole: usize| {
+        if whole == 0 {
+            "-".to_owned()
+        } else {
+            format!("{:.0} %", 100.0 * part as f64 / whole as f64)
+        }
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} for {days} game days ({} NPCs, every one at full detail)",
+        world.zone,
+        tallies.len()
+    );
+    let _ = writeln!(
+        out,
+        "{:<10} {:>8} {:>10} {:>9} {:>7} {:>7} {:>6}",
+        "npc", "actions", "adherence", "critical", "goals+", "goals-", "barks"
+    );
+    let (mut scheduled, mut adherent, mut completed, mut failed) = (0, 0, 0, 0);
+    for (npc, t) in &tallies {
+        let _ = writeln!(
+            out,
+            "{npc:<10} {:>8} {:>10} {:>9} {:>7} {:>7} {:>6}",
+            t.actions,
+            percent(t.adherent_ticks, t.scheduled_ticks),
+            percent(t.critical_ticks, t.ticks),
+            t.goals_completed,
+            t.goals_failed,
+            t.barks
+        );
+        scheduled += t.scheduled_ticks;
+        adherent += t.adherent_ticks;
+        completed += t.goals_completed;
+        failed += t.goals_failed;
+    }
+    let _ = write!(
+        out,
+        "schedule adherence {} of scheduled time; goals completed {completed}, failed {failed}",
+        percent(adherent, scheduled)
+    );
+    Ok(out)
+}
+
+/// Runs `world` for `hours` and prints the debug-brain view of `npc`.
+pub fn brain_view(
+    world_path: &str,
+    npc: &str,
+    hours: f64,
+    json: bool,
+) -> Result<String, CommandError> {
+    if !(hours.is_finite() && hours >= 0.0) {
+        return Err(CommandError::BadInput(
+            "--hours: must be a non-negative number".into(),
+        ));
+    }
+    let world = world(world_path)?;
+    let mut zone = offline_zone(&world)?;
+    advance(&mut zone, (hours * 60.0).round() as u64, |_, _| {});
+    let view = brain(&zone, npc, BRAIN_TOP_CANDIDATES).ok_or_else(|| {
+        CommandError::BadInput(format!("--npc: no NPC `{npc}` in {}", world.zone))
+    })?;
+    Ok(if json {
+        serde_json::to_string_pretty(&view).unwrap_or_default()
+    } else {
+        brain_text(&view)
+    })
+}
