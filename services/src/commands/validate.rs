@@ -97,6 +97,9 @@ fn check_file(kind: &str, path: &Path, findings: &mut Findings) {
             .map(|_| ())
             .map_err(|e| as_line(&e)),
         "examples" => check_example(path, &file, &text),
+        "worlds" => crate::world_file::parse_world_file(&file, &text)
+            .map(|_| ())
+            .map_err(|e| as_line(&e)),
         _ => Ok(()),
     };
     if let Err(problem) = result {

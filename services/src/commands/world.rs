@@ -30,7 +30,14 @@ pub fn world(path: &str) -> Result<WorldFile, CommandError> {
         let (file, text) = EMBEDDED_VILLAGE;
         return parse_world_file(file, text).map_err(|e| CommandError::BadInput(e.to_string()));
     }
-    load_world_file(Path::new(path)).map_err(|e| CommandError::BadInput(e.to_string()))
+    // `config/worlds/village` names `config/worlds/village.yaml`.
+    let with_extension = format!("{path}.yaml");
+    let file = if !Path::new(path).is_file() && Path::new(&with_extension).is_file() {
+        with_extension.as_str()
+    } else {
+        path
+    };
+    load_world_file(Path::new(file)).map_err(|e| CommandError::BadInput(e.to_string()))
 }
 
 /// A zone with an observer in every room and the governor's budget out of the way.
