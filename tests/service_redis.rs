@@ -49,6 +49,7 @@ fn calm() -> ZoneConfig {
     config
 }
 
+#[cfg(feature = "fault-injection")]
 fn decisions_len(server: &RedisServer, world: &str) -> usize {
     parsed(&server.bodies(world))
         .iter()
