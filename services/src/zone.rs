@@ -15,6 +15,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
+use geppetto_core::affect::AffectEvent;
 use geppetto_core::rng::{derive_seed, stable_hash};
 use geppetto_core::simulator::{
     DetailLevel, Prepared, ReactiveLayer, SimEvent, SimulatedAgent, Simulator, Stage, TickRequest,
@@ -537,6 +538,13 @@ impl Zone {
                         {
                             c.value = (c.value + delta).clamp(c.min, c.max.max(c.min));
                         }
+                    }
+                    // An NPC with a temper feels it too: the event joins its affect layer's
+                    // queue under the same kind (its persona's channels decide what it moves).
+                    if let Some(affect) = &mut self.agents[index].affect {
+                        affect
+                            .pending
+                            .push(AffectEvent::new(kind.clone()).from_source(source.clone()));
                     }
                     let h = self.header_for(index);
                     out.push(
@@ -1268,6 +1276,40 @@ pub(crate) mod tests {
             .filter_map(|(_, m)| m.split("\"id\":\"").nth(1)?.split('"').next())
             .collect();
         assert_eq!(ids.len(), first.len(), "ids are unique");
+    }
+
+    #[test]
+    fn a_social_event_stirs_the_targets_temper() {
+        let anger_after = |insulted: bool| {
+            let mut zone = village();
+            enter(&mut zone, "lane");
+            if insulted {
+                let message = WorldMessage {
+                    header: header("s", "village", zone.game_time),
+                    event: WorldEvent::SocialEvent {
+                        kind: "insult".into(),
+                        source: "stranger".into(),
+                        target: "roderick".into(),
+                        deltas: BTreeMap::new(),
+                    },
+                };
+                zone.apply(&message, &mut ZoneOutput::default());
+            }
+            advance(&mut zone, 2);
+            let index = zone.npc_index("roderick").expect("roderick");
+            let affect = zone.agents[index]
+                .affect
+                .as_ref()
+                .expect("a guard has a temper");
+            let anger = affect.model.state_index("anger").expect("anger");
+            affect.state.values[anger]
+        };
+        let calm = anger_after(false);
+        let insulted = anger_after(true);
+        assert!(
+            insulted > calm,
+            "anger {insulted} after an insult, {calm} without"
+        );
     }
 
     #[test]
