@@ -19,7 +19,7 @@ use crate::agent::Agent;
 use crate::bark::{BarkMemory, BarkTemplate};
 use crate::consideration::{Consideration, Updater};
 use crate::curve::ResponseCurve;
-use crate::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
+use crate::goals::{Goal, GoalBook, GoalCategory, GoalPredicate, ReactionRule};
 use crate::schedule::{
     Condition, ConditionKind, ConditionTest, Schedule, ScheduleBlock, ScheduleLayer,
 };
@@ -156,6 +156,29 @@ pub struct GoalSpec {
     pub bonus: f64,
 }
 
+/// A reactive goal as authored: when a social event of kind `on` befalls the NPC, it takes on
+/// a goal about the event's source (`{source}` in the description is replaced by it).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReactionSpec {
+    /// The social event kind that prompts it (`theft`, `insult`, `gift`…).
+    pub on: String,
+    /// For humans and deduplication; `{source}` is who caused the event.
+    pub description: String,
+    /// Holds this fact.
+    #[serde(default)]
+    pub has: Option<String>,
+    /// Holds at least this much: `[resource, amount]`.
+    #[serde(default)]
+    pub resource: Option<(String, f64)>,
+    /// Game hours from the event until the goal fails; default none (it never expires).
+    #[serde(default)]
+    pub deadline_hours: Option<f64>,
+    /// Priority bonus for advancing actions; default 1.
+    #[serde(default = "one")]
+    pub bonus: f64,
+}
+
 /// A bark as authored.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -226,6 +249,9 @@ pub struct ArchetypeSpec {
     /// Innate goals.
     #[serde(default)]
     pub goals: Vec<GoalSpec>,
+    /// Goals it takes on when social events befall it.
+    #[serde(default)]
+    pub reactions: Vec<ReactionSpec>,
     /// Goal descriptions it never takes on.
     #[serde(default)]
     pub forbidden_goals: Vec<String>,
@@ -323,6 +349,34 @@ pub fn resolve_archetypes(
                     message: e.into_inner().to_string(),
                 },
             })?;
+        let names_a_target: [(&str, Vec<bool>); 2] = [
+            (
+                "goals",
+                spec.goals
+                    .iter()
+                    .map(|g| g.has.is_some() || g.resource.is_some())
+                    .collect(),
+            ),
+            (
+                "reactions",
+                spec.reactions
+                    .iter()
+                    .map(|r| r.has.is_some() || r.resource.is_some())
+                    .collect(),
+            ),
+        ];
+        for (field, targets) in names_a_target {
+            if let Some(index) = targets.iter().position(|named| !named) {
+                return Err(ArchetypeError::Invalid {
+                    name: name.clone(),
+                    error: WireError {
+                        path: format!("{field}[{index}]"),
+                        message: "a goal needs `has` (a fact) or `resource` ([name, amount])"
+                            .into(),
+                    },
+                });
+            }
+        }
         resolved.insert(name.clone(), spec);
     }
     Ok(resolved)
@@ -393,6 +447,24 @@ pub struct CompiledArchetype {
     schedule: Option<Arc<Schedule>>,
     barks: Arc<Vec<BarkTemplate>>,
     wellbeing: Arc<WellbeingConfig>,
+    reactions: Arc<[ReactionRule]>,
+}
+
+/// The predicate of an authored goal: a fact to hold, else a resource to reach; `None` when
+/// it names neither.
+fn goal_predicate(
+    has: Option<&String>,
+    resource: Option<&(String, f64)>,
+    vocabulary: &mut Vocabulary,
+) -> Option<GoalPredicate> {
+    match (has, resource) {
+        (Some(fact), _) => Some(GoalPredicate::HasFact(vocabulary.intern(fact))),
+        (None, Some((name, min))) => Some(GoalPredicate::Resource {
+            name: vocabulary.intern(name),
+            min: *min,
+        }),
+        (None, None) => None,
+    }
 }
 
 impl CompiledArchetype {
@@ -443,9 +515,24 @@ impl CompiledArchetype {
                 .collect(),
             ..WellbeingConfig::default()
         };
+        let reactions = spec
+            .reactions
+            .iter()
+            .filter(|r| !spec.forbidden_goals.contains(&r.description))
+            .filter_map(|r| {
+                Some(ReactionRule {
+                    on: r.on.clone(),
+                    description: r.description.clone(),
+                    predicate: goal_predicate(r.has.as_ref(), r.resource.as_ref(), vocabulary)?,
+                    deadline_hours: r.deadline_hours,
+                    priority_bonus: r.bonus,
+                })
+            })
+            .collect();
         Self {
             spec,
             schedule,
+            reactions,
             barks: Arc::new(barks),
             wellbeing: Arc::new(wellbeing),
         }
@@ -529,13 +616,10 @@ impl CompiledArchetype {
             .iter()
             .filter(|g| !spec.forbidden_goals.contains(&g.description))
         {
-            let predicate = match (&goal.has, &goal.resource) {
-                (Some(fact), _) => GoalPredicate::HasFact(vocabulary.intern(fact)),
-                (None, Some((name, min))) => GoalPredicate::Resource {
-                    name: vocabulary.intern(name),
-                    min: *min,
-                },
-                (None, None) => continue,
+            let Some(predicate) =
+                goal_predicate(goal.has.as_ref(), goal.resource.as_ref(), vocabulary)
+            else {
+                continue;
             };
             let _ = book.add(Goal {
                 category: GoalCategory::Innate,
@@ -547,6 +631,7 @@ impl CompiledArchetype {
                 priority_bonus: goal.bonus,
             });
         }
+        book.reactions = Arc::clone(&self.reactions);
         npc.goals = Some(book);
         Ok(npc)
     }

@@ -11,6 +11,8 @@
 //! - The facts and resources of active goals become priority bonuses for the actions that
 //!   produce them; a goal no single action can achieve gets a plan (see [`crate::planner`]).
 
+use std::sync::Arc;
+
 use crate::agent::{Agent, lookup};
 use crate::planner::{NoPlan, PlanGoal, PlannerConfig, plan};
 use crate::simulator::QueuedAction;
@@ -150,11 +152,29 @@ pub enum GoalEvent {
     Blocked(String, NoPlan),
 }
 
+/// A rule that turns an important event into a reactive goal (compiled from an archetype's
+/// `reactions`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReactionRule {
+    /// The social event kind that prompts it.
+    pub on: String,
+    /// The goal's description; `{source}` becomes who caused the event.
+    pub description: String,
+    /// When the goal is met.
+    pub predicate: GoalPredicate,
+    /// Game hours from the event to the goal's deadline; `None` never expires.
+    pub deadline_hours: Option<f64>,
+    /// Priority bonus for advancing actions.
+    pub priority_bonus: f64,
+}
+
 /// An NPC's goals.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GoalBook {
     /// Active goals, oldest first.
     pub goals: Vec<Goal>,
+    /// Events that give it goals (shared by every NPC of an archetype).
+    pub reactions: Arc<[ReactionRule]>,
     /// Most goals at once; default 5.
     pub capacity: usize,
     /// A need below this normalised level spawns a restore goal; default 0.3.
@@ -171,6 +191,7 @@ impl Default for GoalBook {
     fn default() -> Self {
         Self {
             goals: Vec::new(),
+            reactions: Arc::from([]),
             capacity: 5,
             need_goal_below: 0.3,
             need_goal_target: 0.6,
@@ -191,6 +212,31 @@ impl GoalBook {
         }
         self.goals.push(goal);
         Ok(())
+    }
+
+    /// Takes on the reactive goals a social event of `kind` caused by `source` prompts at game
+    /// hour `now_hours`; duplicates (the same event kind from the same source while the goal is
+    /// active) and goals past capacity are dropped. Returns the descriptions of the goals
+    /// created.
+    pub fn react(&mut self, kind: &str, source: &str, now_hours: f64) -> Vec<String> {
+        let reactions = Arc::clone(&self.reactions);
+        reactions
+            .iter()
+            .filter(|rule| rule.on == kind)
+            .filter_map(|rule| {
+                let description = rule.description.replace("{source}", source);
+                let goal = Goal {
+                    category: GoalCategory::Reactive,
+                    source: format!("event:{kind}"),
+                    target: Some(source.to_owned()),
+                    description: description.clone(),
+                    predicate: rule.predicate.clone(),
+                    deadline_hours: rule.deadline_hours.map(|h| now_hours + h),
+                    priority_bonus: rule.priority_bonus,
+                };
+                self.add(goal).ok().map(|()| description)
+            })
+            .collect()
     }
 
     /// Completes and fails goals, adds need-derived ones, and sets the agent's goal bonuses.
@@ -253,8 +299,9 @@ impl GoalBook {
         events
     }
 
-    /// A plan for the first fact goal no single action achieves, as queue entries; a goal no
-    /// plan reaches is reported once and not retried until it changes.
+    /// A plan for the first fact goal no single action achieves — or any reactive fact goal,
+    /// which the NPC sets out to meet deliberately even when one action does it — as queue
+    /// entries; a goal no plan reaches is reported once and not retried until it changes.
     pub fn seed_plan(
         &mut self,
         agent: &Agent,
@@ -275,7 +322,12 @@ impl GoalBook {
                 _ => continue,
             };
             return match plan(agent, world, &target, config) {
-                Ok(found) if found.steps.len() > 1 => Ok(found.queue_entries(world, false)),
+                Ok(found)
+                    if found.steps.len() > 1
+                        || (goal.category == GoalCategory::Reactive && !found.steps.is_empty()) =>
+                {
+                    Ok(found.queue_entries(world, false))
+                }
                 Ok(_) => Err(None),
                 Err(reason) => {
                     self.blocked.push(goal.description.clone());
@@ -356,5 +408,39 @@ mod tests {
         let events = book.review(&mut agent, &world, 13.0, None);
         assert!(matches!(events.as_slice(), [GoalEvent::Completed(_)]));
         assert!(book.goals.is_empty());
+    }
+
+    #[test]
+    fn an_event_gives_a_reactive_goal_once_with_its_deadline() {
+        let mut v = Vocabulary::new();
+        let reported = v.intern("theft_reported");
+        let mut book = GoalBook {
+            reactions: Arc::from([ReactionRule {
+                on: "theft".into(),
+                description: "report the theft by {source}".into(),
+                predicate: GoalPredicate::HasFact(reported),
+                deadline_hours: Some(12.0),
+                priority_bonus: 2.0,
+            }]),
+            ..GoalBook::default()
+        };
+        assert!(book.react("insult", "vex", 8.0).is_empty(), "not this kind");
+        assert_eq!(
+            book.react("theft", "vex", 8.0),
+            vec!["report the theft by vex".to_owned()]
+        );
+        assert!(book.react("theft", "vex", 9.0).is_empty(), "a duplicate");
+        assert_eq!(book.react("theft", "kit", 9.0).len(), 1, "another thief");
+        let goal = &book.goals[0];
+        assert_eq!(goal.category, GoalCategory::Reactive);
+        assert_eq!(goal.target.as_deref(), Some("vex"));
+        assert_eq!(goal.deadline_hours, Some(20.0));
+        let mut agent = Agent::new("piet", Position::default());
+        let events = book.review(&mut agent, &World::default(), 20.0, None);
+        assert_eq!(
+            events,
+            vec![GoalEvent::Failed("report the theft by vex".into())]
+        );
+        assert_eq!(book.goals.len(), 1);
     }
 }

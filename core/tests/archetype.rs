@@ -110,3 +110,33 @@ fn npcs_store_only_their_differences() {
     assert!(plain.stored_bytes() < bytes);
     let _ = World::default();
 }
+
+#[test]
+fn a_goal_or_reaction_without_a_target_is_refused_with_its_path() {
+    let mut authored = BTreeMap::new();
+    authored.insert(
+        "trader".to_owned(),
+        serde_json::json!({"reactions": [{"on": "theft", "description": "get even"}]}),
+    );
+    let error = resolve_archetypes(&authored).expect_err("no target");
+    assert!(
+        matches!(&error, ArchetypeError::Invalid { error, .. } if error.path == "reactions[0]"),
+        "{error}"
+    );
+    let resolved = resolve_archetypes(&shipped()).expect("resolves");
+    let mut vocabulary = Vocabulary::new();
+    let merchant = CompiledArchetype::new(resolved["merchant"].clone(), &mut vocabulary);
+    let record: NpcRecord = serde_json::from_value(serde_json::json!({
+        "id": "piet", "archetype": "merchant"
+    }))
+    .expect("record");
+    let mut npc = merchant
+        .instantiate(&record, &mut vocabulary)
+        .expect("instantiates");
+    let book = npc.goals.as_mut().expect("goals");
+    assert_eq!(
+        book.react("theft", "vex", 0.0).len(),
+        1,
+        "the shipped reaction"
+    );
+}

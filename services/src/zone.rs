@@ -546,6 +546,16 @@ impl Zone {
                             .pending
                             .push(AffectEvent::new(kind.clone()).from_source(source.clone()));
                     }
+                    // …and an archetype NPC may take on a reactive goal about it.
+                    let now_hours = self.now_hours();
+                    if let Some(book) = &mut self.agents[index].goals {
+                        let created: Vec<SimEvent> = book
+                            .react(kind, source, now_hours)
+                            .into_iter()
+                            .map(|description| SimEvent::GoalCreated { description })
+                            .collect();
+                        self.emit(index, &created, out);
+                    }
                     let h = self.header_for(index);
                     out.push(
                         StreamKind::NpcEvents,
@@ -1310,6 +1320,57 @@ pub(crate) mod tests {
             insulted > calm,
             "anger {insulted} after an insult, {calm} without"
         );
+    }
+
+    #[test]
+    fn a_theft_gives_a_trader_a_reactive_goal_that_sends_them_to_the_watch() {
+        let mut zone = village();
+        enter(&mut zone, "market");
+        advance(&mut zone, 60);
+        let theft = |zone: &mut Zone| {
+            let message = WorldMessage {
+                header: header("s", "village", zone.game_time),
+                event: WorldEvent::SocialEvent {
+                    kind: "theft".into(),
+                    source: "vex".into(),
+                    target: "piet".into(),
+                    deltas: BTreeMap::new(),
+                },
+            };
+            let mut out = ZoneOutput::default();
+            zone.apply(&message, &mut out);
+            out.messages
+        };
+        let first = theft(&mut zone);
+        assert!(
+            first.iter().any(|(_, m)| m.contains("goal_created")),
+            "{first:?}"
+        );
+        let piet = zone.npc_index("piet").expect("piet");
+        let goals = |zone: &Zone| {
+            zone.agents[piet]
+                .goals
+                .as_ref()
+                .expect("an archetype NPC has goals")
+                .goals
+                .iter()
+                .filter(|g| g.category == geppetto_core::goals::GoalCategory::Reactive)
+                .map(|g| (g.description.clone(), g.target.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            goals(&zone),
+            vec![("report the theft by vex".to_owned(), Some("vex".to_owned()))]
+        );
+        let again = theft(&mut zone);
+        assert!(!again.iter().any(|(_, m)| m.contains("goal_created")));
+        assert_eq!(goals(&zone).len(), 1, "the same theft is one goal");
+        let day = advance(&mut zone, 6 * 60);
+        let reported = day
+            .iter()
+            .any(|(_, m)| m.contains("\"npc\":\"piet\"") && m.contains("report_a_theft"));
+        assert!(reported, "piet goes to the watch");
+        assert!(goals(&zone).is_empty(), "and the goal is met");
     }
 
     #[test]
