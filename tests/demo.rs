@@ -97,6 +97,11 @@ fn archetype_residents_live_by_their_schedules_goals_and_barks() {
         feed.contains("Ulla of the taproom: \"Come in out of the weather, friend.\""),
         "{feed}"
     );
+    // A reaction: robbed by Vex, Piet sets out to report it at the gatehouse.
+    let robbed = line_of("Piet the trader suffers a theft by Vex").expect("the scripted theft");
+    let reported =
+        line_of("Piet the trader starts report_a_theft at the gatehouse").expect("a reactive goal");
+    assert!(robbed < reported, "{feed}");
     // A day ends at the hearths.
     assert!(
         feed.contains("starts sleep_by_the_hearth at the hearths"),

@@ -124,7 +124,11 @@ fn feed_line(names: &Names, message: &Value) -> Option<String> {
                 .unwrap_or_default();
             format!("{npc} joins {} ({})", with.join(", "), text("action"))
         }
-        "social_interaction" => format!("{npc} suffers a {} by {}", text("kind"), text("source")),
+        "social_interaction" => format!(
+            "{npc} suffers a {} by {}",
+            text("kind"),
+            names.npc(text("source"))
+        ),
         "npc_demoted" => format!("{npc} is demoted for review ({})", text("reason")),
         "archetype_circuit_breaker" => format!("archetype {} is held back", text("archetype")),
         "tick_budget_exceeded" => "the tick ran over its budget".to_owned(),
@@ -159,6 +163,17 @@ fn script(zone: &str, start: u64) -> Vec<WorldMessage> {
                 source: "a cutpurse".into(),
                 target: "greta".into(),
                 deltas: BTreeMap::from([("THREAT".into(), 90.0)]),
+            },
+        ),
+        // Vex lifts Piet's purse; Piet, a trader by archetype, sets out to report it.
+        at(
+            70,
+            "purse",
+            WorldEvent::SocialEvent {
+                kind: "theft".into(),
+                source: "vex".into(),
+                target: "piet".into(),
+                deltas: BTreeMap::new(),
             },
         ),
         at(
