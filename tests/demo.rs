@@ -99,6 +99,17 @@ fn archetype_residents_live_by_their_schedules_goals_and_barks() {
     );
     // A reaction: robbed by Vex, Piet sets out to report it at the gatehouse.
     let robbed = line_of("Piet the trader suffers a theft by Vex").expect("the scripted theft");
+    let resolved = line_of("Piet the trader resolves to report the theft by vex")
+        .expect("a goal_created event with its description");
+    assert!(robbed < resolved, "{feed}");
+    assert!(
+        feed.contains("Piet the trader has managed to report the theft by vex"),
+        "{feed}"
+    );
+    assert!(
+        feed.contains("resolves to restore "),
+        "need goals are named by their need: {feed}"
+    );
     let reported =
         line_of("Piet the trader starts report_a_theft at the gatehouse").expect("a reactive goal");
     assert!(robbed < reported, "{feed}");

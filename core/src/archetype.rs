@@ -24,7 +24,7 @@ use crate::schedule::{
     Condition, ConditionKind, ConditionTest, Schedule, ScheduleBlock, ScheduleLayer,
 };
 use crate::simulator::SimulatedAgent;
-use crate::vocabulary::Vocabulary;
+use crate::vocabulary::{Symbol, Vocabulary};
 use crate::wellbeing::{Wellbeing, WellbeingConfig};
 use crate::wire::WireError;
 use crate::world::Position;
@@ -448,6 +448,7 @@ pub struct CompiledArchetype {
     barks: Arc<Vec<BarkTemplate>>,
     wellbeing: Arc<WellbeingConfig>,
     reactions: Arc<[ReactionRule]>,
+    need_goal_descriptions: Arc<[(Symbol, String)]>,
 }
 
 /// The predicate of an authored goal: a fact to hold, else a resource to reach; `None` when
@@ -529,10 +530,21 @@ impl CompiledArchetype {
                 })
             })
             .collect();
+        let need_goal_descriptions = spec
+            .needs
+            .keys()
+            .map(|need| {
+                (
+                    vocabulary.intern(need),
+                    format!("restore {}", need.to_lowercase()),
+                )
+            })
+            .collect();
         Self {
             spec,
             schedule,
             reactions,
+            need_goal_descriptions,
             barks: Arc::new(barks),
             wellbeing: Arc::new(wellbeing),
         }
@@ -632,6 +644,7 @@ impl CompiledArchetype {
             });
         }
         book.reactions = Arc::clone(&self.reactions);
+        book.need_goal_descriptions = Arc::clone(&self.need_goal_descriptions);
         npc.goals = Some(book);
         Ok(npc)
     }

@@ -175,6 +175,9 @@ pub struct GoalBook {
     pub goals: Vec<Goal>,
     /// Events that give it goals (shared by every NPC of an archetype).
     pub reactions: Arc<[ReactionRule]>,
+    /// The description of each need's restore goal (`restore hunger`); a need not listed is
+    /// described by its symbol number.
+    pub need_goal_descriptions: Arc<[(Symbol, String)]>,
     /// Most goals at once; default 5.
     pub capacity: usize,
     /// A need below this normalised level spawns a restore goal; default 0.3.
@@ -192,6 +195,7 @@ impl Default for GoalBook {
         Self {
             goals: Vec::new(),
             reactions: Arc::from([]),
+            need_goal_descriptions: Arc::from([]),
             capacity: 5,
             need_goal_below: 0.3,
             need_goal_target: 0.6,
@@ -268,7 +272,17 @@ impl GoalBook {
             .considerations
             .iter()
             .filter(|c| c.max > c.min && (c.value - c.min) / (c.max - c.min) < self.need_goal_below)
-            .map(|c| (c.name, format!("restore need #{}", c.name.index())))
+            .map(|c| {
+                let description = self
+                    .need_goal_descriptions
+                    .iter()
+                    .find(|(need, _)| *need == c.name)
+                    .map_or_else(
+                        || format!("restore need #{}", c.name.index()),
+                        |(_, d)| d.clone(),
+                    );
+                (c.name, description)
+            })
             .collect();
         for (need, description) in low {
             let goal = Goal {

@@ -111,6 +111,14 @@ fn feed_line(names: &Names, message: &Value) -> Option<String> {
             text("by_action")
         ),
         "bark" => format!("{npc}: \"{}\"", text("text")),
+        "goal_created" => format!("{npc} resolves to {}", text("description")),
+        "goal_completed" => format!("{npc} has managed to {}", text("description")),
+        "goal_failed" => format!("{npc} gives up trying to {}", text("description")),
+        "goal_blocked" => format!(
+            "{npc} sees no way to {} ({})",
+            text("description"),
+            text("reason").replace('_', " ")
+        ),
         "social" => {
             let with: Vec<&str> = message
                 .get("with")

@@ -539,6 +539,16 @@ impl Zone {
                             c.value = (c.value + delta).clamp(c.min, c.max.max(c.min));
                         }
                     }
+                    let h = self.header_for(index);
+                    out.push(
+                        StreamKind::NpcEvents,
+                        &h,
+                        &NpcEvent::SocialInteraction {
+                            npc: target.clone(),
+                            kind: kind.clone(),
+                            source: source.clone(),
+                        },
+                    );
                     // An NPC with a temper feels it too: the event joins its affect layer's
                     // queue under the same kind (its persona's channels decide what it moves).
                     if let Some(affect) = &mut self.agents[index].affect {
@@ -556,16 +566,6 @@ impl Zone {
                             .collect();
                         self.emit(index, &created, out);
                     }
-                    let h = self.header_for(index);
-                    out.push(
-                        StreamKind::NpcEvents,
-                        &h,
-                        &NpcEvent::SocialInteraction {
-                            npc: target.clone(),
-                            kind: kind.clone(),
-                            source: source.clone(),
-                        },
-                    );
                 }
             }
             WorldEvent::ActionCompleted { .. } | WorldEvent::Say { .. } => {}
@@ -1110,6 +1110,38 @@ impl Zone {
                         },
                     );
                 }
+                SimEvent::GoalCreated { description } => {
+                    let body = NpcEvent::GoalCreated {
+                        npc: npc.clone(),
+                        description: description.clone(),
+                    };
+                    out.push(StreamKind::NpcEvents, &self.header_for(index), &body);
+                }
+                SimEvent::GoalCompleted { description } => {
+                    let body = NpcEvent::GoalCompleted {
+                        npc: npc.clone(),
+                        description: description.clone(),
+                    };
+                    out.push(StreamKind::NpcEvents, &self.header_for(index), &body);
+                }
+                SimEvent::GoalFailed { description } => {
+                    let body = NpcEvent::GoalFailed {
+                        npc: npc.clone(),
+                        description: description.clone(),
+                    };
+                    out.push(StreamKind::NpcEvents, &self.header_for(index), &body);
+                }
+                SimEvent::GoalBlocked {
+                    description,
+                    reason,
+                } => {
+                    let body = NpcEvent::GoalBlocked {
+                        npc: npc.clone(),
+                        description: description.clone(),
+                        reason: (*reason).to_owned(),
+                    };
+                    out.push(StreamKind::NpcEvents, &self.header_for(index), &body);
+                }
                 // Events the core adds over time (affect bursts, schedule activities…) go out
                 // under their own snake_case name until they get a dedicated payload.
                 other => {
@@ -1343,7 +1375,10 @@ pub(crate) mod tests {
         };
         let first = theft(&mut zone);
         assert!(
-            first.iter().any(|(_, m)| m.contains("goal_created")),
+            first
+                .iter()
+                .any(|(_, m)| m.contains("\"type\":\"goal_created\"")
+                    && m.contains("\"description\":\"report the theft by vex\"")),
             "{first:?}"
         );
         let piet = zone.npc_index("piet").expect("piet");

@@ -669,6 +669,36 @@ pub enum NpcEvent {
         /// The core event's snake_case name.
         event: String,
     },
+    /// An NPC took on a goal (need-derived, or reactive to a social event).
+    GoalCreated {
+        /// NPC id.
+        npc: String,
+        /// The goal, as its archetype describes it.
+        description: String,
+    },
+    /// A goal was met.
+    GoalCompleted {
+        /// NPC id.
+        npc: String,
+        /// The goal.
+        description: String,
+    },
+    /// A goal's deadline passed unmet.
+    GoalFailed {
+        /// NPC id.
+        npc: String,
+        /// The goal.
+        description: String,
+    },
+    /// No plan reaches a goal (a story opportunity: the NPC needs help).
+    GoalBlocked {
+        /// NPC id.
+        npc: String,
+        /// The goal.
+        description: String,
+        /// `budget_exhausted` or `unreachable`.
+        reason: String,
+    },
     /// A social event reached an NPC.
     SocialInteraction {
         /// The target NPC.
