@@ -333,6 +333,18 @@ pub struct TickRequest<'w> {
     pub simplified_event: Option<Symbol>,
 }
 
+impl<'w> TickRequest<'w> {
+    /// A full-detail tick at `now_hours` with no coarse event.
+    pub fn full(now_hours: f64, world: &'w World) -> Self {
+        Self {
+            now_hours,
+            world,
+            level: DetailLevel::Full,
+            simplified_event: None,
+        }
+    }
+}
+
 /// Something that happened during an advance, for the service to publish.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SimEvent {
@@ -737,12 +749,7 @@ impl Simulator {
             if stages[index] != Stage::Idle || agent.queue.is_empty() {
                 continue;
             }
-            let request = TickRequest {
-                now_hours,
-                world,
-                level: DetailLevel::Full,
-                simplified_event: None,
-            };
+            let request = TickRequest::full(now_hours, world);
             let from = results[index].events.len();
             self.start_queued(
                 agent,
@@ -783,12 +790,7 @@ impl Simulator {
             if stages[index] != Stage::Continuing {
                 continue;
             }
-            let request = TickRequest {
-                now_hours,
-                world,
-                level: DetailLevel::Full,
-                simplified_event: None,
-            };
+            let request = TickRequest::full(now_hours, world);
             let from = results[index].events.len();
             let preemption_seed = derive_seed(zone_agent_seed(seed, agent), 2);
             self.consider_preemption(agent, &request, preemption_seed, &mut results[index].events);

@@ -450,6 +450,20 @@ impl Zone {
         header(id, &self.name, self.game_time)
     }
 
+    /// Publishes `body` on `stream` under a fresh header for NPC `index`; returns the header
+    /// (its id names an intent for a later cancel).
+    fn publish<T: serde::Serialize>(
+        &mut self,
+        index: usize,
+        stream: StreamKind,
+        body: &T,
+        out: &mut ZoneOutput,
+    ) -> Header {
+        let header = self.header_for(index);
+        out.push(stream, &header, body);
+        header
+    }
+
     fn zone_header(&self, seq: &mut u32) -> Header {
         let id = format!("{}:-:{}:{}", self.name, self.tick, *seq);
         *seq += 1;
@@ -492,14 +506,14 @@ impl Zone {
                     }) {
                     Ok(spec) => {
                         if let Some(index) = self.npc_index(&spec.agent.id) {
-                            let h = self.header_for(index);
-                            out.push(
+                            self.publish(
+                                index,
                                 StreamKind::NpcEvents,
-                                &h,
                                 &NpcEvent::NpcSpawned {
                                     npc: spec.agent.id.clone(),
                                     room: spec.room.clone(),
                                 },
+                                out,
                             );
                         }
                     }
@@ -539,15 +553,15 @@ impl Zone {
                             c.value = (c.value + delta).clamp(c.min, c.max.max(c.min));
                         }
                     }
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::SocialInteraction {
                             npc: target.clone(),
                             kind: kind.clone(),
                             source: source.clone(),
                         },
+                        out,
                     );
                     // An NPC with a temper feels it too: the event joins its affect layer's
                     // queue under the same kind (its persona's channels decide what it moves).
@@ -585,15 +599,15 @@ impl Zone {
                         );
                     }
                     self.meta[index].current_intent = None;
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::ActionFailed {
                             npc: npc.clone(),
                             intent: intent.clone(),
                             reason: reason.clone(),
                         },
+                        out,
                     );
                 }
             }
@@ -929,16 +943,16 @@ impl Zone {
                             .map(|a| a.agent.id.clone())
                             .collect();
                         if !with.is_empty() {
-                            let h = self.header_for(index);
-                            out.push(
+                            self.publish(
+                                index,
                                 StreamKind::Intents,
-                                &h,
                                 &Intent::Social {
                                     npc: npc.clone(),
                                     with,
                                     action: action.clone(),
                                     provider: provider.clone(),
                                 },
+                                out,
                             );
                         }
                     }
@@ -958,15 +972,15 @@ impl Zone {
                 }
                 SimEvent::ActionCompleted { provider, action } => {
                     self.meta[index].current_intent = None;
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::ActionCompleted {
                             npc: npc.clone(),
                             provider: provider.clone(),
                             action: action.clone(),
                         },
+                        out,
                     );
                 }
                 SimEvent::ActionPreempted {
@@ -976,10 +990,9 @@ impl Zone {
                     by_action,
                 } => {
                     self.cancel(index, "preempted", out);
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::ActionPreempted {
                             npc: npc.clone(),
                             provider: provider.clone(),
@@ -987,6 +1000,7 @@ impl Zone {
                             by_provider: by_provider.clone(),
                             by_action: by_action.clone(),
                         },
+                        out,
                     );
                 }
                 SimEvent::ActionInterrupted {
@@ -996,10 +1010,9 @@ impl Zone {
                     by_action,
                 } => {
                     self.cancel(index, "interrupted", out);
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::ActionInterrupted {
                             npc: npc.clone(),
                             provider: provider.clone(),
@@ -1007,41 +1020,42 @@ impl Zone {
                             by_set: by_set.clone(),
                             by_action: by_action.clone(),
                         },
+                        out,
                     );
                 }
                 SimEvent::ReactiveStarted { set, action, .. } => {
-                    let h = self.header_for(index);
-                    out.push(
+                    let h = self.publish(
+                        index,
                         StreamKind::Intents,
-                        &h,
                         &Intent::Reactive {
                             npc: npc.clone(),
                             set: set.clone(),
                             action: action.clone(),
                         },
+                        out,
                     );
                     self.meta[index].current_intent = Some((h.id.clone(), "reactive"));
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::Intents,
-                        &h,
                         &Intent::Bark {
                             npc: npc.clone(),
                             text: bark_for(action),
                         },
+                        out,
                     );
                 }
                 SimEvent::ReactiveEnded { set, action } => {
                     self.meta[index].current_intent = None;
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::ReactiveEnded {
                             npc: npc.clone(),
                             set: set.clone(),
                             action: action.clone(),
                         },
+                        out,
                     );
                 }
                 SimEvent::QueueEntryDropped {
@@ -1049,16 +1063,16 @@ impl Zone {
                     action,
                     reason,
                 } => {
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::QueueEntryDropped {
                             npc: npc.clone(),
                             provider: provider.clone(),
                             action: action.clone(),
                             reason: (*reason).to_owned(),
                         },
+                        out,
                     );
                 }
                 SimEvent::CommitmentExpired { forbid_tags, .. } => {
@@ -1066,48 +1080,48 @@ impl Zone {
                         .iter()
                         .map(|t| self.vocabulary.name(*t).to_owned())
                         .collect();
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::CommitmentExpired {
                             npc: npc.clone(),
                             forbid_tags,
                         },
+                        out,
                     );
                 }
                 SimEvent::LevelChanged { from, to } => {
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::LevelChanged {
                             npc: npc.clone(),
                             from: from.as_str().into(),
                             to: to.as_str().into(),
                         },
+                        out,
                     );
                 }
                 SimEvent::AggregatedEventsApplied { count } => {
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::AggregatedEventsApplied {
                             npc: npc.clone(),
                             count: *count,
                         },
+                        out,
                     );
                 }
                 SimEvent::Bark { text, .. } => {
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::Intents,
-                        &h,
                         &Intent::Bark {
                             npc: npc.clone(),
                             text: text.clone(),
                         },
+                        out,
                     );
                 }
                 SimEvent::GoalCreated { description } => {
@@ -1115,21 +1129,21 @@ impl Zone {
                         npc: npc.clone(),
                         description: description.clone(),
                     };
-                    out.push(StreamKind::NpcEvents, &self.header_for(index), &body);
+                    self.publish(index, StreamKind::NpcEvents, &body, out);
                 }
                 SimEvent::GoalCompleted { description } => {
                     let body = NpcEvent::GoalCompleted {
                         npc: npc.clone(),
                         description: description.clone(),
                     };
-                    out.push(StreamKind::NpcEvents, &self.header_for(index), &body);
+                    self.publish(index, StreamKind::NpcEvents, &body, out);
                 }
                 SimEvent::GoalFailed { description } => {
                     let body = NpcEvent::GoalFailed {
                         npc: npc.clone(),
                         description: description.clone(),
                     };
-                    out.push(StreamKind::NpcEvents, &self.header_for(index), &body);
+                    self.publish(index, StreamKind::NpcEvents, &body, out);
                 }
                 SimEvent::GoalBlocked {
                     description,
@@ -1140,19 +1154,19 @@ impl Zone {
                         description: description.clone(),
                         reason: (*reason).to_owned(),
                     };
-                    out.push(StreamKind::NpcEvents, &self.header_for(index), &body);
+                    self.publish(index, StreamKind::NpcEvents, &body, out);
                 }
                 // Events the core adds over time (affect bursts, schedule activities…) go out
                 // under their own snake_case name until they get a dedicated payload.
                 other => {
-                    let h = self.header_for(index);
-                    out.push(
+                    self.publish(
+                        index,
                         StreamKind::NpcEvents,
-                        &h,
                         &NpcEvent::CoreEvent {
                             npc: npc.clone(),
                             event: core_event_name(other),
                         },
+                        out,
                     );
                 }
             }
@@ -1165,25 +1179,25 @@ impl Zone {
             return;
         };
         let npc = self.agents[index].agent.id.clone();
-        let h = self.header_for(index);
-        out.push(
+        self.publish(
+            index,
             StreamKind::Intents,
-            &h,
             &Intent::Cancel {
                 npc: npc.clone(),
                 cancelled,
                 reason: reason.to_owned(),
             },
+            out,
         );
-        let h = self.header_for(index);
-        out.push(
+        self.publish(
+            index,
             StreamKind::NpcEvents,
-            &h,
             &NpcEvent::IntentCancelled {
                 npc,
                 cancelled_intent_type: kind.to_owned(),
                 reason: reason.to_owned(),
             },
+            out,
         );
     }
 
