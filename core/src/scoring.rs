@@ -103,17 +103,61 @@ pub struct Ineligible {
 /// per decision so the candidate loop only multiplies.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ScoringTerm {
-    name: Symbol,
     weighted_pressure: f64,
     headroom: f64,
 }
 
 /// An agent prepared for scoring: the per-consideration terms (from a noisy copy when
-/// perception noise is on; the agent itself is never changed).
+/// perception noise is on; the agent itself is never changed) and a dense table by symbol of
+/// what each name means to this agent, so the candidate loop indexes instead of searching.
 pub(crate) struct ScoringView<'a> {
     agent: &'a Agent,
-    terms: Terms,
+    terms: Buffer<ScoringTerm>,
+    symbols: Buffer<SymbolEntry>,
 }
+
+/// What one symbol means to the agent being scored.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SymbolEntry {
+    /// Position of the consideration of this name in the terms, or [`NO_TERM`].
+    term: u32,
+    /// The agent's tag modifier (1 when it has none).
+    personality: f64,
+    /// `Π m·m` over the world's then the agent's contexts (1 when none names the tag).
+    context: f64,
+}
+
+/// A view's tables borrowed as slices for the candidate loop.
+#[derive(Clone, Copy)]
+struct Tables<'v> {
+    terms: &'v [ScoringTerm],
+    symbols: &'v [SymbolEntry],
+}
+
+impl<'v> Tables<'v> {
+    /// What `symbol` means to the agent.
+    fn symbol(self, symbol: Symbol) -> SymbolEntry {
+        self.symbols
+            .get(symbol.index())
+            .copied()
+            .unwrap_or(NEUTRAL_SYMBOL)
+    }
+
+    /// The scoring term of the consideration `name`, if the agent has one.
+    fn term(self, name: Symbol) -> Option<&'v ScoringTerm> {
+        self.terms
+            .get(usize::try_from(self.symbol(name).term).ok()?)
+    }
+}
+
+/// Marks a symbol that names none of the agent's considerations.
+const NO_TERM: u32 = u32::MAX;
+
+const NEUTRAL_SYMBOL: SymbolEntry = SymbolEntry {
+    term: NO_TERM,
+    personality: 1.0,
+    context: 1.0,
+};
 
 /// One consideration's scoring term. Perception noise draws one Gaussian for a
 /// perception-driven consideration, from `rng`.
@@ -137,88 +181,169 @@ fn term(
         .pressure(value, c.min, c.max, tuning.convex_exponent);
     let weight = c.weight * lookup(profile_weights, c.name).unwrap_or(1.0);
     ScoringTerm {
-        name: c.name,
         weighted_pressure: weight * pressure,
         headroom: (c.max - value).max(0.0),
     }
 }
 
-/// Up to this many considerations are kept on the stack when scoring one agent.
-const INLINE_TERMS: usize = 12;
+/// Up to this many elements a scoring table lives on the stack (considerations per agent;
+/// symbols per vocabulary prefix).
+const INLINE: usize = 64;
 
-/// The scoring terms: on the stack for a single decision with few considerations, in a
-/// reusable buffer for batches.
+/// A scoring table: on the stack for a single decision of ordinary size, in a reusable heap
+/// buffer for batches and for larger ones.
 // The inline variant is large on purpose: it lives on the stack and saves a heap allocation
 // per decision.
 #[allow(clippy::large_enum_variant)]
-enum Terms {
-    Inline([ScoringTerm; INLINE_TERMS], usize),
-    Heap(Vec<ScoringTerm>),
+enum Buffer<T> {
+    Inline([T; INLINE], usize),
+    Heap(Vec<T>),
 }
 
-impl Terms {
-    fn as_slice(&self) -> &[ScoringTerm] {
+impl<T: Copy> Buffer<T> {
+    /// `len` copies of `fill`, inline when they fit and no heap buffer is offered.
+    fn filled(len: usize, fill: T, reuse: Option<Vec<T>>) -> Self {
+        match reuse {
+            None if len <= INLINE => Self::Inline([fill; INLINE], len),
+            reuse => {
+                let mut heap = reuse.unwrap_or_default();
+                heap.clear();
+                heap.resize(len, fill);
+                Self::Heap(heap)
+            }
+        }
+    }
+
+    fn as_slice(&self) -> &[T] {
         match self {
-            Self::Inline(terms, len) => &terms[..*len],
-            Self::Heap(terms) => terms,
+            Self::Inline(items, len) => &items[..*len],
+            Self::Heap(items) => items,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        match self {
+            Self::Inline(items, len) => &mut items[..*len],
+            Self::Heap(items) => items,
+        }
+    }
+
+    fn into_vec(self) -> Vec<T> {
+        match self {
+            Self::Heap(items) => items,
+            Self::Inline(..) => Vec::new(),
         }
     }
 }
 
 const EMPTY_TERM: ScoringTerm = ScoringTerm {
-    name: Symbol::FIRST,
     weighted_pressure: 0.0,
     headroom: 0.0,
 };
 
+/// Heap buffers a batch hands from one agent's view to the next.
+#[derive(Default)]
+pub(crate) struct ScoringBuffers {
+    terms: Vec<ScoringTerm>,
+    symbols: Vec<SymbolEntry>,
+}
+
 impl<'a> ScoringView<'a> {
-    /// Prepares `agent`. Perception noise draws one Gaussian per perception-driven
-    /// consideration, in the agent's order, from `rng`.
+    /// Prepares `agent` against the world's `contexts`. Perception noise draws one Gaussian
+    /// per perception-driven consideration, in the agent's order, from `rng`.
     pub(crate) fn new(
         agent: &'a Agent,
+        contexts: &[Context],
         tuning: &Tuning,
         profile_weights: &[(Symbol, f64)],
         rng: &mut DetRng,
     ) -> Self {
-        if agent.considerations.len() > INLINE_TERMS {
-            return Self::reusing(Vec::new(), agent, tuning, profile_weights, rng);
-        }
-        let mut inline = [EMPTY_TERM; INLINE_TERMS];
-        for (slot, c) in inline.iter_mut().zip(&agent.considerations) {
+        Self::build(agent, contexts, tuning, profile_weights, rng, None)
+    }
+
+    /// Like [`ScoringView::new`], filling `buffers` so a batch reuses them.
+    pub(crate) fn reusing(
+        buffers: ScoringBuffers,
+        agent: &'a Agent,
+        contexts: &[Context],
+        tuning: &Tuning,
+        profile_weights: &[(Symbol, f64)],
+        rng: &mut DetRng,
+    ) -> Self {
+        Self::build(agent, contexts, tuning, profile_weights, rng, Some(buffers))
+    }
+
+    fn build(
+        agent: &'a Agent,
+        contexts: &[Context],
+        tuning: &Tuning,
+        profile_weights: &[(Symbol, f64)],
+        rng: &mut DetRng,
+        buffers: Option<ScoringBuffers>,
+    ) -> Self {
+        let (terms_buffer, symbols_buffer) = match buffers {
+            Some(b) => (Some(b.terms), Some(b.symbols)),
+            None => (None, None),
+        };
+        let mut terms = Buffer::filled(agent.considerations.len(), EMPTY_TERM, terms_buffer);
+        for (slot, c) in terms.as_mut_slice().iter_mut().zip(&agent.considerations) {
             *slot = term(c, tuning, profile_weights, rng);
         }
+        let all_contexts = || contexts.iter().chain(&agent.contexts);
+        let highest = agent
+            .considerations
+            .iter()
+            .map(|c| c.name)
+            .chain(agent.tag_modifiers.iter().map(|(tag, _)| *tag))
+            .chain(all_contexts().flat_map(|c| c.tag_multipliers.iter().map(|(tag, _)| *tag)))
+            .map(Symbol::index)
+            .max();
+        let len = highest.map_or(0, |index| index + 1);
+        let mut symbols = Buffer::filled(len, NEUTRAL_SYMBOL, symbols_buffer);
+        let table = symbols.as_mut_slice();
+        // Where a name repeats, the first occurrence counts (as a search would find it):
+        // considerations and modifiers are written last to first.
+        for (position, c) in agent.considerations.iter().enumerate().rev() {
+            if let (Some(entry), Ok(position)) =
+                (table.get_mut(c.name.index()), u32::try_from(position))
+            {
+                entry.term = position;
+            }
+        }
+        for (tag, modifier) in agent.tag_modifiers.iter().rev() {
+            if let Some(entry) = table.get_mut(tag.index()) {
+                entry.personality = *modifier;
+            }
+        }
+        for context in all_contexts() {
+            let multipliers = &context.tag_multipliers;
+            for (position, (tag, multiplier)) in multipliers.iter().enumerate() {
+                let first = multipliers.iter().position(|(t, _)| t == tag) == Some(position);
+                if let Some(entry) = table.get_mut(tag.index()).filter(|_| first) {
+                    entry.context *= multiplier * multiplier;
+                }
+            }
+        }
         Self {
             agent,
-            terms: Terms::Inline(inline, agent.considerations.len()),
+            terms,
+            symbols,
         }
     }
 
-    /// Like [`ScoringView::new`], filling `terms` (cleared first) so a batch reuses one buffer.
-    pub(crate) fn reusing(
-        mut terms: Vec<ScoringTerm>,
-        agent: &'a Agent,
-        tuning: &Tuning,
-        profile_weights: &[(Symbol, f64)],
-        rng: &mut DetRng,
-    ) -> Self {
-        terms.clear();
-        terms.extend(
-            agent
-                .considerations
-                .iter()
-                .map(|c| term(c, tuning, profile_weights, rng)),
-        );
-        Self {
-            agent,
-            terms: Terms::Heap(terms),
+    /// Gives the buffers back for reuse.
+    pub(crate) fn into_buffers(self) -> ScoringBuffers {
+        ScoringBuffers {
+            terms: self.terms.into_vec(),
+            symbols: self.symbols.into_vec(),
         }
     }
 
-    /// Gives the term buffer back for reuse.
-    pub(crate) fn into_buffer(self) -> Vec<ScoringTerm> {
-        match self.terms {
-            Terms::Heap(terms) => terms,
-            Terms::Inline(..) => Vec::new(),
+    /// The view's tables as plain slices, taken once per evaluation.
+    fn tables(&self) -> Tables<'_> {
+        Tables {
+            terms: self.terms.as_slice(),
+            symbols: self.symbols.as_slice(),
         }
     }
 
@@ -271,12 +396,13 @@ impl<'a> ScoringView<'a> {
     }
 
     /// The utility of an eligible action and its breakdown, given the provider's `M_distance`
-    /// and the agent's pull toward it (its preferred provider's multiplier, else 1).
-    pub(crate) fn score(
+    /// and the agent's pull toward it (its preferred provider's multiplier, else 1). Context
+    /// multipliers are those the view was prepared with.
+    fn score(
         &self,
+        tables: Tables<'_>,
         action: &AdvertisedAction,
         (distance_factor, location_factor): (f64, f64),
-        contexts: &[Context],
         tuning: &Tuning,
     ) -> (f64, Breakdown) {
         let agent = self.agent;
@@ -284,11 +410,7 @@ impl<'a> ScoringView<'a> {
             .deltas
             .iter()
             .filter_map(|(name, delta)| {
-                let term = self
-                    .terms
-                    .as_slice()
-                    .iter()
-                    .find(|term| term.name == *name)?;
+                let term = tables.term(*name)?;
                 Some(term.weighted_pressure * delta.min(term.headroom))
             })
             .sum();
@@ -311,22 +433,17 @@ impl<'a> ScoringView<'a> {
         // Plain loops (not iterator chains): this runs for every candidate, and the products
         // multiply in the same order either way.
         let mut tag_product = 1.0;
+        let mut context = 1.0;
         for tag in &action.tags {
-            tag_product *= lookup(&agent.tag_modifiers, *tag).unwrap_or(1.0);
+            let entry = tables.symbol(*tag);
+            tag_product *= entry.personality;
+            context *= entry.context;
         }
         let domain = action
             .domain
             .and_then(|domain| lookup(&agent.domain_preferences, domain))
             .unwrap_or(1.0);
         let personality = tag_product * domain;
-        let mut context = 1.0;
-        for active in contexts.iter().chain(&agent.contexts) {
-            for tag in &action.tags {
-                if let Some(multiplier) = lookup(&active.tag_multipliers, *tag) {
-                    context *= multiplier * multiplier;
-                }
-            }
-        }
         let context = context * location_factor;
         let cost: f64 = action
             .costs
@@ -365,6 +482,7 @@ impl<'a> ScoringView<'a> {
         mut ineligible: Option<&mut Vec<Ineligible>>,
     ) {
         const CHUNK: usize = 16;
+        let tables = self.tables();
         let mut chunk = [(0usize, 0.0f64, 0.0f64); CHUNK];
         let mut indices = indices
             .into_iter()
@@ -387,7 +505,8 @@ impl<'a> ScoringView<'a> {
                 return;
             }
             for &placed in &chunk[..filled] {
-                self.evaluate_provider(world, placed, tuning, ranked, ineligible.as_deref_mut());
+                let ineligible = ineligible.as_deref_mut();
+                self.evaluate_provider(tables, world, placed, tuning, ranked, ineligible);
             }
         }
     }
@@ -396,6 +515,7 @@ impl<'a> ScoringView<'a> {
     /// `M_distance`.
     fn evaluate_provider(
         &self,
+        tables: Tables<'_>,
         world: &World,
         (provider_index, distance, distance_factor): (usize, f64, f64),
         tuning: &Tuning,
@@ -405,7 +525,7 @@ impl<'a> ScoringView<'a> {
         let Some(provider) = world.providers.get(provider_index) else {
             return;
         };
-        let (now_hours, contexts) = (world.now_hours, &world.contexts);
+        let now_hours = world.now_hours;
         let location_factor = match &self.agent.preferred_provider {
             Some((preferred, multiplier)) if *preferred == provider.id => *multiplier,
             _ => 1.0,
@@ -423,7 +543,7 @@ impl<'a> ScoringView<'a> {
                 }
                 None => {
                     let (utility, breakdown) =
-                        self.score(action, (distance_factor, location_factor), contexts, tuning);
+                        self.score(tables, action, (distance_factor, location_factor), tuning);
                     ranked.push(Candidate {
                         provider: provider_index,
                         action: action_index,
@@ -465,7 +585,9 @@ const STACK_SORT_LIMIT: usize = 64;
 /// Sorts by descending utility; ties keep input order. It sorts compact integer keys (on the
 /// stack for the few dozen candidates a decision usually sees) and then moves each large
 /// candidate once, by following the permutation's cycles in place — several times faster than
-/// a stable sort of the candidates themselves, and allocation-free.
+/// a stable sort of the candidates themselves, and allocation-free. The keys are unique (the
+/// input index is in them), so the standard library's unstable sort, whose small-input path is
+/// branch-light, gives the stable order.
 pub(crate) fn sort_by_utility(ranked: &mut [Candidate]) {
     // One integer per candidate: the utility's order bits (inverted for descending) above the
     // input index, so a plain integer sort is the stable descending sort.
@@ -474,15 +596,10 @@ pub(crate) fn sort_by_utility(ranked: &mut [Candidate]) {
     if ranked.len() <= STACK_SORT_LIMIT {
         let mut keys = [0u128; STACK_SORT_LIMIT];
         let keys = &mut keys[..ranked.len()];
-        // Insertion sort while filling: for a few dozen keys it beats a general sort.
-        for (filled, k) in ranked.iter().enumerate().map(key).enumerate() {
-            let mut at = filled;
-            while at > 0 && keys[at - 1] > k {
-                keys[at] = keys[at - 1];
-                at -= 1;
-            }
-            keys[at] = k;
+        for (slot, k) in keys.iter_mut().zip(ranked.iter().enumerate().map(key)) {
+            *slot = k;
         }
+        keys.sort_unstable();
         permute(ranked, keys);
     } else {
         let mut keys: Vec<u128> = ranked.iter().enumerate().map(key).collect();
@@ -551,6 +668,77 @@ mod tests {
             distance: 0.0,
             breakdown: Breakdown::default(),
         }
+    }
+
+    /// The table a view builds must read names exactly as a search of the agent's lists
+    /// would: the first of repeated names counts, names beyond the table are neutral, and the
+    /// heap table (many considerations) scores as the stack table does.
+    #[test]
+    fn symbol_table_reads_names_as_a_search_would() {
+        use crate::agent::Agent;
+        use crate::consideration::Consideration;
+        use crate::vocabulary::Vocabulary;
+        use crate::world::{AdvertisedAction, Position};
+
+        let mut vocabulary = Vocabulary::new();
+        let hunger = vocabulary.intern("HUNGER");
+        let food = vocabulary.intern("food");
+        let storm = vocabulary.intern("storm");
+        let fillers: Vec<Symbol> = (0..70)
+            .map(|i| vocabulary.intern(&format!("N{i}")))
+            .collect();
+        let unknown_tag = vocabulary.intern("never_named");
+
+        let mut agent = Agent::new("a", Position::new(0.0, 0.0));
+        agent
+            .considerations
+            .push(Consideration::new(hunger, 20.0, 0.0, 100.0));
+        agent.tag_modifiers = vec![(food, 1.5), (food, 9.0)];
+        let contexts = [Context {
+            name: storm,
+            tag_multipliers: vec![(food, 2.0), (food, 7.0)],
+        }];
+        let mut action = AdvertisedAction::new("eat");
+        action.deltas = vec![(hunger, 40.0)];
+        action.tags = vec![food, unknown_tag];
+
+        let tuning = Tuning::default();
+        let score_of = |agent: &Agent, reuse: bool| {
+            let mut rng = DetRng::new(1);
+            let view = if reuse {
+                ScoringView::reusing(
+                    ScoringBuffers::default(),
+                    agent,
+                    &contexts,
+                    &tuning,
+                    &[],
+                    &mut rng,
+                )
+            } else {
+                ScoringView::new(agent, &contexts, &tuning, &[], &mut rng)
+            };
+            view.score(view.tables(), &action, (1.0, 1.0), &tuning)
+        };
+        let (utility, breakdown) = score_of(&agent, false);
+        assert_eq!(breakdown.personality, 1.5, "first tag modifier wins");
+        assert_eq!(
+            breakdown.context, 4.0,
+            "first multiplier of a context wins, squared"
+        );
+        assert!((breakdown.benefit - 25.6).abs() < 1e-9, "{}", breakdown.benefit);
+        assert_eq!(
+            score_of(&agent, true),
+            (utility, breakdown),
+            "heap buffers agree"
+        );
+
+        // Seventy more considerations (a heap table) change nothing for this action.
+        for filler in &fillers {
+            agent
+                .considerations
+                .push(Consideration::new(*filler, 50.0, 0.0, 100.0));
+        }
+        assert_eq!(score_of(&agent, false), (utility, breakdown));
     }
 
     #[test]
