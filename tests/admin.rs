@@ -1,6 +1,6 @@
 //! End-to-end: `geppetto serve` with the in-process bus, its internal clock and the admin API on
 //! a free loopback port: health, NPC list, the debug-brain view, Prometheus metrics, and a
-//! despawn that needs the bearer token and goes through the world log.
+//! despawn and a schedule override that need the bearer token and go through the world log.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -17,10 +17,21 @@ impl Drop for Serve {
 }
 
 fn request(port: u16, method: &str, path: &str, token: Option<&str>) -> Option<(u16, String)> {
+    request_with(port, method, path, token, "")
+}
+
+fn request_with(
+    port: u16,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &str,
+) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    let length = body.len();
     let text = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n{body}"
     );
     stream.write_all(text.as_bytes()).ok()?;
     let mut reply = String::new();
@@ -104,5 +115,28 @@ fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
         "kit was despawned through the world log"
     );
     let (status, _) = request(port, "GET", "/npcs/nobody/brain", None).expect("reply");
+    assert_eq!(status, 404);
+
+    // A temporary schedule block, queued through the world log like a despawn.
+    let summons = r#"{"activity": "summoned", "location": "chapel", "tags": ["rest"], "hours": 6}"#;
+    let path = "/npcs/piet/schedule_override";
+    let (status, _) = request_with(port, "POST", path, None, summons).expect("reply");
+    assert_eq!(status, 401);
+    let (status, body) = request_with(
+        port,
+        "POST",
+        path,
+        Some("s3cret"),
+        r#"{"activity": "x", "hours": -1}"#,
+    )
+    .expect("reply");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("hours"), "{body}");
+    let (status, _) = request_with(port, "POST", path, Some("s3cret"), summons).expect("reply");
+    assert_eq!(status, 202);
+    let brain = until(port, "/npcs/piet/brain", |b| b.contains("\"summoned\""));
+    assert!(brain.contains("\"schedule_block\":\"summoned\""), "{brain}");
+    let path = "/npcs/nobody/schedule_override";
+    let (status, _) = request_with(port, "POST", path, Some("s3cret"), summons).expect("reply");
     assert_eq!(status, 404);
 }

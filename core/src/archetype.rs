@@ -255,6 +255,10 @@ pub struct ArchetypeSpec {
     /// Goal descriptions it never takes on.
     #[serde(default)]
     pub forbidden_goals: Vec<String>,
+    /// How a social event of each kind (`insult`, `gift`, `theft`…) moves its mood, −1…1;
+    /// remembered and fading. Kinds not named leave mood alone.
+    #[serde(default)]
+    pub event_moods: BTreeMap<String, f64>,
     /// How readily it passes rumours on (0–1); default 0.5.
     #[serde(default = "half")]
     pub gossip_tendency: f64,
@@ -513,6 +517,11 @@ impl CompiledArchetype {
                 .needs
                 .iter()
                 .map(|(name, need)| (vocabulary.intern(name), need.weight))
+                .collect(),
+            event_moods: spec
+                .event_moods
+                .iter()
+                .map(|(kind, mood)| (kind.clone(), mood.clamp(-1.0, 1.0)))
                 .collect(),
             ..WellbeingConfig::default()
         };

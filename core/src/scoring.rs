@@ -725,7 +725,11 @@ mod tests {
             breakdown.context, 4.0,
             "first multiplier of a context wins, squared"
         );
-        assert!((breakdown.benefit - 25.6).abs() < 1e-9, "{}", breakdown.benefit);
+        assert!(
+            (breakdown.benefit - 25.6).abs() < 1e-9,
+            "{}",
+            breakdown.benefit
+        );
         assert_eq!(
             score_of(&agent, true),
             (utility, breakdown),

@@ -30,6 +30,9 @@ pub struct WellbeingConfig {
     pub memory_half_life_hours: f64,
     /// Largest external change to a need per tick, in normalised units; default 0.25.
     pub max_need_delta_per_tick: f64,
+    /// How a social event of each kind moves mood (−1…1), remembered and fading; kinds not
+    /// listed leave mood alone. Default: none (archetypes name theirs in `event_moods`).
+    pub event_moods: Vec<(String, f64)>,
 }
 
 impl Default for WellbeingConfig {
@@ -42,6 +45,7 @@ impl Default for WellbeingConfig {
             memory_bound: 0.3,
             memory_half_life_hours: 6.0,
             max_need_delta_per_tick: 0.25,
+            event_moods: Vec::new(),
         }
     }
 }
@@ -135,6 +139,14 @@ impl WellbeingConfig {
             mood_delta: mood_delta.clamp(-1.0, 1.0),
             at_hours: now_hours,
         });
+    }
+
+    /// How an event of `kind` moves mood by this configuration (0 for a kind it does not name).
+    pub fn event_mood(&self, kind: &str) -> f64 {
+        self.event_moods
+            .iter()
+            .find(|(k, _)| k == kind)
+            .map_or(0.0, |(_, mood)| *mood)
     }
 
     /// Applies an external change to a need, damped to `max_need_delta_per_tick` of its range.

@@ -322,6 +322,49 @@ async fn spawn(
     HttpResponse::Accepted().json(json!({"queued": true}))
 }
 
+/// The zone holding NPC `id` and its game time, if any zone does.
+async fn locate<'s>(state: &'s AdminState, id: &str) -> Option<(&'s ZoneHandle, u64)> {
+    for handle in state.zones.values() {
+        let wanted = id.to_owned();
+        if let Ok(Some(game_time)) = handle
+            .with(move |zone| zone.npc_index(&wanted).map(|_| zone.game_time))
+            .await
+        {
+            return Some((handle, game_time));
+        }
+    }
+    None
+}
+
+/// Writes `event` about NPC `id` into its zone's world stream (the zone applies it from the
+/// log, like any world event); `what` names it in the message id.
+async fn queue_for_npc(
+    state: &AdminState,
+    id: &str,
+    what: &str,
+    event: WorldEvent,
+) -> HttpResponse {
+    let Some((handle, game_time)) = locate(state, id).await else {
+        return HttpResponse::NotFound().json(json!({"error": format!("no NPC `{id}`")}));
+    };
+    let message = WorldMessage {
+        header: header(
+            format!("{}:admin:{what}:{id}:{game_time}", handle.name),
+            &handle.name,
+            game_time,
+        ),
+        event,
+    };
+    // Checked now so the caller hears about a bad request; the zone applies it from the log.
+    if let Err(e) = crate::bus::envelope::parse_world(&message.to_json()) {
+        return HttpResponse::BadRequest().json(json!({"error": e.to_string()}));
+    }
+    state
+        .bus
+        .publish(&handle.name, StreamKind::World, message.to_json());
+    HttpResponse::Accepted().json(json!({"queued": true}))
+}
+
 async fn despawn(
     state: web::Data<AdminState>,
     request: HttpRequest,
@@ -331,27 +374,44 @@ async fn despawn(
         return HttpResponse::Unauthorized().json(json!({"error": "bearer token required"}));
     }
     let id = path.into_inner();
-    for handle in state.zones.values() {
-        let wanted = id.clone();
-        if let Ok(Some(game_time)) = handle
-            .with(move |zone| zone.npc_index(&wanted).map(|_| zone.game_time))
-            .await
-        {
-            let message = WorldMessage {
-                header: header(
-                    format!("{}:admin:despawn:{id}:{game_time}", handle.name),
-                    &handle.name,
-                    game_time,
-                ),
-                event: WorldEvent::NpcDespawned { npc: id.clone() },
-            };
-            state
-                .bus
-                .publish(&handle.name, StreamKind::World, message.to_json());
-            return HttpResponse::Accepted().json(json!({"queued": true}));
-        }
+    let event = WorldEvent::NpcDespawned { npc: id.clone() };
+    queue_for_npc(&state, &id, "despawn", event).await
+}
+
+#[derive(Deserialize)]
+struct ScheduleOverrideRequest {
+    activity: String,
+    #[serde(default)]
+    location: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    hours: f64,
+}
+
+/// `POST /npcs/{id}/schedule_override`: a temporary schedule block (`{activity, location?,
+/// tags?, hours}`), queued as a `schedule_override` world event.
+async fn schedule_override(
+    state: web::Data<AdminState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> HttpResponse {
+    if !authorised(&state, &request) {
+        return HttpResponse::Unauthorized().json(json!({"error": "bearer token required"}));
     }
-    HttpResponse::NotFound().json(json!({"error": format!("no NPC `{id}`")}))
+    let wanted: ScheduleOverrideRequest = match serde_json::from_slice(&body) {
+        Ok(wanted) => wanted,
+        Err(e) => return HttpResponse::BadRequest().json(json!({"error": e.to_string()})),
+    };
+    let id = path.into_inner();
+    let event = WorldEvent::ScheduleOverride {
+        npc: id.clone(),
+        activity: wanted.activity,
+        location: wanted.location,
+        tags: wanted.tags,
+        hours: wanted.hours,
+    };
+    queue_for_npc(&state, &id, "schedule_override", event).await
 }
 
 /// Binds `address` and returns the running server (spawn or await it).
@@ -366,6 +426,10 @@ pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev
             .route("/npcs", web::post().to(spawn))
             .route("/npcs/{id}", web::delete().to(despawn))
             .route("/npcs/{id}/brain", web::get().to(npc_brain))
+            .route(
+                "/npcs/{id}/schedule_override",
+                web::post().to(schedule_override),
+            )
     })
     .workers(1)
     .bind(address)?

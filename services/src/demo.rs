@@ -171,6 +171,7 @@ fn script(zone: &str, start: u64) -> Vec<WorldMessage> {
                 source: "a cutpurse".into(),
                 target: "greta".into(),
                 deltas: BTreeMap::from([("THREAT".into(), 90.0)]),
+                mood: None,
             },
         ),
         // Vex lifts Piet's purse; Piet, a trader by archetype, sets out to report it.
@@ -182,6 +183,7 @@ fn script(zone: &str, start: u64) -> Vec<WorldMessage> {
                 source: "vex".into(),
                 target: "piet".into(),
                 deltas: BTreeMap::new(),
+                mood: None,
             },
         ),
         at(

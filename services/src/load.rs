@@ -291,6 +291,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                             source,
                             target,
                             deltas: BTreeMap::from([("FUN".into(), 1.0)]),
+                            mood: None,
                         },
                     }
                     .to_json(),

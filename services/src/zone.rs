@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use geppetto_core::affect::AffectEvent;
 use geppetto_core::rng::{derive_seed, stable_hash};
+use geppetto_core::schedule::{ScheduleBlock, ScheduleOverride};
 use geppetto_core::simulator::{
     DetailLevel, Prepared, ReactiveLayer, SimEvent, SimulatedAgent, Simulator, Stage, TickRequest,
     TickResult,
@@ -540,17 +541,35 @@ impl Zone {
                 source,
                 target,
                 deltas,
+                mood,
             } => {
                 if let Some(index) = self.npc_index(target) {
+                    let now_hours = self.now_hours();
+                    let npc = &mut self.agents[index];
                     for (name, delta) in deltas {
                         let symbol = self.vocabulary.intern(name);
-                        if let Some(c) = self.agents[index]
-                            .agent
-                            .considerations
-                            .iter_mut()
-                            .find(|c| c.name == symbol)
-                        {
-                            c.value = (c.value + delta).clamp(c.min, c.max.max(c.min));
+                        match &mut npc.wellbeing {
+                            // An NPC with a wellbeing layer takes external changes damped
+                            // (`max_need_delta_per_tick`) and remembers how the event felt.
+                            Some((config, _)) => {
+                                config.nudge(&mut npc.agent, symbol, *delta);
+                            }
+                            None => {
+                                if let Some(c) = npc
+                                    .agent
+                                    .considerations
+                                    .iter_mut()
+                                    .find(|c| c.name == symbol)
+                                {
+                                    c.value = (c.value + delta).clamp(c.min, c.max.max(c.min));
+                                }
+                            }
+                        }
+                    }
+                    if let Some((config, wellbeing)) = &mut npc.wellbeing {
+                        let felt = mood.unwrap_or_else(|| config.event_mood(kind));
+                        if felt != 0.0 {
+                            config.remember(wellbeing, felt, now_hours);
                         }
                     }
                     self.publish(
@@ -571,7 +590,6 @@ impl Zone {
                             .push(AffectEvent::new(kind.clone()).from_source(source.clone()));
                     }
                     // …and an archetype NPC may take on a reactive goal about it.
-                    let now_hours = self.now_hours();
                     if let Some(book) = &mut self.agents[index].goals {
                         let created: Vec<SimEvent> = book
                             .react(kind, source, now_hours)
@@ -580,6 +598,35 @@ impl Zone {
                             .collect();
                         self.emit(index, &created, out);
                     }
+                }
+            }
+            WorldEvent::ScheduleOverride {
+                npc,
+                activity,
+                location,
+                tags,
+                hours,
+            } => {
+                let Some(index) = self.npc_index(npc) else {
+                    return;
+                };
+                let now_hours = self.now_hours();
+                let block = ScheduleBlock {
+                    start_hour: 0.0,
+                    end_hour: 24.0,
+                    activity: self.vocabulary.intern(activity),
+                    tags: tags.iter().map(|t| self.vocabulary.intern(t)).collect(),
+                    location: location.clone(),
+                    priority: 0.0,
+                    conditions: Vec::new(),
+                    coarse_event: None,
+                };
+                match &mut self.agents[index].schedule {
+                    Some(layer) => layer.overrides.push(ScheduleOverride {
+                        block,
+                        expires_at_hours: now_hours + hours,
+                    }),
+                    None => tracing::warn!(%npc, "schedule_override for an NPC without a schedule"),
                 }
             }
             WorldEvent::ActionCompleted { .. } | WorldEvent::Say { .. } => {}
@@ -1156,7 +1203,18 @@ impl Zone {
                     };
                     self.publish(index, StreamKind::NpcEvents, &body, out);
                 }
-                // Events the core adds over time (affect bursts, schedule activities…) go out
+                SimEvent::ActivityChanged { from, to } => {
+                    let name = |activity: &Option<_>| {
+                        activity.map(|symbol| self.vocabulary.name(symbol).to_owned())
+                    };
+                    let body = NpcEvent::ActivityChanged {
+                        npc: npc.clone(),
+                        from: name(from),
+                        to: name(to),
+                    };
+                    self.publish(index, StreamKind::NpcEvents, &body, out);
+                }
+                // Events the core adds over time (affect bursts, reactive layers…) go out
                 // under their own snake_case name until they get a dedicated payload.
                 other => {
                     self.publish(
@@ -1347,6 +1405,7 @@ pub(crate) mod tests {
                         source: "stranger".into(),
                         target: "roderick".into(),
                         deltas: BTreeMap::new(),
+                        mood: None,
                     },
                 };
                 zone.apply(&message, &mut ZoneOutput::default());
@@ -1381,6 +1440,7 @@ pub(crate) mod tests {
                     source: "vex".into(),
                     target: "piet".into(),
                     deltas: BTreeMap::new(),
+                    mood: None,
                 },
             };
             let mut out = ZoneOutput::default();
@@ -1420,6 +1480,144 @@ pub(crate) mod tests {
             .any(|(_, m)| m.contains("\"npc\":\"piet\"") && m.contains("report_a_theft"));
         assert!(reported, "piet goes to the watch");
         assert!(goals(&zone).is_empty(), "and the goal is met");
+    }
+
+    fn send(zone: &mut Zone, event: WorldEvent) -> Vec<(StreamKind, String)> {
+        let message = WorldMessage {
+            header: header("e", "village", zone.game_time),
+            event,
+        };
+        let mut out = ZoneOutput::default();
+        zone.apply(&message, &mut out);
+        out.messages
+    }
+
+    fn social(kind: &str, target: &str, deltas: &[(&str, f64)], mood: Option<f64>) -> WorldEvent {
+        WorldEvent::SocialEvent {
+            kind: kind.into(),
+            source: "stranger".into(),
+            target: target.into(),
+            deltas: deltas.iter().map(|(n, d)| ((*n).to_owned(), *d)).collect(),
+            mood,
+        }
+    }
+
+    #[test]
+    fn social_events_are_remembered_by_archetype_and_external_need_changes_are_damped() {
+        let mut zone = village();
+        advance(&mut zone, 60);
+        let last_memory = |zone: &Zone, npc: &str| {
+            let index = zone.npc_index(npc).expect("npc");
+            let (_, wellbeing) = zone.agents[index].wellbeing.as_ref().expect("wellbeing");
+            wellbeing.memories.last().map(|m| m.mood_delta)
+        };
+        send(&mut zone, social("insult", "piet", &[], None));
+        assert_eq!(last_memory(&zone, "piet"), Some(-0.3), "villager default");
+        send(&mut zone, social("insult", "roderick", &[], None));
+        assert_eq!(
+            last_memory(&zone, "roderick"),
+            Some(-0.1),
+            "the guard's own"
+        );
+        send(&mut zone, social("theft", "roderick", &[], None));
+        assert_eq!(
+            last_memory(&zone, "roderick"),
+            Some(-0.6),
+            "guard overrides theft too"
+        );
+        send(&mut zone, social("gift", "sela", &[], Some(0.7)));
+        assert_eq!(
+            last_memory(&zone, "sela"),
+            Some(0.7),
+            "the event's own mood wins"
+        );
+        send(&mut zone, social("wave", "hilda", &[], None));
+        assert_eq!(
+            last_memory(&zone, "hilda"),
+            None,
+            "kinds not named leave mood alone"
+        );
+
+        // The remembered insult lowers mood against an identical village without it.
+        let mut calm = village();
+        enter(&mut calm, "market");
+        advance(&mut calm, 60);
+        let mut insulted = village();
+        enter(&mut insulted, "market");
+        advance(&mut insulted, 60);
+        send(&mut insulted, social("insult", "marla", &[], None));
+        advance(&mut calm, 1);
+        advance(&mut insulted, 1);
+        let mood = |zone: &Zone| {
+            let index = zone.npc_index("marla").expect("marla");
+            zone.agents[index]
+                .wellbeing
+                .as_ref()
+                .expect("wellbeing")
+                .1
+                .mood
+        };
+        assert!(
+            mood(&insulted) < mood(&calm),
+            "{} vs {}",
+            mood(&insulted),
+            mood(&calm)
+        );
+
+        // A blow to comfort is damped to a quarter of the range in one event.
+        let ulla = zone.npc_index("ulla").expect("ulla");
+        let comfort = zone.vocabulary.intern("COMFORT");
+        let value = |zone: &Zone| {
+            zone.agents[ulla]
+                .agent
+                .consideration(comfort)
+                .expect("comfort")
+                .value
+        };
+        let before = value(&zone);
+        send(
+            &mut zone,
+            social("insult", "ulla", &[("COMFORT", -1.0)], None),
+        );
+        let drop = before - value(&zone);
+        assert!(
+            (drop - 0.25f64.min(before)).abs() < 1e-9,
+            "damped: {before} -> {}",
+            value(&zone)
+        );
+    }
+
+    #[test]
+    fn a_schedule_override_holds_until_it_expires_and_activity_changes_are_events() {
+        let mut zone = village();
+        enter(&mut zone, "market");
+        advance(&mut zone, 10 * 60);
+        let activities = |messages: &[(StreamKind, String)]| {
+            messages
+                .iter()
+                .filter(|(_, m)| {
+                    m.contains("\"type\":\"activity_changed\"") && m.contains("\"npc\":\"piet\"")
+                })
+                .map(|(_, m)| {
+                    let value: serde_json::Value = serde_json::from_str(m).expect("json");
+                    value["to"].as_str().unwrap_or("none").to_owned()
+                })
+                .collect::<Vec<_>>()
+        };
+        let summons = WorldEvent::ScheduleOverride {
+            npc: "piet".into(),
+            activity: "worship".into(),
+            location: Some("chapel".into()),
+            tags: vec!["rest".into()],
+            hours: 2.0,
+        };
+        send(&mut zone, summons);
+        let first_hour = advance(&mut zone, 60);
+        assert_eq!(activities(&first_hour), vec!["worship"]);
+        let later = advance(&mut zone, 2 * 60);
+        let after = activities(&later);
+        assert_eq!(after.len(), 1, "back to the schedule once: {after:?}");
+        assert_ne!(after[0], "worship");
     }
 
     #[test]

@@ -108,6 +108,23 @@ pub enum WorldEvent {
         target: String,
         /// Changes to the target's considerations.
         deltas: BTreeMap<String, f64>,
+        /// How it moves the target's mood (−1…1); absent: the archetype's `event_moods` for
+        /// this kind.
+        mood: Option<f64>,
+    },
+    /// A temporary schedule block for one NPC (a festival, a summons, a curfew) that replaces
+    /// its schedule until it expires.
+    ScheduleOverride {
+        /// NPC id.
+        npc: String,
+        /// What the NPC does meanwhile (`worship`, `guard`…).
+        activity: String,
+        /// Where: a provider id or a placeholder like `{home}`.
+        location: Option<String>,
+        /// Action tags the activity favours.
+        tags: Vec<String>,
+        /// Game hours it holds from the envelope's time.
+        hours: f64,
     },
     /// The game finished carrying out an intent.
     ActionCompleted {
@@ -170,6 +187,7 @@ impl WorldEvent {
             Self::NpcDespawned { .. } => "npc_despawned",
             Self::ProviderUpdated { .. } => "provider_updated",
             Self::SocialEvent { .. } => "social_event",
+            Self::ScheduleOverride { .. } => "schedule_override",
             Self::ActionCompleted { .. } => "action_completed",
             Self::ActionFailed { .. } => "action_failed",
             Self::WeatherChanged { .. } => "weather_changed",
@@ -198,9 +216,20 @@ impl WorldEvent {
                 source,
                 target,
                 deltas,
-            } => {
-                serde_json::json!({"kind": kind, "source": source, "target": target, "deltas": deltas})
-            }
+                mood,
+            } => serde_json::json!({
+                "kind": kind, "source": source, "target": target, "deltas": deltas, "mood": mood
+            }),
+            Self::ScheduleOverride {
+                npc,
+                activity,
+                location,
+                tags,
+                hours,
+            } => serde_json::json!({
+                "npc": npc, "activity": activity, "location": location, "tags": tags,
+                "hours": hours
+            }),
             Self::ActionCompleted { npc, intent } => {
                 serde_json::json!({"npc": npc, "intent": intent})
             }
@@ -288,6 +317,18 @@ struct SocialEvent {
     target: String,
     #[serde(default)]
     deltas: BTreeMap<String, f64>,
+    #[serde(default)]
+    mood: Option<f64>,
+}
+#[derive(Deserialize)]
+struct ScheduleOverride {
+    npc: String,
+    activity: String,
+    #[serde(default)]
+    location: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    hours: f64,
 }
 #[derive(Deserialize)]
 struct ActionReport {
@@ -371,6 +412,24 @@ pub fn parse_world(text: &str) -> Result<WorldMessage, EnvelopeError> {
                 source: p.source,
                 target: p.target,
                 deltas: p.deltas,
+                mood: p.mood,
+            }
+        }
+        "schedule_override" => {
+            let p: ScheduleOverride = payload(&kind, &value)?;
+            if !(p.hours.is_finite() && p.hours > 0.0) {
+                return Err(EnvelopeError::new(
+                    &kind,
+                    "hours",
+                    "must be a positive number of game hours",
+                ));
+            }
+            WorldEvent::ScheduleOverride {
+                npc: p.npc,
+                activity: p.activity,
+                location: p.location,
+                tags: p.tags,
+                hours: p.hours,
             }
         }
         "action_completed" => {
@@ -661,6 +720,16 @@ pub enum NpcEvent {
     NpcDespawned {
         /// NPC id.
         npc: String,
+    },
+    /// The schedule's activity changed (seed 001 §6.5 `ActivityChangedEvent`); `None` when no
+    /// block is in force.
+    ActivityChanged {
+        /// NPC id.
+        npc: String,
+        /// The activity before.
+        from: Option<String>,
+        /// The activity now.
+        to: Option<String>,
     },
     /// Another core event, by name (published as it appears in the core).
     CoreEvent {
