@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use geppetto_core::affect::AffectEvent;
+use geppetto_core::catch_up::{CatchUpCache, CatchUpConfig, CatchUpRequest};
 use geppetto_core::rng::{derive_seed, stable_hash};
 use geppetto_core::schedule::{ScheduleBlock, ScheduleOverride};
 use geppetto_core::simulator::{
@@ -50,8 +51,13 @@ pub const MAX_BUFFERED_TICK_DURATIONS: usize = 4096;
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TickConfig {
-    /// Ticks one `time_advanced` event may run at most; older ticks are skipped (time jumps).
+    /// Ticks one `time_advanced` event may run at most; default 60. A longer jump (a server
+    /// back after a night offline) brings every NPC over the rest analytically (seed 001
+    /// §7.4: whole days in closed form, the remainder hourly) and ticks only the last ones.
     pub max_catch_up_ticks_per_event: u64,
+    /// Longest jump caught up analytically, game hours; default 168 (a week). Older time is
+    /// gone.
+    pub catch_up_max_hours: f64,
     /// Scoring threads for the zone's batch decision (never changes the result).
     pub decision_workers: usize,
 }
@@ -60,6 +66,7 @@ impl Default for TickConfig {
     fn default() -> Self {
         Self {
             max_catch_up_ticks_per_event: 60,
+            catch_up_max_hours: 168.0,
             decision_workers: 1,
         }
     }
@@ -159,6 +166,8 @@ pub struct Zone {
     sets: SetLibrary,
     /// The shipped archetypes, compiled with this zone's vocabulary.
     archetypes: BTreeMap<String, CompiledArchetype>,
+    /// Daily cycles for analytic catch-up, by archetype (or NPC id) and start hour.
+    catch_up_cache: CatchUpCache,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
     /// Where the load generator collects every tick duration, milliseconds (None in service).
@@ -272,6 +281,7 @@ impl Zone {
             full_tick_hours: tuning.full_tick_hours,
             sets: sets.clone(),
             archetypes: BTreeMap::new(),
+            catch_up_cache: CatchUpCache::default(),
             tick_durations_ms: Vec::new(),
             tick_sink: None,
             #[cfg(feature = "fault-injection")]
@@ -481,8 +491,7 @@ impl Zone {
                 }
                 let max = self.config.tick.max_catch_up_ticks_per_event.max(1);
                 if target - self.game_time > max {
-                    tracing::warn!(zone = %self.name, skipped = target - self.game_time - max, "time jump beyond the catch-up bound");
-                    self.game_time = target - max;
+                    self.catch_up_all(target - max, out);
                 }
                 while self.game_time < target {
                     self.game_time += 1;
@@ -664,6 +673,74 @@ impl Zone {
             // Recorded by this zone when it decided; a replay (issue 10) applies it by tick.
             WorldEvent::GovernorDecision(_) => {}
         }
+    }
+
+    /// Brings every NPC (not held by isolation) from now to game time `to` in one analytic
+    /// step, then sets the zone's clock there. Running actions end (their intents are
+    /// cancelled with reason `caught_up`); each NPC ends where its schedule puts it and reports
+    /// `caught_up`; goals past their deadline fail.
+    fn catch_up_all(&mut self, to: u64, out: &mut ZoneOutput) {
+        let from_hours = self.now_hours();
+        let to_hours = to as f64 * self.full_tick_hours;
+        let config = CatchUpConfig {
+            max_hours: self.config.tick.catch_up_max_hours,
+        };
+        tracing::info!(zone = %self.name, from_hours, to_hours, "time jump: catching NPCs up");
+        self.world.now_hours = to_hours;
+        for index in 0..self.agents.len() {
+            let id = self.agents[index].agent.id.clone();
+            if self
+                .isolation
+                .is_held(&id, self.meta[index].archetype.as_deref())
+            {
+                continue;
+            }
+            self.cancel(index, "caught_up", out);
+            if let Some(running) = self.agents[index].running.take() {
+                geppetto_core::apply_occupancy(
+                    &mut self.world,
+                    &[SimEvent::ActionCompleted {
+                        provider: running.provider,
+                        action: running.action.id,
+                    }],
+                );
+            }
+            let request = CatchUpRequest {
+                from_hours,
+                to_hours,
+                archetype: self.meta[index].archetype.as_deref().unwrap_or(&id),
+                seed: derive_seed(self.seed, stable_hash(&id) ^ to),
+            };
+            let report = self.simulator.catch_up(
+                &mut self.agents[index],
+                &self.world,
+                &request,
+                &mut self.catch_up_cache,
+                &config,
+            );
+            let place = self.agents[index]
+                .schedule
+                .as_ref()
+                .and_then(|s| s.location_at(&self.world, to_hours))
+                .and_then(|place| self.providers.get(&place));
+            if let Some(place) = place {
+                self.meta[index].room = place.room;
+            }
+            let failed: Vec<SimEvent> = report
+                .events
+                .into_iter()
+                .filter(|e| matches!(e, SimEvent::GoalFailed { .. }))
+                .collect();
+            self.emit(index, &failed, out);
+            let body = NpcEvent::CaughtUp {
+                npc: id,
+                hours: report.hours,
+                closed_form_days: report.closed_form_days,
+                hourly_steps: report.hourly_steps,
+            };
+            self.publish(index, StreamKind::NpcEvents, &body, out);
+        }
+        self.game_time = to;
     }
 
     fn despawn(&mut self, npc: &str, out: &mut ZoneOutput) {
@@ -1483,8 +1560,13 @@ pub(crate) mod tests {
     }
 
     fn send(zone: &mut Zone, event: WorldEvent) -> Vec<(StreamKind, String)> {
+        let now = zone.game_time;
+        send_at(zone, now, event)
+    }
+
+    fn send_at(zone: &mut Zone, game_time: u64, event: WorldEvent) -> Vec<(StreamKind, String)> {
         let message = WorldMessage {
-            header: header("e", "village", zone.game_time),
+            header: header("e", "village", game_time),
             event,
         };
         let mut out = ZoneOutput::default();
@@ -1618,6 +1700,41 @@ pub(crate) mod tests {
         let after = activities(&later);
         assert_eq!(after.len(), 1, "back to the schedule once: {after:?}");
         assert_ne!(after[0], "worship");
+    }
+
+    #[test]
+    fn a_time_jump_beyond_the_tick_bound_is_caught_up_analytically() {
+        let mut zone = village();
+        enter(&mut zone, "square");
+        advance(&mut zone, 60);
+        let start = zone.game_time;
+        let day = (24.0 / zone.full_tick_hours()) as u64;
+        let caught_up = |messages: &[(StreamKind, String)]| {
+            messages
+                .iter()
+                .filter(|(_, m)| m.contains("\"type\":\"caught_up\""))
+                .map(|(_, m)| serde_json::from_str::<serde_json::Value>(m).expect("json"))
+                .collect::<Vec<_>>()
+        };
+        // Two days and ninety ticks: all but the last 60 ticks are caught up in one step.
+        let target = start + 2 * day + 90;
+        let messages = send_at(&mut zone, target, WorldEvent::TimeAdvanced);
+        assert_eq!(zone.game_time, target);
+        let reports = caught_up(&messages);
+        assert_eq!(reports.len(), zone.agents.len(), "every NPC reports");
+        for report in &reports {
+            assert_eq!(report["closed_form_days"], 2, "{report}");
+            assert_eq!(report["hours"].as_f64(), Some(48.5), "{report}");
+        }
+        assert!(
+            messages.iter().any(|(_, m)| m.contains("\"type\":\"use\"")),
+            "the last ticks run as usual"
+        );
+        // A jump of ten days is capped at a week.
+        let target = zone.game_time + 10 * day + 60;
+        let reports = caught_up(&send_at(&mut zone, target, WorldEvent::TimeAdvanced));
+        assert_eq!(reports[0]["hours"].as_f64(), Some(168.0));
+        assert_eq!(reports[0]["closed_form_days"], 7);
     }
 
     #[test]

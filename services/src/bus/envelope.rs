@@ -731,6 +731,17 @@ pub enum NpcEvent {
         /// The activity now.
         to: Option<String>,
     },
+    /// A time jump beyond the tick bound was caught up analytically (seed 001 §7.4).
+    CaughtUp {
+        /// NPC id.
+        npc: String,
+        /// Game hours caught up (after the cap).
+        hours: f64,
+        /// Whole days applied in closed form.
+        closed_form_days: u32,
+        /// Hours simulated one by one for the remainder.
+        hourly_steps: u32,
+    },
     /// Another core event, by name (published as it appears in the core).
     CoreEvent {
         /// NPC id.
