@@ -21,7 +21,8 @@
 //! - [`social`]: relationships per ordered pair and gossip reception with its reactions.
 //! - [`simulator`]: an agent's life over time — updaters, gradual deltas, the action queue,
 //!   preemption, simplified and full detail.
-//! - [`goals`]: typed, capped, deduplicated goals that boost actions and seed plans.
+//! - [`goals`]: typed, capped, deduplicated goals that boost actions and seed plans;
+//!   [`goal_registry`] writes and reads them as JSON by `predicate_type`.
 //! - [`planner`]: bounded GOAP search turning a multi-step goal into queued actions.
 //! - [`reactive`]: utility sets — the "which now?" layer with veto, selectors and inertia.
 //! - [`tuning`]: calibration, defaults and profiles.
@@ -36,6 +37,7 @@ pub mod consideration;
 pub mod contention;
 pub mod curve;
 pub mod decider;
+pub mod goal_registry;
 pub mod goals;
 pub mod planner;
 pub mod reactive;

@@ -122,10 +122,12 @@ pub fn brain(zone: &Zone, id: &str, top: usize) -> Option<Value> {
         "mood": agent.wellbeing.as_ref().map(|(_, w)| round4(w.mood)),
         "stress": agent.wellbeing.as_ref().map(|(_, w)| round4(w.stress)),
         "schedule_block": agent.schedule.as_ref().and_then(|s| s.current).map(|a| zone.vocabulary.name(a).to_owned()),
-        "goals": agent.goals.as_ref().map(|book| book.goals.iter().map(|g| json!({
-            "description": g.description, "category": g.category.as_str(),
-            "progress": round4(g.progress(&agent.agent, &zone.world, agent.running.as_ref().map(|r| r.provider.as_str()))),
-        })).collect::<Vec<_>>()).unwrap_or_default(),
+        "goals": agent.goals.as_ref().map(|book| book.goals.iter().map(|g| {
+            let mut record = serde_json::to_value(zone.goal_predicates.goal_record(g, &zone.vocabulary)).unwrap_or_default();
+            let at = agent.running.as_ref().map(|r| r.provider.as_str());
+            record["progress"] = json!(round4(g.progress(&agent.agent, &zone.world, at)));
+            record
+        }).collect::<Vec<_>>()).unwrap_or_default(),
         "errors": zone.isolation.failures(id),
         "current_action": agent.running.as_ref().map(|r| json!({
             "provider": r.provider, "action": r.action.id, "elapsed_hours": round4(r.elapsed_hours),

@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use geppetto_core::affect::AffectEvent;
 use geppetto_core::catch_up::{CatchUpCache, CatchUpConfig, CatchUpRequest};
+use geppetto_core::goal_registry::GoalPredicateRegistry;
 use geppetto_core::rng::{derive_seed, stable_hash};
 use geppetto_core::schedule::{ScheduleBlock, ScheduleOverride};
 use geppetto_core::simulator::{
@@ -168,6 +169,8 @@ pub struct Zone {
     archetypes: BTreeMap<String, CompiledArchetype>,
     /// Daily cycles for analytic catch-up, by archetype (or NPC id) and start hour.
     catch_up_cache: CatchUpCache,
+    /// How goal predicates are written and read (brain view, snapshots).
+    pub goal_predicates: GoalPredicateRegistry,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
     /// Where the load generator collects every tick duration, milliseconds (None in service).
@@ -282,6 +285,7 @@ impl Zone {
             sets: sets.clone(),
             archetypes: BTreeMap::new(),
             catch_up_cache: CatchUpCache::default(),
+            goal_predicates: GoalPredicateRegistry::default(),
             tick_durations_ms: Vec::new(),
             tick_sink: None,
             #[cfg(feature = "fault-injection")]
@@ -1547,6 +1551,18 @@ pub(crate) mod tests {
         assert_eq!(
             goals(&zone),
             vec![("report the theft by vex".to_owned(), Some("vex".to_owned()))]
+        );
+        let brain = crate::admin::brain(&zone, "piet", 3).expect("piet");
+        let shown = brain["goals"].as_array().expect("goals");
+        let goal = shown
+            .iter()
+            .find(|g| g["description"] == "report the theft by vex")
+            .expect("the reactive goal is shown");
+        assert_eq!(goal["category"], "reactive");
+        assert_eq!(
+            goal["predicate"],
+            serde_json::json!({"predicate_type": "has_fact", "fact": "theft_reported"}),
+            "goals are shown as records: {goal}"
         );
         let again = theft(&mut zone);
         assert!(!again.iter().any(|(_, m)| m.contains("goal_created")));
