@@ -313,9 +313,12 @@ impl GoalBook {
         events
     }
 
-    /// A plan for the first fact goal no single action achieves — or any reactive fact goal,
-    /// which the NPC sets out to meet deliberately even when one action does it — as queue
-    /// entries; a goal no plan reaches is reported once and not retried until it changes.
+    /// A plan for the first goal no single action achieves — a fact, or a resource amount a
+    /// few purchases or gatherings reach — or for any reactive fact goal, which the NPC sets
+    /// out to meet deliberately even when one action does it, as queue entries. A fact goal
+    /// no plan reaches is reported once and not retried until it changes; a resource goal
+    /// beyond the planner's budget ("save a hundred gold") is left, silently, to the priority
+    /// bonus that drives its many repetitions, and not searched again.
     pub fn seed_plan(
         &mut self,
         agent: &Agent,
@@ -326,13 +329,21 @@ impl GoalBook {
             if self.blocked.contains(&goal.description) {
                 continue;
             }
-            // Only facts are planned: a resource target ("save a hundred gold") is reached by
-            // many repetitions, which the priority bonus drives better than a deep search.
-            let target = match goal.predicate {
-                GoalPredicate::HasFact(fact) => PlanGoal {
-                    facts: vec![fact],
-                    resources: Vec::new(),
-                },
+            let (target, reported_when_unreachable) = match goal.predicate {
+                GoalPredicate::HasFact(fact) => (
+                    PlanGoal {
+                        facts: vec![fact],
+                        resources: Vec::new(),
+                    },
+                    true,
+                ),
+                GoalPredicate::Resource { name, min } => (
+                    PlanGoal {
+                        facts: Vec::new(),
+                        resources: vec![(name, min)],
+                    },
+                    false,
+                ),
                 _ => continue,
             };
             return match plan(agent, world, &target, config) {
@@ -345,7 +356,11 @@ impl GoalBook {
                 Ok(_) => Err(None),
                 Err(reason) => {
                     self.blocked.push(goal.description.clone());
-                    Err(Some(GoalEvent::Blocked(goal.description.clone(), reason)))
+                    if reported_when_unreachable {
+                        Err(Some(GoalEvent::Blocked(goal.description.clone(), reason)))
+                    } else {
+                        Err(None)
+                    }
                 }
             };
         }

@@ -306,3 +306,73 @@ fn a_failed_step_breaks_the_plan_and_the_goal_replans_from_where_it_stands() {
         "replanned via the far shed"
     );
 }
+
+#[test]
+fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonus() {
+    use geppetto_core::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
+    let mut scene = Scene::default();
+    let mut agent = scene.agent("bram", 0.0, 0.0, &[("PRIDE", 50.0)]);
+    let (gold, ore) = (scene.sym("gold"), scene.sym("ore"));
+    agent.resources = vec![(gold, 10.0)];
+    let mut buy_ore = scene.action("buy_ore", &[], &[]);
+    buy_ore.costs = vec![(gold, 3.0)];
+    buy_ore.effects.yields = vec![(ore, 1.0)];
+    buy_ore.duration_hours = 0.25;
+    // What it would rather do, left to its needs.
+    let mut stroll = scene.action("admire_the_view", &[("PRIDE", 30.0)], &[]);
+    stroll.duration_hours = 0.5;
+    let mut world = world(vec![
+        provider("market", 20.0, 0.0, 5, vec![buy_ore]),
+        provider("hill", 2.0, 0.0, 5, vec![stroll]),
+    ]);
+    let goal = |description: &str, name, min| Goal {
+        category: GoalCategory::Innate,
+        source: "archetype".into(),
+        target: None,
+        description: description.into(),
+        predicate: GoalPredicate::Resource { name, min },
+        deadline_hours: None,
+        priority_bonus: 0.0,
+    };
+    let mut book = GoalBook::default();
+    book.add(goal("save a hundred gold", gold, 100.0))
+        .expect("added");
+    book.add(goal("stock three ore", ore, 3.0)).expect("added");
+    let mut npc = SimulatedAgent::new(agent);
+    npc.goals = Some(book);
+    let sim = Simulator::new(Decider::new(Tuning::default())).settling_resources(true);
+    let mut events = Vec::new();
+    for tick in 0..(3 * 60) {
+        let request = TickRequest {
+            now_hours: 8.0 + tick as f64 / 60.0,
+            world: &world,
+            level: DetailLevel::Full,
+            simplified_event: None,
+        };
+        events.extend(sim.advance(&mut npc, request, tick).events);
+        world.now_hours += 1.0 / 60.0;
+    }
+    let bought = events
+        .iter()
+        .filter(|e| matches!(e, SimEvent::ActionStarted { action, .. } if action == "buy_ore"))
+        .count();
+    assert_eq!(
+        bought, 3,
+        "three purchases, planned (no need drives them): {events:?}"
+    );
+    assert!(events.iter().any(
+        |e| matches!(e, SimEvent::GoalCompleted { description } if description == "stock three ore")
+    ));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, SimEvent::GoalBlocked { .. })),
+        "saving gold is not a planning failure"
+    );
+    let book = npc.goals.as_ref().expect("book");
+    assert_eq!(
+        book.blocked,
+        vec!["save a hundred gold".to_owned()],
+        "searched once"
+    );
+}
