@@ -6,6 +6,8 @@
 
 #[path = "support/redis_server.rs"]
 mod redis_server;
+#[path = "support/schema.rs"]
+mod schema;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,6 +23,7 @@ use geppetto_service::world_file::{EMBEDDED_VILLAGE, parse_world_file};
 use geppetto_service::zone::{Zone, ZoneConfig};
 use geppetto_storage::SnapshotStore;
 use redis_server::RedisServer;
+use schema::check_schema;
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -154,6 +157,7 @@ impl Running {
                     Arc::clone(&bus),
                     consumer,
                     persistence,
+                    None,
                     stopped,
                 ));
                 let _ = ready_tx.send(());
@@ -190,55 +194,6 @@ impl Drop for Running {
             let _ = thread.join();
         }
     }
-}
-
-/// Checks a message against `schema/{stream}.json`: header, the branch for its type, required
-/// fields and their JSON types. A structural check, not a full JSON Schema validator.
-fn check_schema(stream: &str, message: &Value) {
-    let path = format!("{}/../schema/{stream}.json", env!("CARGO_MANIFEST_DIR"));
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("schema"))
-        .expect("schema json");
-    let check_fields = |props: &Value, required: &Value| {
-        for field in required.as_array().expect("required") {
-            let field = field.as_str().expect("name");
-            assert!(
-                message.get(field).is_some(),
-                "{stream}: {message} lacks `{field}`"
-            );
-        }
-        for (field, spec) in props.as_object().expect("properties") {
-            let Some(value) = message.get(field) else {
-                continue;
-            };
-            if let Some(constant) = spec.get("const") {
-                assert_eq!(value, constant, "{stream}: {field} of {message}");
-            }
-            let types: Vec<&str> = match spec.get("type") {
-                Some(Value::String(t)) => vec![t.as_str()],
-                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-                _ => continue,
-            };
-            let ok = types.iter().any(|t| match *t {
-                "string" => value.is_string(),
-                "integer" => value.is_u64() || value.is_i64(),
-                "number" => value.is_number(),
-                "boolean" => value.is_boolean(),
-                "array" => value.is_array(),
-                "object" => value.is_object(),
-                "null" => value.is_null(),
-                _ => false,
-            });
-            assert!(ok, "{stream}: `{field}` of {message} is not {types:?}");
-        }
-    };
-    check_fields(&schema["properties"], &schema["required"]);
-    let branch = schema["oneOf"]
-        .as_array()
-        .expect("oneOf")
-        .iter()
-        .find(|b| b["properties"]["type"]["const"] == message["type"])
-        .unwrap_or_else(|| panic!("{stream}: no schema branch for {message}"));
-    check_fields(&branch["properties"], &branch["required"]);
 }
 
 #[test]

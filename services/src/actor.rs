@@ -76,6 +76,8 @@ pub struct ZoneStatus {
     pub tick_durations_ms: Vec<f64>,
     /// NPCs held back by isolation.
     pub held: usize,
+    /// Rooms holding a player, by id.
+    pub rooms_with_players: std::collections::BTreeSet<String>,
 }
 
 /// The actor is gone (its arbiter stopped).
@@ -119,6 +121,7 @@ impl ZoneHandle {
             tiers: zone.tier_counts().into_iter().collect(),
             tick_durations_ms: std::mem::take(&mut zone.tick_durations_ms),
             held: zone.held_npcs().len(),
+            rooms_with_players: zone.rooms_with_players(),
         })
         .await
     }

@@ -122,6 +122,13 @@ pub struct ServiceConfig {
     pub storage: StorageSection,
     /// Admin API.
     pub admin: AdminConfig,
+    /// The LLM seams (`[llm]`, with `[llm.provider]` for an OpenAI-compatible endpoint; none
+    /// configured: deterministic templates only). Every field and default is documented in
+    /// `geppetto_llm::LlmConfig`.
+    pub llm: geppetto_llm::LlmConfig,
+    /// Directory holding `prompts/` and `templates/` for the seams (relative to the config
+    /// file); default: the files shipped in `config/`, embedded.
+    pub llm_assets_dir: Option<PathBuf>,
 }
 
 impl ServiceConfig {
@@ -166,6 +173,9 @@ pub fn parse_config(file: &str, text: &str) -> Result<ServiceConfig, ConfigError
     if config.worlds.is_empty() {
         return Err(invalid("worlds: name at least one world file"));
     }
+    if let Err(error) = config.llm.validate() {
+        return Err(invalid(&format!("llm.{error}")));
+    }
     Ok(config)
 }
 
@@ -188,6 +198,7 @@ pub fn load_config(path: &Path) -> Result<ServiceConfig, ConfigError> {
     config.worlds = config.worlds.iter().map(resolve).collect();
     config.profiles_dir = config.profiles_dir.as_ref().map(resolve);
     config.storage.redb_path = config.storage.redb_path.as_ref().map(resolve);
+    config.llm_assets_dir = config.llm_assets_dir.as_ref().map(resolve);
     Ok(config)
 }
 

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -22,6 +23,7 @@ use crate::commands::CommandError;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::isolation::IsolationState;
+use crate::serve::start_llm;
 use crate::service::{ClockConfig, ClockKind, ConsumerConfig, run_clock, run_zone};
 use crate::world_file::{EMBEDDED_VILLAGE, WorldFile, parse_world_file};
 use crate::zone::{Zone, ZoneConfig};
@@ -41,6 +43,29 @@ pub struct DemoOptions {
     pub speed: f64,
     /// Run over Redis at this URL instead of the in-process bus.
     pub redis: Option<String>,
+    /// An OpenAI-compatible endpoint (`http://127.0.0.1:8080/v1`) for narration and
+    /// perception; none: the deterministic templates.
+    pub llm_url: Option<String>,
+    /// The model to ask at `llm_url`.
+    pub llm_model: Option<String>,
+}
+
+impl DemoOptions {
+    /// The seams' settings: defaults, plus the endpoint when one is given.
+    pub fn llm_config(&self) -> LlmConfig {
+        let provider = self.llm_url.as_ref().map(|url| {
+            let defaults = OpenAiProviderConfig::default();
+            OpenAiProviderConfig {
+                base_url: url.clone(),
+                model: self.llm_model.clone().unwrap_or(defaults.model.clone()),
+                ..defaults
+            }
+        });
+        LlmConfig {
+            provider,
+            ..LlmConfig::default()
+        }
+    }
 }
 
 /// Names for the feed.
@@ -130,8 +155,13 @@ fn feed_line(names: &Names, message: &Value) -> Option<String> {
                         .collect()
                 })
                 .unwrap_or_default();
-            format!("{npc} joins {} ({})", with.join(", "), text("action"))
+            let joins = format!("{npc} joins {} ({})", with.join(", "), text("action"));
+            match message.get("narration").and_then(Value::as_str) {
+                Some(narration) => format!("{joins} — {narration}"),
+                None => joins,
+            }
         }
+        "narrative_ready" => format!("  ~ {}", text("text")),
         "social_interaction" => format!(
             "{npc} suffers a {} by {}",
             text("kind"),
@@ -172,6 +202,7 @@ fn script(zone: &str, start: u64) -> Vec<WorldMessage> {
                 target: "greta".into(),
                 deltas: BTreeMap::from([("THREAT".into(), 90.0)]),
                 mood: None,
+                about: None,
             },
         ),
         // Vex lifts Piet's purse; Piet, a trader by archetype, sets out to report it.
@@ -184,6 +215,7 @@ fn script(zone: &str, start: u64) -> Vec<WorldMessage> {
                 target: "piet".into(),
                 deltas: BTreeMap::new(),
                 mood: None,
+                about: None,
             },
         ),
         at(
@@ -259,11 +291,13 @@ pub fn run_demo(
         let mut actors = ActorRuntime::new(crate::runtime::cores());
         let handle = actors.start(zone);
         let (stop, stopped) = watch::channel(false);
+        let seams = start_llm(&options.llm_config(), None, &bus, &stopped)?;
         let loop_task = tokio::spawn(run_zone(
             handle.clone(),
             Arc::clone(&bus),
             ConsumerConfig::default(),
             None,
+            Some(seams.link),
             stopped.clone(),
         ));
         let clock = ClockConfig {
@@ -286,6 +320,10 @@ pub fn run_demo(
             .map_err(|e| CommandError::Environment(e.to_string()))?;
         let mut intents = bus
             .consumer(&zone_name, StreamKind::Intents, "demo-feed", "feed")
+            .await
+            .map_err(|e| CommandError::Environment(e.to_string()))?;
+        let mut narrative = bus
+            .consumer(&zone_name, StreamKind::Narrative, "demo-feed", "feed")
             .await
             .map_err(|e| CommandError::Environment(e.to_string()))?;
         let mut printed = 0usize;
@@ -314,12 +352,14 @@ pub fn run_demo(
                 .next_batch(512, wait)
                 .await
                 .map_err(|e| CommandError::Environment(e.to_string()))?;
-            batch.extend(
-                intents
-                    .next_batch(512, Duration::ZERO)
-                    .await
-                    .map_err(|e| CommandError::Environment(e.to_string()))?,
-            );
+            for stream in [&mut intents, &mut narrative] {
+                batch.extend(
+                    stream
+                        .next_batch(512, Duration::ZERO)
+                        .await
+                        .map_err(|e| CommandError::Environment(e.to_string()))?,
+                );
+            }
             let mut lines: Vec<(u64, String)> = batch
                 .iter()
                 .filter_map(|d| serde_json::from_str::<Value>(&d.body).ok())

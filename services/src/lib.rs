@@ -14,6 +14,7 @@ pub mod content;
 pub mod demo;
 pub mod governor;
 pub mod isolation;
+pub mod llm_bridge;
 pub mod load;
 pub mod logging;
 pub mod metrics;

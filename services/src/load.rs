@@ -184,6 +184,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                 ..ConsumerConfig::default()
             },
             None,
+            None,
             stopped.clone(),
         ));
         let sent: Arc<Mutex<BTreeMap<String, Instant>>> = Arc::default();
@@ -292,6 +293,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                             target,
                             deltas: BTreeMap::from([("FUN".into(), 1.0)]),
                             mood: None,
+                            about: None,
                         },
                     }
                     .to_json(),

@@ -68,6 +68,14 @@ enum Command {
         /// Run over Redis Streams at this URL instead of the in-process bus.
         #[arg(long)]
         redis: Option<String>,
+        /// An OpenAI-compatible endpoint (e.g. `http://127.0.0.1:8080/v1`) that writes flavour
+        /// text for witnessed interactions and reads what players say; the key, if any, comes
+        /// from `GEPPETTO_LLM_API_KEY`. Without it the demo runs on templates.
+        #[arg(long)]
+        llm_url: Option<String>,
+        /// The model to ask at `--llm-url`.
+        #[arg(long, requires = "llm_url")]
+        llm_model: Option<String>,
         #[command(flatten)]
         log: LogArgs,
     },
@@ -278,6 +286,8 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             hours,
             speed,
             redis,
+            llm_url,
+            llm_model,
             log,
         } => {
             geppetto_service::logging::init(&log.log_format)?;
@@ -285,6 +295,8 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 hours,
                 speed,
                 redis,
+                llm_url,
+                llm_model,
             };
             let printed = geppetto_service::demo::run_demo(&options, |line| println!("{line}"))?;
             Ok(format!("-- {printed} feed lines, {hours} game hours"))

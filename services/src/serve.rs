@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use geppetto_llm::{LlmConfig, TemplateProvider};
 use geppetto_storage::{MemorySnapshotStore, RedbFile, SnapshotStore, StorageConfig};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::sync::watch;
@@ -19,12 +20,49 @@ use crate::commands::CommandError;
 use crate::config::{BusKind, load_config};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
+use crate::llm_bridge::{self, LlmLink};
 use crate::service::{ClockKind, IsolationPersistence, load_isolation, run_clock, run_zone};
 use crate::world_file::load_world_file;
 use crate::zone::Zone;
 
 fn environment(error: impl std::fmt::Display) -> CommandError {
     CommandError::Environment(error.to_string())
+}
+
+/// The started LLM seams of a service: the link zone loops use and the placeholder writer.
+pub struct StartedSeams {
+    /// For zone loops.
+    pub link: LlmLink,
+    /// For zones' placeholders.
+    pub narrator: Arc<TemplateProvider>,
+}
+
+/// Starts the seams of `config` (inside the runtime) and the task that publishes what they
+/// say; both stop when `stopped` turns true.
+pub fn start_llm(
+    config: &LlmConfig,
+    assets_dir: Option<&Path>,
+    bus: &Arc<dyn EventBus>,
+    stopped: &watch::Receiver<bool>,
+) -> Result<StartedSeams, CommandError> {
+    let assets =
+        llm_bridge::assets(assets_dir).map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let narrator = llm_bridge::placeholder_writer(&assets, config);
+    let mut stop = stopped.clone();
+    let shutdown = async move {
+        let _ = stop.wait_for(|stopped| *stopped).await;
+    };
+    let seams = llm_bridge::start(config, assets, shutdown)
+        .map_err(|e| CommandError::BadInput(e.to_string()))?;
+    tokio::spawn(llm_bridge::run_output(
+        seams.output,
+        Arc::clone(bus),
+        seams.link.rooms.clone(),
+    ));
+    Ok(StartedSeams {
+        link: seams.link,
+        narrator,
+    })
 }
 
 /// Runs the service described by the config file at `path` until Ctrl-C.
@@ -67,12 +105,21 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
         };
         let mut actors = ActorRuntime::new(threads);
         let (stop, stopped) = watch::channel(false);
+        let seams = start_llm(
+            &config.llm,
+            config.llm_assets_dir.as_deref(),
+            &bus,
+            &stopped,
+        )?;
+        let narrator = seams.narrator;
+        let link = seams.link;
         let mut tasks = Vec::new();
         let mut handles = BTreeMap::new();
         for world in &worlds {
             let (isolation, sequence) = load_isolation(&*store, &world.zone).await;
-            let zone = Zone::new(world, &profiles, &sets, config.zone_config(), isolation)
+            let mut zone = Zone::new(world, &profiles, &sets, config.zone_config(), isolation)
                 .map_err(|e| CommandError::BadInput(format!("{}: {e}", world.zone)))?;
+            zone.set_narrator(Arc::clone(&narrator));
             let start = zone.game_time;
             let handle = actors.start(zone);
             handles.insert(world.zone.clone(), handle.clone());
@@ -85,6 +132,7 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
                 Arc::clone(&bus),
                 config.consumer.clone(),
                 Some(persistence),
+                Some(link.clone()),
                 stopped.clone(),
             )));
             if config.clock.kind == ClockKind::Internal {

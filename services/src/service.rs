@@ -21,6 +21,7 @@ use crate::bus::envelope::{
 };
 use crate::bus::{BusError, EventBus, StreamKind};
 use crate::isolation::IsolationState;
+use crate::llm_bridge::LlmLink;
 use crate::metrics;
 
 /// Consumer settings (`[consumer]` in `geppetto.toml`).
@@ -149,6 +150,7 @@ pub async fn run_zone(
     bus: Arc<dyn EventBus>,
     consumer_config: ConsumerConfig,
     mut persistence: Option<IsolationPersistence>,
+    llm: Option<LlmLink>,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<LoopStats, ServiceError> {
     let name = zone.name.clone();
@@ -222,6 +224,15 @@ pub async fn run_zone(
         let game_time = messages.last().map_or(0, |m| m.header.game_time);
         stats.applied += messages.len() as u64;
         let output = zone.apply(messages).await?;
+        let status = zone.status().await?;
+        if let Some(llm) = &llm {
+            // Presence first, so the delivery guard already sees this batch's rooms; then one
+            // budget refill per batch (the tick boundary the seams can see) and the requests.
+            llm.rooms
+                .update(&name, status.rooms_with_players.clone(), status.game_time);
+            llm.handle.start_tick();
+            llm.submit(output.llm);
+        }
         for (stream, body) in output.messages {
             metrics::event_out(stream);
             bus.publish(&name, stream, body);
@@ -235,7 +246,6 @@ pub async fn run_zone(
             tracing::warn!(%error, zone = %name, "ack failed; the entries will be redelivered");
             metrics::bus_error();
         }
-        let status = zone.status().await?;
         metrics::zone_status(&name, &status);
         metrics::bus_dropped(bus.stats().dropped);
     }

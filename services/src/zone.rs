@@ -28,6 +28,10 @@ use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::{self, compile};
 use geppetto_core::world::{Context, World};
 use geppetto_core::{Decider, TuningPatch};
+use geppetto_llm::{
+    LlmConfig, LlmRequest, NarrationRequest, NpcRef, Participant, PerceptionContext,
+    PerceptionRequest, Priority, TemplateProvider,
+};
 use serde::Deserialize;
 
 use crate::bus::StreamKind;
@@ -171,6 +175,11 @@ pub struct Zone {
     catch_up_cache: CatchUpCache,
     /// How goal predicates are written and read (brain view, snapshots).
     pub goal_predicates: GoalPredicateRegistry,
+    /// Writes the placeholder line of a witnessed interaction (the narration templates).
+    narrator: Arc<TemplateProvider>,
+    /// Whether a player's `say` is handed to perception; off while replaying a log, whose
+    /// perceived events are already in it.
+    pub perceive_said: bool,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
     /// Where the load generator collects every tick duration, milliseconds (None in service).
@@ -184,8 +193,20 @@ pub struct Zone {
 pub struct ZoneOutput {
     /// (stream, envelope) in order: governor records (world) first.
     pub messages: Vec<(StreamKind, String)>,
+    /// Work for the LLM seams (narration of witnessed interactions, perception of `say`).
+    pub llm: Vec<LlmRequest>,
     /// Set when isolation counts changed and should be persisted.
     pub isolation_changed: Option<IsolationState>,
+}
+
+/// The placeholder writer over the embedded narration templates.
+fn default_narrator() -> Result<Arc<TemplateProvider>, ZoneError> {
+    let assets =
+        crate::llm_bridge::embedded_assets().map_err(|e| ZoneError::Spec(e.to_string()))?;
+    Ok(crate::llm_bridge::placeholder_writer(
+        &assets,
+        &LlmConfig::default(),
+    ))
 }
 
 fn room_key(zone_rooms: &[(String, String)], room: usize) -> &str {
@@ -286,6 +307,8 @@ impl Zone {
             archetypes: BTreeMap::new(),
             catch_up_cache: CatchUpCache::default(),
             goal_predicates: GoalPredicateRegistry::default(),
+            narrator: default_narrator()?,
+            perceive_said: true,
             tick_durations_ms: Vec::new(),
             tick_sink: None,
             #[cfg(feature = "fault-injection")]
@@ -555,6 +578,7 @@ impl Zone {
                 target,
                 deltas,
                 mood,
+                about: _,
             } => {
                 if let Some(index) = self.npc_index(target) {
                     let now_hours = self.now_hours();
@@ -642,7 +666,18 @@ impl Zone {
                     None => tracing::warn!(%npc, "schedule_override for an NPC without a schedule"),
                 }
             }
-            WorldEvent::ActionCompleted { .. } | WorldEvent::Say { .. } => {}
+            WorldEvent::Say {
+                speaker,
+                room,
+                text,
+                addressee,
+            } => {
+                if self.perceive_said {
+                    let request = self.perception_request(message, speaker, room, text, addressee);
+                    out.llm.push(LlmRequest::Perception(request));
+                }
+            }
+            WorldEvent::ActionCompleted { .. } => {}
             WorldEvent::ActionFailed {
                 npc,
                 intent,
@@ -677,6 +712,92 @@ impl Zone {
             // Recorded by this zone when it decided; a replay (issue 10) applies it by tick.
             WorldEvent::GovernorDecision(_) => {}
         }
+    }
+
+    /// Uses `narrator` for placeholder lines (narration templates loaded from elsewhere than
+    /// the embedded ones).
+    pub fn set_narrator(&mut self, narrator: Arc<TemplateProvider>) {
+        self.narrator = narrator;
+    }
+
+    fn display_name(&self, id: &str) -> String {
+        self.npc_index(id)
+            .map_or_else(|| id.to_owned(), |index| self.meta[index].name.clone())
+    }
+
+    /// The narration request of an interaction `interaction_id` of NPC `index` with `other`
+    /// in `room`, named after the action that brought them together (`chat at the well`;
+    /// the templates are keyed by such names).
+    fn narration_request(
+        &self,
+        interaction_id: &str,
+        index: usize,
+        other: &str,
+        room: usize,
+        action: &str,
+    ) -> NarrationRequest {
+        let id = &self.agents[index].agent.id;
+        NarrationRequest {
+            interaction_id: interaction_id.to_owned(),
+            zone: self.name.clone(),
+            room: room_key(&self.room_names, room).to_owned(),
+            initiator: Participant {
+                id: id.clone(),
+                name: self.meta[index].name.clone(),
+            },
+            target: Participant {
+                id: other.to_owned(),
+                name: self.display_name(other),
+            },
+            interaction: action.replace('_', " "),
+            priority: Priority::Witnessed,
+            seed: derive_seed(self.seed, stable_hash(interaction_id)),
+        }
+    }
+
+    /// What perception needs to read a player's line: the NPCs of the room spoken in (all of
+    /// the zone's when the game names no room), by id and name.
+    fn perception_request(
+        &self,
+        message: &WorldMessage,
+        speaker: &str,
+        room: &Option<String>,
+        text: &str,
+        addressee: &Option<String>,
+    ) -> PerceptionRequest {
+        let room_index = room.as_deref().and_then(|r| self.rooms.room(r));
+        let npcs = self
+            .agents
+            .iter()
+            .zip(&self.meta)
+            .filter(|(_, meta)| room_index.is_none_or(|r| meta.room == r))
+            .map(|(agent, meta)| NpcRef {
+                id: agent.agent.id.clone(),
+                name: meta.name.clone(),
+                zone: self.name.clone(),
+            })
+            .collect();
+        PerceptionRequest {
+            utterance_id: message.header.id.clone(),
+            speaker: speaker.to_owned(),
+            text: text.to_owned(),
+            context: PerceptionContext {
+                zone: self.name.clone(),
+                room: room.clone().unwrap_or_default(),
+                addressee: addressee.clone(),
+                npcs,
+            },
+            priority: Priority::Witnessed,
+            seed: derive_seed(self.seed, stable_hash(&message.header.id)),
+        }
+    }
+
+    /// The rooms holding a player now, by id.
+    pub fn rooms_with_players(&self) -> BTreeSet<String> {
+        (0..self.room_names.len())
+            .filter(|room| self.presence.player_in(*room))
+            .map(|room| room_key(&self.room_names, room).to_owned())
+            .collect()
     }
 
     /// Brings every NPC (not held by isolation) from now to game time `to` in one analytic
@@ -1071,16 +1192,31 @@ impl Zone {
                             .map(|a| a.agent.id.clone())
                             .collect();
                         if !with.is_empty() {
-                            self.publish(
-                                index,
+                            let h = self.header_for(index);
+                            let witnessed = self.presence.player_in(provider_room);
+                            let narration = witnessed.then(|| {
+                                let request = self.narration_request(
+                                    &h.id,
+                                    index,
+                                    &with[0],
+                                    provider_room,
+                                    action,
+                                );
+                                let placeholder = self.narrator.narrate_now(&request);
+                                out.llm.push(LlmRequest::Narration(request));
+                                placeholder
+                            });
+                            out.push(
                                 StreamKind::Intents,
+                                &h,
                                 &Intent::Social {
                                     npc: npc.clone(),
                                     with,
                                     action: action.clone(),
                                     provider: provider.clone(),
+                                    witnessed,
+                                    narration,
                                 },
-                                out,
                             );
                         }
                     }
@@ -1487,6 +1623,7 @@ pub(crate) mod tests {
                         target: "roderick".into(),
                         deltas: BTreeMap::new(),
                         mood: None,
+                        about: None,
                     },
                 };
                 zone.apply(&message, &mut ZoneOutput::default());
@@ -1522,6 +1659,7 @@ pub(crate) mod tests {
                     target: "piet".into(),
                     deltas: BTreeMap::new(),
                     mood: None,
+                    about: None,
                 },
             };
             let mut out = ZoneOutput::default();
@@ -1597,6 +1735,7 @@ pub(crate) mod tests {
             target: target.into(),
             deltas: deltas.iter().map(|(n, d)| ((*n).to_owned(), *d)).collect(),
             mood,
+            about: None,
         }
     }
 
@@ -1751,6 +1890,44 @@ pub(crate) mod tests {
         let reports = caught_up(&send_at(&mut zone, target, WorldEvent::TimeAdvanced));
         assert_eq!(reports[0]["hours"].as_f64(), Some(168.0));
         assert_eq!(reports[0]["closed_form_days"], 7);
+    }
+
+    #[test]
+    fn a_said_line_asks_perception_about_the_npcs_of_its_room_unless_replaying() {
+        let mut zone = village();
+        let said = || WorldEvent::Say {
+            speaker: "p1".into(),
+            room: Some("forge".into()),
+            text: "Bram, lend me your hammer".into(),
+            addressee: Some("bram".into()),
+        };
+        let message = WorldMessage {
+            header: header("say-1", "village", zone.game_time),
+            event: said(),
+        };
+        let mut out = ZoneOutput::default();
+        zone.apply(&message, &mut out);
+        let [LlmRequest::Perception(request)] = &out.llm[..] else {
+            panic!("one perception request: {:?}", out.llm);
+        };
+        assert_eq!(request.utterance_id, "say-1");
+        assert_eq!(request.context.addressee.as_deref(), Some("bram"));
+        let forge = zone.rooms.room("forge").expect("forge");
+        let expected: Vec<&str> = zone
+            .agents
+            .iter()
+            .zip(&zone.meta)
+            .filter(|(_, meta)| meta.room == forge)
+            .map(|(agent, _)| agent.agent.id.as_str())
+            .collect();
+        let named: Vec<&str> = request.context.npcs.iter().map(|n| n.id.as_str()).collect();
+        assert_eq!(named, expected);
+        assert!(named.contains(&"bram"));
+
+        zone.perceive_said = false;
+        let mut out = ZoneOutput::default();
+        zone.apply(&message, &mut out);
+        assert!(out.llm.is_empty(), "a replayed say is not perceived again");
     }
 
     #[test]

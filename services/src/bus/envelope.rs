@@ -111,6 +111,8 @@ pub enum WorldEvent {
         /// How it moves the target's mood (−1…1); absent: the archetype's `event_moods` for
         /// this kind.
         mood: Option<f64>,
+        /// Whom it is about when that is not the target (a rumour's subject).
+        about: Option<String>,
     },
     /// A temporary schedule block for one NPC (a festival, a summons, a curfew) that replaces
     /// its schedule until it expires.
@@ -155,6 +157,8 @@ pub enum WorldEvent {
         room: Option<String>,
         /// What.
         text: String,
+        /// The NPC spoken to, when the game knows.
+        addressee: Option<String>,
     },
     /// A tick-budget governor decision, written by geppetto before it takes effect.
     GovernorDecision(GovernorDecision),
@@ -217,8 +221,10 @@ impl WorldEvent {
                 target,
                 deltas,
                 mood,
+                about,
             } => serde_json::json!({
-                "kind": kind, "source": source, "target": target, "deltas": deltas, "mood": mood
+                "kind": kind, "source": source, "target": target, "deltas": deltas, "mood": mood,
+                "about": about
             }),
             Self::ScheduleOverride {
                 npc,
@@ -243,7 +249,10 @@ impl WorldEvent {
                 speaker,
                 room,
                 text,
-            } => serde_json::json!({"speaker": speaker, "room": room, "text": text}),
+                addressee,
+            } => serde_json::json!({
+                "speaker": speaker, "room": room, "text": text, "addressee": addressee
+            }),
             Self::GovernorDecision(decision) => {
                 serde_json::to_value(decision).unwrap_or(Value::Null)
             }
@@ -319,6 +328,8 @@ struct SocialEvent {
     deltas: BTreeMap<String, f64>,
     #[serde(default)]
     mood: Option<f64>,
+    #[serde(default)]
+    about: Option<String>,
 }
 #[derive(Deserialize)]
 struct ScheduleOverride {
@@ -348,6 +359,8 @@ struct Say {
     #[serde(default)]
     room: Option<String>,
     text: String,
+    #[serde(default)]
+    addressee: Option<String>,
 }
 
 /// Parses one world-stream message. Unknown fields are ignored; a missing or mistyped field,
@@ -413,6 +426,7 @@ pub fn parse_world(text: &str) -> Result<WorldMessage, EnvelopeError> {
                 target: p.target,
                 deltas: p.deltas,
                 mood: p.mood,
+                about: p.about,
             }
         }
         "schedule_override" => {
@@ -457,6 +471,7 @@ pub fn parse_world(text: &str) -> Result<WorldMessage, EnvelopeError> {
                 speaker: p.speaker,
                 room: p.room,
                 text: p.text,
+                addressee: p.addressee,
             }
         }
         "governor_decision" => WorldEvent::GovernorDecision(payload(&kind, &value)?),
@@ -509,6 +524,12 @@ pub enum Intent {
         action: String,
         /// Where.
         provider: String,
+        /// Whether a player is in the room to see it (only then is it narrated).
+        witnessed: bool,
+        /// For a witnessed interaction, the placeholder line to show now; model text may
+        /// follow as `narrative_ready` on the narrative stream, under this intent's id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        narration: Option<String>,
     },
     /// Say a line aloud.
     Bark {

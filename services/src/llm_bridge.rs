@@ -1,0 +1,311 @@
+//! The service's side of the LLM seams (DESIGN.md §6): starts `geppetto-llm` with the
+//! configured provider (or only the deterministic templates), hands it the requests zones make
+//! (witnessed interactions to narrate, player `say` lines to perceive), and turns what comes
+//! back into bus messages:
+//!
+//! - `narrative_ready` on the zone's `narrative` stream (model text for a witnessed
+//!   interaction, delivered only while a player is still in the room — the delivery guard reads
+//!   [`RoomsWithPlayers`], kept current by each zone loop);
+//! - perceived events as ordinary `social_event`s on the zone's `world` stream, so they are
+//!   logged before any NPC sees them and a replay never calls a model;
+//! - `llm_breaker` on every zone's `npc_events` when a provider's breaker changes state.
+//!
+//! Nothing here reaches NPC state: requests are owned copies, results are bus messages.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+use geppetto_llm::{
+    LlmAssets, LlmConfig, LlmHandle, LlmOutput, LlmRequest, NarrationTemplates, PerceivedEvent,
+    PerceptionRules, PromptSet, Providers, TemplateProvider, Worker, load_assets_from_dir,
+};
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::bus::envelope::{WorldEvent, WorldMessage, header, to_envelope};
+use crate::bus::{EventBus, StreamKind};
+
+/// Messages from the LLM worker waiting for the output task at most.
+pub const OUTPUT_CAPACITY: usize = 256;
+
+/// Why the seams could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmStartError {
+    /// A prompt, template or rule file is bad.
+    #[error("llm assets: {0}")]
+    Assets(#[from] geppetto_llm::AssetError),
+    /// A tunable is out of range.
+    #[error("llm: {0}")]
+    Config(#[from] geppetto_llm::ConfigError),
+    /// The provider could not be built.
+    #[error("llm provider: {0}")]
+    Provider(#[from] geppetto_llm::ProviderBuildError),
+    /// The worker could not start.
+    #[error("llm worker: {0}")]
+    Worker(#[from] geppetto_llm::SpawnError),
+}
+
+/// The prompts, templates and rules shipped in `config/`, embedded so the demo runs anywhere.
+pub fn embedded_assets() -> Result<LlmAssets, geppetto_llm::AssetError> {
+    Ok(LlmAssets {
+        prompts: PromptSet::from_yaml_strs(
+            include_str!("../../config/prompts/narration.yaml"),
+            include_str!("../../config/prompts/perception.yaml"),
+        )?,
+        narration_templates: NarrationTemplates::from_yaml_str(include_str!(
+            "../../config/templates/narration.yaml"
+        ))?,
+        perception_rules: PerceptionRules::from_yaml_str(include_str!(
+            "../../config/templates/perception_rules.yaml"
+        ))?,
+    })
+}
+
+/// The assets under `dir` (`prompts/`, `templates/`), or the embedded ones.
+pub fn assets(dir: Option<&Path>) -> Result<LlmAssets, geppetto_llm::AssetError> {
+    match dir {
+        Some(dir) => load_assets_from_dir(dir),
+        None => embedded_assets(),
+    }
+}
+
+/// The template provider zones write placeholders with (the same lines the worker falls back
+/// to).
+pub fn placeholder_writer(assets: &LlmAssets, config: &LlmConfig) -> Arc<TemplateProvider> {
+    Arc::new(TemplateProvider::new(
+        assets.narration_templates.clone(),
+        assets.perception_rules.clone(),
+        config.perception.max_utterance_chars,
+    ))
+}
+
+/// Which rooms of each zone hold a player, and each zone's game time; written by the zone
+/// loops after every batch, read by the delivery guard and the output task.
+#[derive(Clone, Debug, Default)]
+pub struct RoomsWithPlayers {
+    zones: Arc<RwLock<BTreeMap<String, ZonePresence>>>,
+}
+
+/// One zone's occupied rooms and game time.
+type ZonePresence = (BTreeSet<String>, u64);
+
+impl RoomsWithPlayers {
+    /// Records `zone`'s occupied rooms and game time.
+    pub fn update(&self, zone: &str, rooms: BTreeSet<String>, game_time: u64) {
+        if let Ok(mut zones) = self.zones.write() {
+            zones.insert(zone.to_owned(), (rooms, game_time));
+        }
+    }
+
+    /// Whether a player is in `room` of `zone` now.
+    pub fn has_player(&self, zone: &str, room: &str) -> bool {
+        self.zones.read().is_ok_and(|zones| {
+            zones
+                .get(zone)
+                .is_some_and(|(rooms, _)| rooms.contains(room))
+        })
+    }
+
+    /// `zone`'s last known game time.
+    pub fn game_time(&self, zone: &str) -> u64 {
+        self.zones
+            .read()
+            .ok()
+            .and_then(|zones| zones.get(zone).map(|(_, time)| *time))
+            .unwrap_or_default()
+    }
+
+    /// The zones known.
+    pub fn zones(&self) -> Vec<String> {
+        self.zones
+            .read()
+            .map(|zones| zones.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// What a zone loop needs to hand work to the seams.
+#[derive(Clone, Debug)]
+pub struct LlmLink {
+    /// The seams' enqueue side.
+    pub handle: LlmHandle,
+    /// Presence and time, shared with the guard.
+    pub rooms: RoomsWithPlayers,
+}
+
+impl LlmLink {
+    /// Queues a zone's requests (never waits; a full queue drops the least important work and
+    /// counts it).
+    pub fn submit(&self, requests: Vec<LlmRequest>) {
+        for request in requests {
+            self.handle.queue().push(request);
+        }
+    }
+}
+
+/// Started seams: the link for zone loops, the output for [`run_output`], the worker.
+pub struct LlmSeams {
+    /// For zone loops.
+    pub link: LlmLink,
+    /// What the worker says.
+    pub output: mpsc::Receiver<LlmOutput>,
+    /// The worker (dropping it does not stop it; the shutdown future does).
+    pub worker: Worker,
+}
+
+/// Starts the seams inside a tokio runtime; they run until `shutdown` resolves.
+pub fn start(
+    config: &LlmConfig,
+    assets: LlmAssets,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<LlmSeams, LlmStartError> {
+    config.validate()?;
+    let providers = Providers::from_config(config, assets)?;
+    let rooms = RoomsWithPlayers::default();
+    let guard_rooms = rooms.clone();
+    let guard = Arc::new(move |zone: &str, room: &str| guard_rooms.has_player(zone, room));
+    let started = geppetto_llm::start(config, providers, guard, OUTPUT_CAPACITY, shutdown)?;
+    if config.provider.is_some() {
+        tracing::info!("llm: model provider configured; templates stand in when it cannot");
+    } else {
+        tracing::info!("llm: no model configured; narration and perception use templates");
+    }
+    Ok(LlmSeams {
+        link: LlmLink {
+            handle: started.handle,
+            rooms,
+        },
+        output: started.output,
+        worker: started.worker,
+    })
+}
+
+/// The `narrative` stream's message.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum NarrativeMessage<'a> {
+    NarrativeReady {
+        interaction_id: &'a str,
+        room: &'a str,
+        text: &'a str,
+        provider: &'a str,
+    },
+}
+
+/// Service events about the seams themselves.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum SeamEvent<'a> {
+    LlmBreaker {
+        provider: &'a str,
+        from: geppetto_llm::BreakerState,
+        to: geppetto_llm::BreakerState,
+    },
+}
+
+/// A perceived event as the world event it stands for.
+pub fn as_world_event(event: &PerceivedEvent) -> WorldEvent {
+    match event {
+        PerceivedEvent::SocialEvent {
+            kind,
+            actor,
+            target,
+            ..
+        } => WorldEvent::SocialEvent {
+            kind: kind.as_str().to_owned(),
+            source: actor.clone(),
+            target: target.clone(),
+            deltas: BTreeMap::new(),
+            mood: None,
+            about: None,
+        },
+        PerceivedEvent::GossipEvent {
+            kind,
+            speaker,
+            listener,
+            subject,
+            ..
+        } => WorldEvent::SocialEvent {
+            kind: kind.as_str().to_owned(),
+            source: speaker.clone(),
+            target: listener.clone(),
+            deltas: BTreeMap::new(),
+            mood: None,
+            about: Some(subject.clone()),
+        },
+    }
+}
+
+/// Publishes what the worker says until its channel closes. Returns how many messages it
+/// published.
+pub async fn run_output(
+    mut output: mpsc::Receiver<LlmOutput>,
+    bus: Arc<dyn EventBus>,
+    rooms: RoomsWithPlayers,
+) -> u64 {
+    let mut published = 0;
+    while let Some(message) = output.recv().await {
+        match message {
+            LlmOutput::NarrativeReady(ready) => {
+                let game_time = rooms.game_time(&ready.zone);
+                let h = header(
+                    format!("{}:narrative:{}", ready.zone, ready.interaction_id),
+                    &ready.zone,
+                    game_time,
+                );
+                let body = NarrativeMessage::NarrativeReady {
+                    interaction_id: &ready.interaction_id,
+                    room: &ready.room,
+                    text: &ready.text,
+                    provider: &ready.provider,
+                };
+                bus.publish(&ready.zone, StreamKind::Narrative, to_envelope(&h, &body));
+                published += 1;
+            }
+            LlmOutput::NarrationSkipped(skipped) => {
+                tracing::debug!(interaction = %skipped.interaction_id, reason = skipped.reason.as_str(), "placeholder stands");
+            }
+            LlmOutput::Perception(result) => {
+                let game_time = rooms.game_time(&result.zone);
+                for (n, event) in result.outcome.events.iter().enumerate() {
+                    let message = WorldMessage {
+                        header: header(
+                            format!("{}:perceived:{}:{n}", result.zone, result.utterance_id),
+                            &result.zone,
+                            game_time,
+                        ),
+                        event: as_world_event(event),
+                    };
+                    bus.publish(&result.zone, StreamKind::World, message.to_json());
+                    published += 1;
+                }
+                if !result.outcome.rejections.is_empty() {
+                    tracing::info!(
+                        utterance = %result.utterance_id,
+                        rejected = result.outcome.rejections.len(),
+                        "perceived candidates refused"
+                    );
+                }
+            }
+            LlmOutput::Breaker(change) => {
+                tracing::warn!(provider = %change.provider, from = ?change.from, to = ?change.to, "llm breaker");
+                for zone in rooms.zones() {
+                    let h = header(
+                        format!("{zone}:llm_breaker:{}:{published}", change.provider),
+                        &zone,
+                        rooms.game_time(&zone),
+                    );
+                    let body = SeamEvent::LlmBreaker {
+                        provider: &change.provider,
+                        from: change.from,
+                        to: change.to,
+                    };
+                    bus.publish(&zone, StreamKind::NpcEvents, to_envelope(&h, &body));
+                    published += 1;
+                }
+            }
+        }
+    }
+    published
+}

@@ -1,0 +1,277 @@
+//! End-to-end: the LLM seams wired into a running zone, against a real HTTP server on loopback
+//! that speaks the chat-completions protocol. A witnessed interaction gets its placeholder in
+//! the `social` intent at once and the model's text later as `narrative_ready` on the
+//! narrative stream; an unwitnessed one is never narrated. A player's `say` is perceived into
+//! candidate events; the valid one is written to the world log as an ordinary `social_event`
+//! and only then reaches the NPC, while the out-of-schema one (1000 gold) is refused. The
+//! deadlines only stop a broken run from hanging; nothing asserts a duration.
+
+#[path = "support/schema.rs"]
+mod schema;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
+use geppetto_service::actor::ActorRuntime;
+use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
+use geppetto_service::bus::memory::InProcessBus;
+use geppetto_service::bus::{EventBus, StreamKind};
+use geppetto_service::content::profiles::ProfileLibrary;
+use geppetto_service::content::sets::SetLibrary;
+use geppetto_service::isolation::IsolationState;
+use geppetto_service::serve::start_llm;
+use geppetto_service::service::{ConsumerConfig, run_zone};
+use geppetto_service::world_file::{EMBEDDED_VILLAGE, parse_world_file};
+use geppetto_service::zone::{Zone, ZoneConfig};
+use serde_json::Value;
+use tokio::sync::watch;
+
+const NARRATION: &str = "Steam curls from the well as two old hands trade the news.";
+const PERCEPTION: &str = r#"{"events": [
+    {"type": "social_event", "kind": "insult", "target": "bram", "magnitude": 0.8, "summary": "calls him a thief"},
+    {"type": "give_gold", "target": "bram", "amount": 1000}
+]}"#;
+
+/// A chat-completions server on a free loopback port: perception calls (they carry a
+/// `response_format`) get [`PERCEPTION`], narration calls [`NARRATION`]. Returns the base URL
+/// and the call counter.
+fn model_server() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            counter.fetch_add(1, Ordering::SeqCst);
+            let body = String::from_utf8_lossy(&body);
+            let content = if body.contains("response_format") {
+                PERCEPTION
+            } else {
+                NARRATION
+            };
+            let reply = serde_json::json!({
+                "id": "chatcmpl-loopback", "object": "chat.completion", "created": 0,
+                "model": "loopback",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}]
+            })
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+        }
+    });
+    (format!("http://127.0.0.1:{port}/v1"), calls)
+}
+
+fn village() -> Zone {
+    let (file, text) = EMBEDDED_VILLAGE;
+    let world = parse_world_file(file, text).expect("village");
+    let mut config = ZoneConfig::default();
+    config.governor.tick_budget_ms_soft = 60_000.0;
+    config.governor.tick_budget_ms_hard = 60_000.0;
+    Zone::new(
+        &world,
+        &ProfileLibrary::embedded().expect("profiles"),
+        &SetLibrary::embedded().expect("sets"),
+        config,
+        IsolationState::default(),
+    )
+    .expect("zone")
+}
+
+fn world(id: &str, game_time: u64, event: WorldEvent) -> String {
+    WorldMessage {
+        header: header(id, "village", game_time),
+        event,
+    }
+    .to_json()
+}
+
+/// Reads `stream` under a group of its own until `done` holds for what was read (or a generous
+/// deadline passes), returning everything read.
+async fn read_until(
+    bus: &Arc<dyn EventBus>,
+    stream: StreamKind,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let mut consumer = bus
+        .consumer("village", stream, "test-reader", "reader")
+        .await
+        .expect("consumer");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while !done(&seen) && Instant::now() < deadline {
+        let batch = consumer
+            .next_batch(512, Duration::from_millis(50))
+            .await
+            .expect("read");
+        seen.extend(
+            batch
+                .iter()
+                .filter_map(|d| serde_json::from_str::<Value>(&d.body).ok()),
+        );
+    }
+    seen
+}
+
+#[test]
+fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
+    let (base_url, calls) = model_server();
+    let zone = village();
+    let start = zone.game_time;
+    let (intents, narrative, world_log, npc_events) =
+        geppetto_service::runtime::block_on(2, async move {
+            let bus: Arc<dyn EventBus> = Arc::new(InProcessBus::new(100_000));
+            let mut actors = ActorRuntime::new(2);
+            let handle = actors.start(zone);
+            let (stop, stopped) = watch::channel(false);
+            let config = LlmConfig {
+                provider: Some(OpenAiProviderConfig {
+                    name: "loopback".into(),
+                    base_url,
+                    model: "loopback".into(),
+                    api_key_env: "GEPPETTO_TEST_NO_KEY".into(),
+                    ..OpenAiProviderConfig::default()
+                }),
+                ..LlmConfig::default()
+            };
+            let seams = start_llm(&config, None, &bus, &stopped).expect("seams");
+            let loop_task = tokio::spawn(run_zone(
+                handle,
+                Arc::clone(&bus),
+                ConsumerConfig::default(),
+                None,
+                Some(seams.link),
+                stopped.clone(),
+            ));
+            let entered = WorldEvent::PlayerEntered {
+                player: "p1".into(),
+                room: "square".into(),
+            };
+            bus.publish("village", StreamKind::World, world("enter", start, entered));
+            for step in 1..=12 {
+                let now = start + step * 10;
+                let tick = world(&format!("t{now}"), now, WorldEvent::TimeAdvanced);
+                bus.publish("village", StreamKind::World, tick);
+            }
+            let said = WorldEvent::Say {
+                speaker: "p1".into(),
+                room: None,
+                text: "Bram, you are a thief and a liar!".into(),
+                addressee: Some("bram".into()),
+            };
+            bus.publish(
+                "village",
+                StreamKind::World,
+                world("say-1", start + 120, said),
+            );
+            let narrative = read_until(&bus, StreamKind::Narrative, |seen| !seen.is_empty()).await;
+            let world_log = read_until(&bus, StreamKind::World, |seen| {
+                seen.iter().any(|m| {
+                    m["id"]
+                        .as_str()
+                        .is_some_and(|id| id.contains(":perceived:"))
+                })
+            })
+            .await;
+            let npc_events = read_until(&bus, StreamKind::NpcEvents, |seen| {
+                seen.iter()
+                    .any(|m| m["type"] == "social_interaction" && m["source"] == "p1")
+            })
+            .await;
+            let intents = read_until(&bus, StreamKind::Intents, |seen| {
+                seen.iter().any(|m| m["type"] == "social")
+            })
+            .await;
+            let _ = stop.send(true);
+            let _ = loop_task.await;
+            actors.stop();
+            (intents, narrative, world_log, npc_events)
+        })
+        .expect("runtime");
+
+    for message in &intents {
+        schema::check_schema("intents", message);
+    }
+    for message in &narrative {
+        schema::check_schema("narrative", message);
+    }
+    for message in &world_log {
+        schema::check_schema("world", message);
+    }
+    // The witnessed interaction: placeholder now, the model's words later, same id.
+    let social: Vec<&Value> = intents.iter().filter(|m| m["type"] == "social").collect();
+    let witnessed: Vec<&&Value> = social.iter().filter(|m| m["witnessed"] == true).collect();
+    assert!(
+        !witnessed.is_empty(),
+        "a chat at the well in the square: {social:?}"
+    );
+    for intent in &witnessed {
+        assert!(
+            intent["narration"].as_str().is_some_and(|t| !t.is_empty()),
+            "{intent}"
+        );
+    }
+    for intent in social.iter().filter(|m| m["witnessed"] == false) {
+        assert!(
+            intent.get("narration").is_none(),
+            "unwitnessed is never narrated: {intent}"
+        );
+    }
+    let ready = &narrative[0];
+    assert_eq!(ready["type"], "narrative_ready");
+    assert_eq!(ready["text"], NARRATION);
+    assert_eq!(ready["room"], "square");
+    assert!(
+        witnessed.iter().any(|i| i["id"] == ready["interaction_id"]),
+        "{ready} answers one of the witnessed intents"
+    );
+
+    // The said line: one valid event logged before it is applied, the gold refused.
+    let perceived: Vec<&Value> = world_log
+        .iter()
+        .filter(|m| {
+            m["id"]
+                .as_str()
+                .is_some_and(|id| id.contains(":perceived:"))
+        })
+        .collect();
+    assert_eq!(perceived.len(), 1, "{perceived:?}");
+    assert_eq!(perceived[0]["type"], "social_event");
+    assert_eq!(perceived[0]["kind"], "insult");
+    assert_eq!(perceived[0]["source"], "p1");
+    assert_eq!(perceived[0]["target"], "bram");
+    let applied: Vec<&Value> = npc_events
+        .iter()
+        .filter(|m| m["type"] == "social_interaction" && m["source"] == "p1")
+        .collect();
+    assert_eq!(applied.len(), 1);
+    assert_eq!(applied[0]["npc"], "bram");
+    assert!(
+        calls.load(Ordering::SeqCst) >= 2,
+        "both seams called the model"
+    );
+}
