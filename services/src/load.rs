@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -20,6 +21,7 @@ use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::demo::{open_bus, reset_redis_zone};
 use crate::isolation::IsolationState;
+use crate::serve::start_llm;
 use crate::service::{ConsumerConfig, run_zone};
 use crate::world_file::{WorldFile, parse_world_json};
 use crate::zone::{Zone, ZoneConfig};
@@ -42,6 +44,11 @@ pub struct LoadOptions {
     pub seconds: f64,
     /// Redis URL, or the in-process bus.
     pub redis: Option<String>,
+    /// Player lines (`say`) per second, each handed to perception.
+    pub says_per_sec: f64,
+    /// An OpenAI-compatible endpoint for the LLM seams; none: templates only. Pointing it at
+    /// an endpoint that never answers shows the seams never delay a tick.
+    pub llm_url: Option<String>,
 }
 
 /// The synthetic world as JSON.
@@ -176,6 +183,14 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
         let mut actors = ActorRuntime::new(1);
         let handle = actors.start(zone);
         let (stop, stopped) = watch::channel(false);
+        let llm = LlmConfig {
+            provider: options.llm_url.as_ref().map(|url| OpenAiProviderConfig {
+                base_url: url.clone(),
+                ..OpenAiProviderConfig::default()
+            }),
+            ..LlmConfig::default()
+        };
+        let seams = start_llm(&llm, None, &bus, &stopped)?;
         let loop_task = tokio::spawn(run_zone(
             handle.clone(),
             Arc::clone(&bus),
@@ -184,7 +199,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                 ..ConsumerConfig::default()
             },
             None,
-            None,
+            Some(seams.link),
             stopped.clone(),
         ));
         let sent: Arc<Mutex<BTreeMap<String, Instant>>> = Arc::default();
@@ -254,6 +269,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
         let period = Duration::from_millis(10);
         let mut interval = tokio::time::interval(period);
         let (mut game_time, mut social_sent, mut world_sent) = (0u64, 0u64, 0u64);
+        let mut says_sent = 0u64;
         while started.elapsed() < total {
             interval.tick().await;
             let elapsed = started.elapsed().as_secs_f64();
@@ -294,6 +310,27 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                             deltas: BTreeMap::from([("FUN".into(), 1.0)]),
                             mood: None,
                             about: None,
+                        },
+                    }
+                    .to_json(),
+                );
+                world_sent += 1;
+            }
+            let due_says = (elapsed * options.says_per_sec) as u64;
+            while says_sent < due_says {
+                says_sent += 1;
+                let addressee =
+                    npc_ids[(says_sent as usize * 104_729) % npc_ids.len().max(1)].clone();
+                bus.publish(
+                    LOAD_ZONE,
+                    StreamKind::World,
+                    WorldMessage {
+                        header: header(format!("say{says_sent}"), LOAD_ZONE, game_time),
+                        event: WorldEvent::Say {
+                            speaker: "load-player".into(),
+                            room: None,
+                            text: format!("{addressee}, you are a liar and a thief"),
+                            addressee: Some(addressee),
                         },
                     }
                     .to_json(),
@@ -351,6 +388,11 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
             report,
             "{} ms",
             summary("tick duration", &mut tick_durations)
+        );
+        let _ = writeln!(
+            report,
+            "llm: {}, {says_sent} said lines perceived",
+            options.llm_url.as_deref().unwrap_or("templates only")
         );
         let _ = write!(report, "rss {:.1} MiB", rss_mib());
         Ok(report)

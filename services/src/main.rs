@@ -101,6 +101,12 @@ enum Command {
         /// Run over Redis Streams at this URL.
         #[arg(long)]
         redis: Option<String>,
+        /// Player lines (`say` events, perceived by the LLM seams) per second.
+        #[arg(long, default_value_t = 0.0)]
+        says_per_sec: f64,
+        /// An OpenAI-compatible endpoint for the seams (default: templates only).
+        #[arg(long)]
+        llm_url: Option<String>,
     },
     /// Run one agent through a scenario file and print a JSONL trace (or an hourly table).
     Simulate {
@@ -311,12 +317,16 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             events_per_sec,
             seconds,
             redis,
+            says_per_sec,
+            llm_url,
         } => {
             let options = geppetto_service::load::LoadOptions {
                 npcs,
                 events_per_sec,
                 seconds,
                 redis,
+                says_per_sec,
+                llm_url,
             };
             geppetto_service::load::run_load(&options)
         }
