@@ -1,0 +1,104 @@
+//! End-to-end: `examples/mud_client.py` — the integration a MUD author copies — against a real
+//! `geppetto serve` over a private `redis-server`. The client publishes a player and 30 ticks of
+//! its own clock, consumes intents with its consumer group, acknowledges them, and exits 0 only
+//! if it handled some. Needs Python 3 with redis-py (`.ci/run` installs `python3-redis`).
+
+// Shared test support: this test uses only the server's start and URL.
+#[allow(dead_code)]
+#[path = "support/redis_server.rs"]
+mod redis_server;
+
+use std::process::{Child, Command, Stdio};
+
+use redis_server::RedisServer;
+
+struct Serve(Child);
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The first Python 3 on this machine that can import redis-py.
+fn python_with_redis() -> String {
+    ["python3", "/usr/bin/python3", "python"]
+        .into_iter()
+        .find(|python| {
+            Command::new(python)
+                .args(["-c", "import redis"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            panic!("no Python 3 with redis-py: install python3-redis (.ci/run does)")
+        })
+}
+
+#[test]
+fn the_python_mud_client_drives_the_service_over_redis() {
+    let python = python_with_redis();
+    let server = RedisServer::start();
+    let dir = std::env::temp_dir().join(format!("geppetto-mud-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let root = format!("{}/..", env!("CARGO_MANIFEST_DIR"));
+    let config = dir.join("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "worlds = ['{root}/config/worlds/village.yaml']\n[bus]\nkind = 'redis'\n[bus.redis]\nurl = '{}'\n[clock]\nkind = 'external'\n[admin]\naddress = ''\n",
+            server.url
+        ),
+    )
+    .expect("config");
+    let _serve = Serve(
+        Command::new(env!("CARGO_BIN_EXE_geppetto"))
+            .args(["serve", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve"),
+    );
+    // The client gives up after two quiet seconds: start it once serve is reading the world.
+    let client = redis::Client::open(server.url.as_str()).expect("url");
+    let mut connection = client.get_connection().expect("connection");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let groups: redis::RedisResult<Vec<redis::Value>> = redis::cmd("XINFO")
+            .arg("GROUPS")
+            .arg("geppetto:{village}:world")
+            .query(&mut connection);
+        if groups.is_ok_and(|g| !g.is_empty()) || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = Command::new(&python)
+        .arg(format!("{root}/examples/mud_client.py"))
+        .args([server.url.as_str(), "30"])
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "mud_client failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let handled: usize = stdout
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("handled "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("the summary line");
+    assert!(handled > 0, "{stdout}");
+    assert!(
+        stdout.lines().any(|l| l.contains(" use ")),
+        "NPCs went about their business: {stdout}"
+    );
+}
