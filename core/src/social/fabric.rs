@@ -8,7 +8,7 @@
 //!    0.2 become story events.
 //! 3. Witnessing: an NPC that started an action tagged hostile (`theft`) since the last step is
 //!    seen by each other NPC in the same place with probability 0.7; a witness holds a
-//!    first-hand threat rumour about the actor (confidence 0.9), trusts it 0.35 less and
+//!    first-hand threat rumour about the actor (confidence 1), trusts it 0.35 less and
 //!    respects it 0.1 less, feels the threat and reacts like a credible threat's listener.
 //! 4. Interactions, initiators in id order: an available NPC (not engaged, not cooling down)
 //!    tries with probability `social_initiative`. Up to 8 nearest NPCs in its place
@@ -121,7 +121,7 @@ pub struct FabricConfig {
     pub hostile_act_tags: Vec<String>,
     /// Chance each NPC in the place sees a hostile act; default 0.7.
     pub witness_chance: f64,
-    /// Confidence of a witness's rumour; default 0.9.
+    /// Confidence of a witness's rumour (what one saw oneself); default 1.
     pub witness_confidence: f64,
     /// Trust a witness loses in the actor; default 0.35.
     pub witness_trust_loss: f64,
@@ -161,7 +161,7 @@ impl Default for FabricConfig {
             max_interactions_per_step: 256,
             hostile_act_tags: vec!["theft".into()],
             witness_chance: 0.7,
-            witness_confidence: 0.9,
+            witness_confidence: 1.0,
             witness_trust_loss: 0.35,
             witness_respect_loss: 0.1,
             grievance_confidence: 0.8,
@@ -537,11 +537,12 @@ impl SocialFabric {
                     victim: None,
                 };
                 let priority = match kind {
-                    InteractionKind::Conversation | InteractionKind::Trade => Some(0.0),
+                    InteractionKind::Conversation => Some(adverts.conversation_priority),
+                    InteractionKind::Trade => Some(adverts.trade_priority),
                     InteractionKind::Gossip => {
                         let knows = self.members.get(&them.id);
                         let told = self.members.get(&me.id).and_then(|m| {
-                            m.rumours.to_tell(&self.config.gossip, |origin| {
+                            m.rumours.to_tell(&self.config.gossip, &them.id, |origin| {
                                 knows.is_some_and(|k| k.rumours.knows(origin))
                             })
                         });

@@ -342,8 +342,8 @@ impl RumourBook {
     }
 
     /// Keeps `rumour` (a shallower copy of a known origin replaces the deeper one); when full,
-    /// the least worth telling is forgotten (the oldest among equals). Returns whether it was
-    /// new.
+    /// the least worth telling — the newcomer included — is forgotten (the oldest among
+    /// equals). Returns whether it was kept as new.
     pub fn learn(&mut self, rumour: Gossip, config: &GossipConfig) -> bool {
         if let Some(known) = self
             .rumours
@@ -361,26 +361,36 @@ impl RumourBook {
                 .iter()
                 .enumerate()
                 .min_by(|(_, a), (_, b)| config.weight(a).total_cmp(&config.weight(b)))
-                .map(|(i, _)| i);
-            if let Some(i) = weakest {
-                self.rumours.remove(i);
+                .map(|(i, r)| (i, config.weight(r)));
+            match weakest {
+                Some((_, weight)) if config.weight(&rumour) < weight => return false,
+                Some((i, _)) => {
+                    self.rumours.remove(i);
+                }
+                None => {}
             }
         }
         self.rumours.push(rumour);
         true
     }
 
-    /// The rumour most worth telling that `listener_knows` does not already hold and that is
-    /// not at the depth cap (the newest among equals).
+    /// The rumour most worth telling `listener` — not about the listener itself, not one it
+    /// already holds (`listener_knows` an origin), not at the depth cap — the newest among
+    /// equals.
     pub fn to_tell(
         &self,
         config: &GossipConfig,
+        listener: &str,
         listener_knows: impl Fn(&str) -> bool,
     ) -> Option<&Gossip> {
         self.rumours
             .iter()
             .rev()
-            .filter(|r| r.depth < config.max_depth && !listener_knows(&r.origin_event))
+            .filter(|r| {
+                r.depth < config.max_depth
+                    && r.subject != listener
+                    && !listener_knows(&r.origin_event)
+            })
             .max_by(|a, b| config.weight(a).total_cmp(&config.weight(b)))
     }
 }
@@ -466,15 +476,19 @@ mod tests {
         assert_eq!(book.rumours.len(), 2, "bounded");
         assert!(!book.knows("c"), "the weakest went");
         assert_eq!(
-            book.to_tell(&config, |_| false)
+            book.to_tell(&config, "bo", |_| false)
                 .map(|r| r.origin_event.as_str()),
             Some("b")
         );
         assert_eq!(
-            book.to_tell(&config, |o| o == "b")
+            book.to_tell(&config, "bo", |o| o == "b")
                 .map(|r| r.origin_event.as_str()),
             Some("a")
         );
-        assert!(book.to_tell(&config, |_| true).is_none());
+        assert!(book.to_tell(&config, "bo", |_| true).is_none());
+        assert!(
+            book.to_tell(&config, "tam", |_| false).is_none(),
+            "not to its subject"
+        );
     }
 }

@@ -188,6 +188,10 @@ impl InteractionRule {
 /// default.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdvertConfig {
+    /// Intrinsic priority of a conversation (gives personality something to scale); default 0.2.
+    pub conversation_priority: f64,
+    /// Intrinsic priority of a trade; default 0.2.
+    pub trade_priority: f64,
     /// Intrinsic priority of telling a rumour, × gossip tendency × (0.5 + influence); default 0.6.
     pub gossip_priority: f64,
     /// Argue with someone trusted below this; default 0.4.
@@ -221,6 +225,8 @@ pub struct AdvertConfig {
 impl Default for AdvertConfig {
     fn default() -> Self {
         Self {
+            conversation_priority: 0.2,
+            trade_priority: 0.2,
             gossip_priority: 0.6,
             argue_trust_below: 0.4,
             argue_drive: 1.0,
