@@ -151,6 +151,7 @@ struct Found<'e> {
     npcs: BTreeSet<String>,
     evidence: Vec<&'e StoryEvent>,
     context: BTreeMap<String, String>,
+    location: Option<String>,
 }
 
 impl<'e> Found<'e> {
@@ -162,7 +163,14 @@ impl<'e> Found<'e> {
             npcs: BTreeSet::new(),
             evidence: Vec::new(),
             context: BTreeMap::new(),
+            location: None,
         }
+    }
+
+    /// Places it here rather than where its latest evidence happened.
+    fn at(mut self, location: &str) -> Self {
+        self.location = Some(location.to_owned());
+        self
     }
 
     fn npcs<'a>(mut self, npcs: impl IntoIterator<Item = &'a str>) -> Self {
@@ -235,12 +243,13 @@ impl Found<'_> {
             .iter()
             .flat_map(|e| e.players.iter().cloned())
             .collect();
-        let location = self
-            .evidence
-            .iter()
-            .max_by(|a, b| a.at_hours.total_cmp(&b.at_hours))
-            .map(|e| e.location.clone())
-            .unwrap_or_default();
+        let location = self.location.unwrap_or_else(|| {
+            self.evidence
+                .iter()
+                .max_by(|a, b| a.at_hours.total_cmp(&b.at_hours))
+                .map(|e| e.location.clone())
+                .unwrap_or_default()
+        });
         Candidate {
             signal_type: self.signal_type,
             anchor: self.anchor,
@@ -611,7 +620,7 @@ impl StoryDetector {
                 .npcs(npcs.iter().copied())
                 .context("need", need)
                 .context("short", npcs.len())
-                .context("where", most_common(&events))
+                .at(&most_common(&events))
                 .evidence(events)
             })
             .collect()
@@ -663,6 +672,7 @@ impl StoryDetector {
                     .context("demand", demand.len())
                     .context("suppliers", supply.len())
                     .context("market", market)
+                    .at(market)
                     .evidence(evidence),
                 ]
             }
@@ -963,7 +973,7 @@ impl StoryDetector {
             )
             .npcs(distressed.iter().copied())
             .context("distressed", distressed.len())
-            .context("where", place)
+            .at(&place)
             .evidence(evidence),
         ]
     }
@@ -1032,6 +1042,7 @@ impl StoryDetector {
                 .npcs(npcs.iter().copied())
                 .context(direction, place)
                 .context("movers", npcs.len())
+                .at(place)
                 .evidence(events)
             })
             .collect()
