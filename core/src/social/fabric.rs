@@ -31,18 +31,16 @@
 
 use std::collections::BTreeMap;
 
-use super::gossip::{Gossip, GossipConfig, GossipIntent, GossipKind, GossipReaction, Reception};
-use super::interaction::{Effects, FacetDeltas, InteractionConfig, InteractionKind, NeedDeltas};
+use super::gossip::{Gossip, GossipConfig, GossipIntent, GossipKind};
+use super::interaction::{FacetDeltas, InteractionConfig, InteractionKind, NeedDeltas};
 use super::relationships::{Facet, RelationshipCache, RelationshipThresholds, Relationships};
 use super::reservation::Reservations;
 use crate::agent::Agent;
 use crate::decider::Decider;
-use crate::goals::{Goal, GoalCategory, GoalPredicate};
 use crate::rng::{DetRng, derive_seed, stable_hash};
 use crate::simulator::SimulatedAgent;
 use crate::story::event::{StoryEvent, StoryEventKind};
 use crate::vocabulary::{Symbol, Vocabulary};
-use crate::world::{AdvertisedAction, Provider, World};
 
 /// How one NPC takes part in social life (from its archetype).
 #[derive(Clone, Debug, PartialEq)]
@@ -234,21 +232,8 @@ pub struct SocialStep {
     pub goals_created: Vec<(String, String)>,
 }
 
-/// What a partner offers an initiator: the kind, and the rumour or victim it is about.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Offer {
-    /// The partner's index.
-    pub partner: usize,
-    /// The kind.
-    pub kind: InteractionKind,
-    /// The rumour to tell (gossip), its intent set.
-    pub rumour: Option<Gossip>,
-    /// The third party (scheming).
-    pub victim: Option<String>,
-}
-
 #[derive(Clone, Copy, Debug)]
-enum Role {
+pub(super) enum Role {
     Social,
     Economic,
     Survival,
@@ -256,7 +241,7 @@ enum Role {
     Ambition,
 }
 
-const ROLES: [Role; 5] = [
+pub(super) const ROLES: [Role; 5] = [
     Role::Social,
     Role::Economic,
     Role::Survival,
@@ -264,7 +249,7 @@ const ROLES: [Role; 5] = [
     Role::Ambition,
 ];
 
-fn role_delta(deltas: &NeedDeltas, role: Role) -> f64 {
+pub(super) fn role_delta(deltas: &NeedDeltas, role: Role) -> f64 {
     match role {
         Role::Social => deltas.social,
         Role::Economic => deltas.economic,
@@ -275,7 +260,7 @@ fn role_delta(deltas: &NeedDeltas, role: Role) -> f64 {
 }
 
 /// A need's level in [0, 1].
-fn level(agent: &Agent, need: Symbol) -> Option<f64> {
+pub(super) fn level(agent: &Agent, need: Symbol) -> Option<f64> {
     agent.consideration(need).map(|c| {
         if c.max > c.min {
             ((c.value - c.min) / (c.max - c.min)).clamp(0.0, 1.0)
@@ -286,7 +271,7 @@ fn level(agent: &Agent, need: Symbol) -> Option<f64> {
 }
 
 /// Moves a need by `fraction` of its range.
-fn shift(agent: &mut Agent, need: Symbol, fraction: f64) {
+pub(super) fn shift(agent: &mut Agent, need: Symbol, fraction: f64) {
     if let Some(c) = agent.considerations.iter_mut().find(|c| c.name == need) {
         c.value += fraction * (c.max - c.min);
         c.clamp_value();
@@ -304,12 +289,12 @@ pub struct SocialFabric {
     pub cache: RelationshipCache,
     /// Who is engaged with whom; cooldowns.
     pub reservations: Reservations,
-    members: BTreeMap<String, Member>,
-    needs: [Symbol; 5],
-    acquire: Symbol,
-    hostile_tags: Vec<Symbol>,
-    kind_tags: Vec<(InteractionKind, Vec<Symbol>)>,
-    last_step_hours: Option<f64>,
+    pub(super) members: BTreeMap<String, Member>,
+    pub(super) needs: [Symbol; 5],
+    pub(super) acquire: Symbol,
+    pub(super) hostile_tags: Vec<Symbol>,
+    pub(super) kind_tags: Vec<(InteractionKind, Vec<Symbol>)>,
+    pub(super) last_step_hours: Option<f64>,
 }
 
 impl SocialFabric {
@@ -352,7 +337,7 @@ impl SocialFabric {
         }
     }
 
-    fn need(&self, role: Role) -> Symbol {
+    pub(super) fn need(&self, role: Role) -> Symbol {
         self.needs[role as usize]
     }
 
@@ -383,7 +368,7 @@ impl SocialFabric {
             .learn(rumour, &config)
     }
 
-    fn profile(&self, npc: &str) -> SocialProfile {
+    pub(super) fn profile(&self, npc: &str) -> SocialProfile {
         self.members
             .get(npc)
             .map(|m| m.profile.clone())
@@ -471,178 +456,6 @@ impl SocialFabric {
         }
         self.last_step_hours = Some(now_hours);
         out
-    }
-
-    /// Up to `max_partners_considered` others in the same place, nearest first (ties by index).
-    fn nearest_partners(
-        &self,
-        agents: &[SimulatedAgent],
-        initiator: usize,
-        here: &[usize],
-    ) -> Vec<usize> {
-        let from = agents[initiator].agent.position;
-        let mut partners: Vec<(f64, usize)> = here
-            .iter()
-            .copied()
-            .filter(|&i| i != initiator)
-            .map(|i| (agents[i].agent.position.distance_to(&from), i))
-            .collect();
-        partners.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        partners.truncate(self.config.max_partners_considered);
-        partners.into_iter().map(|(_, i)| i).collect()
-    }
-
-    /// The world of what `partners` advertise to `initiator`: one provider per partner (no free
-    /// slot when it is engaged), one action per kind the relationship admits. `offers[p][a]`
-    /// says what provider `p`'s action `a` is.
-    pub fn advertise(
-        &mut self,
-        agents: &[SimulatedAgent],
-        initiator: usize,
-        partners: &[usize],
-        now_hours: f64,
-    ) -> (World, Vec<Vec<Offer>>) {
-        let me = &agents[initiator].agent;
-        let adverts = self.config.interactions.adverts;
-        let profile = self.profile(&me.id);
-        let rel = &self.relationships;
-        let mut victims: Vec<String> = self.cache.rivals(rel, &me.id).to_vec();
-        let mut more: Vec<(f64, &str)> = rel
-            .filtered(&me.id, |r| r.trust < adverts.scheme_victim_trust_below)
-            .into_iter()
-            .map(|to| (rel.value(&me.id, to, Facet::Trust), to))
-            .collect();
-        more.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)));
-        victims.extend(more.into_iter().map(|(_, to)| to.to_owned()));
-        let my_low = ROLES
-            .iter()
-            .filter_map(|&role| level(me, self.need(role)))
-            .fold(1.0_f64, f64::min);
-        let my_purpose = level(me, self.need(Role::Purpose));
-        let mut world = World {
-            now_hours,
-            ..World::default()
-        };
-        let mut offers = Vec::with_capacity(partners.len());
-        for &partner in partners {
-            let them = &agents[partner].agent;
-            let trust = rel.value(&me.id, &them.id, Facet::Trust);
-            let mut provider_offers = Vec::new();
-            let mut actions = Vec::new();
-            for kind in InteractionKind::ALL {
-                let mut offer = Offer {
-                    partner,
-                    kind,
-                    rumour: None,
-                    victim: None,
-                };
-                let priority = match kind {
-                    InteractionKind::Conversation => Some(adverts.conversation_priority),
-                    InteractionKind::Trade => Some(adverts.trade_priority),
-                    InteractionKind::Gossip => {
-                        let knows = self.members.get(&them.id);
-                        let told = self.members.get(&me.id).and_then(|m| {
-                            m.rumours.to_tell(&self.config.gossip, &them.id, |origin| {
-                                knows.is_some_and(|k| k.rumours.knows(origin))
-                            })
-                        });
-                        told.map(|rumour| {
-                            let intent = self.config.gossip.intent_for(
-                                rel,
-                                &self.config.thresholds,
-                                &me.id,
-                                &them.id,
-                                rumour,
-                                profile.influence,
-                            );
-                            offer.rumour = Some(Gossip {
-                                intent,
-                                ..rumour.clone()
-                            });
-                            adverts.gossip_priority
-                                * profile.gossip_tendency
-                                * (0.5 + profile.influence)
-                        })
-                    }
-                    InteractionKind::Argument => (trust < adverts.argue_trust_below).then(|| {
-                        adverts.argue_drive * (adverts.argue_trust_below - trust)
-                            / adverts.argue_trust_below
-                    }),
-                    InteractionKind::Favor => (my_low < adverts.favor_need_below
-                        && trust > adverts.favor_trust_above)
-                        .then_some(0.0),
-                    InteractionKind::Intimidation => {
-                        let respect = rel.value(&me.id, &them.id, Facet::Respect);
-                        let loyal = self.config.thresholds.is_ally(&rel.get(&me.id, &them.id));
-                        (respect < adverts.intimidate_respect_below && !loyal).then(|| {
-                            adverts.intimidate_drive * (adverts.intimidate_respect_below - respect)
-                                / adverts.intimidate_respect_below
-                        })
-                    }
-                    InteractionKind::Scheming => victims
-                        .iter()
-                        .find(|v| **v != them.id)
-                        .filter(|_| trust >= adverts.scheme_partner_trust_above)
-                        .map(|victim| {
-                            let against = rel.value(&me.id, victim, Facet::Trust);
-                            offer.victim = Some(victim.clone());
-                            adverts.scheme_drive
-                                * ((adverts.scheme_victim_trust_below - against)
-                                    / adverts.scheme_victim_trust_below)
-                                    .max(0.0)
-                        }),
-                    InteractionKind::Mentoring => my_purpose
-                        .zip(level(them, self.need(Role::Purpose)))
-                        .filter(|(mine, theirs)| mine - theirs >= adverts.mentor_purpose_gap)
-                        .map(|_| adverts.mentor_priority),
-                    InteractionKind::Courtship => {
-                        let affinity = rel.value(&me.id, &them.id, Facet::Affinity);
-                        (affinity > adverts.court_affinity_above).then(|| {
-                            adverts.court_drive * (affinity - adverts.court_affinity_above)
-                                / (1.0 - adverts.court_affinity_above).max(f64::EPSILON)
-                        })
-                    }
-                };
-                let Some(priority) = priority else {
-                    continue;
-                };
-                let mut action = AdvertisedAction::new(kind.as_str());
-                action.tags = self
-                    .kind_tags
-                    .iter()
-                    .find(|(k, _)| *k == kind)
-                    .map(|(_, t)| t.clone())
-                    .unwrap_or_default();
-                action.duration_hours = self.config.interaction_hours;
-                action.intrinsic_priority = priority;
-                let promised = self
-                    .config
-                    .interactions
-                    .rule(kind)
-                    .on_success
-                    .initiator_needs;
-                for role in ROLES {
-                    let delta = role_delta(&promised, role);
-                    let need = self.need(role);
-                    if let Some(c) = me.consideration(need).filter(|_| delta != 0.0) {
-                        action.deltas.push((need, delta * (c.max - c.min)));
-                    }
-                }
-                actions.push(action);
-                provider_offers.push(offer);
-            }
-            let engaged = !self.reservations.is_available(&them.id, now_hours);
-            world.providers.push(Provider {
-                id: them.id.clone(),
-                position: them.position,
-                capacity: u32::from(!engaged),
-                occupants: 0,
-                state: None,
-                actions,
-            });
-            offers.push(provider_offers);
-        }
-        (world, offers)
     }
 
     fn observe(
@@ -819,7 +632,7 @@ impl SocialFabric {
     /// A credible threat about `subject` reaches `npc`: survival pressure, and the `threat`
     /// goal reactions of its archetype.
     #[allow(clippy::too_many_arguments)]
-    fn feel_threat(
+    pub(super) fn feel_threat(
         &mut self,
         agents: &mut [SimulatedAgent],
         npc: usize,
@@ -841,7 +654,7 @@ impl SocialFabric {
         Self::goals_created(&id, created, place, now_hours, out);
     }
 
-    fn goals_created(
+    pub(super) fn goals_created(
         npc: &str,
         descriptions: Vec<String>,
         place: &SocialPlace,
@@ -863,7 +676,7 @@ impl SocialFabric {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn change_regard(
+    pub(super) fn change_regard(
         &mut self,
         from: &str,
         to: &str,
@@ -880,7 +693,7 @@ impl SocialFabric {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn record_change(
+    pub(super) fn record_change(
         &self,
         from: &str,
         to: &str,
@@ -909,7 +722,7 @@ impl SocialFabric {
         });
     }
 
-    fn apply_needs(&self, agent: &mut Agent, deltas: &NeedDeltas) {
+    pub(super) fn apply_needs(&self, agent: &mut Agent, deltas: &NeedDeltas) {
         for role in ROLES {
             let delta = role_delta(deltas, role);
             if delta != 0.0 {
@@ -918,341 +731,12 @@ impl SocialFabric {
         }
     }
 
-    fn remember_mood(simulated: &mut SimulatedAgent, mood_delta: f64, now_hours: f64) {
+    pub(super) fn remember_mood(simulated: &mut SimulatedAgent, mood_delta: f64, now_hours: f64) {
         if mood_delta == 0.0 {
             return;
         }
         if let Some((config, wellbeing)) = &mut simulated.wellbeing {
             config.remember(wellbeing, mood_delta, now_hours);
         }
-    }
-
-    /// Resolves `offer` made to `initiator` with the uniform draw `draw`, applies its effects
-    /// and records it.
-    #[allow(clippy::too_many_arguments)]
-    pub fn resolve(
-        &mut self,
-        agents: &mut [SimulatedAgent],
-        initiator: usize,
-        offer: &Offer,
-        place: &SocialPlace,
-        now_hours: f64,
-        draw: f64,
-        out: &mut SocialStep,
-    ) {
-        let target = offer.partner;
-        if initiator == target || target >= agents.len() || initiator >= agents.len() {
-            return;
-        }
-        let me = agents[initiator].agent.id.clone();
-        let them = agents[target].agent.id.clone();
-        if !self
-            .reservations
-            .reserve(&me, &them, now_hours, self.config.interaction_hours)
-        {
-            return;
-        }
-        let kind = offer.kind;
-        let loyalty_before = self.relationships.value(&them, &me, Facet::Loyalty);
-        let victim_loyalty_before = offer
-            .victim
-            .as_ref()
-            .map(|v| self.relationships.value(v, &me, Facet::Loyalty));
-        let (mut success, chance, mut effects) =
-            self.config
-                .interactions
-                .resolve(&self.relationships, kind, &me, &them, draw);
-        let cause = kind.as_str();
-        if let Some(rumour) = &offer.rumour {
-            success = self.tell(agents, initiator, target, rumour, place, now_hours, out);
-            let rule = self.config.interactions.rule(kind);
-            effects = if success {
-                rule.on_success
-            } else {
-                rule.on_rejection
-            };
-        }
-        self.apply_effects(
-            agents, initiator, target, &effects, cause, place, now_hours, out,
-        );
-        self.consequences(
-            agents, initiator, target, offer, success, place, now_hours, out,
-        );
-        for npc in [&me, &them] {
-            self.reservations
-                .cool_down(npc, now_hours + self.config.cooldown_hours);
-        }
-        let created = agents[target]
-            .goals
-            .as_mut()
-            .map(|book| book.react(cause, &me, now_hours))
-            .unwrap_or_default();
-        Self::goals_created(&them, created, place, now_hours, out);
-        let mood = |a: &SimulatedAgent| a.wellbeing.as_ref().map_or(0.0, |(_, w)| w.mood);
-        let faction = |npc: &str| {
-            self.members
-                .get(npc)
-                .and_then(|m| m.profile.faction.clone())
-        };
-        let witnessed = !place.players.is_empty();
-        out.events.push(StoryEvent {
-            at_hours: now_hours,
-            location: place.location.clone(),
-            players: place.players.clone(),
-            kind: StoryEventKind::Interaction {
-                initiator: me.clone(),
-                target: them.clone(),
-                interaction: kind,
-                success,
-                against: offer.victim.clone(),
-                initiator_faction: faction(&me),
-                target_faction: faction(&them),
-                target_loyalty_before: loyalty_before,
-                victim_loyalty_before,
-                initiator_affinity: self.relationships.value(&me, &them, Facet::Affinity),
-                target_affinity: self.relationships.value(&them, &me, Facet::Affinity),
-                initiator_mood: mood(&agents[initiator]),
-                target_mood: mood(&agents[target]),
-                witnessed,
-            },
-        });
-        out.interactions.push(InteractionRecord {
-            initiator: me,
-            target: them,
-            kind,
-            success,
-            chance,
-            location: place.location.clone(),
-            witnessed,
-            at_hours: now_hours,
-            against: offer.victim.clone(),
-            told: offer.rumour.clone(),
-        });
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn apply_effects(
-        &mut self,
-        agents: &mut [SimulatedAgent],
-        initiator: usize,
-        target: usize,
-        effects: &Effects,
-        cause: &str,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
-    ) {
-        let me = agents[initiator].agent.id.clone();
-        let them = agents[target].agent.id.clone();
-        self.change_regard(
-            &me,
-            &them,
-            &effects.initiator_regard,
-            cause,
-            place,
-            now_hours,
-            out,
-        );
-        self.change_regard(
-            &them,
-            &me,
-            &effects.target_regard,
-            cause,
-            place,
-            now_hours,
-            out,
-        );
-        self.apply_needs(&mut agents[initiator].agent, &effects.initiator_needs);
-        self.apply_needs(&mut agents[target].agent, &effects.target_needs);
-        Self::remember_mood(&mut agents[initiator], effects.initiator_mood, now_hours);
-        Self::remember_mood(&mut agents[target], effects.target_mood, now_hours);
-    }
-
-    /// The rumours and third-party effects an interaction leaves behind.
-    #[allow(clippy::too_many_arguments)]
-    fn consequences(
-        &mut self,
-        agents: &mut [SimulatedAgent],
-        initiator: usize,
-        target: usize,
-        offer: &Offer,
-        success: bool,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
-    ) {
-        let me = agents[initiator].agent.id.clone();
-        let them = agents[target].agent.id.clone();
-        let rumour =
-            |subject: &str, kind, about_person, confidence, origin: String, holder: &str| Gossip {
-                subject: subject.to_owned(),
-                kind,
-                intent: GossipIntent::Inform,
-                about_person,
-                confidence,
-                origin_event: origin,
-                depth: 0,
-                holder: holder.to_owned(),
-            };
-        match offer.kind {
-            InteractionKind::Trade if success => {
-                let day = (now_hours / 24.0).floor();
-                let origin = format!("trade:{}:{day}", place.location);
-                for npc in [&me, &them] {
-                    let news = rumour(
-                        &place.location,
-                        GossipKind::Opportunity,
-                        false,
-                        self.config.trade_rumour_confidence,
-                        origin.clone(),
-                        npc,
-                    );
-                    self.learn(npc, news);
-                }
-            }
-            InteractionKind::Argument | InteractionKind::Intimidation => {
-                let origin = format!("{}:{me}:{them}:{now_hours:.2}", offer.kind.as_str());
-                let grievance = rumour(
-                    &me,
-                    GossipKind::Person,
-                    true,
-                    self.config.grievance_confidence,
-                    origin,
-                    &them,
-                );
-                self.learn(&them, grievance);
-            }
-            InteractionKind::Scheming => {
-                if let Some(victim) = &offer.victim {
-                    let origin = format!("scheme:{me}:{victim}:{now_hours:.2}");
-                    let secret = rumour(
-                        &me,
-                        GossipKind::Secret,
-                        true,
-                        self.config.scheme_secret_confidence,
-                        origin,
-                        &them,
-                    );
-                    self.learn(&them, secret);
-                    if success {
-                        let turned = FacetDeltas {
-                            trust: -self.config.interactions.scheme_victim_trust_loss,
-                            ..FacetDeltas::default()
-                        };
-                        self.change_regard(
-                            &them, victim, &turned, "scheming", place, now_hours, out,
-                        );
-                    }
-                }
-            }
-            _ => {}
-        }
-        let _ = agents;
-    }
-
-    /// `teller` (index) tells `rumour` to `listener` (index); returns whether it was believed.
-    #[allow(clippy::too_many_arguments)]
-    fn tell(
-        &mut self,
-        agents: &mut [SimulatedAgent],
-        teller: usize,
-        listener: usize,
-        rumour: &Gossip,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
-    ) -> bool {
-        let teller_id = agents[teller].agent.id.clone();
-        let listener_id = agents[listener].agent.id.clone();
-        let economic = level(&agents[listener].agent, self.need(Role::Economic)).unwrap_or(1.0);
-        let config = self.config.gossip;
-        let reception = config.receive(
-            &mut self.relationships,
-            &listener_id,
-            &teller_id,
-            rumour,
-            economic,
-            now_hours,
-        );
-        let (accepted, credibility) = match &reception {
-            Reception::Dropped => (false, 0.0),
-            Reception::Dismissed { credibility } => (false, *credibility),
-            Reception::Accepted { credibility, .. } => (true, *credibility),
-        };
-        out.events.push(StoryEvent {
-            at_hours: now_hours,
-            location: place.location.clone(),
-            players: place.players.clone(),
-            kind: StoryEventKind::RumourHeard {
-                listener: listener_id.clone(),
-                teller: teller_id,
-                subject: rumour.subject.clone(),
-                gossip: rumour.kind,
-                intent: rumour.intent,
-                depth: rumour.depth,
-                credibility,
-                accepted,
-            },
-        });
-        let Reception::Accepted {
-            copy, reactions, ..
-        } = reception
-        else {
-            return false;
-        };
-        for reaction in reactions {
-            match reaction {
-                GossipReaction::RaiseSurvivalPressure(pressure) => {
-                    self.feel_threat(
-                        agents,
-                        listener,
-                        &rumour.subject,
-                        pressure,
-                        place,
-                        now_hours,
-                        out,
-                    );
-                }
-                GossipReaction::AcquireGoal { subject } => {
-                    let simulated = &mut agents[listener];
-                    let have = simulated.agent.resource(self.acquire);
-                    let description = format!("seize the opportunity at {subject}");
-                    let goal = Goal {
-                        category: GoalCategory::Reactive,
-                        source: format!("gossip:{}", rumour.origin_event),
-                        target: Some(subject),
-                        description: description.clone(),
-                        predicate: GoalPredicate::Resource {
-                            name: self.acquire,
-                            min: have + self.config.acquire_amount,
-                        },
-                        deadline_hours: Some(now_hours + self.config.acquire_deadline_hours),
-                        priority_bonus: self.config.acquire_bonus,
-                    };
-                    let added = simulated
-                        .goals
-                        .get_or_insert_with(Default::default)
-                        .add(goal)
-                        .is_ok();
-                    if added {
-                        Self::goals_created(&listener_id, vec![description], place, now_hours, out);
-                    }
-                }
-                GossipReaction::TrustChanged { toward, delta } => {
-                    self.record_change(
-                        &listener_id,
-                        &toward,
-                        Facet::Trust,
-                        delta,
-                        "gossip",
-                        place,
-                        now_hours,
-                        out,
-                    );
-                }
-            }
-        }
-        self.learn(&listener_id, copy);
-        true
     }
 }

@@ -8,16 +8,21 @@
 //!   engine, and their deterministic resolution rules.
 //! - [`reservation`]: reservations with expiry and social cooldowns.
 //! - [`fabric`]: a zone's social state and the social step that ties them together.
+//! - [`advert`]: partners advertising interactions to the decision engine.
+//! - [`resolve`]: carrying a chosen interaction out.
 
+pub mod advert;
 pub mod fabric;
 pub mod gossip;
 pub mod interaction;
 pub mod relationships;
 pub mod reservation;
+pub mod resolve;
 
+pub use advert::Offer;
 pub use fabric::{
-    FabricConfig, InteractionRecord, Member, NeedNames, Offer, SocialFabric, SocialPlace,
-    SocialProfile, SocialStep,
+    FabricConfig, InteractionRecord, Member, NeedNames, SocialFabric, SocialPlace, SocialProfile,
+    SocialStep,
 };
 pub use gossip::{
     Gossip, GossipConfig, GossipIntent, GossipKind, GossipReaction, Reception, RumourBook,
