@@ -4,7 +4,8 @@
 
 use geppetto_core::social::{Facet, GossipIntent, GossipKind, InteractionKind};
 use geppetto_core::story::{
-    DetectorConfig, EventBuffer, SignalType, StoryDetector, StoryEvent, StoryEventKind, StorySignal,
+    DetectorConfig, EventBuffer, GoalChange, SignalType, StoryDetector, StoryEvent, StoryEventKind,
+    StorySignal,
 };
 
 fn at(hours: f64, location: &str, kind: StoryEventKind) -> StoryEvent {
@@ -348,9 +349,10 @@ fn goal_blocked_when_no_plan_reaches_a_goal_or_it_keeps_failing() {
     let blocked = at(
         8.0,
         "forge",
-        StoryEventKind::GoalBlocked {
+        StoryEventKind::Goal {
             npc: "bjorn".into(),
             description: "forge a masterwork".into(),
+            change: GoalChange::Blocked,
         },
     );
     let signals = detect(vec![blocked]);
@@ -362,9 +364,10 @@ fn goal_blocked_when_no_plan_reaches_a_goal_or_it_keeps_failing() {
         at(
             h,
             "market",
-            StoryEventKind::GoalFailed {
+            StoryEventKind::Goal {
                 npc: "piet".into(),
                 description: "report the theft by vex".into(),
+                change: GoalChange::Failed,
             },
         )
     };

@@ -115,7 +115,7 @@ impl SocialFabric {
                             });
                             adverts.gossip_priority
                                 * profile.gossip_tendency
-                                * (0.5 + profile.influence)
+                                * (adverts.gossip_influence_base + profile.influence)
                         })
                     }
                     InteractionKind::Argument => (trust < adverts.argue_trust_below).then(|| {

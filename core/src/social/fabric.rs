@@ -39,7 +39,7 @@ use crate::agent::Agent;
 use crate::decider::Decider;
 use crate::rng::{DetRng, derive_seed, stable_hash};
 use crate::simulator::SimulatedAgent;
-use crate::story::event::{StoryEvent, StoryEventKind};
+use crate::story::event::{GoalChange, StoryEvent, StoryEventKind};
 use crate::vocabulary::{Symbol, Vocabulary};
 
 /// How one NPC takes part in social life (from its archetype).
@@ -666,9 +666,10 @@ impl SocialFabric {
                 at_hours: now_hours,
                 location: place.location.clone(),
                 players: place.players.clone(),
-                kind: StoryEventKind::GoalCreated {
+                kind: StoryEventKind::Goal {
                     npc: npc.to_owned(),
                     description: description.clone(),
+                    change: GoalChange::Created,
                 },
             });
             out.goals_created.push((npc.to_owned(), description));

@@ -192,8 +192,10 @@ pub struct AdvertConfig {
     pub conversation_priority: f64,
     /// Intrinsic priority of a trade; default 0.2.
     pub trade_priority: f64,
-    /// Intrinsic priority of telling a rumour, × gossip tendency × (0.5 + influence); default 0.6.
+    /// Intrinsic priority of telling a rumour, × gossip tendency × (base + influence); default 0.6.
     pub gossip_priority: f64,
+    /// The base the teller's influence is added to; default 0.5.
+    pub gossip_influence_base: f64,
     /// Argue with someone trusted below this; default 0.4.
     pub argue_trust_below: f64,
     /// Priority of an argument at zero trust (linear to 0 at the line); default 1.0.
@@ -228,6 +230,7 @@ impl Default for AdvertConfig {
             conversation_priority: 0.2,
             trade_priority: 0.2,
             gossip_priority: 0.6,
+            gossip_influence_base: 0.5,
             argue_trust_below: 0.4,
             argue_drive: 1.0,
             favor_need_below: 0.35,
@@ -272,304 +275,194 @@ fn rule(
     }
 }
 
-fn both_ways(regard: FacetDeltas) -> (FacetDeltas, FacetDeltas) {
-    (regard, regard)
+/// Regard changes: trust, respect, loyalty, affinity.
+const fn regard(trust: f64, respect: f64, loyalty: f64, affinity: f64) -> FacetDeltas {
+    FacetDeltas {
+        trust,
+        respect,
+        loyalty,
+        affinity,
+    }
 }
 
+/// Need changes: social, economic, survival, purpose, ambition.
+const fn needs(
+    social: f64,
+    economic: f64,
+    survival: f64,
+    purpose: f64,
+    ambition: f64,
+) -> NeedDeltas {
+    NeedDeltas {
+        social,
+        economic,
+        survival,
+        purpose,
+        ambition,
+    }
+}
+
+/// Effects: (initiator's regard, target's regard), (initiator's needs, target's needs),
+/// (initiator's mood, target's mood).
+const fn effects(
+    (initiator_regard, target_regard): (FacetDeltas, FacetDeltas),
+    (initiator_needs, target_needs): (NeedDeltas, NeedDeltas),
+    (initiator_mood, target_mood): (f64, f64),
+) -> Effects {
+    Effects {
+        initiator_regard,
+        target_regard,
+        initiator_needs,
+        target_needs,
+        initiator_mood,
+        target_mood,
+    }
+}
+
+const CALM: FacetDeltas = regard(0.0, 0.0, 0.0, 0.0);
+const UNMOVED: NeedDeltas = needs(0.0, 0.0, 0.0, 0.0, 0.0);
+
 impl Default for InteractionConfig {
+    /// The table of the module header.
     fn default() -> Self {
         use Facet::{Affinity, Respect, Trust};
-        let none = Effects::default();
-        let (warm_i, warm_t) = both_ways(FacetDeltas {
-            trust: 0.02,
-            affinity: 0.04,
-            ..FacetDeltas::default()
-        });
+        let warm = regard(0.02, 0.0, 0.0, 0.04);
+        let chatted = needs(0.15, 0.0, 0.0, 0.0, 0.0);
         let conversation = rule(
             0.4,
             Affinity,
             0.6,
-            Effects {
-                initiator_regard: warm_i,
-                target_regard: warm_t,
-                initiator_needs: NeedDeltas {
-                    social: 0.15,
-                    ..NeedDeltas::default()
-                },
-                target_needs: NeedDeltas {
-                    social: 0.15,
-                    ..NeedDeltas::default()
-                },
-                initiator_mood: 0.05,
-                target_mood: 0.05,
-            },
-            Effects {
-                initiator_regard: FacetDeltas {
-                    affinity: -0.02,
-                    ..FacetDeltas::default()
-                },
-                ..none
-            },
+            effects((warm, warm), (chatted, chatted), (0.05, 0.05)),
+            effects(
+                (regard(0.0, 0.0, 0.0, -0.02), CALM),
+                (UNMOVED, UNMOVED),
+                (0.0, 0.0),
+            ),
         );
+        let shared = regard(0.0, 0.0, 0.0, 0.02);
         let gossip = rule(
             1.0,
             Trust,
             0.0,
-            Effects {
-                initiator_regard: FacetDeltas {
-                    affinity: 0.02,
-                    ..FacetDeltas::default()
-                },
-                target_regard: FacetDeltas {
-                    affinity: 0.02,
-                    ..FacetDeltas::default()
-                },
-                initiator_needs: NeedDeltas {
-                    social: 0.1,
-                    ..NeedDeltas::default()
-                },
-                target_needs: NeedDeltas {
-                    social: 0.1,
-                    ..NeedDeltas::default()
-                },
-                initiator_mood: 0.03,
-                target_mood: 0.0,
-            },
-            Effects {
-                initiator_needs: NeedDeltas {
-                    social: 0.05,
-                    ..NeedDeltas::default()
-                },
-                ..none
-            },
+            effects(
+                (shared, shared),
+                (
+                    needs(0.1, 0.0, 0.0, 0.0, 0.0),
+                    needs(0.1, 0.0, 0.0, 0.0, 0.0),
+                ),
+                (0.03, 0.0),
+            ),
+            effects(
+                (CALM, CALM),
+                (needs(0.05, 0.0, 0.0, 0.0, 0.0), UNMOVED),
+                (0.0, 0.0),
+            ),
         );
-        let fair = FacetDeltas {
-            trust: 0.03,
-            respect: 0.02,
-            ..FacetDeltas::default()
-        };
-        let trade_needs = NeedDeltas {
-            economic: 0.12,
-            ..NeedDeltas::default()
-        };
+        let fair = regard(0.03, 0.02, 0.0, 0.0);
+        let paid = needs(0.0, 0.12, 0.0, 0.0, 0.0);
         let trade = rule(
             0.3,
             Trust,
             0.7,
-            Effects {
-                initiator_regard: fair,
-                target_regard: fair,
-                initiator_needs: trade_needs,
-                target_needs: trade_needs,
-                initiator_mood: 0.05,
-                target_mood: 0.05,
-            },
-            Effects {
-                initiator_regard: FacetDeltas {
-                    trust: -0.02,
-                    ..FacetDeltas::default()
-                },
-                ..none
-            },
+            effects((fair, fair), (paid, paid), (0.05, 0.05)),
+            effects(
+                (regard(-0.02, 0.0, 0.0, 0.0), CALM),
+                (UNMOVED, UNMOVED),
+                (0.0, 0.0),
+            ),
         );
-        let sour = FacetDeltas {
-            trust: -0.1,
-            affinity: -0.08,
-            ..FacetDeltas::default()
-        };
-        let sour_needs = NeedDeltas {
-            social: -0.05,
-            ..NeedDeltas::default()
-        };
-        let argued = |respect: f64| FacetDeltas { respect, ..sour };
+        // Trust and affinity sour both ways; the loser respects the winner a little more, the
+        // winner the loser less.
+        let (won, lost) = (
+            regard(-0.1, -0.05, 0.0, -0.08),
+            regard(-0.1, 0.03, 0.0, -0.08),
+        );
+        let sour = needs(-0.05, 0.0, 0.0, 0.0, 0.0);
         let argument = rule(
             0.25,
             Respect,
             0.5,
-            Effects {
-                initiator_regard: argued(-0.05),
-                target_regard: argued(0.03),
-                initiator_needs: sour_needs,
-                target_needs: sour_needs,
-                initiator_mood: -0.05,
-                target_mood: -0.15,
-            },
-            Effects {
-                initiator_regard: argued(0.03),
-                target_regard: argued(-0.05),
-                initiator_needs: sour_needs,
-                target_needs: sour_needs,
-                initiator_mood: -0.15,
-                target_mood: -0.05,
-            },
+            effects((won, lost), (sour, sour), (-0.05, -0.15)),
+            effects((lost, won), (sour, sour), (-0.15, -0.05)),
         );
         let favor = rule(
             0.0,
             Trust,
             1.0,
-            Effects {
-                initiator_regard: FacetDeltas {
-                    trust: 0.05,
-                    loyalty: 0.1,
-                    ..FacetDeltas::default()
-                },
-                target_regard: FacetDeltas {
-                    affinity: 0.03,
-                    ..FacetDeltas::default()
-                },
-                initiator_needs: NeedDeltas {
-                    economic: 0.1,
-                    ..NeedDeltas::default()
-                },
-                target_needs: NeedDeltas {
-                    purpose: 0.05,
-                    ..NeedDeltas::default()
-                },
-                initiator_mood: 0.1,
-                target_mood: 0.05,
-            },
-            Effects {
-                initiator_regard: FacetDeltas {
-                    loyalty: -0.08,
-                    affinity: -0.04,
-                    ..FacetDeltas::default()
-                },
-                initiator_mood: -0.05,
-                ..none
-            },
+            effects(
+                (regard(0.05, 0.0, 0.1, 0.0), regard(0.0, 0.0, 0.0, 0.03)),
+                (
+                    needs(0.0, 0.1, 0.0, 0.0, 0.0),
+                    needs(0.0, 0.0, 0.0, 0.05, 0.0),
+                ),
+                (0.1, 0.05),
+            ),
+            effects(
+                (regard(0.0, 0.0, -0.08, -0.04), CALM),
+                (UNMOVED, UNMOVED),
+                (-0.05, 0.0),
+            ),
         );
         let intimidation = rule(
             0.25,
             Respect,
             0.5,
-            Effects {
-                target_regard: FacetDeltas {
-                    trust: -0.15,
-                    respect: 0.05,
-                    affinity: -0.1,
-                    ..FacetDeltas::default()
-                },
-                initiator_needs: NeedDeltas {
-                    economic: 0.08,
-                    ambition: 0.05,
-                    ..NeedDeltas::default()
-                },
-                target_needs: NeedDeltas {
-                    survival: -0.1,
-                    ..NeedDeltas::default()
-                },
-                initiator_mood: 0.05,
-                target_mood: -0.2,
-                ..none
-            },
-            Effects {
-                target_regard: FacetDeltas {
-                    trust: -0.05,
-                    respect: -0.1,
-                    ..FacetDeltas::default()
-                },
-                initiator_mood: -0.05,
-                ..none
-            },
+            effects(
+                (CALM, regard(-0.15, 0.05, 0.0, -0.1)),
+                (
+                    needs(0.0, 0.08, 0.0, 0.0, 0.05),
+                    needs(0.0, 0.0, -0.1, 0.0, 0.0),
+                ),
+                (0.05, -0.2),
+            ),
+            effects(
+                (CALM, regard(-0.05, -0.1, 0.0, 0.0)),
+                (UNMOVED, UNMOVED),
+                (-0.05, 0.0),
+            ),
         );
-        let plotting = FacetDeltas {
-            trust: 0.03,
-            loyalty: 0.08,
-            ..FacetDeltas::default()
-        };
-        let plotting_needs = NeedDeltas {
-            ambition: 0.05,
-            ..NeedDeltas::default()
-        };
+        let plotting = regard(0.03, 0.0, 0.08, 0.0);
+        let emboldened = needs(0.0, 0.0, 0.0, 0.0, 0.05);
         let scheming = rule(
             0.0,
             Trust,
             1.0,
-            Effects {
-                initiator_regard: plotting,
-                target_regard: plotting,
-                initiator_needs: plotting_needs,
-                target_needs: plotting_needs,
-                ..none
-            },
-            Effects {
-                target_regard: FacetDeltas {
-                    trust: -0.12,
-                    ..FacetDeltas::default()
-                },
-                ..none
-            },
+            effects((plotting, plotting), (emboldened, emboldened), (0.0, 0.0)),
+            effects(
+                (CALM, regard(-0.12, 0.0, 0.0, 0.0)),
+                (UNMOVED, UNMOVED),
+                (0.0, 0.0),
+            ),
         );
         let mentoring = rule(
             0.5,
             Respect,
             0.5,
-            Effects {
-                target_regard: FacetDeltas {
-                    respect: 0.06,
-                    loyalty: 0.03,
-                    ..FacetDeltas::default()
-                },
-                initiator_needs: NeedDeltas {
-                    purpose: 0.06,
-                    ..NeedDeltas::default()
-                },
-                target_needs: NeedDeltas {
-                    purpose: 0.12,
-                    ambition: 0.05,
-                    ..NeedDeltas::default()
-                },
-                initiator_mood: 0.05,
-                target_mood: 0.05,
-                ..none
-            },
-            Effects {
-                initiator_regard: FacetDeltas {
-                    respect: -0.03,
-                    ..FacetDeltas::default()
-                },
-                ..none
-            },
+            effects(
+                (CALM, regard(0.0, 0.06, 0.03, 0.0)),
+                (
+                    needs(0.0, 0.0, 0.0, 0.06, 0.0),
+                    needs(0.0, 0.0, 0.0, 0.12, 0.05),
+                ),
+                (0.05, 0.05),
+            ),
+            effects(
+                (regard(0.0, -0.03, 0.0, 0.0), CALM),
+                (UNMOVED, UNMOVED),
+                (0.0, 0.0),
+            ),
         );
-        let (love_i, love_t) = both_ways(FacetDeltas {
-            loyalty: 0.05,
-            affinity: 0.1,
-            ..FacetDeltas::default()
-        });
+        let love = regard(0.0, 0.0, 0.05, 0.1);
         let courtship = rule(
             0.0,
             Affinity,
             1.0,
-            Effects {
-                initiator_regard: love_i,
-                target_regard: love_t,
-                initiator_needs: NeedDeltas {
-                    social: 0.15,
-                    ..NeedDeltas::default()
-                },
-                target_needs: NeedDeltas {
-                    social: 0.15,
-                    ..NeedDeltas::default()
-                },
-                initiator_mood: 0.2,
-                target_mood: 0.1,
-            },
-            Effects {
-                initiator_regard: FacetDeltas {
-                    affinity: 0.02,
-                    ..FacetDeltas::default()
-                },
-                target_regard: FacetDeltas {
-                    affinity: -0.02,
-                    ..FacetDeltas::default()
-                },
-                initiator_needs: NeedDeltas {
-                    social: -0.05,
-                    ..NeedDeltas::default()
-                },
-                initiator_mood: -0.2,
-                ..none
-            },
+            effects((love, love), (chatted, chatted), (0.2, 0.1)),
+            effects(
+                (regard(0.0, 0.0, 0.0, 0.02), regard(0.0, 0.0, 0.0, -0.02)),
+                (needs(-0.05, 0.0, 0.0, 0.0, 0.0), UNMOVED),
+                (-0.2, 0.0),
+            ),
         );
         Self {
             rules: [

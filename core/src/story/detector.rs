@@ -29,7 +29,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use super::event::{EventBuffer, StoryEvent, StoryEventKind};
+use super::event::{EventBuffer, GoalChange, StoryEvent, StoryEventKind};
 use super::signal::{SignalType, StorySignal};
 use crate::social::gossip::GossipKind;
 use crate::social::interaction::InteractionKind;
@@ -46,6 +46,10 @@ pub struct DetectorConfig {
     pub history_capacity: usize,
     /// Live signals kept at most (the soonest to expire goes first); default 512.
     pub max_live_signals: usize,
+    /// A counted rule's importance reaches 1 at this multiple of its threshold; default 2.
+    pub importance_saturation: f64,
+    /// Importance of a power shift before its margin is added; default 0.5.
+    pub power_shift_importance: f64,
     /// Game hours a signal lives after its last evidence; default 24.
     pub signal_ttl_hours: f64,
     /// Window of most rules; default 6.
@@ -111,6 +115,8 @@ impl Default for DetectorConfig {
             buffer_capacity: 1000,
             history_capacity: 20_000,
             max_live_signals: 512,
+            importance_saturation: 2.0,
+            power_shift_importance: 0.5,
             signal_ttl_hours: 24.0,
             pattern_window_hours: 6.0,
             gathering_window_hours: 2.0,
@@ -542,7 +548,11 @@ impl StoryDetector {
                 Found::new(
                     SignalType::FactionTension,
                     factions.clone(),
-                    ratio(events.len(), self.config.faction_min_conflicts, 2.0),
+                    ratio(
+                        events.len(),
+                        self.config.faction_min_conflicts,
+                        self.config.importance_saturation,
+                    ),
                 )
                 .npcs(npcs)
                 .context("factions", factions)
@@ -615,7 +625,11 @@ impl StoryDetector {
                 Found::new(
                     SignalType::ResourceScarcity,
                     need,
-                    ratio(npcs.len(), self.config.scarcity_min_npcs, 2.0),
+                    ratio(
+                        npcs.len(),
+                        self.config.scarcity_min_npcs,
+                        self.config.importance_saturation,
+                    ),
                 )
                 .npcs(npcs.iter().copied())
                 .context("need", need)
@@ -666,7 +680,11 @@ impl StoryDetector {
                     Found::new(
                         SignalType::TradeOpportunity,
                         market,
-                        ratio(demand.len(), self.config.trade_min_demand, 2.0),
+                        ratio(
+                            demand.len(),
+                            self.config.trade_min_demand,
+                            self.config.importance_saturation,
+                        ),
                     )
                     .npcs(demand.iter().chain(&supply).copied())
                     .context("demand", demand.len())
@@ -776,7 +794,11 @@ impl StoryDetector {
         let mut found = Vec::new();
         for e in self.pattern(now_hours) {
             match &e.kind {
-                StoryEventKind::GoalBlocked { npc, description } => found.push(
+                StoryEventKind::Goal {
+                    npc,
+                    description,
+                    change: GoalChange::Blocked,
+                } => found.push(
                     Found::new(
                         SignalType::GoalBlocked,
                         format!("{npc}|{description}"),
@@ -787,7 +809,11 @@ impl StoryDetector {
                     .context("reason", "no plan")
                     .evidence([e]),
                 ),
-                StoryEventKind::GoalFailed { npc, description } => failures
+                StoryEventKind::Goal {
+                    npc,
+                    description,
+                    change: GoalChange::Failed,
+                } => failures
                     .entry((npc.as_str(), description.as_str()))
                     .or_default()
                     .push(e),
@@ -908,7 +934,7 @@ impl StoryDetector {
         Some(Candidate {
             signal_type: SignalType::PowerShift,
             anchor: format!("{old}->{}", ranked.0),
-            importance: (0.5 + margin).clamp(0.0, 1.0),
+            importance: (self.config.power_shift_importance + margin).clamp(0.0, 1.0),
             npcs: BTreeSet::from([old, ranked.0]),
             players: BTreeSet::new(),
             location,
@@ -969,7 +995,11 @@ impl StoryDetector {
             Found::new(
                 SignalType::Crisis,
                 "crisis",
-                ratio(distressed.len(), self.config.crisis_min_npcs, 2.0),
+                ratio(
+                    distressed.len(),
+                    self.config.crisis_min_npcs,
+                    self.config.importance_saturation,
+                ),
             )
             .npcs(distressed.iter().copied())
             .context("distressed", distressed.len())
@@ -1037,7 +1067,11 @@ impl StoryDetector {
                 Found::new(
                     SignalType::Migration,
                     format!("{direction}:{place}"),
-                    ratio(npcs.len(), self.config.migration_min_npcs, 2.0),
+                    ratio(
+                        npcs.len(),
+                        self.config.migration_min_npcs,
+                        self.config.importance_saturation,
+                    ),
                 )
                 .npcs(npcs.iter().copied())
                 .context(direction, place)

@@ -103,33 +103,14 @@ pub enum StoryEventKind {
         /// What (`theft`).
         act: String,
     },
-    /// A goal was added.
-    GoalCreated {
+    /// A goal changed (`NPCGoalCreatedEvent` and its siblings).
+    Goal {
         /// Whose.
         npc: String,
         /// Its description.
         description: String,
-    },
-    /// A goal was met.
-    GoalCompleted {
-        /// Whose.
-        npc: String,
-        /// Its description.
-        description: String,
-    },
-    /// A goal's deadline passed.
-    GoalFailed {
-        /// Whose.
-        npc: String,
-        /// Its description.
-        description: String,
-    },
-    /// No plan reaches a goal.
-    GoalBlocked {
-        /// Whose.
-        npc: String,
-        /// Its description.
-        description: String,
+        /// What happened to it.
+        change: GoalChange,
     },
     /// An NPC's mood shifted significantly (`NPCMoodChangedEvent`).
     MoodChanged {
@@ -158,6 +139,33 @@ pub enum StoryEventKind {
         /// Its level (0–1).
         level: f64,
     },
+}
+
+/// What happened to a goal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GoalChange {
+    /// It was added.
+    Created,
+    /// It was met.
+    Completed,
+    /// Its deadline passed.
+    Failed,
+    /// No plan reaches it.
+    Blocked,
+}
+
+impl GoalChange {
+    /// The change a `goal_created` / `goal_completed` / `goal_failed` / `goal_blocked` event
+    /// type names.
+    pub fn from_event_type(event_type: &str) -> Option<Self> {
+        match event_type {
+            "goal_created" => Some(Self::Created),
+            "goal_completed" => Some(Self::Completed),
+            "goal_failed" => Some(Self::Failed),
+            "goal_blocked" => Some(Self::Blocked),
+            _ => None,
+        }
+    }
 }
 
 /// Events gathered between two detections; bounded, oldest dropped first.

@@ -10,5 +10,5 @@ pub mod event;
 pub mod signal;
 
 pub use detector::{DetectorConfig, StoryDetector};
-pub use event::{EventBuffer, StoryEvent, StoryEventKind};
+pub use event::{EventBuffer, GoalChange, StoryEvent, StoryEventKind};
 pub use signal::{SignalType, StorySignal};

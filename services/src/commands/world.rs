@@ -16,7 +16,7 @@ use std::path::Path;
 use geppetto_core::Decider;
 use geppetto_core::rng::{derive_seed, stable_hash};
 use geppetto_core::social::{FabricConfig, SocialFabric, SocialPlace, SocialProfile};
-use geppetto_core::story::{DetectorConfig, StoryDetector, StoryEvent, StoryEventKind};
+use geppetto_core::story::{DetectorConfig, GoalChange, StoryDetector, StoryEvent, StoryEventKind};
 use serde_json::Value;
 
 use super::CommandError;
@@ -191,30 +191,20 @@ impl SocialLife {
 
     fn summary(&self, out: &mut String) {
         let total: usize = self.interactions.values().sum();
-        let kinds: Vec<String> = self
-            .interactions
-            .iter()
-            .map(|(kind, n)| format!("{kind} {n}"))
-            .collect();
         let _ = writeln!(
             out,
             "social life: {total} interactions ({}), {} seen by a player; {} rumours heard, {} believed",
-            kinds.join(", "),
+            listed(&self.interactions, |n| n.to_string()),
             self.witnessed,
             self.rumours_heard,
             self.rumours_believed
         );
         let raised: usize = self.signals.values().sum();
-        let types: Vec<String> = self
-            .signals
-            .iter()
-            .map(|(kind, n)| format!("{kind} ×{n}"))
-            .collect();
         let _ = write!(
             out,
             "story signals: {raised} raised, {} distinct types: {}",
             self.signals.len(),
-            types.join(", ")
+            listed(&self.signals, |n| format!("×{n}"))
         );
     }
 }
@@ -227,31 +217,32 @@ fn goal_event(
     now_hours: f64,
 ) -> Option<StoryEvent> {
     let message = serde_json::from_str::<Value>(text).ok()?;
+    let change = GoalChange::from_event_type(message["type"].as_str()?)?;
     let npc = message["npc"].as_str()?.to_owned();
-    let description = message["description"].as_str()?.to_owned();
-    let kind = match message["type"].as_str()? {
-        "goal_created" => StoryEventKind::GoalCreated { npc, description },
-        "goal_completed" => StoryEventKind::GoalCompleted { npc, description },
-        "goal_failed" => StoryEventKind::GoalFailed { npc, description },
-        "goal_blocked" => StoryEventKind::GoalBlocked { npc, description },
-        _ => return None,
-    };
-    let place = match &kind {
-        StoryEventKind::GoalCreated { npc, .. }
-        | StoryEventKind::GoalCompleted { npc, .. }
-        | StoryEventKind::GoalFailed { npc, .. }
-        | StoryEventKind::GoalBlocked { npc, .. } => {
-            zone.npc_index(npc).and_then(|i| places.get(i)).cloned()
-        }
-        _ => None,
-    }
-    .unwrap_or_default();
+    let place = zone
+        .npc_index(&npc)
+        .and_then(|i| places.get(i))
+        .cloned()
+        .unwrap_or_default();
     Some(StoryEvent {
         at_hours: now_hours,
         location: place.location,
         players: place.players,
-        kind,
+        kind: StoryEventKind::Goal {
+            npc,
+            description: message["description"].as_str()?.to_owned(),
+            change,
+        },
     })
+}
+
+/// `name count` pairs joined by commas (`count` written by `show`).
+fn listed(counts: &BTreeMap<&'static str, usize>, show: impl Fn(usize) -> String) -> String {
+    counts
+        .iter()
+        .map(|(name, n)| format!("{name} {}", show(*n)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn advance(
