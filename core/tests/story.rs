@@ -222,41 +222,27 @@ fn resource_scarcity_when_three_npcs_run_short_of_one_need() {
 
 #[test]
 fn trade_opportunity_when_demand_meets_a_working_market() {
-    let demand = vec![
-        at(
-            5.0,
-            "market",
-            interaction("ada", "piet", InteractionKind::Trade, true),
-        ),
-        at(
-            5.0,
-            "market",
-            interaction("bo", "marla", InteractionKind::Trade, false),
-        ),
-        at(
-            5.0,
-            "square",
-            heard("cy", "market", GossipKind::Opportunity, 0.6, true),
-        ),
-    ];
-    let signals = detect(demand);
+    let sold = at(
+        5.0,
+        "market",
+        interaction("ada", "piet", InteractionKind::Trade, true),
+    );
+    let refused = at(
+        5.0,
+        "market",
+        interaction("bo", "marla", InteractionKind::Trade, false),
+    );
+    let tipped = at(
+        5.0,
+        "square",
+        heard("cy", "market", GossipKind::Opportunity, 0.6, true),
+    );
+    let signals = detect(vec![sold, refused.clone(), tipped.clone()]);
     let trade = of(&signals, SignalType::TradeOpportunity);
     assert_eq!(trade[0].location, "market");
     assert_eq!(trade[0].context["demand"], "2");
-    let no_supply = vec![
-        at(
-            5.0,
-            "market",
-            interaction("bo", "marla", InteractionKind::Trade, false),
-        ),
-        at(
-            5.0,
-            "square",
-            heard("cy", "market", GossipKind::Opportunity, 0.6, true),
-        ),
-    ];
     assert!(
-        !fires(no_supply, SignalType::TradeOpportunity),
+        !fires(vec![refused, tipped], SignalType::TradeOpportunity),
         "nobody is selling"
     );
 }

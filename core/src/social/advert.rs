@@ -47,7 +47,8 @@ impl SocialFabric {
     }
 
     /// The world of what `partners` advertise to `initiator`: one provider per partner (no free
-    /// slot when it is engaged), one action per kind the relationship admits. `offers[p][a]`
+    /// slot when it is engaged; indices out of range and the initiator itself are skipped), one
+    /// action per kind the relationship admits. `offers[p][a]`
     /// says what provider `p`'s action `a` is.
     pub fn advertise(
         &mut self,
@@ -56,7 +57,9 @@ impl SocialFabric {
         partners: &[usize],
         now_hours: f64,
     ) -> (World, Vec<Vec<Offer>>) {
-        let me = &agents[initiator].agent;
+        let Some(me) = agents.get(initiator).map(|a| &a.agent) else {
+            return (World::default(), Vec::new());
+        };
         let adverts = self.config.interactions.adverts;
         let profile = self.profile(&me.id);
         let rel = &self.relationships;
@@ -79,7 +82,13 @@ impl SocialFabric {
         };
         let mut offers = Vec::with_capacity(partners.len());
         for &partner in partners {
-            let them = &agents[partner].agent;
+            let Some(them) = agents
+                .get(partner)
+                .map(|a| &a.agent)
+                .filter(|them| them.id != me.id)
+            else {
+                continue;
+            };
             let trust = rel.value(&me.id, &them.id, Facet::Trust);
             let mut provider_offers = Vec::new();
             let mut actions = Vec::new();

@@ -25,6 +25,10 @@
 //!    or intimidation to the target's grievance about the initiator, a scheme to a secret
 //!    about its instigator held by the partner.
 //!
+//! Advertising lives in [`super::advert`], carrying a pick out in [`super::resolve`]; this
+//! module owns the state and the step's order. It runs no zone tick and publishes nothing: the
+//! caller feeds the step's story events to a detector and its records to the bus.
+//!
 //! Every draw comes from a stream derived from the step's seed and the NPC's id, so a step is
 //! a pure function of its inputs. An interaction in a place with a player present is marked
 //! `witnessed` (the service may ask the narrator for flavour text); no other one ever is.

@@ -202,6 +202,9 @@ impl<'e> Found<'e> {
     }
 }
 
+/// A detection rule over the history at a game hour (power shift, which keeps state, aside).
+type Rule = for<'d> fn(&'d StoryDetector, f64) -> Vec<Found<'d>>;
+
 /// NPCs gathered by a rule and the events that show it.
 type Gathering<'e> = (BTreeSet<&'e str>, Vec<&'e StoryEvent>);
 
@@ -364,26 +367,28 @@ impl StoryDetector {
         let since = self.last_detection_hours.unwrap_or(f64::NEG_INFINITY);
         self.last_detection_hours = Some(now_hours);
         let power = self.power_shift();
-        let found: Vec<Candidate> = {
-            let mut all = self.rivalry(now_hours);
-            all.extend(self.faction_tension(now_hours));
-            all.extend(self.threats(now_hours));
-            all.extend(self.scarcity(now_hours));
-            all.extend(self.trade(now_hours));
-            all.extend(self.alliances(now_hours));
-            all.extend(self.discoveries(now_hours));
-            all.extend(self.blocked_goals(now_hours));
-            all.extend(self.betrayals(now_hours));
-            all.extend(self.secrets(now_hours));
-            all.extend(self.unrequited(now_hours));
-            all.extend(self.crises(now_hours));
-            all.extend(self.celebrations(now_hours));
-            all.extend(self.migrations(now_hours));
-            all.into_iter()
-                .filter(|f| f.latest() >= since)
-                .map(Found::finish)
-                .collect()
-        };
+        let rules: [Rule; 14] = [
+            Self::rivalry,
+            Self::faction_tension,
+            Self::threats,
+            Self::scarcity,
+            Self::trade,
+            Self::alliances,
+            Self::discoveries,
+            Self::blocked_goals,
+            Self::betrayals,
+            Self::secrets,
+            Self::unrequited,
+            Self::crises,
+            Self::celebrations,
+            Self::migrations,
+        ];
+        let found: Vec<Candidate> = rules
+            .iter()
+            .flat_map(|rule| rule(self, now_hours))
+            .filter(|f| f.latest() >= since)
+            .map(Found::finish)
+            .collect();
         let mut raised = Vec::new();
         for Candidate {
             signal_type,
