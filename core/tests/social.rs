@@ -774,3 +774,41 @@ fn a_witnessed_theft_spreads_turns_the_village_against_the_thief_and_rouses_the_
     );
     assert_eq!(signals, signals_again, "deterministic for a seed");
 }
+
+proptest::proptest! {
+    /// Whatever the seed and the NPCs' initiative, a step never puts one NPC in two
+    /// interactions, never exceeds its bound, and leaves every rumour book within its cap.
+    #[test]
+    fn a_step_never_double_books_an_npc(seed in 0u64..10_000, initiative in 0.0f64..1.0) {
+        let ids = ["a", "b", "c", "d", "e", "f", "g"];
+        let mut v = Village::new(&ids);
+        for (i, id) in ids.iter().enumerate() {
+            v.fabric.set_profile(
+                id,
+                SocialProfile {
+                    social_initiative: initiative,
+                    gossip_tendency: 1.0,
+                    ..SocialProfile::default()
+                },
+            );
+            v.fabric.learn(
+                id,
+                rumour(ids[(i + 1) % ids.len()], GossipKind::Person, GossipIntent::Inform, 0),
+            );
+        }
+        for step in 0..6u64 {
+            let out = v.step(1.0 + step as f64 / 6.0, derive_seed(seed, step));
+            let mut seen = std::collections::BTreeSet::new();
+            for i in &out.interactions {
+                proptest::prop_assert!(seen.insert(i.initiator.clone()), "{:?}", out.interactions);
+                proptest::prop_assert!(seen.insert(i.target.clone()), "{:?}", out.interactions);
+            }
+            proptest::prop_assert!(out.interactions.len() <= v.fabric.config.max_interactions_per_step);
+        }
+        for id in ids {
+            proptest::prop_assert!(
+                v.fabric.rumours(id).len() <= v.fabric.config.gossip.max_rumours_held
+            );
+        }
+    }
+}
