@@ -379,20 +379,9 @@ impl SocialFabric {
             .unwrap_or_default()
     }
 
-    /// Runs a step when `tick` is a multiple of `step_every_ticks`; otherwise does nothing.
-    pub fn tick(
-        &mut self,
-        tick: u64,
-        agents: &mut [SimulatedAgent],
-        places: &[SocialPlace],
-        now_hours: f64,
-        seed: u64,
-        decider: &Decider,
-    ) -> SocialStep {
-        if !tick.is_multiple_of(self.config.step_every_ticks.max(1)) {
-            return SocialStep::default();
-        }
-        self.step(agents, places, now_hours, seed, decider)
+    /// Whether a step is due at zone tick `tick` (every `step_every_ticks`).
+    pub fn is_due(&self, tick: u64) -> bool {
+        tick.is_multiple_of(self.config.step_every_ticks.max(1))
     }
 
     /// One social step over `agents` (with `places`, parallel to it) at `now_hours`.

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use geppetto_core::Decider;
 use geppetto_core::rng::{derive_seed, stable_hash};
-use geppetto_core::social::{FabricConfig, SocialFabric, SocialPlace, SocialProfile};
+use geppetto_core::social::{FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep};
 use geppetto_core::story::{DetectorConfig, GoalChange, StoryDetector, StoryEvent, StoryEventKind};
 use serde_json::Value;
 
@@ -157,14 +157,17 @@ impl SocialLife {
             })
             .collect();
         let now_hours = zone.world.now_hours;
-        let step = self.fabric.tick(
-            zone.tick,
-            &mut zone.agents,
-            &places,
-            now_hours,
-            derive_seed(self.seed, zone.tick),
-            &self.decider,
-        );
+        let step = if self.fabric.is_due(zone.tick) {
+            self.fabric.step(
+                &mut zone.agents,
+                &places,
+                now_hours,
+                derive_seed(self.seed, zone.tick),
+                &self.decider,
+            )
+        } else {
+            SocialStep::default()
+        };
         for interaction in &step.interactions {
             *self
                 .interactions
