@@ -623,13 +623,11 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
         text.starts_with("village for 1 game days (24 NPCs"),
         "{text}"
     );
-    assert_eq!(text.lines().count(), 2 + 24 + 1, "{text}");
-    assert!(
-        text.lines()
-            .last()
-            .is_some_and(|l| l.starts_with("schedule adherence")),
-        "{text}"
-    );
+    assert_eq!(text.lines().count(), 2 + 24 + 3, "{text}");
+    let tail: Vec<&str> = text.lines().rev().take(3).collect();
+    assert!(tail[2].starts_with("schedule adherence"), "{text}");
+    assert!(tail[1].starts_with("social life: "), "{text}");
+    assert!(tail[0].starts_with("story signals: "), "{text}");
     let again = geppetto(&["simulate", "--world", "village", "--days", "1"], "");
     assert_eq!(output.stdout, again.stdout, "deterministic");
     let brain = geppetto(&["brain", "--npc", "bjorn", "--hours", "3"], "");
@@ -647,4 +645,51 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
     }
     let nobody = geppetto(&["brain", "--npc", "nobody"], "");
     assert_eq!(nobody.status.code(), Some(2));
+}
+
+#[test]
+fn a_village_week_lets_at_least_eight_kinds_of_story_signal_emerge() {
+    let output = geppetto(
+        &[
+            "simulate",
+            "--world",
+            "config/worlds/village",
+            "--days",
+            "7",
+        ],
+        "",
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    let social = text
+        .lines()
+        .find(|l| l.starts_with("social life: "))
+        .unwrap_or_else(|| panic!("no social summary in {text}"));
+    let interactions: usize = social["social life: ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(interactions > 100, "{social}");
+    assert!(social.contains("gossip "), "{social}");
+    let signals = text
+        .lines()
+        .find(|l| l.starts_with("story signals: "))
+        .unwrap_or_else(|| panic!("no signal summary in {text}"));
+    let listed = signals
+        .split_once("distinct types: ")
+        .map(|(_, list)| list.split(", ").count())
+        .unwrap_or(0);
+    assert!(listed >= 8, "{signals}");
+    let distinct: usize = signals
+        .split(" distinct types")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert_eq!(distinct, listed, "{signals}");
 }

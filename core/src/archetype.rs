@@ -265,6 +265,12 @@ pub struct ArchetypeSpec {
     /// How readily it starts conversations (0–1); default 0.5.
     #[serde(default = "half")]
     pub social_initiative: f64,
+    /// How much its word weighs in gossip (0–1); default 0.5.
+    #[serde(default = "half")]
+    pub social_influence: f64,
+    /// The faction it belongs to; default none (the archetype's own name stands in).
+    #[serde(default)]
+    pub faction: Option<String>,
     /// Name of its reactive utility set.
     #[serde(default)]
     pub reactive_set: Option<String>,

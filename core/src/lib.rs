@@ -18,7 +18,9 @@
 //! - [`schedule`]: daily blocks becoming personal contexts and preferred places.
 //! - [`wellbeing`]: mood and stress derived from needs; [`bark`]: lines said aloud.
 //! - [`catch_up`]: whole missed days in closed form, the rest hourly, capped at a week.
-//! - [`social`]: relationships per ordered pair and gossip reception with its reactions.
+//! - [`social`]: relationships, gossip, NPC-to-NPC interactions chosen through the decision
+//!   engine, reservations and the zone's social step.
+//! - [`story`]: the story-signal detector over a bounded event buffer.
 //! - [`simulator`]: an agent's life over time — updaters, gradual deltas, the action queue,
 //!   preemption, simplified and full detail.
 //! - [`goals`]: typed, capped, deduplicated goals that boost actions and seed plans;
@@ -49,6 +51,7 @@ pub mod selection;
 pub mod simulator;
 pub mod social;
 mod spatial;
+pub mod story;
 pub mod tuning;
 pub mod vocabulary;
 pub mod wellbeing;

@@ -1,0 +1,736 @@
+//! The social fabric of a zone (seed 001 §4.4): who holds which rumours, who is engaged with
+//! whom, and the social step that lets NPCs meet, talk, trade, argue and scheme.
+//!
+//! A step (every `step_every_ticks` ticks, default 10):
+//! 1. Sweep expired reservations and cooldowns; invalidate the cached friend/rival/ally
+//!    queries.
+//! 2. Observe every NPC: a move, a significant mood shift (≥ 0.15) and a need falling below
+//!    0.2 become story events.
+//! 3. Witnessing: an NPC that started an action tagged hostile (`theft`) since the last step is
+//!    seen by each other NPC in the same place with probability 0.7; a witness holds a
+//!    first-hand threat rumour about the actor (confidence 1), trusts it 0.35 less and
+//!    respects it 0.1 less, feels the threat and reacts like a credible threat's listener.
+//! 4. Interactions, initiators in id order: an available NPC (not engaged, not cooling down)
+//!    tries with probability `social_initiative`. Up to 8 nearest NPCs in its place
+//!    **advertise** interactions to it as providers (an engaged partner advertises with no free
+//!    slot, so the engine's slot gate refuses it: two NPCs never chase the same partner); the
+//!    decision engine ranks and picks among them with the initiator's own needs, personality
+//!    tags and contexts. The pick reserves both for `interaction_hours`, is resolved by its
+//!    kind's rule (see [`super::interaction`]) and its effects applied; a gossip pick is heard
+//!    by the listener (see [`super::gossip`]) and its reactions applied: survival pressure and
+//!    the archetype's `threat` goal reactions for a credible threat, an acquire goal for an
+//!    opportunity. The target's archetype may react to the kind itself (`on: intimidation`).
+//!    Both then cool down for `cooldown_hours`. At most `max_interactions_per_step` a step.
+//! 5. Interactions give rise to rumours: a trade to an opportunity at its place, an argument
+//!    or intimidation to the target's grievance about the initiator, a scheme to a secret
+//!    about its instigator held by the partner.
+//!
+//! Advertising lives in [`super::advert`], carrying a pick out in [`super::resolve`]; this
+//! module owns the state and the step's order. It runs no zone tick and publishes nothing: the
+//! caller feeds the step's story events to a detector and its records to the bus.
+//!
+//! Every draw comes from a stream derived from the step's seed and the NPC's id, so a step is
+//! a pure function of its inputs. An interaction in a place with a player present is marked
+//! `witnessed` (the service may ask the narrator for flavour text); no other one ever is.
+
+use std::collections::BTreeMap;
+
+use super::gossip::{Gossip, GossipConfig, GossipIntent, GossipKind};
+use super::interaction::{FacetDeltas, InteractionConfig, InteractionKind, NeedDeltas};
+use super::relationships::{Facet, RelationshipCache, RelationshipThresholds, Relationships};
+use super::reservation::Reservations;
+use crate::agent::Agent;
+use crate::decider::Decider;
+use crate::rng::{DetRng, derive_seed, stable_hash};
+use crate::simulator::SimulatedAgent;
+use crate::story::event::{GoalChange, StoryEvent, StoryEventKind};
+use crate::vocabulary::{Symbol, Vocabulary};
+
+/// How one NPC takes part in social life (from its archetype).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SocialProfile {
+    /// How readily it passes rumours on (0–1); default 0.5.
+    pub gossip_tendency: f64,
+    /// How readily it starts an interaction (0–1); default 0.5.
+    pub social_initiative: f64,
+    /// How much its word weighs (0–1): it raises the pull of its gossip and makes an
+    /// influential NPC manipulate rather than defame; default 0.5.
+    pub influence: f64,
+    /// The faction it belongs to, if any.
+    pub faction: Option<String>,
+}
+
+impl Default for SocialProfile {
+    fn default() -> Self {
+        Self {
+            gossip_tendency: 0.5,
+            social_initiative: 0.5,
+            influence: 0.5,
+            faction: None,
+        }
+    }
+}
+
+/// The names of the needs interactions touch, by role; defaults are the living-world needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NeedNames {
+    /// Company; default `SOCIAL`.
+    pub social: String,
+    /// Money; default `ECONOMIC`.
+    pub economic: String,
+    /// Safety; default `SURVIVAL`.
+    pub survival: String,
+    /// Meaning; default `PURPOSE`.
+    pub purpose: String,
+    /// Advancement; default `AMBITION`.
+    pub ambition: String,
+}
+
+impl Default for NeedNames {
+    fn default() -> Self {
+        Self {
+            social: "SOCIAL".into(),
+            economic: "ECONOMIC".into(),
+            survival: "SURVIVAL".into(),
+            purpose: "PURPOSE".into(),
+            ambition: "AMBITION".into(),
+        }
+    }
+}
+
+/// Every number of the social step, each a named default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FabricConfig {
+    /// Gossip reception and telling.
+    pub gossip: GossipConfig,
+    /// Interaction rules and advertisement lines.
+    pub interactions: InteractionConfig,
+    /// Friend / rival / ally lines.
+    pub thresholds: RelationshipThresholds,
+    /// Need names by role.
+    pub needs: NeedNames,
+    /// Ticks between social steps; default 10.
+    pub step_every_ticks: u64,
+    /// Game hours an interaction reserves both sides; default 0.25.
+    pub interaction_hours: f64,
+    /// Game hours both sides wait before the next interaction; default 1.
+    pub cooldown_hours: f64,
+    /// Nearest NPCs in the same place that advertise to an initiator; default 8.
+    pub max_partners_considered: usize,
+    /// Interactions resolved per step at most; default 256.
+    pub max_interactions_per_step: usize,
+    /// Action tags whose start others may witness as a hostile act; default `[theft]`.
+    pub hostile_act_tags: Vec<String>,
+    /// Chance each NPC in the place sees a hostile act; default 0.7.
+    pub witness_chance: f64,
+    /// Confidence of a witness's rumour (what one saw oneself); default 1.
+    pub witness_confidence: f64,
+    /// Trust a witness loses in the actor; default 0.35.
+    pub witness_trust_loss: f64,
+    /// Respect a witness loses for the actor; default 0.1.
+    pub witness_respect_loss: f64,
+    /// Confidence of the grievance an argument or intimidation leaves its target with; default 0.8.
+    pub grievance_confidence: f64,
+    /// Confidence of the secret a scheme leaves its partner with; default 0.9.
+    pub scheme_secret_confidence: f64,
+    /// Confidence of the opportunity a trade makes known; default 0.7.
+    pub trade_rumour_confidence: f64,
+    /// The resource an acquire goal is about; default `gold`.
+    pub acquire_resource: String,
+    /// How much more of it an acquire goal wants; default 5.
+    pub acquire_amount: f64,
+    /// Game hours an acquire goal has; default 24.
+    pub acquire_deadline_hours: f64,
+    /// Priority bonus of an acquire goal; default 1.
+    pub acquire_bonus: f64,
+    /// A mood shift at least this large is a story event; default 0.15.
+    pub mood_change_min: f64,
+    /// A need below this (0–1) is a story event; default 0.2.
+    pub need_low_below: f64,
+}
+
+impl Default for FabricConfig {
+    fn default() -> Self {
+        Self {
+            gossip: GossipConfig::default(),
+            interactions: InteractionConfig::default(),
+            thresholds: RelationshipThresholds::default(),
+            needs: NeedNames::default(),
+            step_every_ticks: 10,
+            interaction_hours: 0.25,
+            cooldown_hours: 1.0,
+            max_partners_considered: 8,
+            max_interactions_per_step: 256,
+            hostile_act_tags: vec!["theft".into()],
+            witness_chance: 0.7,
+            witness_confidence: 1.0,
+            witness_trust_loss: 0.35,
+            witness_respect_loss: 0.1,
+            grievance_confidence: 0.8,
+            scheme_secret_confidence: 0.9,
+            trade_rumour_confidence: 0.7,
+            acquire_resource: "gold".into(),
+            acquire_amount: 5.0,
+            acquire_deadline_hours: 24.0,
+            acquire_bonus: 1.0,
+            mood_change_min: 0.15,
+            need_low_below: 0.2,
+        }
+    }
+}
+
+/// Where an NPC is this step and which players are there.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SocialPlace {
+    /// Room or area id.
+    pub location: String,
+    /// Players present.
+    pub players: Vec<String>,
+}
+
+/// One NPC's social state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Member {
+    /// How it takes part.
+    pub profile: SocialProfile,
+    /// What it has heard.
+    pub rumours: super::gossip::RumourBook,
+    location: Option<String>,
+    mood: Option<f64>,
+    low_needs: Vec<Symbol>,
+}
+
+/// One interaction as it happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InteractionRecord {
+    /// Who started it.
+    pub initiator: String,
+    /// With whom.
+    pub target: String,
+    /// What kind.
+    pub kind: InteractionKind,
+    /// Whether it succeeded.
+    pub success: bool,
+    /// Its success chance under the rule.
+    pub chance: f64,
+    /// Where.
+    pub location: String,
+    /// Whether a player saw it.
+    pub witnessed: bool,
+    /// Game hour.
+    pub at_hours: f64,
+    /// A scheme's victim.
+    pub against: Option<String>,
+    /// The rumour told, for gossip.
+    pub told: Option<Gossip>,
+}
+
+/// What a step produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SocialStep {
+    /// Interactions, in resolution order.
+    pub interactions: Vec<InteractionRecord>,
+    /// Story events, in order.
+    pub events: Vec<StoryEvent>,
+    /// Goals created: (NPC, description).
+    pub goals_created: Vec<(String, String)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Role {
+    Social,
+    Economic,
+    Survival,
+    Purpose,
+    Ambition,
+}
+
+pub(super) const ROLES: [Role; 5] = [
+    Role::Social,
+    Role::Economic,
+    Role::Survival,
+    Role::Purpose,
+    Role::Ambition,
+];
+
+pub(super) fn role_delta(deltas: &NeedDeltas, role: Role) -> f64 {
+    match role {
+        Role::Social => deltas.social,
+        Role::Economic => deltas.economic,
+        Role::Survival => deltas.survival,
+        Role::Purpose => deltas.purpose,
+        Role::Ambition => deltas.ambition,
+    }
+}
+
+/// A need's level in [0, 1].
+pub(super) fn level(agent: &Agent, need: Symbol) -> Option<f64> {
+    agent.consideration(need).map(|c| {
+        if c.max > c.min {
+            ((c.value - c.min) / (c.max - c.min)).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    })
+}
+
+/// Moves a need by `fraction` of its range.
+pub(super) fn shift(agent: &mut Agent, need: Symbol, fraction: f64) {
+    if let Some(c) = agent.considerations.iter_mut().find(|c| c.name == need) {
+        c.value += fraction * (c.max - c.min);
+        c.clamp_value();
+    }
+}
+
+/// A zone's social state and step.
+#[derive(Clone, Debug)]
+pub struct SocialFabric {
+    /// Its numbers.
+    pub config: FabricConfig,
+    /// Everyone's regard for everyone.
+    pub relationships: Relationships,
+    /// Friend / rival / ally answers for the current step.
+    pub cache: RelationshipCache,
+    /// Who is engaged with whom; cooldowns.
+    pub reservations: Reservations,
+    pub(super) members: BTreeMap<String, Member>,
+    pub(super) needs: [Symbol; 5],
+    pub(super) acquire: Symbol,
+    pub(super) hostile_tags: Vec<Symbol>,
+    pub(super) kind_tags: Vec<(InteractionKind, Vec<Symbol>)>,
+    pub(super) last_step_hours: Option<f64>,
+}
+
+impl SocialFabric {
+    /// A fabric with `config`, its names interned in `vocabulary`.
+    pub fn new(config: FabricConfig, vocabulary: &mut Vocabulary) -> Self {
+        let n = &config.needs;
+        let needs = [
+            vocabulary.intern(&n.social),
+            vocabulary.intern(&n.economic),
+            vocabulary.intern(&n.survival),
+            vocabulary.intern(&n.purpose),
+            vocabulary.intern(&n.ambition),
+        ];
+        let acquire = vocabulary.intern(&config.acquire_resource);
+        let hostile_tags = config
+            .hostile_act_tags
+            .iter()
+            .map(|t| vocabulary.intern(t))
+            .collect();
+        let social = vocabulary.intern("social");
+        let kind_tags = InteractionKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let mut tags = vec![social, vocabulary.intern(kind.as_str())];
+                tags.extend(kind.extra_tags().iter().map(|t| vocabulary.intern(t)));
+                (kind, tags)
+            })
+            .collect();
+        Self {
+            cache: RelationshipCache::new(config.thresholds),
+            config,
+            relationships: Relationships::default(),
+            reservations: Reservations::default(),
+            members: BTreeMap::new(),
+            needs,
+            acquire,
+            hostile_tags,
+            kind_tags,
+            last_step_hours: None,
+        }
+    }
+
+    pub(super) fn need(&self, role: Role) -> Symbol {
+        self.needs[role as usize]
+    }
+
+    /// Sets how `npc` takes part.
+    pub fn set_profile(&mut self, npc: &str, profile: SocialProfile) {
+        self.members.entry(npc.to_owned()).or_default().profile = profile;
+    }
+
+    /// `npc`'s social state, if it has taken part.
+    pub fn member(&self, npc: &str) -> Option<&Member> {
+        self.members.get(npc)
+    }
+
+    /// The rumours `npc` holds.
+    pub fn rumours(&self, npc: &str) -> &[Gossip] {
+        self.members
+            .get(npc)
+            .map_or(&[], |m| m.rumours.rumours.as_slice())
+    }
+
+    /// Gives `npc` a rumour (as if it had heard it); returns whether it was new.
+    pub fn learn(&mut self, npc: &str, rumour: Gossip) -> bool {
+        let config = self.config.gossip;
+        self.members
+            .entry(npc.to_owned())
+            .or_default()
+            .rumours
+            .learn(rumour, &config)
+    }
+
+    pub(super) fn profile(&self, npc: &str) -> SocialProfile {
+        self.members
+            .get(npc)
+            .map(|m| m.profile.clone())
+            .unwrap_or_default()
+    }
+
+    /// Whether a step is due at zone tick `tick` (every `step_every_ticks`).
+    pub fn is_due(&self, tick: u64) -> bool {
+        tick.is_multiple_of(self.config.step_every_ticks.max(1))
+    }
+
+    /// One social step over `agents` (with `places`, parallel to it) at `now_hours`.
+    pub fn step(
+        &mut self,
+        agents: &mut [SimulatedAgent],
+        places: &[SocialPlace],
+        now_hours: f64,
+        seed: u64,
+        decider: &Decider,
+    ) -> SocialStep {
+        let mut out = SocialStep::default();
+        let count = agents.len().min(places.len());
+        self.reservations.sweep(now_hours);
+        self.cache.invalidate();
+        for index in 0..count {
+            self.observe(&agents[index], &places[index], now_hours, &mut out);
+        }
+        self.witness_hostile_acts(agents, places, count, now_hours, seed, &mut out);
+        let mut by_place: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (index, place) in places.iter().enumerate().take(count) {
+            by_place.entry(&place.location).or_default().push(index);
+        }
+        for initiator in 0..count {
+            if out.interactions.len() >= self.config.max_interactions_per_step {
+                break;
+            }
+            let id = agents[initiator].agent.id.clone();
+            if !self.reservations.is_available(&id, now_hours) {
+                continue;
+            }
+            let mut rng = DetRng::new(derive_seed(seed, stable_hash(&id)));
+            if rng.next_unit() >= self.profile(&id).social_initiative {
+                continue;
+            }
+            let here = by_place
+                .get(places[initiator].location.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            let partners = self.nearest_partners(agents, initiator, here);
+            if partners.is_empty() {
+                continue;
+            }
+            let (world, offers) = self.advertise(agents, initiator, &partners, now_hours);
+            let decision = decider.decide(&agents[initiator].agent, &world, rng.next_u64());
+            let Some(pick) = decision.selected.filter(|c| c.utility > 0.0) else {
+                continue;
+            };
+            let Some(offer) = offers
+                .get(pick.provider)
+                .and_then(|o| o.get(pick.action))
+                .cloned()
+            else {
+                continue;
+            };
+            let draw = rng.next_unit();
+            self.resolve(
+                agents,
+                initiator,
+                &offer,
+                &places[initiator],
+                now_hours,
+                draw,
+                &mut out,
+            );
+        }
+        self.last_step_hours = Some(now_hours);
+        out
+    }
+
+    fn observe(
+        &mut self,
+        simulated: &SimulatedAgent,
+        place: &SocialPlace,
+        now_hours: f64,
+        out: &mut SocialStep,
+    ) {
+        let agent = &simulated.agent;
+        let needs = self.needs;
+        let (mood_change_min, low_line) = (self.config.mood_change_min, self.config.need_low_below);
+        let member = self.members.entry(agent.id.clone()).or_default();
+        let event = |kind| StoryEvent {
+            at_hours: now_hours,
+            location: place.location.clone(),
+            players: place.players.clone(),
+            kind,
+        };
+        if let Some(from) = member
+            .location
+            .replace(place.location.clone())
+            .filter(|from| *from != place.location)
+        {
+            out.events.push(event(StoryEventKind::Moved {
+                npc: agent.id.clone(),
+                from,
+            }));
+        }
+        if let Some((_, wellbeing)) = &simulated.wellbeing {
+            match member.mood {
+                Some(previous) if (wellbeing.mood - previous).abs() >= mood_change_min => {
+                    out.events.push(event(StoryEventKind::MoodChanged {
+                        npc: agent.id.clone(),
+                        previous,
+                        mood: wellbeing.mood,
+                        stress: wellbeing.stress,
+                    }));
+                    member.mood = Some(wellbeing.mood);
+                }
+                None => member.mood = Some(wellbeing.mood),
+                _ => {}
+            }
+        }
+        for (role, need) in ROLES.iter().zip(needs) {
+            let Some(value) = level(agent, need) else {
+                continue;
+            };
+            let was_low = member.low_needs.contains(&need);
+            if value < low_line && !was_low {
+                member.low_needs.push(need);
+                let name = match role {
+                    Role::Social => "social",
+                    Role::Economic => "economic",
+                    Role::Survival => "survival",
+                    Role::Purpose => "purpose",
+                    Role::Ambition => "ambition",
+                };
+                out.events.push(event(StoryEventKind::NeedLow {
+                    npc: agent.id.clone(),
+                    need: name.into(),
+                    level: value,
+                }));
+            } else if value >= low_line && was_low {
+                member.low_needs.retain(|n| *n != need);
+            }
+        }
+    }
+
+    fn witness_hostile_acts(
+        &mut self,
+        agents: &mut [SimulatedAgent],
+        places: &[SocialPlace],
+        count: usize,
+        now_hours: f64,
+        seed: u64,
+        out: &mut SocialStep,
+    ) {
+        let last = self.last_step_hours;
+        let acts: Vec<(usize, String)> = (0..count)
+            .filter_map(|i| {
+                let running = agents[i].running.as_ref()?;
+                let fresh = last.is_none_or(|last| running.started_at_hours > last);
+                let tag = running
+                    .action
+                    .tags
+                    .iter()
+                    .find(|t| self.hostile_tags.contains(t))?;
+                let act = self
+                    .config
+                    .hostile_act_tags
+                    .get(self.hostile_tags.iter().position(|h| h == tag)?)?;
+                fresh.then(|| (i, act.clone()))
+            })
+            .collect();
+        for (actor, act) in acts {
+            let actor_id = agents[actor].agent.id.clone();
+            for witness in 0..count {
+                if witness == actor || places[witness].location != places[actor].location {
+                    continue;
+                }
+                let stream = derive_seed(
+                    seed,
+                    stable_hash(&format!("{}|{actor_id}", agents[witness].agent.id)),
+                );
+                if DetRng::new(stream).next_unit() < self.config.witness_chance {
+                    self.witness(
+                        agents,
+                        witness,
+                        &actor_id,
+                        &act,
+                        &places[witness],
+                        now_hours,
+                        out,
+                    );
+                }
+            }
+        }
+    }
+
+    /// `witness` sees `actor` commit `act` (`theft`) at `place`: it holds a first-hand threat
+    /// rumour about the actor, trusts and respects it less, feels the threat, and its archetype
+    /// may react to it (`on: threat`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn witness(
+        &mut self,
+        agents: &mut [SimulatedAgent],
+        witness: usize,
+        actor: &str,
+        act: &str,
+        place: &SocialPlace,
+        now_hours: f64,
+        out: &mut SocialStep,
+    ) {
+        let Some(witness_id) = agents.get(witness).map(|a| a.agent.id.clone()) else {
+            return;
+        };
+        let event = |kind| StoryEvent {
+            at_hours: now_hours,
+            location: place.location.clone(),
+            players: place.players.clone(),
+            kind,
+        };
+        out.events.push(event(StoryEventKind::Witnessed {
+            witness: witness_id.clone(),
+            actor: actor.to_owned(),
+            act: act.to_owned(),
+        }));
+        let cause = format!("witnessed:{act}");
+        let regard = FacetDeltas {
+            trust: -self.config.witness_trust_loss,
+            respect: -self.config.witness_respect_loss,
+            ..FacetDeltas::default()
+        };
+        self.change_regard(&witness_id, actor, &regard, &cause, place, now_hours, out);
+        let confidence = self.config.witness_confidence;
+        self.learn(
+            &witness_id,
+            Gossip {
+                subject: actor.to_owned(),
+                kind: GossipKind::Threat,
+                intent: GossipIntent::Warn,
+                about_person: true,
+                confidence,
+                origin_event: format!("{act}:{actor}:{now_hours:.2}"),
+                depth: 0,
+                holder: witness_id.clone(),
+            },
+        );
+        let pressure = confidence * self.config.gossip.threat_pressure_per_credibility;
+        self.feel_threat(agents, witness, actor, pressure, place, now_hours, out);
+    }
+
+    /// A credible threat about `subject` reaches `npc`: survival pressure, and the `threat`
+    /// goal reactions of its archetype.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn feel_threat(
+        &mut self,
+        agents: &mut [SimulatedAgent],
+        npc: usize,
+        subject: &str,
+        pressure: f64,
+        place: &SocialPlace,
+        now_hours: f64,
+        out: &mut SocialStep,
+    ) {
+        let survival = self.need(Role::Survival);
+        let simulated = &mut agents[npc];
+        shift(&mut simulated.agent, survival, -pressure);
+        let created = simulated
+            .goals
+            .as_mut()
+            .map(|book| book.react("threat", subject, now_hours))
+            .unwrap_or_default();
+        let id = simulated.agent.id.clone();
+        Self::goals_created(&id, created, place, now_hours, out);
+    }
+
+    pub(super) fn goals_created(
+        npc: &str,
+        descriptions: Vec<String>,
+        place: &SocialPlace,
+        now_hours: f64,
+        out: &mut SocialStep,
+    ) {
+        for description in descriptions {
+            out.events.push(StoryEvent {
+                at_hours: now_hours,
+                location: place.location.clone(),
+                players: place.players.clone(),
+                kind: StoryEventKind::Goal {
+                    npc: npc.to_owned(),
+                    description: description.clone(),
+                    change: GoalChange::Created,
+                },
+            });
+            out.goals_created.push((npc.to_owned(), description));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn change_regard(
+        &mut self,
+        from: &str,
+        to: &str,
+        deltas: &FacetDeltas,
+        cause: &str,
+        place: &SocialPlace,
+        now_hours: f64,
+        out: &mut SocialStep,
+    ) {
+        for (facet, delta) in deltas.changes() {
+            let applied = self.relationships.adjust(from, to, facet, delta, now_hours);
+            self.record_change(from, to, facet, applied, cause, place, now_hours, out);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_change(
+        &self,
+        from: &str,
+        to: &str,
+        facet: Facet,
+        applied: f64,
+        cause: &str,
+        place: &SocialPlace,
+        now_hours: f64,
+        out: &mut SocialStep,
+    ) {
+        if applied == 0.0 {
+            return;
+        }
+        out.events.push(StoryEvent {
+            at_hours: now_hours,
+            location: place.location.clone(),
+            players: place.players.clone(),
+            kind: StoryEventKind::RelationshipChanged {
+                from: from.to_owned(),
+                to: to.to_owned(),
+                facet,
+                delta: applied,
+                value: self.relationships.value(from, to, facet),
+                cause: cause.to_owned(),
+            },
+        });
+    }
+
+    pub(super) fn apply_needs(&self, agent: &mut Agent, deltas: &NeedDeltas) {
+        for role in ROLES {
+            let delta = role_delta(deltas, role);
+            if delta != 0.0 {
+                shift(agent, self.need(role), delta);
+            }
+        }
+    }
+
+    pub(super) fn remember_mood(simulated: &mut SimulatedAgent, mood_delta: f64, now_hours: f64) {
+        if mood_delta == 0.0 {
+            return;
+        }
+        if let Some((config, wellbeing)) = &mut simulated.wellbeing {
+            config.remember(wellbeing, mood_delta, now_hours);
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! Story signals (seed 001 §4.6, DESIGN §4.5): the detector that turns what NPCs do into typed,
+//! scored, expiring narrative opportunities for a quest generator.
+//!
+//! - [`event`]: the events the detector reads and their bounded buffer (atomic swap).
+//! - [`signal`]: the fifteen signal types and the signal itself.
+//! - [`detector`]: the detection rules, their named thresholds, cadence and merging.
+
+pub mod detector;
+pub mod event;
+pub mod signal;
+
+pub use detector::{DetectorConfig, StoryDetector};
+pub use event::{EventBuffer, GoalChange, StoryEvent, StoryEventKind};
+pub use signal::{SignalType, StorySignal};
