@@ -327,6 +327,7 @@ pub fn run_demo(
             .await
             .map_err(|e| CommandError::Environment(e.to_string()))?;
         let mut printed = 0usize;
+        let (mut pending, mut pending_seq, mut latest) = (Vec::new(), 0u64, [0u64; 2]);
         let mut finished = false;
         let mut tasks = Some((clock_task, loop_task));
         loop {
@@ -348,35 +349,49 @@ pub fn run_demo(
                 finished = true;
             }
             let wait = Duration::from_millis(if finished { 0 } else { 50 });
-            let mut batch: Vec<Delivery> = events
-                .next_batch(512, wait)
-                .await
-                .map_err(|e| CommandError::Environment(e.to_string()))?;
-            for stream in [&mut intents, &mut narrative] {
-                batch.extend(
-                    stream
-                        .next_batch(512, Duration::ZERO)
-                        .await
-                        .map_err(|e| CommandError::Environment(e.to_string()))?,
-                );
+            // Each stream is in game-time order, but they are read one after another, so one
+            // can run ahead of another. A line waits until both dense streams (events and
+            // intents) have shown something later; narratives come when they come; everything
+            // left goes out once all is drained.
+            let mut batch: Vec<(usize, Delivery)> = Vec::new();
+            let streams = [&mut events, &mut intents, &mut narrative];
+            for (which, stream) in streams.into_iter().enumerate() {
+                let wait = if which == 0 { wait } else { Duration::ZERO };
+                let read = stream
+                    .next_batch(512, wait)
+                    .await
+                    .map_err(|e| CommandError::Environment(e.to_string()))?;
+                batch.extend(read.into_iter().map(|d| (which, d)));
             }
-            let mut lines: Vec<(u64, String)> = batch
+            for (which, message) in batch
                 .iter()
-                .filter_map(|d| serde_json::from_str::<Value>(&d.body).ok())
-                .filter_map(|m| {
-                    let t = m
-                        .get("game_time")
-                        .and_then(Value::as_u64)
-                        .unwrap_or_default();
-                    feed_line(&names, &m).map(|line| (t, line))
-                })
-                .collect();
-            lines.sort_by_key(|(t, _)| *t);
-            for (_, line) in lines {
+                .filter_map(|(w, d)| Some((*w, serde_json::from_str::<Value>(&d.body).ok()?)))
+            {
+                let t = message
+                    .get("game_time")
+                    .and_then(Value::as_u64)
+                    .unwrap_or_default();
+                if let Some(seen) = latest.get_mut(which) {
+                    *seen = (*seen).max(t);
+                }
+                if let Some(line) = feed_line(&names, &message) {
+                    pending.push((t, pending_seq, line));
+                    pending_seq += 1;
+                }
+            }
+            let drained = finished && batch.is_empty();
+            pending.sort();
+            let ready = if drained {
+                pending.len()
+            } else {
+                let frontier = latest[0].min(latest[1]);
+                pending.partition_point(|(t, _, _)| *t < frontier)
+            };
+            for (_, _, line) in pending.drain(..ready) {
                 printed += 1;
                 sink(line);
             }
-            if finished && batch.is_empty() {
+            if drained {
                 break;
             }
         }

@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod runtime;
 pub mod serve;
 pub mod service;
+pub mod social_life;
 pub mod tiers;
 pub mod world_file;
 pub mod zone;

@@ -143,6 +143,8 @@ impl RoomGraph {
 pub struct Presence {
     config: TierConfig,
     players: BTreeMap<String, usize>,
+    /// Players per room (so "is anyone here?" is one index, asked per NPC every tick).
+    occupants: Vec<u32>,
     room_tiers: Vec<Tier>,
 }
 
@@ -152,6 +154,7 @@ impl Presence {
         Self {
             config,
             players: BTreeMap::new(),
+            occupants: vec![0; graph.len()],
             room_tiers: vec![Tier::Background; graph.len()],
         }
     }
@@ -166,21 +169,46 @@ impl Presence {
 
     /// Moves (or adds) a player; returns the rooms whose tier changed.
     pub fn player_entered(&mut self, graph: &RoomGraph, player: &str, room: usize) -> Vec<usize> {
-        self.players.insert(player.to_owned(), room);
+        if let Some(previous) = self.players.insert(player.to_owned(), room) {
+            self.count(previous, false);
+        }
+        self.count(room, true);
         self.recompute(graph)
     }
 
     /// Removes a player; returns the rooms whose tier changed.
     pub fn player_left(&mut self, graph: &RoomGraph, player: &str) -> Vec<usize> {
-        if self.players.remove(player).is_none() {
+        let Some(room) = self.players.remove(player) else {
             return Vec::new();
-        }
+        };
+        self.count(room, false);
         self.recompute(graph)
+    }
+
+    /// The players in each of `rooms` rooms, by room index (ids in order).
+    pub fn players_by_room(&self, rooms: usize) -> Vec<Vec<String>> {
+        let mut by_room = vec![Vec::new(); rooms];
+        for (player, &room) in &self.players {
+            if let Some(list) = by_room.get_mut(room) {
+                list.push(player.clone());
+            }
+        }
+        by_room
     }
 
     /// Whether any player is in `room`.
     pub fn player_in(&self, room: usize) -> bool {
-        self.players.values().any(|&r| r == room)
+        self.occupants.get(room).is_some_and(|&n| n > 0)
+    }
+
+    fn count(&mut self, room: usize, entered: bool) {
+        if let Some(n) = self.occupants.get_mut(room) {
+            *n = if entered {
+                n.saturating_add(1)
+            } else {
+                n.saturating_sub(1)
+            };
+        }
     }
 
     fn recompute(&mut self, graph: &RoomGraph) -> Vec<usize> {
@@ -267,6 +295,23 @@ mod tests {
                 .zip(&neighbours)
                 .map(|(name, n)| (name.as_str(), n.as_slice())),
         )
+    }
+
+    #[test]
+    fn occupancy_follows_players_in_and_out_and_between_rooms() {
+        let graph = line(4);
+        let mut presence = Presence::new(TierConfig::default(), &graph);
+        presence.player_entered(&graph, "ann", 1);
+        presence.player_entered(&graph, "bob", 1);
+        presence.player_left(&graph, "ann");
+        assert!(presence.player_in(1), "bob is still there");
+        presence.player_entered(&graph, "bob", 3);
+        assert!(!presence.player_in(1), "bob moved on");
+        assert!(presence.player_in(3));
+        presence.player_left(&graph, "bob");
+        presence.player_left(&graph, "bob");
+        assert!((0..4).all(|room| !presence.player_in(room)));
+        assert!(!presence.player_in(99), "an unknown room holds nobody");
     }
 
     #[test]

@@ -24,6 +24,8 @@ use geppetto_core::simulator::{
     DetailLevel, Prepared, ReactiveLayer, SimEvent, SimulatedAgent, Simulator, Stage, TickRequest,
     TickResult,
 };
+use geppetto_core::social::{SocialPlace, SocialStep};
+use geppetto_core::story::{GoalChange, StoryEventKind};
 use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::{self, compile};
 use geppetto_core::world::{Context, World};
@@ -44,6 +46,7 @@ use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
 use crate::content::sets::SetLibrary;
 use crate::governor::{Governor, GovernorConfig, Verdict};
 use crate::isolation::{Isolation, IsolationConfig, IsolationState};
+use crate::social_life::SocialLife;
 use crate::tiers::{NpcTier, Presence, RoomGraph, Tier, TierConfig};
 use crate::world_file::{NpcSpec, ResidentSpec, WorldFile};
 use geppetto_core::archetype::{CompiledArchetype, NpcRecord};
@@ -180,6 +183,8 @@ pub struct Zone {
     /// Whether a player's `say` is handed to perception; off while replaying a log, whose
     /// perceived events are already in it.
     pub perceive_said: bool,
+    /// The social fabric and story detector.
+    pub social: SocialLife,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
     /// Where the load generator collects every tick duration, milliseconds (None in service).
@@ -197,6 +202,51 @@ pub struct ZoneOutput {
     pub llm: Vec<LlmRequest>,
     /// Set when isolation counts changed and should be persisted.
     pub isolation_changed: Option<IsolationState>,
+}
+
+/// A goal event of the core as its NPC event, with the change and description the story
+/// detector reads.
+fn goal_message(npc: &str, event: &SimEvent) -> Option<(GoalChange, String, NpcEvent)> {
+    let npc = npc.to_owned();
+    Some(match event {
+        SimEvent::GoalCreated { description } => (
+            GoalChange::Created,
+            description.clone(),
+            NpcEvent::GoalCreated {
+                npc,
+                description: description.clone(),
+            },
+        ),
+        SimEvent::GoalCompleted { description } => (
+            GoalChange::Completed,
+            description.clone(),
+            NpcEvent::GoalCompleted {
+                npc,
+                description: description.clone(),
+            },
+        ),
+        SimEvent::GoalFailed { description } => (
+            GoalChange::Failed,
+            description.clone(),
+            NpcEvent::GoalFailed {
+                npc,
+                description: description.clone(),
+            },
+        ),
+        SimEvent::GoalBlocked {
+            description,
+            reason,
+        } => (
+            GoalChange::Blocked,
+            description.clone(),
+            NpcEvent::GoalBlocked {
+                npc,
+                description: description.clone(),
+                reason: (*reason).to_owned(),
+            },
+        ),
+        _ => return None,
+    })
 }
 
 /// The placeholder writer over the embedded narration templates.
@@ -283,6 +333,7 @@ impl Zone {
             weather.insert(name.clone(), compiled);
         }
         let presence = Presence::new(config.tiers.clone(), &rooms);
+        let social = SocialLife::new(&mut vocabulary, world_file.seed);
         let mut zone = Self {
             name: world_file.zone.clone(),
             seed: world_file.seed,
@@ -308,6 +359,7 @@ impl Zone {
             catch_up_cache: CatchUpCache::default(),
             goal_predicates: GoalPredicateRegistry::default(),
             narrator: default_narrator()?,
+            social,
             perceive_said: true,
             tick_durations_ms: Vec::new(),
             tick_sink: None,
@@ -457,6 +509,10 @@ impl Zone {
         } else {
             DetailLevel::Full
         };
+        let profile = archetype
+            .as_deref()
+            .and_then(|name| self.archetypes.get(name).map(|c| (name, &c.spec)));
+        self.social.join(&simulated.agent.id, profile);
         self.agents.insert(index, simulated);
         self.meta.insert(
             index,
@@ -635,6 +691,23 @@ impl Zone {
                             .collect();
                         self.emit(index, &created, out);
                     }
+                    // Whoever is in the room sees a hostile act first-hand (and will talk).
+                    let room = self.meta[index].room;
+                    let witnesses: Vec<usize> = (0..self.agents.len())
+                        .filter(|&i| {
+                            self.meta[i].room == room && self.agents[i].agent.id != *source
+                        })
+                        .collect();
+                    let place = self.social_place(index);
+                    let seen = self.social.witness(
+                        &mut self.agents,
+                        &witnesses,
+                        source,
+                        kind,
+                        &place,
+                        now_hours,
+                    );
+                    self.publish_social(seen, out);
                 }
             }
             WorldEvent::ScheduleOverride {
@@ -1119,12 +1192,118 @@ impl Zone {
                 self.emit(index, &result.events, out);
             }
         }
+        // 7. Social life: interactions and rumours when a step is due, then story signals.
+        self.social_tick(out);
         let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         if self.tick_durations_ms.len() < MAX_BUFFERED_TICK_DURATIONS {
             self.tick_durations_ms.push(duration_ms);
         }
         if let Some(Ok(mut sink)) = self.tick_sink.as_ref().map(|s| s.lock()) {
             sink.push(duration_ms);
+        }
+    }
+
+    /// Where each NPC is and which players are there (parallel to `agents`).
+    fn social_places(&self) -> Vec<SocialPlace> {
+        let by_room = self.presence.players_by_room(self.room_names.len());
+        self.meta
+            .iter()
+            .map(|meta| SocialPlace {
+                location: room_key(&self.room_names, meta.room).to_owned(),
+                players: by_room.get(meta.room).cloned().unwrap_or_default(),
+            })
+            .collect()
+    }
+
+    /// NPC `index`'s place for the story detector.
+    fn social_place(&self, index: usize) -> SocialPlace {
+        let room = self.meta[index].room;
+        SocialPlace {
+            location: room_key(&self.room_names, room).to_owned(),
+            players: self
+                .presence
+                .players_by_room(self.room_names.len())
+                .swap_remove(room),
+        }
+    }
+
+    fn social_tick(&mut self, out: &mut ZoneOutput) {
+        let now_hours = self.now_hours();
+        if self.social.fabric.is_due(self.tick) {
+            let places = self.social_places();
+            let simulator = Arc::clone(&self.simulator);
+            let step = self.social.step(
+                &mut self.agents,
+                &places,
+                now_hours,
+                self.tick,
+                simulator.decider(),
+            );
+            self.publish_social(step, out);
+        }
+        for signal in self.social.signals(now_hours) {
+            let h = header(
+                format!("{}:story:{}", self.name, signal.signal),
+                &self.name,
+                self.game_time,
+            );
+            out.push(StreamKind::Story, &h, &signal);
+        }
+    }
+
+    /// A social step's interactions (narrated when witnessed), rumours and goals as messages.
+    fn publish_social(&mut self, step: SocialStep, out: &mut ZoneOutput) {
+        for interaction in step.interactions {
+            let Some(index) = self.npc_index(&interaction.initiator) else {
+                continue;
+            };
+            let h = self.header_for(index);
+            let kind = interaction.kind.as_str();
+            let narration = interaction.witnessed.then(|| {
+                let room = self.meta[index].room;
+                let request = self.narration_request(&h.id, index, &interaction.target, room, kind);
+                let placeholder = self.narrator.narrate_now(&request);
+                out.llm.push(LlmRequest::Narration(request));
+                placeholder
+            });
+            let body = NpcEvent::Interaction {
+                npc: interaction.initiator,
+                with: interaction.target,
+                kind: kind.to_owned(),
+                success: interaction.success,
+                witnessed: interaction.witnessed,
+                narration,
+            };
+            out.push(StreamKind::NpcEvents, &h, &body);
+        }
+        for event in step.events {
+            if let StoryEventKind::RumourHeard {
+                listener,
+                teller,
+                subject,
+                gossip,
+                accepted,
+                ..
+            } = event.kind
+            {
+                let Some(index) = self.npc_index(&listener) else {
+                    continue;
+                };
+                let body = NpcEvent::RumourHeard {
+                    npc: listener,
+                    teller,
+                    subject,
+                    gossip: gossip.as_str().to_owned(),
+                    believed: accepted,
+                };
+                self.publish(index, StreamKind::NpcEvents, &body, out);
+            }
+        }
+        for (npc, description) in step.goals_created {
+            if let Some(index) = self.npc_index(&npc) {
+                let body = NpcEvent::GoalCreated { npc, description };
+                self.publish(index, StreamKind::NpcEvents, &body, out);
+            }
         }
     }
 
@@ -1388,37 +1567,18 @@ impl Zone {
                         out,
                     );
                 }
-                SimEvent::GoalCreated { description } => {
-                    let body = NpcEvent::GoalCreated {
-                        npc: npc.clone(),
-                        description: description.clone(),
-                    };
-                    self.publish(index, StreamKind::NpcEvents, &body, out);
-                }
-                SimEvent::GoalCompleted { description } => {
-                    let body = NpcEvent::GoalCompleted {
-                        npc: npc.clone(),
-                        description: description.clone(),
-                    };
-                    self.publish(index, StreamKind::NpcEvents, &body, out);
-                }
-                SimEvent::GoalFailed { description } => {
-                    let body = NpcEvent::GoalFailed {
-                        npc: npc.clone(),
-                        description: description.clone(),
-                    };
-                    self.publish(index, StreamKind::NpcEvents, &body, out);
-                }
-                SimEvent::GoalBlocked {
-                    description,
-                    reason,
-                } => {
-                    let body = NpcEvent::GoalBlocked {
-                        npc: npc.clone(),
-                        description: description.clone(),
-                        reason: (*reason).to_owned(),
-                    };
-                    self.publish(index, StreamKind::NpcEvents, &body, out);
+                SimEvent::GoalCreated { .. }
+                | SimEvent::GoalCompleted { .. }
+                | SimEvent::GoalFailed { .. }
+                | SimEvent::GoalBlocked { .. } => {
+                    if let Some((change, description, body)) = goal_message(&npc, event) {
+                        self.publish(index, StreamKind::NpcEvents, &body, out);
+                        // The detector hears of it too (a blocked goal is a story).
+                        let place = self.social_place(index);
+                        let now_hours = self.now_hours();
+                        self.social
+                            .goal_changed(&npc, &description, change, &place, now_hours);
+                    }
                 }
                 SimEvent::ActivityChanged { from, to } => {
                     let name = |activity: &Option<_>| {
@@ -1768,10 +1928,21 @@ pub(crate) mod tests {
             Some(0.7),
             "the event's own mood wins"
         );
+        let memories = |zone: &Zone, npc: &str| {
+            let index = zone.npc_index(npc).expect("npc");
+            zone.agents[index]
+                .wellbeing
+                .as_ref()
+                .expect("wellbeing")
+                .1
+                .memories
+                .len()
+        };
+        let before = memories(&zone, "hilda");
         send(&mut zone, social("wave", "hilda", &[], None));
         assert_eq!(
-            last_memory(&zone, "hilda"),
-            None,
+            memories(&zone, "hilda"),
+            before,
             "kinds not named leave mood alone"
         );
 
@@ -1928,6 +2099,72 @@ pub(crate) mod tests {
         let mut out = ZoneOutput::default();
         zone.apply(&message, &mut out);
         assert!(out.llm.is_empty(), "a replayed say is not perceived again");
+    }
+
+    #[test]
+    fn a_theft_in_the_market_is_seen_talked_about_and_becomes_a_story() {
+        let mut zone = village();
+        enter(&mut zone, "market");
+        advance(&mut zone, 60);
+        let market = zone.rooms.room("market").expect("market");
+        let piet = zone.npc_index("piet").expect("piet");
+        zone.meta[piet].room = market;
+        let witnesses: Vec<String> = (0..zone.agents.len())
+            .filter(|&i| zone.meta[i].room == market && zone.agents[i].agent.id != "vex")
+            .map(|i| zone.agents[i].agent.id.clone())
+            .collect();
+        assert!(witnesses.len() >= 2, "{witnesses:?}");
+        send(&mut zone, social("theft", "piet", &[], None));
+        // The thief is "stranger" in `social`; the witnesses now distrust them first-hand.
+        for witness in &witnesses {
+            let trust = zone
+                .social
+                .fabric
+                .relationships
+                .get(witness, "stranger")
+                .trust;
+            assert!(trust < 0.5, "{witness} trusts the thief {trust}");
+        }
+        let day = advance(&mut zone, 12 * 60);
+        let of = |kind: &str| {
+            day.iter()
+                .filter(|(_, m)| m.contains(&format!("\"type\":\"{kind}\"")))
+                .map(|(stream, m)| {
+                    (
+                        *stream,
+                        serde_json::from_str::<serde_json::Value>(m).expect("json"),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let interactions = of("interaction");
+        assert!(!interactions.is_empty(), "villagers meet");
+        assert!(
+            interactions
+                .iter()
+                .all(|(s, _)| *s == StreamKind::NpcEvents)
+        );
+        for (_, m) in &interactions {
+            assert_eq!(
+                m["witnessed"] == true,
+                m.get("narration").is_some(),
+                "narrated exactly when witnessed: {m}"
+            );
+        }
+        let rumours = of("rumour_heard");
+        assert!(
+            rumours.iter().any(|(_, m)| m["subject"] == "stranger"),
+            "the theft is talked about"
+        );
+        let signals = of("story_signal");
+        assert!(!signals.is_empty(), "the detector raises signals");
+        assert!(signals.iter().all(|(s, m)| {
+            *s == StreamKind::Story
+                && m["importance"]
+                    .as_f64()
+                    .is_some_and(|i| (0.0..=1.0).contains(&i))
+                && m["expires_at_hours"].as_f64().is_some()
+        }));
     }
 
     #[test]

@@ -752,6 +752,38 @@ pub enum NpcEvent {
         /// The activity now.
         to: Option<String>,
     },
+    /// Two NPCs interacted (seed 001 §4.4): chosen through the decision engine, resolved by
+    /// the core's rules.
+    Interaction {
+        /// Who started it.
+        npc: String,
+        /// The partner.
+        with: String,
+        /// `gossip`, `trade`, `conversation`, `argument`, `favor`, `intimidation`,
+        /// `scheming`, `mentoring`, `courtship`.
+        kind: String,
+        /// Whether it went the initiator's way.
+        success: bool,
+        /// Whether a player saw it (only then is it narrated).
+        witnessed: bool,
+        /// For a witnessed interaction, the placeholder line; model text may follow as
+        /// `narrative_ready` under this event's id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        narration: Option<String>,
+    },
+    /// An NPC heard a rumour and believed it or not.
+    RumourHeard {
+        /// The listener.
+        npc: String,
+        /// Who told it.
+        teller: String,
+        /// Whom it is about.
+        subject: String,
+        /// `threat`, `opportunity`, `person`, `secret`.
+        gossip: String,
+        /// Whether its credibility passed the bar.
+        believed: bool,
+    },
     /// A time jump beyond the tick bound was caught up analytically (seed 001 §7.4).
     CaughtUp {
         /// NPC id.

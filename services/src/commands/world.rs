@@ -13,16 +13,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use geppetto_core::Decider;
-use geppetto_core::rng::{derive_seed, stable_hash};
-use geppetto_core::social::{FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep};
-use geppetto_core::story::{DetectorConfig, GoalChange, StoryDetector, StoryEvent, StoryEventKind};
 use serde_json::Value;
 
 use super::CommandError;
 use crate::admin::{brain, brain_text};
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
-use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::isolation::IsolationState;
@@ -92,103 +87,36 @@ struct Tally {
     barks: usize,
 }
 
-/// The zone's social fabric and story detector, run beside the offline tick.
-struct SocialLife {
-    fabric: SocialFabric,
-    detector: StoryDetector,
-    decider: Decider,
-    seed: u64,
-    interactions: BTreeMap<&'static str, usize>,
+/// What the zone's social life produced, read from its messages like any subscriber would.
+#[derive(Default)]
+struct SocialTally {
+    interactions: BTreeMap<String, usize>,
     witnessed: usize,
     rumours_heard: usize,
     rumours_believed: usize,
-    signals: BTreeMap<&'static str, usize>,
+    signals: BTreeMap<String, usize>,
 }
 
-impl SocialLife {
-    /// A fabric over `zone`'s NPCs, each taking part as its archetype says (gossip tendency,
-    /// initiative, influence, faction — the archetype's name when it names none).
-    fn new(zone: &mut Zone, world_seed: u64) -> Result<Self, CommandError> {
-        let library =
-            ArchetypeLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
-        let mut fabric = SocialFabric::new(FabricConfig::default(), &mut zone.vocabulary);
-        for (agent, meta) in zone.agents.iter().zip(&zone.meta) {
-            let Some(archetype) = &meta.archetype else {
-                continue;
-            };
-            let profile = library.get(archetype).map_or_else(
-                || SocialProfile {
-                    faction: Some(archetype.clone()),
-                    ..SocialProfile::default()
-                },
-                |spec| SocialProfile {
-                    gossip_tendency: spec.gossip_tendency,
-                    social_initiative: spec.social_initiative,
-                    influence: spec.social_influence,
-                    faction: Some(spec.faction.clone().unwrap_or_else(|| archetype.clone())),
-                },
-            );
-            fabric.set_profile(&agent.agent.id, profile);
-        }
-        Ok(Self {
-            fabric,
-            detector: StoryDetector::new(DetectorConfig::default()),
-            decider: zone.decider().clone(),
-            seed: derive_seed(world_seed, stable_hash("social")),
-            interactions: BTreeMap::new(),
-            witnessed: 0,
-            rumours_heard: 0,
-            rumours_believed: 0,
-            signals: BTreeMap::new(),
-        })
-    }
-
-    /// One tick: the social step when due, the zone's goal events, the detector.
-    fn tick(&mut self, zone: &mut Zone, messages: &[(crate::bus::StreamKind, String)]) {
-        let places: Vec<SocialPlace> = zone
-            .meta
-            .iter()
-            .map(|meta| {
-                let room = zone.room_name(meta.room).0.to_owned();
-                SocialPlace {
-                    players: vec![observer(&room)],
-                    location: room,
-                }
-            })
-            .collect();
-        let now_hours = zone.world.now_hours;
-        let step = if self.fabric.is_due(zone.tick) {
-            self.fabric.step(
-                &mut zone.agents,
-                &places,
-                now_hours,
-                derive_seed(self.seed, zone.tick),
-                &self.decider,
-            )
-        } else {
-            SocialStep::default()
-        };
-        for interaction in &step.interactions {
-            *self
-                .interactions
-                .entry(interaction.kind.as_str())
-                .or_default() += 1;
-            self.witnessed += usize::from(interaction.witnessed);
-        }
-        for event in step.events {
-            if let StoryEventKind::RumourHeard { accepted, .. } = &event.kind {
+impl SocialTally {
+    fn count(&mut self, message: &Value) {
+        match message["type"].as_str() {
+            Some("interaction") => {
+                let kind = message["kind"].as_str().unwrap_or_default().to_owned();
+                *self.interactions.entry(kind).or_default() += 1;
+                self.witnessed += usize::from(message["witnessed"] == true);
+            }
+            Some("rumour_heard") => {
                 self.rumours_heard += 1;
-                self.rumours_believed += usize::from(*accepted);
+                self.rumours_believed += usize::from(message["believed"] == true);
             }
-            self.detector.push(event);
-        }
-        for (_, text) in messages {
-            if let Some(event) = goal_event(zone, &places, text, now_hours) {
-                self.detector.push(event);
+            Some("story_signal") => {
+                let kind = message["signal_type"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                *self.signals.entry(kind).or_default() += 1;
             }
-        }
-        for signal in self.detector.tick(now_hours) {
-            *self.signals.entry(signal.signal_type.as_str()).or_default() += 1;
+            _ => {}
         }
     }
 
@@ -212,35 +140,8 @@ impl SocialLife {
     }
 }
 
-/// A goal lifecycle message of the zone as a story event at its NPC's place.
-fn goal_event(
-    zone: &Zone,
-    places: &[SocialPlace],
-    text: &str,
-    now_hours: f64,
-) -> Option<StoryEvent> {
-    let message = serde_json::from_str::<Value>(text).ok()?;
-    let change = GoalChange::from_event_type(message["type"].as_str()?)?;
-    let npc = message["npc"].as_str()?.to_owned();
-    let place = zone
-        .npc_index(&npc)
-        .and_then(|i| places.get(i))
-        .cloned()
-        .unwrap_or_default();
-    Some(StoryEvent {
-        at_hours: now_hours,
-        location: place.location,
-        players: place.players,
-        kind: StoryEventKind::Goal {
-            npc,
-            description: message["description"].as_str()?.to_owned(),
-            change,
-        },
-    })
-}
-
 /// `name count` pairs joined by commas (`count` written by `show`).
-fn listed(counts: &BTreeMap<&'static str, usize>, show: impl Fn(usize) -> String) -> String {
+fn listed(counts: &BTreeMap<String, usize>, show: impl Fn(usize) -> String) -> String {
     counts
         .iter()
         .map(|(name, n)| format!("{name} {}", show(*n)))
@@ -277,18 +178,18 @@ pub fn simulate_world(world_path: &str, days: f64) -> Result<String, CommandErro
     }
     let world = world(world_path)?;
     let mut zone = offline_zone(&world)?;
-    let mut social = SocialLife::new(&mut zone, world.seed)?;
+    let mut social = SocialTally::default();
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     let ticks = (days * 24.0 * 60.0).round() as u64;
     let mut clock = 0;
     while clock < ticks {
         let step = TICKS_PER_CLOCK_EVENT.min(ticks - clock);
         advance(&mut zone, step, |zone, messages| {
-            social.tick(zone, messages);
             for (_, text) in messages {
                 let Ok(message) = serde_json::from_str::<Value>(text) else {
                     continue;
                 };
+                social.count(&message);
                 let npc = message["npc"].as_str().unwrap_or_default().to_owned();
                 let tally = tallies.entry(npc).or_default();
                 match (message["type"].as_str(), message["event"].as_str()) {
