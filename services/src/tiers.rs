@@ -143,8 +143,9 @@ impl RoomGraph {
 pub struct Presence {
     config: TierConfig,
     players: BTreeMap<String, usize>,
-    /// Players per room (so "is anyone here?" is one index, asked per NPC every tick).
-    occupants: Vec<u32>,
+    /// Players per room, by id (so "is anyone here?" and "who?" are one index, asked per
+    /// NPC every tick).
+    by_room: Vec<Vec<String>>,
     room_tiers: Vec<Tier>,
 }
 
@@ -154,7 +155,7 @@ impl Presence {
         Self {
             config,
             players: BTreeMap::new(),
-            occupants: vec![0; graph.len()],
+            by_room: vec![Vec::new(); graph.len()],
             room_tiers: vec![Tier::Background; graph.len()],
         }
     }
@@ -170,9 +171,9 @@ impl Presence {
     /// Moves (or adds) a player; returns the rooms whose tier changed.
     pub fn player_entered(&mut self, graph: &RoomGraph, player: &str, room: usize) -> Vec<usize> {
         if let Some(previous) = self.players.insert(player.to_owned(), room) {
-            self.count(previous, false);
+            self.count(previous, player, false);
         }
-        self.count(room, true);
+        self.count(room, player, true);
         self.recompute(graph)
     }
 
@@ -181,33 +182,31 @@ impl Presence {
         let Some(room) = self.players.remove(player) else {
             return Vec::new();
         };
-        self.count(room, false);
+        self.count(room, player, false);
         self.recompute(graph)
     }
 
-    /// The players in each of `rooms` rooms, by room index (ids in order).
-    pub fn players_by_room(&self, rooms: usize) -> Vec<Vec<String>> {
-        let mut by_room = vec![Vec::new(); rooms];
-        for (player, &room) in &self.players {
-            if let Some(list) = by_room.get_mut(room) {
-                list.push(player.clone());
-            }
-        }
-        by_room
+    /// The players in `room`, by id in order.
+    pub fn players_in(&self, room: usize) -> &[String] {
+        self.by_room.get(room).map_or(&[], Vec::as_slice)
     }
 
     /// Whether any player is in `room`.
     pub fn player_in(&self, room: usize) -> bool {
-        self.occupants.get(room).is_some_and(|&n| n > 0)
+        !self.players_in(room).is_empty()
     }
 
-    fn count(&mut self, room: usize, entered: bool) {
-        if let Some(n) = self.occupants.get_mut(room) {
-            *n = if entered {
-                n.saturating_add(1)
-            } else {
-                n.saturating_sub(1)
-            };
+    fn count(&mut self, room: usize, player: &str, entered: bool) {
+        if let Some(list) = self.by_room.get_mut(room) {
+            let at = list.partition_point(|p| p.as_str() < player);
+            let present = list.get(at).is_some_and(|p| p == player);
+            match (entered, present) {
+                (true, false) => list.insert(at, player.to_owned()),
+                (false, true) => {
+                    list.remove(at);
+                }
+                _ => {}
+            }
         }
     }
 

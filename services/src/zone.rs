@@ -1205,13 +1205,8 @@ impl Zone {
 
     /// Where each NPC is and which players are there (parallel to `agents`).
     fn social_places(&self) -> Vec<SocialPlace> {
-        let by_room = self.presence.players_by_room(self.room_names.len());
-        self.meta
-            .iter()
-            .map(|meta| SocialPlace {
-                location: room_key(&self.room_names, meta.room).to_owned(),
-                players: by_room.get(meta.room).cloned().unwrap_or_default(),
-            })
+        (0..self.meta.len())
+            .map(|index| self.social_place(index))
             .collect()
     }
 
@@ -1220,10 +1215,7 @@ impl Zone {
         let room = self.meta[index].room;
         SocialPlace {
             location: room_key(&self.room_names, room).to_owned(),
-            players: self
-                .presence
-                .players_by_room(self.room_names.len())
-                .swap_remove(room),
+            players: self.presence.players_in(room).to_vec(),
         }
     }
 
