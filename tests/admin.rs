@@ -63,10 +63,7 @@ fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
         .port();
     let dir = std::env::temp_dir().join(format!("geppetto-admin-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let world = format!(
-        "{}/../config/worlds/village.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let world = format!("{}/../config/worlds/village", env!("CARGO_MANIFEST_DIR"));
     let config = dir.join("serve.toml");
     std::fs::write(
         &config,

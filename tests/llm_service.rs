@@ -25,7 +25,7 @@ use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::isolation::IsolationState;
 use geppetto_service::serve::start_llm;
 use geppetto_service::service::{ConsumerConfig, run_zone};
-use geppetto_service::world_file::{EMBEDDED_VILLAGE, parse_world_file};
+use geppetto_service::world_file::embedded_village;
 use geppetto_service::zone::{Zone, ZoneConfig};
 use serde_json::Value;
 use tokio::sync::watch;
@@ -87,8 +87,7 @@ fn model_server() -> (String, Arc<AtomicUsize>) {
 }
 
 fn village() -> Zone {
-    let (file, text) = EMBEDDED_VILLAGE;
-    let world = parse_world_file(file, text).expect("village");
+    let world = embedded_village().expect("village");
     let mut config = ZoneConfig::default();
     config.governor.tick_budget_ms_soft = 60_000.0;
     config.governor.tick_budget_ms_hard = 60_000.0;

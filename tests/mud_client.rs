@@ -50,7 +50,7 @@ fn the_python_mud_client_drives_the_service_over_redis() {
     std::fs::write(
         &config,
         format!(
-            "worlds = ['{root}/config/worlds/village.yaml']\n[bus]\nkind = 'redis'\n[bus.redis]\nurl = '{}'\n[clock]\nkind = 'external'\n[admin]\naddress = ''\n",
+            "worlds = ['{root}/config/worlds/village']\n[bus]\nkind = 'redis'\n[bus.redis]\nurl = '{}'\n[clock]\nkind = 'external'\n[admin]\naddress = ''\n",
             server.url
         ),
     )

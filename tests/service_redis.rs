@@ -19,7 +19,7 @@ use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::isolation::IsolationState;
 use geppetto_service::service::{ConsumerConfig, IsolationPersistence, LoopStats, run_zone};
-use geppetto_service::world_file::{EMBEDDED_VILLAGE, parse_world_file};
+use geppetto_service::world_file::embedded_village;
 use geppetto_service::zone::{Zone, ZoneConfig};
 use geppetto_storage::SnapshotStore;
 use redis_server::RedisServer;
@@ -30,8 +30,7 @@ use tokio::sync::watch;
 const ZONE: &str = "village";
 
 fn village(config: ZoneConfig, isolation: IsolationState) -> Zone {
-    let (file, text) = EMBEDDED_VILLAGE;
-    let world = parse_world_file(file, text).expect("village");
+    let world = embedded_village().expect("village");
     Zone::new(
         &world,
         &ProfileLibrary::embedded().expect("profiles"),
@@ -528,8 +527,7 @@ fn the_governor_demotes_and_skips_under_a_slow_npc() {
     let server = RedisServer::start();
     // The ten villagers given inline only: the archetype residents' first ticks (everyone
     // planning at once) would blur what this measures in an unoptimised build.
-    let (file, text) = EMBEDDED_VILLAGE;
-    let mut world = parse_world_file(file, text).expect("village");
+    let mut world = embedded_village().expect("village");
     world.residents.clear();
     let mut zone = Zone::new(
         &world,

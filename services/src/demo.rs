@@ -25,7 +25,7 @@ use crate::content::sets::SetLibrary;
 use crate::isolation::IsolationState;
 use crate::serve::start_llm;
 use crate::service::{ClockConfig, ClockKind, ConsumerConfig, run_clock, run_zone};
-use crate::world_file::{EMBEDDED_VILLAGE, WorldFile, parse_world_file};
+use crate::world_file::{EMBEDDED_VILLAGE, WorldFile, embedded_village};
 use crate::zone::{Zone, ZoneConfig};
 
 /// Default speed of the demo clock, game minutes per wall-clock second.
@@ -268,8 +268,8 @@ pub fn run_demo(
     options: &DemoOptions,
     mut sink: impl FnMut(String),
 ) -> Result<usize, CommandError> {
-    let (file, text) = EMBEDDED_VILLAGE;
-    let world = parse_world_file(file, text).map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let (file, _) = EMBEDDED_VILLAGE;
+    let world = embedded_village().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     // The demo shows lives, not load shedding: its budget is far above any tick, so the feed is
@@ -408,8 +408,7 @@ mod tests {
 
     #[test]
     fn feed_lines_read_like_a_story() {
-        let (file, text) = EMBEDDED_VILLAGE;
-        let names = Names::new(&parse_world_file(file, text).expect("village"));
+        let names = Names::new(&embedded_village().expect("village"));
         let message: Value = serde_json::from_str(
             r#"{"v":1,"type":"action_started","id":"x","zone":"village","game_time":432,"npc":"bram","provider":"forge","action":"hammer_horseshoes","utility":1.0,"room":"forge"}"#,
         )

@@ -17,11 +17,39 @@ use serde::Deserialize;
 
 use crate::content::ContentError;
 
-/// The demo village, embedded so `geppetto demo` runs from any directory.
-pub const EMBEDDED_VILLAGE: (&str, &str) = (
-    "config/worlds/village.yaml",
-    include_str!("../../config/worlds/village.yaml"),
+/// The demo village (`config/worlds/village/`, one file per section), embedded so `geppetto
+/// demo` runs from any directory: its name and its files with their text.
+pub const EMBEDDED_VILLAGE: (&str, &[(&str, &str)]) = (
+    "config/worlds/village",
+    &[
+        (
+            "config/worlds/village/npcs.yaml",
+            include_str!("../../config/worlds/village/npcs.yaml"),
+        ),
+        (
+            "config/worlds/village/providers.yaml",
+            include_str!("../../config/worlds/village/providers.yaml"),
+        ),
+        (
+            "config/worlds/village/residents.yaml",
+            include_str!("../../config/worlds/village/residents.yaml"),
+        ),
+        (
+            "config/worlds/village/rooms.yaml",
+            include_str!("../../config/worlds/village/rooms.yaml"),
+        ),
+        (
+            "config/worlds/village/world.yaml",
+            include_str!("../../config/worlds/village/world.yaml"),
+        ),
+    ],
 );
+
+/// The embedded demo village, parsed and checked.
+pub fn embedded_village() -> Result<WorldFile, ContentError> {
+    let (world, files) = EMBEDDED_VILLAGE;
+    parse_world_parts(world, files)
+}
 
 /// Default game time a zone starts at, in ticks (07:00 with one-minute ticks).
 pub const DEFAULT_START_GAME_TIME: u64 = 7 * 60;
@@ -154,14 +182,125 @@ pub fn parse_world_json(file: &str, text: &str) -> Result<WorldFile, ContentErro
     Ok(world)
 }
 
-/// Reads, parses and checks a world file.
+/// One file's share of a world split over a directory: any of a world file's sections.
+#[derive(Debug, Default, Deserialize)]
+struct WorldPart {
+    #[serde(default)]
+    zone: Option<String>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    profile: Option<String>,
+    #[serde(default)]
+    start_game_time: Option<u64>,
+    #[serde(default)]
+    rooms: Vec<RoomSpec>,
+    #[serde(default)]
+    providers: Vec<PlacedProvider>,
+    #[serde(default)]
+    npcs: Vec<NpcSpec>,
+    #[serde(default)]
+    residents: Vec<ResidentSpec>,
+    #[serde(default)]
+    weather: BTreeMap<String, Vec<ContextSpec>>,
+}
+
+/// Sets a scalar section once; a second file giving it is refused, naming both.
+fn once<T>(
+    slot: &mut Option<(T, String)>,
+    value: Option<T>,
+    field: &str,
+    file: &str,
+) -> Result<(), ContentError> {
+    let Some(value) = value else {
+        return Ok(());
+    };
+    if let Some((_, first)) = slot {
+        return Err(invalid(file, format!("{field}: already given in {first}")));
+    }
+    *slot = Some((value, file.to_owned()));
+    Ok(())
+}
+
+/// Parses and checks a world split over several files (`files`: name and text, joined in
+/// that order); `world` names the whole in errors about the joined result. Lists are joined;
+/// a scalar section (zone, seed, profile, start_game_time) or a weather may be given once.
+pub fn parse_world_parts(world: &str, files: &[(&str, &str)]) -> Result<WorldFile, ContentError> {
+    let (mut zone, mut seed, mut profile, mut start) = (None, None, None, None);
+    let mut joined = WorldPart::default();
+    let mut weather_from: BTreeMap<String, String> = BTreeMap::new();
+    for (file, text) in files {
+        let part: WorldPart = serde_saphyr::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            invalid(file, message.strip_prefix("error: ").unwrap_or(&message))
+        })?;
+        once(&mut zone, part.zone, "zone", file)?;
+        once(&mut seed, part.seed, "seed", file)?;
+        once(&mut profile, part.profile, "profile", file)?;
+        once(&mut start, part.start_game_time, "start_game_time", file)?;
+        joined.rooms.extend(part.rooms);
+        joined.providers.extend(part.providers);
+        joined.npcs.extend(part.npcs);
+        joined.residents.extend(part.residents);
+        for (name, contexts) in part.weather {
+            if let Some(first) = weather_from.insert(name.clone(), (*file).to_owned()) {
+                return Err(invalid(
+                    file,
+                    format!("weather.{name}: already given in {first}"),
+                ));
+            }
+            joined.weather.insert(name, contexts);
+        }
+    }
+    let world_file = WorldFile {
+        zone: zone
+            .map(|(zone, _)| zone)
+            .ok_or_else(|| invalid(world, "zone: no file names the zone"))?,
+        seed: seed.map_or(0, |(seed, _)| seed),
+        profile: profile.map(|(profile, _)| profile),
+        start_game_time: start.map_or(DEFAULT_START_GAME_TIME, |(start, _)| start),
+        rooms: joined.rooms,
+        providers: joined.providers,
+        npcs: joined.npcs,
+        residents: joined.residents,
+        weather: joined.weather,
+    };
+    check(world, &world_file)?;
+    Ok(world_file)
+}
+
+/// Reads, parses and checks a world: one YAML file, or a directory whose `*.yaml` files are
+/// its sections (joined in file-name order).
 pub fn load_world_file(path: &Path) -> Result<WorldFile, ContentError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ContentError::Read {
-        file: file.clone(),
+    let name = path.display().to_string();
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|source| ContentError::Read {
+            file: path.display().to_string(),
+            source,
+        })
+    };
+    if !path.is_dir() {
+        return parse_world_file(&name, &read(path)?);
+    }
+    let listing = std::fs::read_dir(path).map_err(|source| ContentError::Read {
+        file: name.clone(),
         source,
     })?;
-    parse_world_file(&file, &text)
+    let mut files: Vec<std::path::PathBuf> = listing
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    let texts = files
+        .iter()
+        .map(|file| Ok((file.display().to_string(), read(file)?)))
+        .collect::<Result<Vec<_>, ContentError>>()?;
+    let parts: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(file, text)| (file.as_str(), text.as_str()))
+        .collect();
+    parse_world_parts(&name, &parts)
 }
 
 fn check(file: &str, world: &WorldFile) -> Result<(), ContentError> {
@@ -266,11 +405,50 @@ mod tests {
 
     #[test]
     fn the_embedded_village_loads() {
-        let (file, text) = EMBEDDED_VILLAGE;
-        let world = parse_world_file(file, text).expect("village loads");
+        let world = embedded_village().expect("village loads");
         assert_eq!(world.zone, "village");
         assert!((8..=12).contains(&world.npcs.len()), "{}", world.npcs.len());
         assert!(world.providers.len() >= 6);
+    }
+
+    #[test]
+    fn a_world_directory_joins_its_files_and_refuses_a_scalar_given_twice() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/worlds/village");
+        let from_disk = load_world_file(&dir).expect("the village directory loads");
+        let embedded = embedded_village().expect("embedded");
+        assert_eq!(from_disk.rooms, embedded.rooms);
+        assert_eq!(from_disk.npcs.len() + from_disk.residents.len(), 24);
+        let a = (
+            "a.yaml",
+            "zone: z\nrooms: [ { id: r1, neighbours: [r2] } ]\n",
+        );
+        let b = ("b.yaml", "rooms: [ { id: r2 } ]\nweather: { rain: [] }\n");
+        let joined = parse_world_parts("w", &[a, b]).expect("joined");
+        assert_eq!(joined.rooms.len(), 2);
+        assert_eq!(joined.zone, "z");
+        let again = ("c.yaml", "zone: y\n");
+        let error = parse_world_parts("w", &[a, b, again])
+            .expect_err("two zones")
+            .to_string();
+        assert!(
+            error.starts_with("c.yaml") && error.contains("zone: already given in a.yaml"),
+            "{error}"
+        );
+        let rain = ("d.yaml", "weather: { rain: [] }\n");
+        let error = parse_world_parts("w", &[a, b, rain])
+            .expect_err("two rains")
+            .to_string();
+        assert!(
+            error.contains("weather.rain: already given in b.yaml"),
+            "{error}"
+        );
+        let error = parse_world_parts("w", &[b])
+            .expect_err("no zone")
+            .to_string();
+        assert!(
+            error.starts_with("w") && error.contains("no file names the zone"),
+            "{error}"
+        );
     }
 
     #[test]

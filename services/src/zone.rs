@@ -1690,11 +1690,10 @@ impl ZoneOutput {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::world_file::{EMBEDDED_VILLAGE, parse_world_file};
+    use crate::world_file::embedded_village;
 
     pub(crate) fn village() -> Zone {
-        let (file, text) = EMBEDDED_VILLAGE;
-        let world = parse_world_file(file, text).expect("village");
+        let world = embedded_village().expect("village");
         // The governor's wall-clock budget is out of the way here: these tests are about the
         // engine's determinism, and an unoptimised test build can run over 5 ms a tick.
         let mut config = ZoneConfig::default();

@@ -107,6 +107,25 @@ fn check_file(kind: &str, path: &Path, findings: &mut Findings) {
     }
 }
 
+/// Worlds given as directories of section files under `dir`, each checked whole.
+fn check_world_dirs(dir: &Path, findings: &mut Findings) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut worlds: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    worlds.sort();
+    for world in worlds {
+        findings.checked += 1;
+        if let Err(e) = crate::world_file::load_world_file(&world) {
+            findings.problems.push(as_line(&e));
+        }
+    }
+}
+
 fn check_example(path: &Path, file: &str, text: &str) -> Result<(), String> {
     let name = path
         .file_name()
@@ -162,6 +181,17 @@ pub fn validate(paths: &[PathBuf], default_root: &Path) -> Findings {
             }
             continue;
         }
+        let in_worlds = root
+            .parent()
+            .and_then(|p| p.file_name())
+            .is_some_and(|n| n == "worlds");
+        if root.is_dir() && in_worlds {
+            findings.checked += 1;
+            if let Err(e) = crate::world_file::load_world_file(&root) {
+                findings.problems.push(as_line(&e));
+            }
+            continue;
+        }
         let folders: Vec<(String, PathBuf)> =
             match root.file_name().map(|n| n.to_string_lossy().into_owned()) {
                 Some(kind)
@@ -194,6 +224,9 @@ pub fn validate(paths: &[PathBuf], default_root: &Path) -> Findings {
             if kind == "archetypes" {
                 check_archetypes(&dir, &mut findings);
                 continue;
+            }
+            if kind == "worlds" {
+                check_world_dirs(&dir, &mut findings);
             }
             for path in yaml_files(&dir) {
                 check_file(&kind, &path, &mut findings);

@@ -21,7 +21,7 @@ use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::isolation::IsolationState;
-use crate::world_file::{EMBEDDED_VILLAGE, WorldFile, load_world_file, parse_world_file};
+use crate::world_file::{WorldFile, embedded_village, load_world_file};
 use crate::zone::{Zone, ZoneConfig, ZoneOutput};
 
 /// Game ticks handed to the zone per clock event while simulating (one game hour).
@@ -30,15 +30,14 @@ const TICKS_PER_CLOCK_EVENT: u64 = 60;
 /// Candidates the brain view lists.
 pub const BRAIN_TOP_CANDIDATES: usize = 5;
 
-/// The world file at `path`, or the embedded village for `village`.
+/// The world at `path` (a file or a directory), or the embedded village for `village`.
 pub fn world(path: &str) -> Result<WorldFile, CommandError> {
     if path == "village" && !Path::new(path).exists() {
-        let (file, text) = EMBEDDED_VILLAGE;
-        return parse_world_file(file, text).map_err(|e| CommandError::BadInput(e.to_string()));
+        return embedded_village().map_err(|e| CommandError::BadInput(e.to_string()));
     }
-    // `config/worlds/village` names `config/worlds/village.yaml`.
+    // A world is a file or a directory of section files; `worlds/town` may name `town.yaml`.
     let with_extension = format!("{path}.yaml");
-    let file = if !Path::new(path).is_file() && Path::new(&with_extension).is_file() {
+    let file = if !Path::new(path).exists() && Path::new(&with_extension).is_file() {
         with_extension.as_str()
     } else {
         path
