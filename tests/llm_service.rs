@@ -8,6 +8,8 @@
 
 #[path = "support/schema.rs"]
 mod schema;
+#[path = "support/village.rs"]
+mod village;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -20,13 +22,9 @@ use geppetto_service::actor::ActorRuntime;
 use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
 use geppetto_service::bus::memory::InProcessBus;
 use geppetto_service::bus::{EventBus, StreamKind};
-use geppetto_service::content::profiles::ProfileLibrary;
-use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::isolation::IsolationState;
 use geppetto_service::serve::start_llm;
 use geppetto_service::service::{ConsumerConfig, run_zone};
-use geppetto_service::world_file::embedded_village;
-use geppetto_service::zone::{Zone, ZoneConfig};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -86,21 +84,6 @@ fn model_server() -> (String, Arc<AtomicUsize>) {
     (format!("http://127.0.0.1:{port}/v1"), calls)
 }
 
-fn village() -> Zone {
-    let world = embedded_village().expect("village");
-    let mut config = ZoneConfig::default();
-    config.governor.tick_budget_ms_soft = 60_000.0;
-    config.governor.tick_budget_ms_hard = 60_000.0;
-    Zone::new(
-        &world,
-        &ProfileLibrary::embedded().expect("profiles"),
-        &SetLibrary::embedded().expect("sets"),
-        config,
-        IsolationState::default(),
-    )
-    .expect("zone")
-}
-
 fn world(id: &str, game_time: u64, event: WorldEvent) -> String {
     WorldMessage {
         header: header(id, "village", game_time),
@@ -139,7 +122,7 @@ async fn read_until(
 #[test]
 fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
     let (base_url, calls) = model_server();
-    let zone = village();
+    let zone = village::village(village::calm(), IsolationState::default());
     let start = zone.game_time;
     let (intents, narrative, world_log, npc_events) =
         geppetto_service::runtime::block_on(2, async move {

@@ -8,6 +8,8 @@
 mod redis_server;
 #[path = "support/schema.rs"]
 mod schema;
+#[path = "support/village.rs"]
+mod village;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,30 +28,9 @@ use redis_server::RedisServer;
 use schema::check_schema;
 use serde_json::Value;
 use tokio::sync::watch;
+use village::{calm, village};
 
 const ZONE: &str = "village";
-
-fn village(config: ZoneConfig, isolation: IsolationState) -> Zone {
-    let world = embedded_village().expect("village");
-    Zone::new(
-        &world,
-        &ProfileLibrary::embedded().expect("profiles"),
-        &SetLibrary::embedded().expect("sets"),
-        config,
-        isolation,
-    )
-    .expect("zone")
-}
-
-/// A zone config whose wall-clock tick budget is out of the way: these tests are about the
-/// bus and the engine, and an unoptimised test build can run over 5 ms a tick. Only the
-/// governor's own test keeps the documented 4/5 ms.
-fn calm() -> ZoneConfig {
-    let mut config = ZoneConfig::default();
-    config.governor.tick_budget_ms_soft = 60_000.0;
-    config.governor.tick_budget_ms_hard = 60_000.0;
-    config
-}
 
 #[cfg(feature = "fault-injection")]
 fn decisions_len(server: &RedisServer, world: &str) -> usize {

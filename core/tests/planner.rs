@@ -57,6 +57,23 @@ fn smithy(scene: &mut Scene) -> (geppetto_core::Agent, geppetto_core::World, Pla
     )
 }
 
+/// `minutes` full-detail ticks of `npc` from 08:00, settling resources; every event.
+fn live(npc: &mut SimulatedAgent, world: &mut geppetto_core::World, minutes: u64) -> Vec<SimEvent> {
+    let sim = Simulator::new(Decider::new(Tuning::default())).settling_resources(true);
+    let mut events = Vec::new();
+    for tick in 0..minutes {
+        let request = TickRequest {
+            now_hours: 8.0 + tick as f64 / 60.0,
+            world,
+            level: DetailLevel::Full,
+            simplified_event: None,
+        };
+        events.extend(sim.advance(npc, request, tick).events);
+        world.now_hours += 1.0 / 60.0;
+    }
+    events
+}
+
 fn names(world: &geppetto_core::World, steps: &[geppetto_core::planner::PlanStep]) -> Vec<String> {
     steps
         .iter()
@@ -219,18 +236,7 @@ fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_is_blocked_
     let crown = scene.sym("has:crown");
     book.add(innate("wear a crown", crown)).expect("added");
     npc.goals = Some(book);
-    let sim = Simulator::new(Decider::new(Tuning::default())).settling_resources(true);
-    let mut events = Vec::new();
-    for tick in 0..(8 * 60) {
-        let request = TickRequest {
-            now_hours: 8.0 + tick as f64 / 60.0,
-            world: &world,
-            level: DetailLevel::Full,
-            simplified_event: None,
-        };
-        events.extend(sim.advance(&mut npc, request, tick).events);
-        world.now_hours += 1.0 / 60.0;
-    }
+    let events = live(&mut npc, &mut world, 8 * 60);
     let completed = events.iter().any(
         |e| matches!(e, SimEvent::GoalCompleted { description } if description == "forge a sword"),
     );
@@ -340,18 +346,7 @@ fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonu
     book.add(goal("stock three ore", ore, 3.0)).expect("added");
     let mut npc = SimulatedAgent::new(agent);
     npc.goals = Some(book);
-    let sim = Simulator::new(Decider::new(Tuning::default())).settling_resources(true);
-    let mut events = Vec::new();
-    for tick in 0..(3 * 60) {
-        let request = TickRequest {
-            now_hours: 8.0 + tick as f64 / 60.0,
-            world: &world,
-            level: DetailLevel::Full,
-            simplified_event: None,
-        };
-        events.extend(sim.advance(&mut npc, request, tick).events);
-        world.now_hours += 1.0 / 60.0;
-    }
+    let events = live(&mut npc, &mut world, 3 * 60);
     let bought = events
         .iter()
         .filter(|e| matches!(e, SimEvent::ActionStarted { action, .. } if action == "buy_ore"))

@@ -380,16 +380,6 @@ async fn despawn(
     queue_for_npc(&state, &id, "despawn", event).await
 }
 
-#[derive(Deserialize)]
-struct ScheduleOverrideRequest {
-    activity: String,
-    #[serde(default)]
-    location: Option<String>,
-    #[serde(default)]
-    tags: Vec<String>,
-    hours: f64,
-}
-
 /// `POST /npcs/{id}/schedule_override`: a temporary schedule block (`{activity, location?,
 /// tags?, hours}`), queued as a `schedule_override` world event.
 async fn schedule_override(
@@ -401,17 +391,25 @@ async fn schedule_override(
     if !authorised(&state, &request) {
         return HttpResponse::Unauthorized().json(json!({"error": "bearer token required"}));
     }
-    let wanted: ScheduleOverrideRequest = match serde_json::from_slice(&body) {
-        Ok(wanted) => wanted,
+    // The body is the event's payload: the world-event parser checks it, as it would the
+    // game's own `schedule_override`.
+    let id = path.into_inner();
+    let mut fields = match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Object(fields)) => fields,
+        Ok(_) => {
+            return HttpResponse::BadRequest().json(json!({"error": "expected a JSON object"}));
+        }
         Err(e) => return HttpResponse::BadRequest().json(json!({"error": e.to_string()})),
     };
-    let id = path.into_inner();
-    let event = WorldEvent::ScheduleOverride {
-        npc: id.clone(),
-        activity: wanted.activity,
-        location: wanted.location,
-        tags: wanted.tags,
-        hours: wanted.hours,
+    let header =
+        json!({"v": 1, "type": "schedule_override", "id": "admin", "zone": "", "game_time": 0});
+    if let Value::Object(header) = header {
+        fields.extend(header);
+    }
+    fields.insert("npc".into(), Value::String(id.clone()));
+    let event = match crate::bus::envelope::parse_world(&Value::Object(fields).to_string()) {
+        Ok(message) => message.event,
+        Err(e) => return HttpResponse::BadRequest().json(json!({"error": e.to_string()})),
     };
     queue_for_npc(&state, &id, "schedule_override", event).await
 }

@@ -757,15 +757,7 @@ impl Zone {
                 reason,
             } => {
                 if let Some(index) = self.npc_index(npc) {
-                    if let Some(running) = self.agents[index].running.take() {
-                        geppetto_core::apply_occupancy(
-                            &mut self.world,
-                            &[SimEvent::ActionCompleted {
-                                provider: running.provider,
-                                action: running.action.id,
-                            }],
-                        );
-                    }
+                    self.release_running(index);
                     self.meta[index].current_intent = None;
                     self.publish(
                         index,
@@ -784,6 +776,19 @@ impl Zone {
             }
             // Recorded by this zone when it decided; a replay (issue 10) applies it by tick.
             WorldEvent::GovernorDecision(_) => {}
+        }
+    }
+
+    /// Ends NPC `index`'s running action without completing it, freeing its slot.
+    fn release_running(&mut self, index: usize) {
+        if let Some(running) = self.agents[index].running.take() {
+            geppetto_core::apply_occupancy(
+                &mut self.world,
+                &[SimEvent::ActionCompleted {
+                    provider: running.provider,
+                    action: running.action.id,
+                }],
+            );
         }
     }
 
@@ -894,15 +899,7 @@ impl Zone {
                 continue;
             }
             self.cancel(index, "caught_up", out);
-            if let Some(running) = self.agents[index].running.take() {
-                geppetto_core::apply_occupancy(
-                    &mut self.world,
-                    &[SimEvent::ActionCompleted {
-                        provider: running.provider,
-                        action: running.action.id,
-                    }],
-                );
-            }
+            self.release_running(index);
             let request = CatchUpRequest {
                 from_hours,
                 to_hours,
@@ -957,15 +954,7 @@ impl Zone {
                 },
             );
         }
-        if let Some(running) = self.agents[index].running.take() {
-            geppetto_core::apply_occupancy(
-                &mut self.world,
-                &[SimEvent::ActionCompleted {
-                    provider: running.provider,
-                    action: running.action.id,
-                }],
-            );
-        }
+        self.release_running(index);
         self.agents.remove(index);
         self.meta.remove(index);
         self.isolation.forget(npc);
