@@ -66,6 +66,11 @@ pub struct TickConfig {
     /// Longest jump caught up analytically, game hours; default 168 (a week). Older time is
     /// gone.
     pub catch_up_max_hours: f64,
+    /// Fresh decisions (idle NPCs choosing an action) one tick makes at most; default 1000.
+    /// When more NPCs are idle at once (a crowd spawned together, a shift ending), the
+    /// lowest-priority ones wait a tick, so such a tick costs no more than a thousand
+    /// decisions.
+    pub max_decisions_per_tick: usize,
     /// Scoring threads for the zone's batch decision (never changes the result).
     pub decision_workers: usize,
 }
@@ -75,6 +80,7 @@ impl Default for TickConfig {
         Self {
             max_catch_up_ticks_per_event: 60,
             catch_up_max_hours: 168.0,
+            max_decisions_per_tick: 1000,
             decision_workers: 1,
         }
     }
@@ -1120,6 +1126,21 @@ impl Zone {
                 }
             }
         }
+        // 3b. At most `max_decisions_per_tick` fresh decisions, by the priority order above;
+        // the rest stay idle and decide next tick (a count, so deterministic: no log needed).
+        let cap = self.config.tick.max_decisions_per_tick.max(1);
+        let mut deciding = 0usize;
+        for &(index, _) in &due {
+            if prepared[index].stage == Stage::Idle && self.agents[index].queue.is_empty() {
+                deciding += 1;
+                if deciding > cap {
+                    prepared[index].stage = Stage::Settled;
+                }
+            }
+        }
+        if deciding > cap {
+            tracing::debug!(zone = %self.name, tick, deferred = deciding - cap, "decisions deferred to the next tick");
+        }
         // 4. One contention-resolving finish for the whole zone.
         let now_hours = self.world.now_hours;
         let results = self.simulator.finish_zone(
@@ -2145,6 +2166,45 @@ pub(crate) mod tests {
                     .is_some_and(|i| (0.0..=1.0).contains(&i))
                 && m["expires_at_hours"].as_f64().is_some()
         }));
+    }
+
+    #[test]
+    fn a_crowd_idle_at_once_decides_at_most_the_cap_per_tick() {
+        let started_per_tick = |cap: usize| {
+            let world = embedded_village().expect("village");
+            let mut config = ZoneConfig::default();
+            config.governor.tick_budget_ms_soft = 60_000.0;
+            config.governor.tick_budget_ms_hard = 60_000.0;
+            config.tick.max_decisions_per_tick = cap;
+            let mut zone = Zone::new(
+                &world,
+                &ProfileLibrary::embedded().expect("profiles"),
+                &SetLibrary::embedded().expect("sets"),
+                config,
+                IsolationState::default(),
+            )
+            .expect("zone");
+            for room in ["square", "forge", "market", "farm", "tavern"] {
+                enter(&mut zone, room);
+            }
+            (0..5)
+                .map(|_| {
+                    advance(&mut zone, 1)
+                        .iter()
+                        .filter(|(_, m)| m.contains("\"type\":\"action_started\""))
+                        .count()
+                })
+                .collect::<Vec<_>>()
+        };
+        let free = started_per_tick(1000);
+        assert!(free[0] > 3, "many start at once without a cap: {free:?}");
+        let capped = started_per_tick(3);
+        assert!(capped.iter().all(|&n| n <= 3), "{capped:?}");
+        let later: usize = capped[1..].iter().sum();
+        assert!(
+            later >= 4,
+            "the rest follow on the next ticks: {capped:?} (free: {free:?})"
+        );
     }
 
     #[test]
