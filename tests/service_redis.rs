@@ -17,12 +17,9 @@ use std::time::{Duration, Instant};
 use geppetto_service::actor::ActorRuntime;
 use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
 use geppetto_service::bus::{EventBus, StreamKind};
-use geppetto_service::content::profiles::ProfileLibrary;
-use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::isolation::IsolationState;
 use geppetto_service::service::{ConsumerConfig, IsolationPersistence, LoopStats, run_zone};
-use geppetto_service::world_file::embedded_village;
-use geppetto_service::zone::{Zone, ZoneConfig};
+use geppetto_service::zone::Zone;
 use geppetto_storage::SnapshotStore;
 use redis_server::RedisServer;
 use schema::check_schema;
@@ -504,7 +501,10 @@ fn a_panicking_npc_is_demoted_after_three_failures_while_the_others_tick() {
 #[cfg(feature = "fault-injection")]
 #[test]
 fn the_governor_demotes_and_skips_under_a_slow_npc() {
-    use geppetto_service::zone::Fault;
+    use geppetto_service::content::profiles::ProfileLibrary;
+    use geppetto_service::content::sets::SetLibrary;
+    use geppetto_service::world_file::embedded_village;
+    use geppetto_service::zone::{Fault, ZoneConfig};
     let server = RedisServer::start();
     // The ten villagers given inline only: the archetype residents' first ticks (everyone
     // planning at once) would blur what this measures in an unoptimised build.
