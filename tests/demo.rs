@@ -39,6 +39,17 @@ fn the_demo_runs_two_hours_and_prints_a_feed() {
         "{feed}"
     );
     assert!(feed.contains("\"Run! Run for your lives!\""), "{feed}");
+    // The villagers' own social life, narrated where the traveller sees it, and the stories
+    // it makes for a quest generator.
+    assert!(
+        feed.contains(" talks with ") || feed.contains(" gossips with "),
+        "{feed}"
+    );
+    assert!(
+        feed.contains(" — "),
+        "a witnessed scene gets its line: {feed}"
+    );
+    assert!(feed.contains("[story] threat detected"), "{feed}");
     let times: Vec<&str> = lines[..lines.len() - 1].iter().map(|l| &l[..5]).collect();
     let mut sorted = times.clone();
     sorted.sort();

@@ -162,6 +162,49 @@ fn feed_line(names: &Names, message: &Value) -> Option<String> {
             }
         }
         "narrative_ready" => format!("  ~ {}", text("text")),
+        "interaction" => {
+            let verb = match text("kind") {
+                "conversation" => "talks with",
+                "gossip" => "gossips with",
+                "trade" => "trades with",
+                "argument" => "argues with",
+                "favor" => "asks a favour of",
+                "intimidation" => "intimidates",
+                "scheming" => "schemes with",
+                "mentoring" => "teaches",
+                "courtship" => "courts",
+                other => other,
+            };
+            let line = format!("{npc} {verb} {}", names.npc(text("with")));
+            match message.get("narration").and_then(Value::as_str) {
+                Some(narration) => format!("{line} — {narration}"),
+                None => line,
+            }
+        }
+        "rumour_heard" if message["believed"] == true => format!(
+            "{npc} believes what {} says about {}",
+            names.npc(text("teller")),
+            names.npc(text("subject"))
+        ),
+        "story_signal" => {
+            let npcs: Vec<&str> = message
+                .get("npcs")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(|id| names.npc(id))
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!(
+                "[story] {} ({}) at {}, importance {:.2}",
+                text("signal_type").replace('_', " "),
+                npcs.join(", "),
+                text("location"),
+                message["importance"].as_f64().unwrap_or_default()
+            )
+        }
         "social_interaction" => format!(
             "{npc} suffers a {} by {}",
             text("kind"),
@@ -326,6 +369,10 @@ pub fn run_demo(
             .consumer(&zone_name, StreamKind::Narrative, "demo-feed", "feed")
             .await
             .map_err(|e| CommandError::Environment(e.to_string()))?;
+        let mut story = bus
+            .consumer(&zone_name, StreamKind::Story, "demo-feed", "feed")
+            .await
+            .map_err(|e| CommandError::Environment(e.to_string()))?;
         let mut printed = 0usize;
         let (mut pending, mut pending_seq, mut latest) = (Vec::new(), 0u64, [0u64; 2]);
         let mut finished = false;
@@ -351,10 +398,10 @@ pub fn run_demo(
             let wait = Duration::from_millis(if finished { 0 } else { 50 });
             // Each stream is in game-time order, but they are read one after another, so one
             // can run ahead of another. A line waits until both dense streams (events and
-            // intents) have shown something later; narratives come when they come; everything
-            // left goes out once all is drained.
+            // intents) have shown something later; narratives and story signals come when they
+            // come; everything left goes out once all is drained.
             let mut batch: Vec<(usize, Delivery)> = Vec::new();
-            let streams = [&mut events, &mut intents, &mut narrative];
+            let streams = [&mut events, &mut intents, &mut narrative, &mut story];
             for (which, stream) in streams.into_iter().enumerate() {
                 let wait = if which == 0 { wait } else { Duration::ZERO };
                 let read = stream
