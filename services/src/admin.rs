@@ -129,6 +129,15 @@ pub fn brain(zone: &Zone, id: &str, top: usize) -> Option<Value> {
             record
         }).collect::<Vec<_>>()).unwrap_or_default(),
         "errors": zone.isolation.failures(id),
+        "social": {
+            "friends": zone.social.fabric.relationships.friends(id),
+            "rivals": zone.social.fabric.relationships.rivals(id),
+            "allies": zone.social.fabric.relationships.allies(id),
+            "rumours": zone.social.fabric.rumours(id).iter().map(|r| json!({
+                "subject": r.subject, "kind": r.kind.as_str(), "depth": r.depth,
+                "confidence": round4(r.confidence),
+            })).collect::<Vec<_>>(),
+        },
         "current_action": agent.running.as_ref().map(|r| json!({
             "provider": r.provider, "action": r.action.id, "elapsed_hours": round4(r.elapsed_hours),
             "utility": round4(r.continuation_utility),
@@ -206,6 +215,33 @@ pub fn brain_text(brain: &Value) -> String {
             s(&g["description"]),
             s(&g["category"]),
             g["progress"].as_f64().unwrap_or_default() * 100.0
+        );
+    }
+    let names = |key: &str| {
+        brain["social"][key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    };
+    for key in ["friends", "rivals", "allies"] {
+        let list = names(key);
+        if !list.is_empty() {
+            let _ = writeln!(out, "{key}: {list}");
+        }
+    }
+    for r in brain["social"]["rumours"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "rumour: {} about {} (depth {}, confidence {:.2})",
+            s(&r["kind"]),
+            s(&r["subject"]),
+            r["depth"],
+            r["confidence"].as_f64().unwrap_or_default()
         );
     }
     match brain["current_action"].as_object() {

@@ -2126,6 +2126,12 @@ pub(crate) mod tests {
                 .trust;
             assert!(trust < 0.5, "{witness} trusts the thief {trust}");
         }
+        let brain = crate::admin::brain(&zone, &witnesses[0], 3).expect("witness");
+        let text = crate::admin::brain_text(&brain);
+        assert!(
+            text.contains("rumour: threat about stranger"),
+            "the brain view shows what the witness knows: {text}"
+        );
         let day = advance(&mut zone, 12 * 60);
         let of = |kind: &str| {
             day.iter()
