@@ -191,6 +191,8 @@ pub struct Zone {
     pub perceive_said: bool,
     /// The social fabric and story detector.
     pub social: SocialLife,
+    /// Who runs what where, while a tick's events are emitted (see `running_at`).
+    running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
     /// Where the load generator collects every tick duration, milliseconds (None in service).
@@ -366,6 +368,7 @@ impl Zone {
             goal_predicates: GoalPredicateRegistry::default(),
             narrator: default_narrator()?,
             social,
+            running_by_provider: None,
             perceive_said: true,
             tick_durations_ms: Vec::new(),
             tick_sink: None,
@@ -785,6 +788,22 @@ impl Zone {
         }
     }
 
+    /// The NPCs running an action of `provider`, by index. Built once per emit pass (a social
+    /// start asks it; scanning every NPC each time made a tick of many starts quadratic).
+    fn running_at(&mut self, provider: &str) -> Vec<usize> {
+        let agents = &self.agents;
+        let by_provider = self.running_by_provider.get_or_insert_with(|| {
+            let mut map: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+            for (index, agent) in agents.iter().enumerate() {
+                if let Some(running) = &agent.running {
+                    map.entry(running.provider.clone()).or_default().push(index);
+                }
+            }
+            map
+        });
+        by_provider.get(provider).cloned().unwrap_or_default()
+    }
+
     /// Ends NPC `index`'s running action without completing it, freeing its slot.
     fn release_running(&mut self, index: usize) {
         if let Some(running) = self.agents[index].running.take() {
@@ -1197,11 +1216,13 @@ impl Zone {
             out.isolation_changed = Some(self.isolation.state.clone());
         }
         // 6. Intents and events.
+        self.running_by_provider = None;
         for (index, result) in results.into_iter().enumerate() {
             if !result.events.is_empty() {
                 self.emit(index, &result.events, out);
             }
         }
+        self.running_by_provider = None;
         // 7. Social life: interactions and rumours when a step is due, then story signals.
         self.social_tick(out);
         let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -1364,13 +1385,10 @@ impl Zone {
                     let social = self.vocabulary.intern("social");
                     if tags.contains(&social) {
                         let with: Vec<String> = self
-                            .agents
-                            .iter()
-                            .filter(|a| {
-                                a.agent.id != npc
-                                    && a.running.as_ref().is_some_and(|r| &r.provider == provider)
-                            })
-                            .map(|a| a.agent.id.clone())
+                            .running_at(provider)
+                            .into_iter()
+                            .filter(|&other| other != index)
+                            .map(|other| self.agents[other].agent.id.clone())
                             .collect();
                         if !with.is_empty() {
                             let h = self.header_for(index);

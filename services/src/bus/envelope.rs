@@ -9,6 +9,8 @@
 use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -629,6 +631,7 @@ pub enum NpcEvent {
         /// NPC id.
         npc: String,
         /// The failed intent, if known.
+        #[serde(skip_serializing_if = "Option::is_none")]
         intent: Option<String>,
         /// Why.
         reason: String,
@@ -748,8 +751,10 @@ pub enum NpcEvent {
         /// NPC id.
         npc: String,
         /// The activity before.
+        #[serde(skip_serializing_if = "Option::is_none")]
         from: Option<String>,
         /// The activity now.
+        #[serde(skip_serializing_if = "Option::is_none")]
         to: Option<String>,
     },
     /// Two NPCs interacted (seed 001 §4.4): chosen through the decision engine, resolved by
@@ -874,13 +879,30 @@ pub struct DeadLetter {
 
 /// Serialises a tagged payload (an [`Intent`] or [`NpcEvent`]) into an envelope line.
 pub fn to_envelope<T: Serialize>(header: &Header, body: &T) -> String {
-    let value = serde_json::to_value(body).unwrap_or(Value::Null);
-    let kind = value
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("unknown")
-        .to_owned();
-    envelope_json(header, &kind, value)
+    // The body serialises straight to text and the header is written in front of its fields:
+    // no intermediate JSON tree (this runs for every intent and event). Bodies are tagged
+    // structs (`{"type": …, …}`) whose absent options are skipped, as the schemas expect.
+    let body = serde_json::to_string(body).unwrap_or_default();
+    let fields = body
+        .strip_prefix('{')
+        .and_then(|b| b.strip_suffix('}'))
+        .unwrap_or_default();
+    let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
+    let mut out = String::with_capacity(body.len() + header.id.len() + header.zone.len() + 48);
+    let _ = write!(
+        out,
+        "{{\"v\":{},\"id\":{},\"zone\":{},\"game_time\":{}",
+        header.v,
+        quoted(&header.id),
+        quoted(&header.zone),
+        header.game_time
+    );
+    if !fields.is_empty() {
+        out.push(',');
+        out.push_str(fields);
+    }
+    out.push('}');
+    out
 }
 
 /// The dead-letter envelope for a refused message.
@@ -905,6 +927,29 @@ pub fn header(id: impl Into<String>, zone: &str, game_time: u64) -> Header {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_envelope_is_the_header_then_the_body_with_absent_options_left_out() {
+        let h = header("village:bram:3:0", "vill\"age", 42);
+        let text = to_envelope(
+            &h,
+            &NpcEvent::ActivityChanged {
+                npc: "bram".into(),
+                from: None,
+                to: Some("work".into()),
+            },
+        );
+        let value: Value = serde_json::from_str(&text).expect(&text);
+        assert_eq!(
+            value,
+            serde_json::json!({"v": 1, "id": "village:bram:3:0", "zone": "vill\"age",
+                "game_time": 42, "type": "activity_changed", "npc": "bram", "to": "work"})
+        );
+        #[derive(Serialize)]
+        struct Empty {}
+        let bare: Value = serde_json::from_str(&to_envelope(&h, &Empty {})).expect("json");
+        assert_eq!(bare["game_time"], 42);
+    }
 
     fn check_refused(text: &str, kind: &str, path: &str) {
         let error = parse_world(text).expect_err("refused");
