@@ -461,17 +461,21 @@ impl SocialFabric {
         let agent = &simulated.agent;
         let needs = self.needs;
         let (mood_change_min, low_line) = (self.config.mood_change_min, self.config.need_low_below);
-        let member = self.members.entry(agent.id.clone()).or_default();
+        // Observed every step: no allocation unless something changed.
+        if !self.members.contains_key(&agent.id) {
+            self.members.insert(agent.id.clone(), Member::default());
+        }
+        let Some(member) = self.members.get_mut(&agent.id) else {
+            return;
+        };
         let event = |kind| StoryEvent {
             at_hours: now_hours,
             location: place.location.clone(),
             players: place.players.clone(),
             kind,
         };
-        if let Some(from) = member
-            .location
-            .replace(place.location.clone())
-            .filter(|from| *from != place.location)
+        if member.location.as_deref() != Some(place.location.as_str())
+            && let Some(from) = member.location.replace(place.location.clone())
         {
             out.events.push(event(StoryEventKind::Moved {
                 npc: agent.id.clone(),
