@@ -113,6 +113,22 @@ fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
     );
     let (status, _) = request(port, "GET", "/npcs/nobody/brain", None).expect("reply");
     assert_eq!(status, 404);
+    // What bram chose lately, oldest first (with no player about, the village runs at the
+    // simplified level and may not have decided yet; the zone's tests cover the content).
+    let (status, trace) = request(port, "GET", "/npcs/bram/decisions", None).expect("reply");
+    assert_eq!(status, 200, "{trace}");
+    let trace: serde_json::Value = serde_json::from_str(&trace).expect("json");
+    let entries = trace.as_array().expect("a list");
+    assert!(entries.len() <= 32, "{trace}");
+    let ticks: Vec<u64> = entries.iter().filter_map(|e| e["tick"].as_u64()).collect();
+    assert!(ticks.windows(2).all(|w| w[0] <= w[1]), "{ticks:?}");
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["action"].is_string() && e["utility"].is_number())
+    );
+    let (status, _) = request(port, "GET", "/npcs/nobody/decisions", None).expect("reply");
+    assert_eq!(status, 404);
 
     // A temporary schedule block, queued through the world log like a despawn.
     let summons = r#"{"activity": "summoned", "location": "chapel", "tags": ["rest"], "hours": 6}"#;

@@ -403,6 +403,31 @@ async fn queue_for_npc(
     HttpResponse::Accepted().json(json!({"queued": true}))
 }
 
+/// `GET /npcs/{id}/decisions`: the NPC's recent decisions, oldest first.
+async fn decisions(state: web::Data<AdminState>, path: web::Path<String>) -> HttpResponse {
+    let id = path.into_inner();
+    let not_found = || HttpResponse::NotFound().json(json!({"error": format!("no NPC `{id}`")}));
+    let Some((handle, _)) = locate(&state, &id).await else {
+        return not_found();
+    };
+    let wanted = id.clone();
+    let trace = handle
+        .with(move |zone| {
+            zone.npc_index(&wanted).map(|index| {
+                zone.meta[index]
+                    .decisions
+                    .iter()
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+        })
+        .await;
+    match trace {
+        Ok(Some(trace)) => HttpResponse::Ok().json(trace),
+        _ => not_found(),
+    }
+}
+
 async fn despawn(
     state: web::Data<AdminState>,
     request: HttpRequest,
@@ -462,6 +487,7 @@ pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev
             .route("/npcs", web::post().to(spawn))
             .route("/npcs/{id}", web::delete().to(despawn))
             .route("/npcs/{id}/brain", web::get().to(npc_brain))
+            .route("/npcs/{id}/decisions", web::get().to(decisions))
             .route(
                 "/npcs/{id}/schedule_override",
                 web::post().to(schedule_override),

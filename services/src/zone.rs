@@ -10,7 +10,7 @@
 //! Nearby NPCs run at full detail with a step of `nearby_every_ticks` minutes (a second
 //! simulator whose full tick is that long); Background NPCs run simplified (one hour a step).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
@@ -66,6 +66,9 @@ pub struct TickConfig {
     /// Longest jump caught up analytically, game hours; default 168 (a week). Older time is
     /// gone.
     pub catch_up_max_hours: f64,
+    /// Recent decisions kept per NPC for the inspector (`GET /npcs/{id}/decisions`); default
+    /// 32, 0 keeps none.
+    pub decision_trace_len: usize,
     /// Fresh decisions (idle NPCs choosing an action) one tick makes at most; default 1000.
     /// When more NPCs are idle at once (a crowd spawned together, a shift ending), the
     /// lowest-priority ones wait a tick, so such a tick costs no more than a thousand
@@ -81,6 +84,7 @@ impl Default for TickConfig {
             max_catch_up_ticks_per_event: 60,
             catch_up_max_hours: 168.0,
             max_decisions_per_tick: 1000,
+            decision_trace_len: 32,
             decision_workers: 1,
         }
     }
@@ -135,6 +139,25 @@ pub struct NpcMeta {
     pub current_intent: Option<(String, &'static str)>,
     /// Id sequence within the current tick.
     seq: (u64, u32),
+    /// Its most recent decisions, oldest first (at most `tick.decision_trace_len`).
+    pub decisions: VecDeque<DecisionTrace>,
+}
+
+/// One decision of an NPC as the inspector shows it (`GET /npcs/{id}/decisions`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct DecisionTrace {
+    /// Zone tick.
+    pub tick: u64,
+    /// Game time, ticks.
+    pub game_time: u64,
+    /// The chosen provider.
+    pub provider: String,
+    /// The chosen action.
+    pub action: String,
+    /// Its utility when chosen (4 decimals).
+    pub utility: f64,
+    /// Whether a player ordered it (else the NPC chose it, or its plan did).
+    pub player_queued: bool,
 }
 
 /// A provider's place.
@@ -532,6 +555,7 @@ impl Zone {
                 tier: NpcTier::new(tier),
                 current_intent: None,
                 seq: (u64::MAX, 0),
+                decisions: VecDeque::new(),
             },
         );
         Ok(())
@@ -1340,6 +1364,21 @@ impl Zone {
                     utility,
                     player_queued,
                 } => {
+                    let keep = self.config.tick.decision_trace_len;
+                    let trace = &mut self.meta[index].decisions;
+                    if keep > 0 {
+                        if trace.len() >= keep {
+                            trace.pop_front();
+                        }
+                        trace.push_back(DecisionTrace {
+                            tick: self.tick,
+                            game_time: self.game_time,
+                            provider: provider.clone(),
+                            action: action.clone(),
+                            utility: (utility * 10_000.0).round() / 10_000.0,
+                            player_queued: *player_queued,
+                        });
+                    }
                     let place = self.providers.get(provider).cloned();
                     let provider_room = place.as_ref().map_or(self.meta[index].room, |p| p.room);
                     if provider_room != self.meta[index].room {
@@ -2229,6 +2268,39 @@ pub(crate) mod tests {
             later >= 4,
             "the rest follow on the next ticks: {capped:?} (free: {free:?})"
         );
+    }
+
+    #[test]
+    fn each_npc_keeps_its_recent_decisions_bounded_and_in_order() {
+        let mut zone = village();
+        enter(&mut zone, "square");
+        let day = advance(&mut zone, 24 * 60);
+        let bram = zone.npc_index("bram").expect("bram");
+        let trace = &zone.meta[bram].decisions;
+        let started = day
+            .iter()
+            .filter(|(_, m)| {
+                m.contains("\"type\":\"action_started\"") && m.contains("\"npc\":\"bram\"")
+            })
+            .count();
+        assert_eq!(trace.len(), started.min(32), "a full day keeps the last 32");
+        assert!(
+            trace
+                .iter()
+                .zip(trace.iter().skip(1))
+                .all(|(a, b)| a.tick <= b.tick)
+        );
+        let last = day
+            .iter()
+            .rev()
+            .find(|(_, m)| {
+                m.contains("\"type\":\"action_started\"") && m.contains("\"npc\":\"bram\"")
+            })
+            .map(|(_, m)| serde_json::from_str::<serde_json::Value>(m).expect("json"))
+            .expect("bram did something");
+        let newest = trace.back().expect("a decision");
+        assert_eq!(last["action"], newest.action.as_str());
+        assert_eq!(last["provider"], newest.provider.as_str());
     }
 
     #[test]
