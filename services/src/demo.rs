@@ -119,6 +119,29 @@ fn clock_text(game_time: u64) -> String {
     format!("{:02}:{:02}", (game_time / 60) % 24, game_time % 60)
 }
 
+/// The NPCs a message lists under `key`, by name, joined with commas.
+fn npc_list(names: &Names, message: &Value, key: &str) -> String {
+    message
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|ids| {
+            ids.iter()
+                .filter_map(Value::as_str)
+                .map(|id| names.npc(id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+/// `line`, followed by the message's narration when a player witnessed it.
+fn with_narration(message: &Value, line: String) -> String {
+    match message.get("narration").and_then(Value::as_str) {
+        Some(narration) => format!("{line} — {narration}"),
+        None => line,
+    }
+}
+
 /// One feed line for a bus message, or `None` for messages the feed leaves out.
 fn feed_line(names: &Names, message: &Value) -> Option<String> {
     let text = |key: &str| message.get(key).and_then(Value::as_str).unwrap_or_default();
@@ -144,23 +167,14 @@ fn feed_line(names: &Names, message: &Value) -> Option<String> {
             text("description"),
             text("reason").replace('_', " ")
         ),
-        "social" => {
-            let with: Vec<&str> = message
-                .get("with")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(|id| names.npc(id))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let joins = format!("{npc} joins {} ({})", with.join(", "), text("action"));
-            match message.get("narration").and_then(Value::as_str) {
-                Some(narration) => format!("{joins} — {narration}"),
-                None => joins,
-            }
-        }
+        "social" => with_narration(
+            message,
+            format!(
+                "{npc} joins {} ({})",
+                npc_list(names, message, "with"),
+                text("action")
+            ),
+        ),
         "narrative_ready" => format!("  ~ {}", text("text")),
         "interaction" => {
             let verb = match text("kind") {
@@ -175,11 +189,7 @@ fn feed_line(names: &Names, message: &Value) -> Option<String> {
                 "courtship" => "courts",
                 other => other,
             };
-            let line = format!("{npc} {verb} {}", names.npc(text("with")));
-            match message.get("narration").and_then(Value::as_str) {
-                Some(narration) => format!("{line} — {narration}"),
-                None => line,
-            }
+            with_narration(message, format!("{npc} {verb} {}", names.npc(text("with"))))
         }
         "rumour_heard" if message["believed"] == true => format!(
             "{npc} believes what {} says about {}",
@@ -187,20 +197,10 @@ fn feed_line(names: &Names, message: &Value) -> Option<String> {
             names.npc(text("subject"))
         ),
         "story_signal" => {
-            let npcs: Vec<&str> = message
-                .get("npcs")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(|id| names.npc(id))
-                        .collect()
-                })
-                .unwrap_or_default();
             format!(
                 "[story] {} ({}) at {}, importance {:.2}",
                 text("signal_type").replace('_', " "),
-                npcs.join(", "),
+                npc_list(names, message, "npcs"),
                 text("location"),
                 message["importance"].as_f64().unwrap_or_default()
             )

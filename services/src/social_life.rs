@@ -17,7 +17,7 @@ use geppetto_core::rng::{derive_seed, stable_hash};
 use geppetto_core::simulator::SimulatedAgent;
 use geppetto_core::social::{FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep};
 use geppetto_core::story::{
-    DetectorConfig, GoalChange, StoryDetector, StoryEvent, StoryEventKind, StorySignal,
+    DetectorConfig, GoalChange, StoryDetector, StoryEventKind, StorySignal,
 };
 use geppetto_core::vocabulary::Vocabulary;
 use serde::Serialize;
@@ -163,16 +163,14 @@ impl SocialLife {
         place: &SocialPlace,
         now_hours: f64,
     ) {
-        self.detector.push(StoryEvent {
-            at_hours: now_hours,
-            location: place.location.clone(),
-            players: place.players.clone(),
-            kind: StoryEventKind::Goal {
+        self.detector.push(place.event(
+            now_hours,
+            StoryEventKind::Goal {
                 npc: npc.to_owned(),
                 description: description.to_owned(),
                 change,
             },
-        });
+        ));
     }
 
     /// The signals due at this tick (the detector runs every `every_ticks`).

@@ -188,6 +188,18 @@ pub struct SocialPlace {
     pub players: Vec<String>,
 }
 
+impl SocialPlace {
+    /// A story event that happened here at game hour `at_hours` (its players witnessed it).
+    pub fn event(&self, at_hours: f64, kind: StoryEventKind) -> StoryEvent {
+        StoryEvent {
+            at_hours,
+            location: self.location.clone(),
+            players: self.players.clone(),
+            kind,
+        }
+    }
+}
+
 /// One NPC's social state.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Member {
@@ -468,12 +480,7 @@ impl SocialFabric {
         let Some(member) = self.members.get_mut(&agent.id) else {
             return;
         };
-        let event = |kind| StoryEvent {
-            at_hours: now_hours,
-            location: place.location.clone(),
-            players: place.players.clone(),
-            kind,
-        };
+        let event = |kind| place.event(now_hours, kind);
         if member.location.as_deref() != Some(place.location.as_str())
             && let Some(from) = member.location.replace(place.location.clone())
         {
@@ -590,12 +597,7 @@ impl SocialFabric {
         let Some(witness_id) = agents.get(witness).map(|a| a.agent.id.clone()) else {
             return;
         };
-        let event = |kind| StoryEvent {
-            at_hours: now_hours,
-            location: place.location.clone(),
-            players: place.players.clone(),
-            kind,
-        };
+        let event = |kind| place.event(now_hours, kind);
         out.events.push(event(StoryEventKind::Witnessed {
             witness: witness_id.clone(),
             actor: actor.to_owned(),
@@ -659,16 +661,14 @@ impl SocialFabric {
         out: &mut SocialStep,
     ) {
         for description in descriptions {
-            out.events.push(StoryEvent {
-                at_hours: now_hours,
-                location: place.location.clone(),
-                players: place.players.clone(),
-                kind: StoryEventKind::Goal {
+            out.events.push(place.event(
+                now_hours,
+                StoryEventKind::Goal {
                     npc: npc.to_owned(),
                     description: description.clone(),
                     change: GoalChange::Created,
                 },
-            });
+            ));
             out.goals_created.push((npc.to_owned(), description));
         }
     }
@@ -705,11 +705,9 @@ impl SocialFabric {
         if applied == 0.0 {
             return;
         }
-        out.events.push(StoryEvent {
-            at_hours: now_hours,
-            location: place.location.clone(),
-            players: place.players.clone(),
-            kind: StoryEventKind::RelationshipChanged {
+        out.events.push(place.event(
+            now_hours,
+            StoryEventKind::RelationshipChanged {
                 from: from.to_owned(),
                 to: to.to_owned(),
                 facet,
@@ -717,7 +715,7 @@ impl SocialFabric {
                 value: self.relationships.value(from, to, facet),
                 cause: cause.to_owned(),
             },
-        });
+        ));
     }
 
     pub(super) fn apply_needs(&self, agent: &mut Agent, deltas: &NeedDeltas) {

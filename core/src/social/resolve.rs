@@ -10,7 +10,7 @@ use super::interaction::{Effects, FacetDeltas, InteractionKind};
 use super::relationships::Facet;
 use crate::goals::{Goal, GoalCategory, GoalPredicate};
 use crate::simulator::SimulatedAgent;
-use crate::story::event::{StoryEvent, StoryEventKind};
+use crate::story::event::StoryEventKind;
 
 impl SocialFabric {
     /// Resolves `offer` made to `initiator` with the uniform draw `draw`, applies its effects
@@ -81,11 +81,9 @@ impl SocialFabric {
                 .and_then(|m| m.profile.faction.clone())
         };
         let witnessed = !place.players.is_empty();
-        out.events.push(StoryEvent {
-            at_hours: now_hours,
-            location: place.location.clone(),
-            players: place.players.clone(),
-            kind: StoryEventKind::Interaction {
+        out.events.push(place.event(
+            now_hours,
+            StoryEventKind::Interaction {
                 initiator: me.clone(),
                 target: them.clone(),
                 interaction: kind,
@@ -101,7 +99,7 @@ impl SocialFabric {
                 target_mood: mood(&agents[target]),
                 witnessed,
             },
-        });
+        ));
         out.interactions.push(InteractionRecord {
             initiator: me,
             target: them,
@@ -264,11 +262,9 @@ impl SocialFabric {
             Reception::Dismissed { credibility } => (false, *credibility),
             Reception::Accepted { credibility, .. } => (true, *credibility),
         };
-        out.events.push(StoryEvent {
-            at_hours: now_hours,
-            location: place.location.clone(),
-            players: place.players.clone(),
-            kind: StoryEventKind::RumourHeard {
+        out.events.push(place.event(
+            now_hours,
+            StoryEventKind::RumourHeard {
                 listener: listener_id.clone(),
                 teller: teller_id,
                 subject: rumour.subject.clone(),
@@ -278,7 +274,7 @@ impl SocialFabric {
                 credibility,
                 accepted,
             },
-        });
+        ));
         let Reception::Accepted {
             copy, reactions, ..
         } = reception

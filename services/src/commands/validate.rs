@@ -119,10 +119,15 @@ fn check_world_dirs(dir: &Path, findings: &mut Findings) {
         .collect();
     worlds.sort();
     for world in worlds {
-        findings.checked += 1;
-        if let Err(e) = crate::world_file::load_world_file(&world) {
-            findings.problems.push(as_line(&e));
-        }
+        check_world_dir(&world, findings);
+    }
+}
+
+/// One world given as a directory of section files, checked whole.
+fn check_world_dir(world: &Path, findings: &mut Findings) {
+    findings.checked += 1;
+    if let Err(e) = crate::world_file::load_world_file(world) {
+        findings.problems.push(as_line(&e));
     }
 }
 
@@ -159,6 +164,16 @@ fn check_example(path: &Path, file: &str, text: &str) -> Result<(), String> {
     }
 }
 
+/// The content folders under a config root, each checked as its kind.
+const CONTENT_KINDS: [&str; 6] = [
+    "profiles",
+    "sets",
+    "affect",
+    "archetypes",
+    "examples",
+    "worlds",
+];
+
 /// Checks `paths` (files or folders); an empty list checks `default_root`.
 pub fn validate(paths: &[PathBuf], default_root: &Path) -> Findings {
     let mut findings = Findings::default();
@@ -186,39 +201,19 @@ pub fn validate(paths: &[PathBuf], default_root: &Path) -> Findings {
             .and_then(|p| p.file_name())
             .is_some_and(|n| n == "worlds");
         if root.is_dir() && in_worlds {
-            findings.checked += 1;
-            if let Err(e) = crate::world_file::load_world_file(&root) {
-                findings.problems.push(as_line(&e));
-            }
+            check_world_dir(&root, &mut findings);
             continue;
         }
         let folders: Vec<(String, PathBuf)> =
             match root.file_name().map(|n| n.to_string_lossy().into_owned()) {
-                Some(kind)
-                    if [
-                        "profiles",
-                        "sets",
-                        "affect",
-                        "archetypes",
-                        "examples",
-                        "worlds",
-                    ]
-                    .contains(&kind.as_str()) =>
-                {
+                Some(kind) if CONTENT_KINDS.contains(&kind.as_str()) => {
                     vec![(kind, root.clone())]
                 }
-                _ => [
-                    "profiles",
-                    "sets",
-                    "affect",
-                    "archetypes",
-                    "examples",
-                    "worlds",
-                ]
-                .iter()
-                .map(|kind| ((*kind).to_owned(), root.join(kind)))
-                .filter(|(_, dir)| dir.is_dir())
-                .collect(),
+                _ => CONTENT_KINDS
+                    .iter()
+                    .map(|kind| ((*kind).to_owned(), root.join(kind)))
+                    .filter(|(_, dir)| dir.is_dir())
+                    .collect(),
             };
         for (kind, dir) in folders {
             if kind == "archetypes" {
