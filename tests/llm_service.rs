@@ -4,7 +4,8 @@
 //! narrative stream; an unwitnessed one is never narrated. A player's `say` is perceived into
 //! candidate events; the valid one is written to the world log as an ordinary `social_event`
 //! and only then reaches the NPC, while the out-of-schema one (1000 gold) is refused. The
-//! deadlines only stop a broken run from hanging; nothing asserts a duration.
+//! deadlines only stop a broken run from hanging; nothing asserts a duration. The seams'
+//! metrics (queue depth, calls, latency, deliveries, perception outcomes) reach the recorder.
 
 #[path = "support/schema.rs"]
 mod schema;
@@ -121,6 +122,10 @@ async fn read_until(
 
 #[test]
 fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
+    // The seams' metrics go to the process's recorder, as `/metrics` serves them.
+    let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .install_recorder()
+        .expect("recorder");
     let (base_url, calls) = model_server();
     let zone = village::village(village::calm(), IsolationState::default());
     let start = zone.game_time;
@@ -256,4 +261,15 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
         calls.load(Ordering::SeqCst) >= 2,
         "both seams called the model"
     );
+    let exposed = metrics.render();
+    for name in [
+        "geppetto_llm_queue_depth",
+        "geppetto_llm_calls_total",
+        "geppetto_llm_call_duration_seconds",
+        "geppetto_llm_narratives_delivered_total",
+        "geppetto_llm_perception_accepted_total",
+        "geppetto_llm_perception_rejected_total",
+    ] {
+        assert!(exposed.contains(name), "{name} missing from:\n{exposed}");
+    }
 }
