@@ -36,6 +36,9 @@ use geppetto_llm::{
 };
 use serde::Deserialize;
 
+mod state;
+pub use state::{RestoreError, ZONE_STATE_SCHEMA_VERSION, ZoneState};
+
 use crate::bus::StreamKind;
 use crate::bus::envelope::{
     GovernorDecision, Header, Intent, NpcEvent, WorldEvent, WorldMessage, header, to_envelope,
@@ -135,16 +138,36 @@ pub struct NpcMeta {
     pub room: usize,
     /// Its tier.
     pub tier: NpcTier,
-    /// The intent being carried out (id, type), for `cancel`.
-    pub current_intent: Option<(String, &'static str)>,
+    /// The intent being carried out (id, kind), for `cancel`.
+    pub current_intent: Option<(String, IntentKind)>,
     /// Id sequence within the current tick.
     seq: (u64, u32),
     /// Its most recent decisions, oldest first (at most `tick.decision_trace_len`).
     pub decisions: VecDeque<DecisionTrace>,
 }
 
+/// What kind of intent an NPC is carrying out (named in `intent_cancelled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentKind {
+    /// An advertised action (`use`).
+    Use,
+    /// A reactive-set action.
+    Reactive,
+}
+
+impl IntentKind {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Use => "use",
+            Self::Reactive => "reactive",
+        }
+    }
+}
+
 /// One decision of an NPC as the inspector shows it (`GET /npcs/{id}/decisions`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DecisionTrace {
     /// Zone tick.
     pub tick: u64,
@@ -214,6 +237,9 @@ pub struct Zone {
     pub perceive_said: bool,
     /// The social fabric and story detector.
     pub social: SocialLife,
+    /// The specs of NPCs spawned by `npc_spawned` since the world file, by id (a snapshot
+    /// rebuilds them from these).
+    spawned: BTreeMap<String, serde_json::Value>,
     /// Who runs what where, while a tick's events are emitted (see `running_at`).
     running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
@@ -391,6 +417,7 @@ impl Zone {
             goal_predicates: GoalPredicateRegistry::default(),
             narrator: default_narrator()?,
             social,
+            spawned: BTreeMap::new(),
             running_by_provider: None,
             perceive_said: true,
             tick_durations_ms: Vec::new(),
@@ -631,6 +658,7 @@ impl Zone {
                         Ok(spec)
                     }) {
                     Ok(spec) => {
+                        self.spawned.insert(spec.agent.id.clone(), npc.clone());
                         if let Some(index) = self.npc_index(&spec.agent.id) {
                             self.publish(
                                 index,
@@ -1006,6 +1034,7 @@ impl Zone {
         self.release_running(index);
         self.agents.remove(index);
         self.meta.remove(index);
+        self.spawned.remove(npc);
         self.isolation.forget(npc);
         self.governor.forget(npc);
         let h = header(
@@ -1420,7 +1449,7 @@ impl Zone {
                             player_queued: *player_queued,
                         },
                     );
-                    self.meta[index].current_intent = Some((h.id.clone(), "use"));
+                    self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Use));
                     let social = self.vocabulary.intern("social");
                     if tags.contains(&social) {
                         let with: Vec<String> = self
@@ -1536,7 +1565,7 @@ impl Zone {
                         },
                         out,
                     );
-                    self.meta[index].current_intent = Some((h.id.clone(), "reactive"));
+                    self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Reactive));
                     self.publish(
                         index,
                         StreamKind::Intents,
@@ -1688,7 +1717,7 @@ impl Zone {
             StreamKind::NpcEvents,
             &NpcEvent::IntentCancelled {
                 npc,
-                cancelled_intent_type: kind.to_owned(),
+                cancelled_intent_type: kind.as_str().to_owned(),
                 reason: reason.to_owned(),
             },
             out,
