@@ -24,7 +24,7 @@ use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::isolation::IsolationState;
 use crate::serve::start_llm;
-use crate::service::{ClockConfig, ClockKind, ConsumerConfig, run_clock, run_zone};
+use crate::service::{ClockConfig, ClockKind, ConsumerConfig, Persistence, run_clock, run_zone};
 use crate::world_file::{EMBEDDED_VILLAGE, WorldFile, embedded_village};
 use crate::zone::{Zone, ZoneConfig};
 
@@ -339,7 +339,7 @@ pub fn run_demo(
             handle.clone(),
             Arc::clone(&bus),
             ConsumerConfig::default(),
-            None,
+            Persistence::volatile(),
             Some(seams.link),
             stopped.clone(),
         ));

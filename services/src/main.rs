@@ -87,6 +87,33 @@ enum Command {
         #[command(flatten)]
         log: LogArgs,
     },
+    /// Re-run a recorded world log through the core and print the intents (JSONL), or report
+    /// the first difference against a recorded intent stream.
+    Replay {
+        #[command(flatten)]
+        source: LogSourceArgs,
+        /// The world file (`village` for the embedded one).
+        #[arg(long, default_value = "village")]
+        world: String,
+        /// The zone (default: the world file's).
+        #[arg(long)]
+        zone: Option<String>,
+        /// Start from a stored snapshot (`latest` or a sequence) and replay only what follows.
+        #[arg(long)]
+        from_snapshot: Option<commands::replay::SnapshotPick>,
+        /// The redb file holding the snapshots (default: the Redis or redb log's own store).
+        #[arg(long)]
+        store: Option<PathBuf>,
+        /// A recorded intent stream (JSONL, e.g. from `log export --stream intents`).
+        #[arg(long)]
+        compare: Option<PathBuf>,
+        /// Decision worker threads (never changes the answer).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+    },
+    /// A zone's recorded streams.
+    #[command(subcommand)]
+    Log(LogCommand),
     /// Drive synthetic NPCs with world events and report throughput, latency and tick times.
     Load {
         /// NPCs (all Active: a player stands in every room).
@@ -132,6 +159,49 @@ enum Command {
         /// Also load profiles from this directory.
         #[arg(long)]
         profiles_dir: Option<PathBuf>,
+    },
+}
+
+/// Where a recorded log is read from (exactly one).
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct LogSourceArgs {
+    /// A JSONL log (as `log export` writes, or one world envelope per line).
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// A Redis server holding the zone's streams (e.g. `redis://127.0.0.1:6379/`).
+    #[arg(long)]
+    redis: Option<String>,
+    /// The embedded redb file of a `serve` or `demo` run.
+    #[arg(long)]
+    redb: Option<PathBuf>,
+}
+
+impl LogSourceArgs {
+    fn source(self) -> commands::replay::LogSource {
+        use commands::replay::LogSource;
+        match (self.log, self.redis, self.redb) {
+            (Some(file), _, _) => LogSource::File(file),
+            (_, Some(url), _) => LogSource::Redis(url),
+            (_, _, Some(file)) => LogSource::Redb(file),
+            // clap requires one of the three.
+            (None, None, None) => LogSource::File(PathBuf::from("-")),
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum LogCommand {
+    /// Write a zone's stream as JSONL: each line the envelope with its `log_id`.
+    Export {
+        #[command(flatten)]
+        source: LogSourceArgs,
+        /// The zone.
+        #[arg(long)]
+        zone: String,
+        /// The stream: world, intents, story, narrative, npc_events or deadletter.
+        #[arg(long, default_value = "world")]
+        stream: String,
     },
 }
 
@@ -312,6 +382,57 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             geppetto_service::serve::serve(&config)?;
             Ok(String::new())
         }
+        Command::Replay {
+            source,
+            world,
+            zone,
+            from_snapshot,
+            store,
+            compare,
+            threads,
+        } => {
+            let options = commands::replay::ReplayOptions {
+                source: source.source(),
+                world,
+                zone,
+                from_snapshot,
+                store,
+                compare,
+                threads,
+            };
+            let summary = commands::replay::replay(&options, |line| println!("{line}"))?;
+            eprintln!(
+                "-- {} log entries replayed, {} intents",
+                summary.replayed, summary.intents
+            );
+            match summary.difference {
+                Some(difference) => Err(CommandError::Different(difference)),
+                None if options.compare.is_some() => Ok(format!(
+                    "identical: {} intents match the recording",
+                    summary.intents
+                )),
+                None => Ok(String::new()),
+            }
+        }
+        Command::Log(LogCommand::Export {
+            source,
+            zone,
+            stream,
+        }) => {
+            let stream = geppetto_service::bus::StreamKind::ALL
+                .into_iter()
+                .find(|s| s.as_str() == stream)
+                .ok_or_else(|| {
+                    CommandError::BadInput(format!(
+                        "--stream `{stream}`: one of world, intents, story, narrative, npc_events, deadletter"
+                    ))
+                })?;
+            let written = commands::replay::export(&source.source(), &zone, stream, |line| {
+                println!("{line}")
+            })?;
+            eprintln!("-- {written} entries");
+            Ok(String::new())
+        }
         Command::Load {
             npcs,
             events_per_sec,
@@ -387,7 +508,9 @@ fn run(cli: Cli) -> Result<String, CommandError> {
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(output) => {
-            println!("{output}");
+            if !output.is_empty() {
+                println!("{output}");
+            }
             ExitCode::SUCCESS
         }
         Err(error) => {

@@ -240,6 +240,9 @@ pub struct Zone {
     /// The specs of NPCs spawned by `npc_spawned` since the world file, by id (a snapshot
     /// rebuilds them from these).
     spawned: BTreeMap<String, serde_json::Value>,
+    /// While replaying a log: the governor's logged decisions by tick, applied instead of the
+    /// wall clock's (a tick with none processed every NPC). `None` when live.
+    governor_script: Option<BTreeMap<u64, GovernorDecision>>,
     /// Who runs what where, while a tick's events are emitted (see `running_at`).
     running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
@@ -418,6 +421,7 @@ impl Zone {
             narrator: default_narrator()?,
             social,
             spawned: BTreeMap::new(),
+            governor_script: None,
             running_by_provider: None,
             perceive_said: true,
             tick_durations_ms: Vec::new(),
@@ -438,6 +442,28 @@ impl Zone {
             zone.add_resident(&format!("residents[{i}]"), resident)?;
         }
         Ok(zone)
+    }
+
+    /// Replays a log from here on: the governor applies `script` (its logged decisions by
+    /// tick) instead of measuring time, a `say` is not handed to perception (its perceived
+    /// events are in the log), and nothing new is written to the world stream.
+    pub fn begin_replay(&mut self, script: BTreeMap<u64, GovernorDecision>) {
+        self.governor_script = Some(script);
+        self.perceive_said = false;
+    }
+
+    /// Back to live processing after a replay.
+    pub fn end_replay(&mut self) {
+        self.governor_script = None;
+        self.perceive_said = true;
+    }
+
+    fn scripted_verdict(logged: Option<&GovernorDecision>, npc: &str) -> Verdict {
+        match logged {
+            Some(d) if d.skipped.iter().any(|id| id == npc) => Verdict::Skip,
+            Some(d) if d.demote.iter().any(|id| id == npc) => Verdict::Demote,
+            _ => Verdict::Process,
+        }
     }
 
     /// Injects a fault into an NPC's updates.
@@ -1145,7 +1171,11 @@ impl Zone {
         for &(index, tier) in &due {
             let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
             let id = self.agents[index].agent.id.clone();
-            match self.governor.verdict(&id, tier == Tier::Active, elapsed_ms) {
+            let verdict = match &self.governor_script {
+                Some(script) => Self::scripted_verdict(script.get(&tick), &id),
+                None => self.governor.verdict(&id, tier == Tier::Active, elapsed_ms),
+            };
+            match verdict {
                 Verdict::Process => {}
                 Verdict::Demote => {
                     decision.demote.push(id);
@@ -1223,38 +1253,46 @@ impl Zone {
             zone_seed,
             self.config.tick.decision_workers.max(1),
         );
-        // 5. Governor record first (logged before the outputs it shapes), then isolation.
+        // 5. Governor record first (logged before the outputs it shapes), then isolation. A
+        // replay applies the logged record instead and writes none.
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let restore = self.governor.end_tick(elapsed_ms);
-        decision.restore = restore;
-        if !(decision.demote.is_empty()
-            && decision.restore.is_empty()
-            && decision.skipped.is_empty())
-        {
-            let h = self.zone_header(&mut zone_seq);
-            out.messages.push((
-                StreamKind::World,
-                WorldMessage {
-                    header: h,
-                    event: WorldEvent::GovernorDecision(decision.clone()),
-                }
-                .to_json(),
-            ));
-            self.governor.demote(&decision.demote);
-            self.governor.restore(&decision.restore);
-        }
-        if self.governor.exceeded(elapsed_ms) {
-            let h = self.zone_header(&mut zone_seq);
-            out.push(
-                StreamKind::NpcEvents,
-                &h,
-                &NpcEvent::TickBudgetExceeded {
-                    tick,
-                    elapsed_ms: (elapsed_ms * 1000.0).round() / 1000.0,
-                    npcs_processed: processed,
-                    npcs_skipped: decision.skipped.len() + decision.demote.len(),
-                },
-            );
+        if let Some(script) = &self.governor_script {
+            if let Some(logged) = script.get(&tick) {
+                self.governor.demote(&logged.demote);
+                self.governor.restore(&logged.restore);
+            }
+        } else {
+            decision.restore = restore;
+            if !(decision.demote.is_empty()
+                && decision.restore.is_empty()
+                && decision.skipped.is_empty())
+            {
+                let h = self.zone_header(&mut zone_seq);
+                out.messages.push((
+                    StreamKind::World,
+                    WorldMessage {
+                        header: h,
+                        event: WorldEvent::GovernorDecision(decision.clone()),
+                    }
+                    .to_json(),
+                ));
+                self.governor.demote(&decision.demote);
+                self.governor.restore(&decision.restore);
+            }
+            if self.governor.exceeded(elapsed_ms) {
+                let h = self.zone_header(&mut zone_seq);
+                out.push(
+                    StreamKind::NpcEvents,
+                    &h,
+                    &NpcEvent::TickBudgetExceeded {
+                        tick,
+                        elapsed_ms: (elapsed_ms * 1000.0).round() / 1000.0,
+                        npcs_processed: processed,
+                        npcs_skipped: decision.skipped.len() + decision.demote.len(),
+                    },
+                );
+            }
         }
         for (index, reason) in failures {
             let id = self.agents[index].agent.id.clone();
