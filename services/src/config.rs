@@ -251,6 +251,7 @@ mod tests {
         let config = parse_config("geppetto.toml", text).expect("loads");
         assert_eq!(config.governor, GovernorConfig::default());
         assert_eq!(config.tiers, TierConfig::default());
+        assert_eq!(config.storage, StorageSection::default());
         assert_eq!(config.worlds.len(), 1);
     }
 

@@ -76,6 +76,10 @@ enum Command {
         /// The model to ask at `--llm-url`.
         #[arg(long, requires = "llm_url")]
         llm_model: Option<String>,
+        /// Keep the village in this redb file (world log and snapshots): the next run resumes
+        /// where this one stopped, and `geppetto replay --redb FILE` replays it.
+        #[arg(long)]
+        data: Option<PathBuf>,
         #[command(flatten)]
         log: LogArgs,
     },
@@ -92,9 +96,14 @@ enum Command {
     Replay {
         #[command(flatten)]
         source: LogSourceArgs,
-        /// The world file (`village` for the embedded one).
-        #[arg(long, default_value = "village")]
-        world: String,
+        /// The service config the log was recorded under: its zone settings (tick, tiers) and,
+        /// unless `--world` says otherwise, its first world.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The world file (`village` for the embedded one; default: the config's first world,
+        /// else `village`).
+        #[arg(long)]
+        world: Option<String>,
         /// The zone (default: the world file's).
         #[arg(long)]
         zone: Option<String>,
@@ -364,6 +373,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             redis,
             llm_url,
             llm_model,
+            data,
             log,
         } => {
             geppetto_service::logging::init(&log.log_format)?;
@@ -373,8 +383,9 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 redis,
                 llm_url,
                 llm_model,
+                data,
             };
-            let printed = geppetto_service::demo::run_demo(&options, |line| println!("{line}"))?;
+            let printed = geppetto_service::demo::run_demo(&options, |line| print_line(&line))?;
             Ok(format!("-- {printed} feed lines, {hours} game hours"))
         }
         Command::Serve { config, log } => {
@@ -384,6 +395,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
         }
         Command::Replay {
             source,
+            config,
             world,
             zone,
             from_snapshot,
@@ -391,8 +403,24 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             compare,
             threads,
         } => {
+            let service = match &config {
+                Some(path) => Some(
+                    geppetto_service::config::load_config(path)
+                        .map_err(|e| CommandError::BadInput(e.to_string()))?,
+                ),
+                None => None,
+            };
+            let world = world
+                .or_else(|| {
+                    service
+                        .as_ref()
+                        .and_then(|c| c.worlds.first())
+                        .map(|w| w.display().to_string())
+                })
+                .unwrap_or_else(|| "village".into());
             let options = commands::replay::ReplayOptions {
                 source: source.source(),
+                zone_config: service.map(|c| c.zone_config()).unwrap_or_default(),
                 world,
                 zone,
                 from_snapshot,
@@ -400,7 +428,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 compare,
                 threads,
             };
-            let summary = commands::replay::replay(&options, |line| println!("{line}"))?;
+            let summary = commands::replay::replay(&options, print_line)?;
             eprintln!(
                 "-- {} log entries replayed, {} intents",
                 summary.replayed, summary.intents
@@ -427,9 +455,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                         "--stream `{stream}`: one of world, intents, story, narrative, npc_events, deadletter"
                     ))
                 })?;
-            let written = commands::replay::export(&source.source(), &zone, stream, |line| {
-                println!("{line}")
-            })?;
+            let written = commands::replay::export(&source.source(), &zone, stream, print_line)?;
             eprintln!("-- {written} entries");
             Ok(String::new())
         }
@@ -505,11 +531,24 @@ fn run(cli: Cli) -> Result<String, CommandError> {
     }
 }
 
+/// Writes one line to stdout; a reader that went away (`| head`) ends the program quietly
+/// instead of a panic.
+fn print_line(line: &str) {
+    use std::io::Write;
+    if let Err(error) = writeln!(std::io::stdout().lock(), "{line}") {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {error}");
+        std::process::exit(1);
+    }
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(output) => {
             if !output.is_empty() {
-                println!("{output}");
+                print_line(&output);
             }
             ExitCode::SUCCESS
         }

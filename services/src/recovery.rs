@@ -430,3 +430,149 @@ pub async fn recover(
         refused,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bus::envelope::header;
+    use crate::bus::memory::InProcessBus;
+    use crate::zone::tests::village;
+    use geppetto_storage::{MemoryEventLog, MemorySnapshotStore, StorageConfig};
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    fn ticks(from: u64, to: u64) -> Vec<Delivery> {
+        (from..to)
+            .map(|t| Delivery {
+                id: String::new(),
+                body: WorldMessage {
+                    header: header(format!("t{t}"), "village", 420 + t),
+                    event: WorldEvent::TimeAdvanced,
+                }
+                .to_json(),
+            })
+            .collect()
+    }
+
+    fn snapshot(zone: &Zone, sequence: u64, last: &str, schema: u32) -> Snapshot {
+        Snapshot {
+            zone: store_zone("village").expect("zone"),
+            sequence,
+            last_event_id: last.into(),
+            game_time_ticks: zone.game_time,
+            schema_version: schema,
+            payload: serde_json::to_vec(&zone.capture()).expect("state"),
+        }
+    }
+
+    /// Snapshot 1 is good; 2 is corrupt, 3 of a newer schema, 4 of changed content: recovery
+    /// names each, starts from 1, replays the log after it and reaches the uninterrupted state.
+    #[test]
+    fn recovery_skips_bad_snapshots_with_reasons_and_replays_after_the_good_one() {
+        runtime().block_on(async {
+            let store = MemorySnapshotStore::new(&StorageConfig {
+                snapshots_kept_per_zone: 10,
+                ..StorageConfig::default()
+            })
+            .expect("store");
+            let log = WorldLog::Embedded(Arc::new(MemoryEventLog::new()));
+            let mut whole = village();
+            let first = log.record("village", &ticks(1, 40)).await.expect("log");
+            let second = log.record("village", &ticks(40, 90)).await.expect("log");
+            let parse = |batch: &[Delivery]| parsed(batch);
+            replay_messages(&mut whole, &parse(&ticks(1, 40)));
+            store
+                .put(snapshot(
+                    &whole,
+                    1,
+                    first.last().expect("id"),
+                    ZONE_STATE_SCHEMA_VERSION,
+                ))
+                .await
+                .expect("put 1");
+            replay_messages(&mut whole, &parse(&ticks(40, 90)));
+            let key = store_zone("village").expect("zone");
+            let mut corrupt = snapshot(&whole, 2, second.last().expect("id"), 1)
+                .encode()
+                .expect("encode");
+            let middle = corrupt.len() / 2;
+            corrupt[middle] ^= 0xff;
+            store.put_encoded(&key, 2, corrupt).await.expect("put 2");
+            store
+                .put(snapshot(
+                    &whole,
+                    3,
+                    second.last().expect("id"),
+                    ZONE_STATE_SCHEMA_VERSION + 1,
+                ))
+                .await
+                .expect("put 3");
+            let mut changed = snapshot(&whole, 4, second.last().expect("id"), 1);
+            let mut state: ZoneState = serde_json::from_slice(&changed.payload).expect("state");
+            state.vocabulary[0] = "renamed".into();
+            changed.payload = serde_json::to_vec(&state).expect("state");
+            store.put(changed).await.expect("put 4");
+            let bus = InProcessBus::new(1000);
+            let build = || Ok(village());
+            let recovered = recover("village", &build, &store, &log, &bus, "g", 7)
+                .await
+                .expect("recovers");
+            assert_eq!(recovered.snapshot, Some(1));
+            assert_eq!(recovered.newest_sequence, 4);
+            assert_eq!(recovered.replayed, 50);
+            assert_eq!(
+                recovered.last_event_id.as_deref(),
+                second.last().map(String::as_str)
+            );
+            let reasons = recovered.refused.join("\n");
+            assert!(
+                reasons.contains("snapshot 4: the content changed"),
+                "{reasons}"
+            );
+            assert!(
+                reasons.contains("snapshot 3") && reasons.contains("schema"),
+                "{reasons}"
+            );
+            assert!(
+                reasons.contains("snapshot 2") && reasons.contains("checksum"),
+                "{reasons}"
+            );
+            assert_eq!(
+                serde_json::to_value(recovered.zone.capture()).expect("json"),
+                serde_json::to_value(whole.capture()).expect("json"),
+                "snapshot 1 plus the replay is the uninterrupted zone"
+            );
+        });
+    }
+
+    #[test]
+    fn without_a_usable_snapshot_the_whole_log_is_replayed() {
+        runtime().block_on(async {
+            let store = MemorySnapshotStore::new(&StorageConfig::default()).expect("store");
+            let log = WorldLog::Embedded(Arc::new(MemoryEventLog::new()));
+            log.record("village", &ticks(1, 30)).await.expect("log");
+            let bus = InProcessBus::new(1000);
+            let build = || Ok(village());
+            let recovered = recover("village", &build, &store, &log, &bus, "g", 4)
+                .await
+                .expect("recovers");
+            assert_eq!(recovered.snapshot, None);
+            assert_eq!(recovered.replayed, 29);
+            assert_eq!(recovered.zone.game_time, 420 + 29);
+        });
+    }
+
+    #[test]
+    fn a_replay_of_a_stream_stops_at_what_the_group_was_given() {
+        let end = ReplayEnd::Through("1700-3".into());
+        assert!(end.includes("1700-3") && end.includes("1699-9") && end.includes("1700-0"));
+        assert!(!end.includes("1700-4") && !end.includes("1701-0"));
+        assert!(!ReplayEnd::Nothing.includes("0-1"));
+        assert!(ReplayEnd::Everything.includes("99"));
+    }
+}

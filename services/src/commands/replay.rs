@@ -65,6 +65,9 @@ impl std::str::FromStr for SnapshotPick {
 pub struct ReplayOptions {
     /// The log.
     pub source: LogSource,
+    /// The zone settings the log was recorded under (tick, tiers; the governor's decisions come
+    /// from the log).
+    pub zone_config: ZoneConfig,
     /// The world file (`village` for the embedded one).
     pub world: String,
     /// The zone (default: the world file's).
@@ -332,7 +335,7 @@ pub fn replay(
             world.zone
         )));
     }
-    let mut config = ZoneConfig::default();
+    let mut config = options.zone_config.clone();
     config.tick.decision_workers = options.threads.max(1);
     let profiles = ProfileLibrary::embedded().map_err(bad)?;
     let sets = SetLibrary::embedded().map_err(bad)?;
@@ -393,3 +396,96 @@ pub fn replay(
 
 /// Messages applied between two drains of the zone's output while replaying.
 const REPLAY_CHUNK: usize = 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str, text: &str) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("geppetto-{name}-{}", std::process::id()));
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    #[test]
+    fn a_jsonl_log_keeps_its_ids_and_unparsed_entries_and_numbers_the_rest() {
+        let path = temp(
+            "jsonl",
+            "{\"log_id\":\"7-0\",\"v\":1,\"type\":\"time_advanced\"}\n\n\
+             {\"log_id\":\"7-1\",\"unparsed\":\"not json\"}\n{\"v\":1}\nbroken\n",
+        );
+        let entries = read_jsonl(&path).expect("reads");
+        let ids: Vec<&str> = entries.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["7-0", "7-1", "4", "5"]);
+        assert!(!entries[0].1.contains("log_id"), "{}", entries[0].1);
+        assert_eq!(entries[1].1, "not json");
+        assert_eq!(entries[3].1, "broken");
+        let after = read_log(
+            &LogSource::File(path.clone()),
+            "village",
+            StreamKind::World,
+            Some("7-1"),
+        )
+        .expect("after");
+        assert_eq!(after.len(), 2);
+        let missing = read_log(
+            &LogSource::File(path.clone()),
+            "village",
+            StreamKind::World,
+            Some("9-9"),
+        );
+        assert!(matches!(missing, Err(CommandError::BadInput(m)) if m.contains("`9-9`")));
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn an_export_reads_back_as_the_same_log() {
+        let path = temp(
+            "export-in",
+            "{\"v\":1,\"type\":\"say\",\"text\":\"hi\"}\nnot json\n",
+        );
+        let mut lines = Vec::new();
+        let count = export(
+            &LogSource::File(path.clone()),
+            "village",
+            StreamKind::World,
+            |l| lines.push(l.to_owned()),
+        )
+        .expect("exports");
+        assert_eq!(count, 2);
+        let out = temp("export-out", &lines.join("\n"));
+        let back = read_jsonl(&out).expect("reads");
+        assert_eq!(back, read_jsonl(&path).expect("reads"));
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(out);
+    }
+
+    #[test]
+    fn intents_compare_as_json_values_and_the_first_difference_is_named() {
+        let a = r#"{"v":1,"type":"use","id":"z:a:1:0","npc":"a"}"#.to_owned();
+        let reordered =
+            r#"{"id":"z:a:1:0","npc":"a","type":"use","v":1,"log_id":"3-0"}"#.to_owned();
+        let b = r#"{"v":1,"type":"use","id":"z:b:1:0","npc":"b"}"#.to_owned();
+        assert_eq!(
+            first_difference(&[a.clone(), b.clone()], &[reordered, b.clone()]),
+            None
+        );
+        let difference =
+            first_difference(&[a.clone(), b.clone()], &[a.clone(), a.clone()]).expect("differs");
+        assert!(difference.starts_with("intent 1 differs"), "{difference}");
+        let shorter =
+            first_difference(std::slice::from_ref(&a), &[a.clone(), b.clone()]).expect("differs");
+        assert!(
+            shorter.contains("emitted 1 intents, the recording holds 2"),
+            "{shorter}"
+        );
+        assert_eq!(distinct_by_id([a.clone(), a.clone(), b.clone()]), [a, b]);
+    }
+
+    #[test]
+    fn a_snapshot_pick_is_latest_or_a_sequence() {
+        assert_eq!("latest".parse(), Ok(SnapshotPick::Latest));
+        assert_eq!("12".parse(), Ok(SnapshotPick::Sequence(12)));
+        assert!("newest".parse::<SnapshotPick>().is_err());
+    }
+}
