@@ -322,11 +322,12 @@ fn first_difference(replayed: &[String], recorded: &[String]) -> Option<String> 
     })
 }
 
-/// Runs a replay; each intent is handed to `write` unless comparing.
-pub fn replay(
+/// The zone a replay starts from (the world file, or a stored snapshot laid over it) and the
+/// log entry it has folded so far.
+fn starting_zone(
     options: &ReplayOptions,
-    mut write: impl FnMut(&str),
-) -> Result<ReplaySummary, CommandError> {
+    profiles: &ProfileLibrary,
+) -> Result<(Zone, Option<String>), CommandError> {
     let world = super::world::world(&options.world)?;
     let zone_name = options.zone.clone().unwrap_or_else(|| world.zone.clone());
     if zone_name != world.zone {
@@ -337,30 +338,53 @@ pub fn replay(
     }
     let mut config = options.zone_config.clone();
     config.tick.decision_workers = options.threads.max(1);
-    let profiles = ProfileLibrary::embedded().map_err(bad)?;
     let sets = SetLibrary::embedded().map_err(bad)?;
     let fresh =
-        Zone::new(&world, &profiles, &sets, config, IsolationState::default()).map_err(bad)?;
-    let (mut zone, after) = match options.from_snapshot {
+        Zone::new(&world, profiles, &sets, config, IsolationState::default()).map_err(bad)?;
+    match options.from_snapshot {
         Some(pick) => {
             let snapshot = stored_snapshot(options, &zone_name, pick)?;
             let state: ZoneState = serde_json::from_slice(&snapshot.payload)
                 .map_err(|e| bad(format!("snapshot {}: {e}", snapshot.sequence)))?;
             let zone = Zone::restored(fresh, state)
                 .map_err(|e| bad(format!("snapshot {}: {e}", snapshot.sequence)))?;
-            (zone, Some(snapshot.last_event_id))
+            Ok((zone, Some(snapshot.last_event_id)))
         }
-        None => (fresh, None),
-    };
+        None => Ok((fresh, None)),
+    }
+}
+
+/// What a replay of a window produced.
+pub struct ReplayRun {
+    /// Log entries read.
+    pub replayed: u64,
+    /// The intents emitted, in order.
+    pub intents: Vec<String>,
+    /// The zone as the window left it.
+    pub zone: Zone,
+}
+
+/// Replays the log of `options` with `profiles`, after `adjust` has changed the starting zone,
+/// up to `ticks` game ticks past the start (all of it when `None`).
+pub fn replay_window(
+    options: &ReplayOptions,
+    profiles: &ProfileLibrary,
+    adjust: impl FnOnce(&mut Zone) -> Result<(), CommandError>,
+    ticks: Option<u64>,
+) -> Result<ReplayRun, CommandError> {
+    let (mut zone, after) = starting_zone(options, profiles)?;
+    adjust(&mut zone)?;
+    let end = ticks.map(|t| zone.game_time.saturating_add(t));
     let entries = read_log(
         &options.source,
-        &zone_name,
+        &zone.name.clone(),
         StreamKind::World,
         after.as_deref(),
     )?;
     let messages: Vec<WorldMessage> = entries
         .iter()
         .filter_map(|(_, body)| parse_world(body).ok())
+        .take_while(|m| end.is_none_or(|end| m.header.game_time <= end))
         .collect();
     let mut script = BTreeMap::new();
     governor_script(&messages, &mut script);
@@ -375,21 +399,35 @@ pub fn replay(
                 .map(|(_, body)| body),
         );
     }
+    Ok(ReplayRun {
+        replayed: messages.len() as u64,
+        intents,
+        zone,
+    })
+}
+
+/// Runs a replay; each intent is handed to `write` unless comparing.
+pub fn replay(
+    options: &ReplayOptions,
+    mut write: impl FnMut(&str),
+) -> Result<ReplaySummary, CommandError> {
+    let profiles = ProfileLibrary::embedded().map_err(bad)?;
+    let run = replay_window(options, &profiles, |_| Ok(()), None)?;
     let difference = match &options.compare {
         Some(path) => {
             let recorded = distinct_by_id(read_jsonl(path)?.into_iter().map(|(_, body)| body));
-            first_difference(&distinct_by_id(intents.clone()), &recorded)
+            first_difference(&distinct_by_id(run.intents.clone()), &recorded)
         }
         None => {
-            for intent in &intents {
+            for intent in &run.intents {
                 write(intent);
             }
             None
         }
     };
     Ok(ReplaySummary {
-        replayed: entries.len() as u64,
-        intents: intents.len(),
+        replayed: run.replayed,
+        intents: run.intents.len(),
         difference,
     })
 }
