@@ -27,6 +27,8 @@ use crate::zone::Zone;
 pub struct AdminState {
     /// Running zones by name.
     pub zones: BTreeMap<String, ZoneHandle>,
+    /// Story signals of every zone as they are published, for `GET /events`.
+    pub story_feed: tokio::sync::broadcast::Sender<String>,
     /// Where each zone loop takes snapshot requests (zones without snapshots are absent).
     pub snapshot_requests:
         BTreeMap<String, tokio::sync::mpsc::Sender<crate::service::SnapshotRequest>>,
@@ -506,6 +508,78 @@ async fn snapshot_now(
     }
 }
 
+/// Story signals a slow `/events` reader may fall behind by before it skips ahead.
+const STORY_FEED_BUFFER: usize = 256;
+
+/// Starts one reader per zone of its `story` stream (consumer group `inspector`) and returns
+/// the channel they broadcast to; each `GET /events` subscribes to it. Stops with `stopped`.
+pub fn story_feed(
+    bus: &Arc<dyn EventBus>,
+    zones: impl IntoIterator<Item = String>,
+    stopped: &tokio::sync::watch::Receiver<bool>,
+) -> tokio::sync::broadcast::Sender<String> {
+    let (sender, _) = tokio::sync::broadcast::channel(STORY_FEED_BUFFER);
+    for zone in zones {
+        let (bus, sender, mut stopped) = (Arc::clone(bus), sender.clone(), stopped.clone());
+        tokio::spawn(async move {
+            let Ok(mut consumer) = bus
+                .consumer(&zone, StreamKind::Story, "inspector", "inspector")
+                .await
+            else {
+                tracing::warn!(zone, "inspector: the story stream cannot be read");
+                return;
+            };
+            loop {
+                let batch = tokio::select! {
+                    batch = consumer.next_batch(64, std::time::Duration::from_millis(500)) => batch,
+                    _ = stopped.changed() => return,
+                };
+                let Ok(batch) = batch else {
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    continue;
+                };
+                let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
+                for delivery in batch {
+                    // No subscriber is not an error: the feed is live only.
+                    let _ = sender.send(delivery.body);
+                }
+                let _ = consumer.ack(&ids).await;
+            }
+        });
+    }
+    sender
+}
+
+/// `GET /events`: story signals as Server-Sent Events (`event: story_signal`, the envelope as
+/// data), live from the moment of connecting.
+async fn events(state: web::Data<AdminState>) -> HttpResponse {
+    use tokio::sync::broadcast::error::RecvError;
+    let receiver = state.story_feed.subscribe();
+    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        loop {
+            match receiver.recv().await {
+                Ok(body) => {
+                    let event = format!("event: story_signal\ndata: {body}\n\n");
+                    return Some((Ok::<_, actix_web::Error>(web::Bytes::from(event)), receiver));
+                }
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    });
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-cache"))
+        .streaming(stream)
+}
+
+/// `GET /inspector`: the web inspector (one embedded page, no external assets).
+async fn inspector() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(include_str!("../assets/inspector.html"))
+}
+
 /// Binds `address` and returns the running server (spawn or await it).
 pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev::Server> {
     let data = web::Data::new(state);
@@ -515,6 +589,8 @@ pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev
             .route("/healthz", web::get().to(healthz))
             .route("/metrics", web::get().to(metrics))
             .route("/npcs", web::get().to(npcs))
+            .route("/inspector", web::get().to(inspector))
+            .route("/events", web::get().to(events))
             .route("/zones/{zone}/snapshot", web::post().to(snapshot_now))
             .route("/npcs", web::post().to(spawn))
             .route("/npcs/{id}", web::delete().to(despawn))

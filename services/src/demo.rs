@@ -51,6 +51,9 @@ pub struct DemoOptions {
     /// A redb file that keeps the village between runs: its world log, and snapshots every
     /// `snapshot_every_ticks` and at the end; a run resumes where the last one stopped.
     pub data: Option<std::path::PathBuf>,
+    /// Serve the admin API and the web inspector (`/inspector`) on this loopback address while
+    /// the demo runs (read-only: no token, so mutating calls are refused).
+    pub admin: Option<String>,
 }
 
 impl DemoOptions {
@@ -389,6 +392,19 @@ pub fn run_demo(
         let mut actors = ActorRuntime::new(crate::runtime::cores());
         let handle = actors.start(zone);
         let (stop, stopped) = watch::channel(false);
+        if let Some(address) = &options.admin {
+            let state = crate::admin::AdminState {
+                story_feed: crate::admin::story_feed(&bus, [zone_name.clone()], &stopped),
+                zones: BTreeMap::from([(zone_name.clone(), handle.clone())]),
+                snapshot_requests: BTreeMap::new(),
+                bus: Arc::clone(&bus),
+                metrics: None,
+                token: None,
+            };
+            let server = crate::admin::start(state, address)
+                .map_err(|e| CommandError::Environment(format!("admin {address}: {e}")))?;
+            tokio::spawn(server);
+        }
         let seams = start_llm(&options.llm_config(), None, &bus, &stopped)?;
         let loop_task = tokio::spawn(run_zone(
             handle.clone(),

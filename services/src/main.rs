@@ -80,6 +80,10 @@ enum Command {
         /// where this one stopped, and `geppetto replay --redb FILE` replays it.
         #[arg(long)]
         data: Option<PathBuf>,
+        /// Serve the admin API and the web inspector on this address while the demo runs
+        /// (e.g. `127.0.0.1:7878`, then open http://127.0.0.1:7878/inspector).
+        #[arg(long)]
+        admin: Option<String>,
         #[command(flatten)]
         log: LogArgs,
     },
@@ -434,6 +438,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             llm_url,
             llm_model,
             data,
+            admin,
             log,
         } => {
             geppetto_service::logging::init(&log.log_format)?;
@@ -444,6 +449,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 llm_url,
                 llm_model,
                 data,
+                admin,
             };
             let printed = geppetto_service::demo::run_demo(&options, |line| print_line(&line))?;
             Ok(format!("-- {printed} feed lines, {hours} game hours"))

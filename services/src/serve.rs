@@ -243,6 +243,7 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
         }
         if !config.admin.address.is_empty() {
             let state = AdminState {
+                story_feed: admin::story_feed(&bus, handles.keys().cloned(), &stopped),
                 zones: handles,
                 snapshot_requests: snapshot_senders,
                 bus: Arc::clone(&bus),
