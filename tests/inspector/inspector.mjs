@@ -29,12 +29,21 @@ try {
   await page.waitForFunction(
     () => Number(document.getElementById("needs-chart").dataset.points) > 3,
     null, { timeout: 60000 });
+  // Every need's response curve is drawn over its range.
+  await page.waitForSelector("#curves canvas.curve[data-points='21']", { timeout: 30000 });
   // A story signal arrives over Server-Sent Events.
   await page.waitForSelector("#signals .signal", { timeout: 90000 });
-  await page.screenshot({ path: `${shots}/inspector.png`, fullPage: true });
+  await page.screenshot({ path: `${shots}/inspector.png` });
+  // What if Bjorn were exhausted? The replay shows where his timeline parts from the record.
+  await page.fill("#whatif-changes", "need.COMFORT=0.02");
+  await page.click("#whatif-run");
+  await page.waitForSelector("#whatif-result tr.divergence", { timeout: 120000 });
+  const divergence = await page.textContent("#whatif-status");
+  await page.locator("#whatif-result").scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${shots}/whatif.png` });
   const points = await page.getAttribute("#utility-chart", "data-points");
   const signals = await page.locator("#signals .signal").count();
-  console.log(JSON.stringify({ rows, points: Number(points), signals }));
+  console.log(JSON.stringify({ rows, points: Number(points), signals, divergence }));
 } finally {
   await browser.close();
 }
