@@ -112,6 +112,34 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
     assert_eq!(unauthorised.map(|(s, _)| s), Some(401));
     let unknown = request_with(port, "POST", "/zones/nowhere/snapshot", Some(TOKEN), "");
     assert_eq!(unknown.map(|(s, _)| s), Some(404));
+    // The brain view of a live NPC, from the terminal, twice.
+    let admin = format!("http://127.0.0.1:{port}");
+    let (brain, _) = geppetto(&[
+        "brain", "--admin", &admin, "--npc", "bjorn", "--follow", "--count", "2",
+    ]);
+    assert_eq!(
+        brain.matches("Bjorn the smith (bjorn)").count(),
+        2,
+        "{brain}"
+    );
+    // A what-if over the service's own log answers both timelines and writes nothing to it.
+    let body = r#"{"zone": "village", "npc": "bjorn", "changes": ["need.COMFORT=0.02"]}"#;
+    let (status, report) =
+        request_with(port, "POST", "/whatif", None, body).expect("the what-if answers");
+    assert_eq!(status, 200, "{report}");
+    let report: Value = serde_json::from_str(&report).expect("report");
+    assert!(
+        report["baseline"].is_array() && report["changed"].is_array(),
+        "{report}"
+    );
+    let refused = request_with(
+        port,
+        "POST",
+        "/whatif",
+        None,
+        r#"{"zone": "village", "npc": "bjorn", "changes": ["mood=1"]}"#,
+    );
+    assert_eq!(refused.map(|(s, _)| s), Some(400));
     std::thread::sleep(Duration::from_millis(1500));
     serve.stop();
 
@@ -137,6 +165,10 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
     assert!(lines.len() > 20, "the log holds the run: {}", lines.len());
     assert!(lines.iter().all(|l| l["log_id"].is_string()));
     assert_eq!(lines[0]["type"], "time_advanced");
+    assert!(
+        lines.iter().all(|l| l["type"] == "time_advanced"),
+        "only the clock wrote to the log: the what-if changed nothing in it"
+    );
 
     // The redb log replays offline (its intents are the same from the export).
     let (all, _) = geppetto(&["replay", "--redb", redb_path, "--world", &world]);

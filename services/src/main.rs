@@ -36,7 +36,8 @@ enum Command {
     /// Run an affect persona through timed events.
     #[command(subcommand)]
     Affect(AffectCommand),
-    /// Run a world offline for some game hours and print one NPC's debug-brain view.
+    /// One NPC's debug-brain view: from a world run offline for some game hours, or live from a
+    /// running service (`--admin URL [--follow]`).
     Brain {
         /// The world file (`village` for the embedded one).
         #[arg(long, default_value = "village")]
@@ -50,6 +51,15 @@ enum Command {
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Ask a running service instead (its admin API, e.g. `http://127.0.0.1:7878`).
+        #[arg(long, conflicts_with = "hours")]
+        admin: Option<String>,
+        /// With `--admin`: print the view again every second (Ctrl-C stops).
+        #[arg(long, requires = "admin")]
+        follow: bool,
+        /// With `--follow`: stop after this many views.
+        #[arg(long, requires = "follow")]
+        count: Option<u64>,
     },
     /// Check content files (profiles, sets, personas, archetypes, examples); one
     /// `file:line: problem` line per error, exit code 1 on any.
@@ -548,10 +558,24 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             }
         }
         Command::Brain {
+            npc,
+            json,
+            admin: Some(admin),
+            follow,
+            count,
+            ..
+        } => {
+            let follow = follow.then_some((std::time::Duration::from_secs(1), count));
+            commands::world::brain_live(&admin, &npc, json, follow, print_line)?;
+            Ok(String::new())
+        }
+        Command::Brain {
             world,
             npc,
             hours,
             json,
+            admin: None,
+            ..
         } => commands::world::brain_view(&world, &npc, hours, json),
         Command::Validate { paths } => {
             commands::validate::run(&paths, std::path::Path::new("config"))

@@ -263,6 +263,57 @@ pub fn simulate_world(world_path: &str, days: f64) -> Result<String, CommandErro
 }
 
 /// Runs `world` for `hours` and prints the debug-brain view of `npc`.
+/// The brain view of `npc` in a running service, from its admin API at `admin`
+/// (`http://127.0.0.1:7878`): once, or with `follow` every `every` until `count` views (or
+/// forever), each handed to `write`.
+pub fn brain_live(
+    admin: &str,
+    npc: &str,
+    json: bool,
+    follow: Option<(std::time::Duration, Option<u64>)>,
+    mut write: impl FnMut(&str),
+) -> Result<(), CommandError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CommandError::Environment(e.to_string()))?;
+    let url = format!("{}/npcs/{npc}/brain", admin.trim_end_matches('/'));
+    let client = reqwest::Client::new();
+    let mut shown = 0u64;
+    runtime.block_on(async {
+        loop {
+            let response = client
+                .get(&url)
+                .send()
+                .await
+                .map_err(|e| CommandError::Environment(format!("{url}: {e}")))?;
+            if response.status() == reqwest::StatusCode::NOT_FOUND {
+                return Err(CommandError::BadInput(format!(
+                    "--npc: no NPC `{npc}` at {admin}"
+                )));
+            }
+            let view: Value = response
+                .json()
+                .await
+                .map_err(|e| CommandError::Environment(format!("{url}: {e}")))?;
+            if json {
+                write(&view.to_string());
+            } else {
+                write(&brain_text(&view));
+            }
+            shown += 1;
+            let Some((every, count)) = follow else {
+                return Ok(());
+            };
+            if count.is_some_and(|count| shown >= count) {
+                return Ok(());
+            }
+            write("");
+            tokio::time::sleep(every).await;
+        }
+    })
+}
+
 pub fn brain_view(
     world_path: &str,
     npc: &str,
