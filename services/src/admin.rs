@@ -85,6 +85,7 @@ async fn npcs(state: web::Data<AdminState>) -> HttpResponse {
                             "id": a.agent.id, "name": m.name, "zone": zone.name,
                             "archetype": m.archetype, "room": zone.room_name(m.room).0,
                             "tier": m.tier.tier.as_str(),
+                            "mood": a.wellbeing.as_ref().map(|(_, w)| round4(w.mood)),
                             "action": a.running.as_ref().map(|r| format!("{}/{}", r.provider, r.action.id)),
                             "held": zone.isolation.is_held(&a.agent.id, m.archetype.as_deref()),
                         })
@@ -113,6 +114,17 @@ fn curve_preview(c: &geppetto_core::Consideration, convex_exponent: f64) -> Vec<
                 round4(value),
                 round4(c.curve.pressure(value, c.min, c.max, convex_exponent)),
             ]
+        })
+        .collect()
+}
+
+/// A utility-set consideration's shape sampled over its normalised input `[0, 1]`.
+fn shape_preview(shape: &geppetto_core::Shape) -> Vec<[f64; 2]> {
+    let steps = (CURVE_PREVIEW_POINTS - 1) as f64;
+    (0..CURVE_PREVIEW_POINTS)
+        .map(|i| {
+            let x = i as f64 / steps;
+            [round4(x), round4(shape.evaluate(x))]
         })
         .collect()
 }
@@ -156,6 +168,19 @@ pub fn brain(zone: &Zone, id: &str, top: usize) -> Option<Value> {
             record["progress"] = json!(round4(g.progress(&agent.agent, &zone.world, at)));
             record
         }).collect::<Vec<_>>()).unwrap_or_default(),
+        "feelings": agent.affect.as_ref().map(|layer| layer.model.state_names().iter().zip(&layer.state.values)
+            .map(|(name, value)| json!({"name": name, "value": round4(*value)})).collect::<Vec<_>>()).unwrap_or_default(),
+        "plan": agent.queue.iter().map(|q| json!({
+            "provider": q.provider, "action": q.action, "player_queued": q.player_queued, "from_plan": q.from_plan,
+        })).collect::<Vec<_>>(),
+        "reactive_set": agent.reactive.as_ref().map(|layer| json!({
+            "name": layer.set.name,
+            "running": layer.state.running.and_then(|i| layer.set.actions.get(i)).map(|a| a.name.clone()),
+            "curves": layer.set.actions.iter().flat_map(|action| action.considerations.iter().map(move |c| json!({
+                "action": action.name, "consideration": c.name,
+                "curve": shape_preview(&c.shape),
+            }))).collect::<Vec<_>>(),
+        })),
         "errors": zone.isolation.failures(id),
         "social": {
             "friends": zone.social.fabric.relationships.friends(id),

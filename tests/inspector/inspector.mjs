@@ -29,8 +29,12 @@ try {
   await page.waitForFunction(
     () => Number(document.getElementById("needs-chart").dataset.points) > 3,
     null, { timeout: 60000 });
-  // Every need's response curve is drawn over its range.
+  // Every need's response curve is drawn over its range; the smith's feelings (affect states)
+  // have bars.
   await page.waitForSelector("#curves canvas.curve[data-points='21']", { timeout: 30000 });
+  await page.waitForSelector("#feelings .feeling", { timeout: 30000 });
+  const moods = await page.locator("tr.npc td:nth-child(4)").allTextContents();
+  if (!moods.some(m => /^-?\d\.\d\d$/.test(m))) throw new Error("no mood in the NPC list: " + moods);
   // A story signal arrives over Server-Sent Events.
   await page.waitForSelector("#signals .signal", { timeout: 90000 });
   await page.screenshot({ path: `${shots}/inspector.png` });
@@ -41,6 +45,9 @@ try {
   const divergence = await page.textContent("#whatif-status");
   await page.locator("#whatif-result").scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${shots}/whatif.png` });
+  // A guard carries a reactive set: each of its considerations' curves is drawn too.
+  await page.click("tr.npc[data-npc='roderick']");
+  await page.waitForSelector("#set-curves canvas.curve[data-points='21']", { timeout: 30000 });
   const points = await page.getAttribute("#utility-chart", "data-points");
   const signals = await page.locator("#signals .signal").count();
   console.log(JSON.stringify({ rows, points: Number(points), signals, divergence }));
