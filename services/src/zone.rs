@@ -324,11 +324,41 @@ fn room_key(zone_rooms: &[(String, String)], room: usize) -> &str {
 }
 
 impl Zone {
-    /// Builds a zone from a checked world file.
+    /// Builds a zone from a checked world file (residents from the shipped archetypes).
     pub fn new(
         world_file: &WorldFile,
         profiles: &ProfileLibrary,
         sets: &SetLibrary,
+        config: ZoneConfig,
+        isolation: IsolationState,
+    ) -> Result<Self, ZoneError> {
+        Self::build(world_file, profiles, sets, None, config, isolation)
+    }
+
+    /// Builds a zone whose residents come from `archetypes` (a what-if's changed copy).
+    pub fn with_archetypes(
+        world_file: &WorldFile,
+        profiles: &ProfileLibrary,
+        sets: &SetLibrary,
+        archetypes: &ArchetypeLibrary,
+        config: ZoneConfig,
+        isolation: IsolationState,
+    ) -> Result<Self, ZoneError> {
+        Self::build(
+            world_file,
+            profiles,
+            sets,
+            Some(archetypes),
+            config,
+            isolation,
+        )
+    }
+
+    fn build(
+        world_file: &WorldFile,
+        profiles: &ProfileLibrary,
+        sets: &SetLibrary,
+        archetypes: Option<&ArchetypeLibrary>,
         config: ZoneConfig,
         isolation: IsolationState,
     ) -> Result<Self, ZoneError> {
@@ -434,8 +464,15 @@ impl Zone {
             zone.add_npc(&format!("npcs[{i}]"), npc)?;
         }
         if !world_file.residents.is_empty() {
-            let library =
-                ArchetypeLibrary::embedded().map_err(|e| ZoneError::Spec(e.to_string()))?;
+            let embedded;
+            let library = match archetypes {
+                Some(library) => library,
+                None => {
+                    embedded =
+                        ArchetypeLibrary::embedded().map_err(|e| ZoneError::Spec(e.to_string()))?;
+                    &embedded
+                }
+            };
             zone.archetypes = library.compile_all(&mut zone.vocabulary);
         }
         for (i, resident) in world_file.residents.iter().enumerate() {

@@ -22,6 +22,7 @@ use super::CommandError;
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldMessage, parse_world};
 use crate::bus::redis::{RedisBus, RedisBusConfig};
+use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::isolation::IsolationState;
@@ -362,11 +363,33 @@ fn first_difference(replayed: &[String], recorded: &[String]) -> Option<String> 
     })
 }
 
+/// The content a replay builds its zone from (a what-if's run uses a changed copy).
+#[derive(Clone)]
+pub struct ReplayContent {
+    /// Tuning profiles.
+    pub profiles: ProfileLibrary,
+    /// Reactive utility sets.
+    pub sets: SetLibrary,
+    /// Archetypes.
+    pub archetypes: ArchetypeLibrary,
+}
+
+impl ReplayContent {
+    /// The shipped content.
+    pub fn embedded() -> Result<Self, CommandError> {
+        Ok(Self {
+            profiles: ProfileLibrary::embedded().map_err(bad)?,
+            sets: SetLibrary::embedded().map_err(bad)?,
+            archetypes: ArchetypeLibrary::embedded().map_err(bad)?,
+        })
+    }
+}
+
 /// The zone a replay starts from (the world file, or a stored snapshot laid over it) and the
 /// log entry it has folded so far.
 fn starting_zone(
     options: &ReplayOptions,
-    profiles: &ProfileLibrary,
+    content: &ReplayContent,
 ) -> Result<(Zone, Option<String>), CommandError> {
     let world = super::world::world(&options.world)?;
     let zone_name = options.zone.clone().unwrap_or_else(|| world.zone.clone());
@@ -378,9 +401,15 @@ fn starting_zone(
     }
     let mut config = options.zone_config.clone();
     config.tick.decision_workers = options.threads.max(1);
-    let sets = SetLibrary::embedded().map_err(bad)?;
-    let fresh =
-        Zone::new(&world, profiles, &sets, config, IsolationState::default()).map_err(bad)?;
+    let fresh = Zone::with_archetypes(
+        &world,
+        &content.profiles,
+        &content.sets,
+        &content.archetypes,
+        config,
+        IsolationState::default(),
+    )
+    .map_err(bad)?;
     match options.from_snapshot {
         Some(pick) => {
             let snapshot = stored_snapshot(options, &zone_name, pick)?;
@@ -404,15 +433,15 @@ pub struct ReplayRun {
     pub zone: Zone,
 }
 
-/// Replays the log of `options` with `profiles`, after `adjust` has changed the starting zone,
+/// Replays the log of `options` with `content`, after `adjust` has changed the starting zone,
 /// up to `ticks` game ticks past the start (all of it when `None`).
 pub fn replay_window(
     options: &ReplayOptions,
-    profiles: &ProfileLibrary,
+    content: &ReplayContent,
     adjust: impl FnOnce(&mut Zone) -> Result<(), CommandError>,
     ticks: Option<u64>,
 ) -> Result<ReplayRun, CommandError> {
-    let (mut zone, after) = starting_zone(options, profiles)?;
+    let (mut zone, after) = starting_zone(options, content)?;
     adjust(&mut zone)?;
     let end = ticks.map(|t| zone.game_time.saturating_add(t));
     let entries = read_log(
@@ -451,8 +480,7 @@ pub fn replay(
     options: &ReplayOptions,
     mut write: impl FnMut(&str),
 ) -> Result<ReplaySummary, CommandError> {
-    let profiles = ProfileLibrary::embedded().map_err(bad)?;
-    let run = replay_window(options, &profiles, |_| Ok(()), None)?;
+    let run = replay_window(options, &ReplayContent::embedded()?, |_| Ok(()), None)?;
     let difference = match &options.compare {
         Some(path) => {
             let recorded = distinct_by_id(read_jsonl(path)?.into_iter().map(|(_, body)| body));

@@ -3,16 +3,18 @@
 //!
 //! A change is `PATH=VALUE`: `tuning.FIELD` (the world's profile's tuning, e.g.
 //! `tuning.temperature=0.2`), `profile.PATH` (any field of that profile, e.g.
-//! `profile.consideration_weights.HUNGER=2`) or `need.NAME` (the NPC's consideration value at
-//! the window's start, e.g. `need.HUNGER=5`). Both runs are offline replays of the same log from
+//! `profile.consideration_weights.HUNGER=2`), `archetype.NAME.PATH` (a field of an archetype as
+//! resolved, e.g. `archetype.blacksmith.traits.trade=3`), `set.NAME.PATH` (a field of a reactive
+//! utility set, e.g. `set.villager.commitment_bonus=0`) or `need.NAME` (the NPC's consideration
+//! value at the window's start, e.g. `need.HUNGER=5`). Both runs are offline replays of the same log from
 //! the same start (the world file or a stored snapshot): the live world is never touched.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::CommandError;
-use super::replay::{ReplayOptions, replay_window};
-use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
+use super::replay::{ReplayContent, ReplayOptions, replay_window};
+use crate::content::profiles::DEFAULT_PROFILE;
 use crate::zone::Zone;
 
 /// One parameter change.
@@ -21,6 +23,24 @@ pub enum Change {
     /// A field of the world's profile, by dotted path below the profile.
     Profile {
         /// `tuning.temperature`, `consideration_weights.HUNGER`…
+        path: Vec<String>,
+        /// The new value.
+        value: Value,
+    },
+    /// A field of an archetype as resolved (its parents folded in).
+    Archetype {
+        /// Archetype name.
+        name: String,
+        /// Dotted path below it.
+        path: Vec<String>,
+        /// The new value.
+        value: Value,
+    },
+    /// A field of a reactive utility set file.
+    Set {
+        /// Set name.
+        name: String,
+        /// Dotted path below it.
         path: Vec<String>,
         /// The new value.
         value: Value,
@@ -61,6 +81,18 @@ impl std::str::FromStr for Change {
                 }
                 Ok(Self::Profile { path, value })
             }
+            Some(kind @ ("archetype" | "set")) => {
+                let rest: Vec<String> = parts.collect();
+                if rest.len() < 2 || rest.iter().any(String::is_empty) {
+                    return Err(format!("`{key}`: expected {kind}.NAME.FIELD[.KEY]"));
+                }
+                let (name, path) = (rest[0].clone(), rest[1..].to_vec());
+                Ok(if kind == "set" {
+                    Self::Set { name, path, value }
+                } else {
+                    Self::Archetype { name, path, value }
+                })
+            }
             Some("need") => {
                 let name: Vec<String> = parts.collect();
                 let value = value
@@ -76,7 +108,7 @@ impl std::str::FromStr for Change {
                 }
             }
             _ => Err(format!(
-                "`{key}`: a change starts with `tuning.`, `profile.` or `need.`"
+                "`{key}`: a change starts with `tuning.`, `profile.`, `archetype.`, `set.` or `need.`"
             )),
         }
     }
@@ -106,44 +138,82 @@ pub struct WhatIfReport {
     pub first_divergence: Option<usize>,
 }
 
-fn profile_library(
+/// Sets `value` at the dotted `path` inside `document`, creating tables on the way.
+fn set_path(document: &mut Value, path: &[String], value: &Value) -> Result<(), String> {
+    let mut at = document;
+    for segment in path {
+        if at.is_null() {
+            *at = Value::Object(serde_json::Map::new());
+        }
+        let Value::Object(fields) = at else {
+            return Err(format!(
+                "{}: `{segment}` is inside a value, not a table",
+                path.join(".")
+            ));
+        };
+        at = fields.entry(segment.clone()).or_insert(Value::Null);
+    }
+    *at = value.clone();
+    Ok(())
+}
+
+/// The shipped content with `changes` applied to the world's profile, archetypes and sets.
+fn changed_content(
     options: &ReplayOptions,
     changes: &[Change],
-) -> Result<ProfileLibrary, CommandError> {
-    let bad = |e: String| CommandError::BadInput(e);
-    let mut library = ProfileLibrary::embedded().map_err(|e| bad(e.to_string()))?;
+) -> Result<ReplayContent, CommandError> {
+    let bad = CommandError::BadInput;
+    let mut content = ReplayContent::embedded()?;
     let world = super::world::world(&options.world)?;
-    let name = world.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
-    let mut profile = serde_json::to_value(
-        library
-            .get(name)
-            .ok_or_else(|| bad(format!("the world's profile `{name}` is unknown")))?,
-    )
-    .map_err(|e| bad(e.to_string()))?;
-    let mut changed = false;
+    let profile_name = world
+        .profile
+        .as_deref()
+        .unwrap_or(DEFAULT_PROFILE)
+        .to_owned();
     for change in changes {
-        let Change::Profile { path, value } = change else {
-            continue;
-        };
-        changed = true;
-        let mut at = &mut profile;
-        for segment in path {
-            if at.is_null() {
-                *at = Value::Object(serde_json::Map::new());
+        match change {
+            Change::Profile { path, value } => {
+                let profile = content.profiles.get(&profile_name).ok_or_else(|| {
+                    bad(format!("the world's profile `{profile_name}` is unknown"))
+                })?;
+                let mut document = serde_json::to_value(profile).map_err(|e| bad(e.to_string()))?;
+                set_path(&mut document, path, value).map_err(|e| bad(format!("profile.{e}")))?;
+                let patched = serde_json::from_value(document)
+                    .map_err(|e| bad(format!("the changed profile `{profile_name}`: {e}")))?;
+                content
+                    .profiles
+                    .replace(patched)
+                    .map_err(|e| bad(e.to_string()))?;
             }
-            let Value::Object(fields) = at else {
-                return Err(bad(format!("profile.{}: not a table", path.join("."))));
-            };
-            at = fields.entry(segment.clone()).or_insert(Value::Null);
+            Change::Archetype { name, path, value } => {
+                let spec = content
+                    .archetypes
+                    .get(name)
+                    .ok_or_else(|| bad(format!("archetype.{name}: no such archetype")))?;
+                let mut document = serde_json::to_value(spec).map_err(|e| bad(e.to_string()))?;
+                set_path(&mut document, path, value)
+                    .map_err(|e| bad(format!("archetype.{name}.{e}")))?;
+                let patched = serde_json::from_value(document)
+                    .map_err(|e| bad(format!("the changed archetype `{name}`: {e}")))?;
+                content.archetypes.replace(name, patched);
+            }
+            Change::Set { name, path, value } => {
+                let set = content
+                    .sets
+                    .get(name)
+                    .ok_or_else(|| bad(format!("set.{name}: no such set")))?;
+                let mut document =
+                    serde_json::to_value(&set.spec).map_err(|e| bad(e.to_string()))?;
+                set_path(&mut document, path, value).map_err(|e| bad(format!("set.{name}.{e}")))?;
+                content
+                    .sets
+                    .replace_from_text(&format!("set.{name} (changed)"), &document.to_string())
+                    .map_err(|e| bad(e.to_string()))?;
+            }
+            Change::Need { .. } => {}
         }
-        *at = value.clone();
     }
-    if changed {
-        let patched = serde_json::from_value(profile)
-            .map_err(|e| bad(format!("the changed profile `{name}`: {e}")))?;
-        library.replace(patched).map_err(|e| bad(e.to_string()))?;
-    }
-    Ok(library)
+    Ok(content)
 }
 
 fn set_needs(zone: &mut Zone, npc: &str, changes: &[Change]) -> Result<(), CommandError> {
@@ -222,13 +292,12 @@ pub fn what_if(
             "give at least one --set PATH=VALUE".into(),
         ));
     }
-    let embedded = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let check_npc = |zone: &mut Zone| set_needs(zone, npc, &[]);
-    let baseline = replay_window(options, &embedded, check_npc, ticks)?;
-    let changed_profiles = profile_library(options, changes)?;
+    let baseline = replay_window(options, &ReplayContent::embedded()?, check_npc, ticks)?;
+    let content = changed_content(options, changes)?;
     let changed = replay_window(
         options,
-        &changed_profiles,
+        &content,
         |zone| set_needs(zone, npc, changes),
         ticks,
     )?;
@@ -305,6 +374,18 @@ mod tests {
                 .parse::<Change>()
                 .is_ok()
         );
+        assert_eq!(
+            "set.villager.commitment_bonus=0".parse(),
+            Ok(Change::Set {
+                name: "villager".into(),
+                path: vec!["commitment_bonus".into()],
+                value: serde_json::json!(0)
+            })
+        );
+        assert!(matches!(
+            "archetype.blacksmith.traits.trade=3".parse(),
+            Ok(Change::Archetype { ref name, ref path, .. }) if name == "blacksmith" && path.len() == 2
+        ));
         for bad in [
             "temperature=2",
             "tuning=2",

@@ -159,6 +159,12 @@ impl ArchetypeLibrary {
         )
     }
 
+    /// Replaces a resolved archetype (a what-if runs on a changed copy; archetypes inheriting
+    /// from it keep what they resolved).
+    pub fn replace(&mut self, name: &str, spec: ArchetypeSpec) {
+        self.resolved.insert(name.to_owned(), spec);
+    }
+
     /// The archetype called `name`.
     pub fn get(&self, name: &str) -> Option<&ArchetypeSpec> {
         self.resolved.get(name)

@@ -15,7 +15,7 @@ use geppetto_core::reactive::{
     SetInput, UtilitySet,
 };
 use geppetto_core::vocabulary::Vocabulary;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
 use super::ContentError;
@@ -52,7 +52,7 @@ fn default_top_n() -> usize {
 }
 
 /// A selector's name in a set file.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum SelectorName {
     /// The best one.
@@ -67,7 +67,7 @@ pub enum SelectorName {
 }
 
 /// An input declaration.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputFile {
     /// The key it reads.
@@ -81,7 +81,7 @@ pub struct InputFile {
 }
 
 /// Curve parameters as authored (unknown keys refused, unlike the lenient wire form).
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParamsFile {
     /// `m`; default 1.
@@ -99,7 +99,7 @@ pub struct ParamsFile {
 }
 
 /// A curve as authored, tagged by `kind`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CurveFile {
     /// `m(x − c) + b`.
@@ -120,7 +120,7 @@ pub enum CurveFile {
 }
 
 /// A consideration as authored.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConsiderationFile {
     /// Its name.
@@ -132,7 +132,7 @@ pub struct ConsiderationFile {
 }
 
 /// An action as authored.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActionFile {
     /// Its name.
@@ -151,7 +151,7 @@ pub struct ActionFile {
 }
 
 /// A set file.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SetFile {
     /// The set's name.
@@ -398,6 +398,14 @@ impl SetLibrary {
             sets.insert(set.name().to_owned(), set);
         }
         Ok(Self { sets })
+    }
+
+    /// Replaces (or adds) a set from its JSON text, checked as a set file would be (a
+    /// what-if runs on a changed copy); `file` names it in errors.
+    pub fn replace_from_text(&mut self, file: &str, text: &str) -> Result<(), ContentError> {
+        let set = parse_set(file, text)?;
+        self.sets.insert(set.name().to_owned(), set);
+        Ok(())
     }
 
     /// The set called `name`.
