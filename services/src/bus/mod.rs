@@ -70,8 +70,10 @@ impl StreamKind {
 pub struct Delivery {
     /// The stream entry id (acknowledge it when handled).
     pub id: String,
-    /// The message text.
+    /// The message text (invalid UTF-8 replaced by U+FFFD).
     pub body: String,
+    /// Where the message stopped being UTF-8, when it did: such a message is refused.
+    pub utf8_error_at: Option<usize>,
 }
 
 /// Counters a bus keeps.
@@ -99,6 +101,9 @@ pub enum BusError {
     /// The bus has been shut down.
     #[error("the bus is closed")]
     Closed,
+    /// The bus config cannot be used (a secret or CA file that cannot be read).
+    #[error("{0}")]
+    Config(String),
 }
 
 /// Publishes and consumes zone streams.
