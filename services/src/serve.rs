@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use geppetto_llm::{LlmConfig, TemplateProvider};
+use geppetto_llm::{LlmConfig, TemplateProvider, read_secret};
 use geppetto_storage::{MemorySnapshotStore, RedbFile, SnapshotStore, StorageConfig};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::sync::watch;
@@ -152,9 +152,9 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
                 zones: handles,
                 bus: Arc::clone(&bus),
                 metrics,
-                token: std::env::var(&config.admin.token_env)
-                    .ok()
-                    .filter(|t| !t.is_empty()),
+                token: read_secret(&config.admin.token_env, config.admin.token_file.as_deref())
+                    .map_err(|e| CommandError::BadInput(format!("admin.token_file: {e}")))?,
+                max_body_bytes: config.admin.max_body_bytes,
             };
             let server = admin::start(state, &config.admin.address)
                 .map_err(|e| environment(format!("admin {}: {e}", config.admin.address)))?;
