@@ -159,7 +159,10 @@ fn serve_stops_with_a_clear_error_when_redis_refuses_auth_and_never_shows_the_pa
     // The password in the URL.
     let url = format!("redis://alice:{wrong}@127.0.0.1:{port}/");
     let printed = serve_refused(&dir, &format!("{head}[bus.redis]\nurl = '{url}'\n"), &[]);
-    assert!(printed.contains("Password authentication failed"), "{printed}");
+    assert!(
+        printed.contains("Password authentication failed"),
+        "{printed}"
+    );
     assert!(
         printed.contains(&format!("redis://alice:***@127.0.0.1:{port}/")),
         "names the server without its password: {printed}"
@@ -170,7 +173,10 @@ fn serve_stops_with_a_clear_error_when_redis_refuses_auth_and_never_shows_the_pa
     let text =
         format!("{head}[bus.redis]\nurl = '{url}'\npassword_env = 'GEPPETTO_TEST_REDIS_PW'\n");
     let printed = serve_refused(&dir, &text, &[("GEPPETTO_TEST_REDIS_PW", wrong)]);
-    assert!(printed.contains("Password authentication failed"), "{printed}");
+    assert!(
+        printed.contains("Password authentication failed"),
+        "{printed}"
+    );
     assert!(!printed.contains(wrong), "the password leaked: {printed}");
     let _ = std::fs::remove_dir_all(&dir);
 }
