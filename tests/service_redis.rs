@@ -477,10 +477,10 @@ fn a_stream_of_good_and_bad_events_keeps_every_good_one_and_dead_letters_every_b
     for t in 421..=450u64 {
         server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
         good += 1;
-        if t % 3 == 0 {
-            if let Some((body, _)) = bad_left.next() {
-                server.xadd_bytes(&world, body);
-            }
+        if t % 3 == 0
+            && let Some((body, _)) = bad_left.next()
+        {
+            server.xadd_bytes(&world, body);
         }
     }
     for (body, _) in bad_left {
