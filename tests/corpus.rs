@@ -195,3 +195,50 @@ fn a_request_over_the_size_limit_is_refused_before_it_is_read_whole() {
     let error = geppetto("decide", None, Some(&padding)).expect("refused");
     assert!(error.contains("decide.max_bytes exceeded"), "{error}");
 }
+
+#[test]
+fn count_limits_come_from_the_config_and_are_named() {
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/examples/decide-batch-market.json");
+    let dir = std::env::temp_dir().join(format!("geppetto-corpus-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    // The example has 12 agents, 4 providers and 5 actions.
+    for (limit, value) in [("max_agents", 11), ("max_providers", 3), ("max_actions", 4)] {
+        let config = dir.join(format!("{limit}.toml"));
+        std::fs::write(
+            &config,
+            format!("worlds = ['unused']\n[decide]\n{limit} = {value}\n"),
+        )
+        .expect("config");
+        let output = Command::new(env!("CARGO_BIN_EXE_geppetto"))
+            .args(["decide-batch", "--input"])
+            .arg(&example)
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .expect("geppetto runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("decide.{limit} exceeded")),
+            "{stderr}"
+        );
+    }
+    // At the limits, the same request is answered.
+    let config = dir.join("at.toml");
+    std::fs::write(
+        &config,
+        "worlds = ['unused']\n[decide]\nmax_agents = 12\nmax_providers = 4\nmax_actions = 5\n",
+    )
+    .expect("config");
+    let status = Command::new(env!("CARGO_BIN_EXE_geppetto"))
+        .args(["decide-batch", "--input"])
+        .arg(&example)
+        .arg("--config")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .status()
+        .expect("geppetto runs");
+    assert!(status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
