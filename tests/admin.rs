@@ -55,32 +55,46 @@ fn until(port: u16, path: &str, done: impl Fn(&str) -> bool) -> String {
     }
 }
 
-#[test]
-fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
-    let port = TcpListener::bind("127.0.0.1:0")
+/// A free loopback port.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("port")
-        .port();
-    let dir = std::env::temp_dir().join(format!("geppetto-admin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+        .port()
+}
+
+/// Writes `config` (the village, a fast clock, then `rest`) into `dir` and starts `geppetto
+/// serve` on it with `env`, its stderr into `stderr`.
+fn serve(dir: &std::path::Path, rest: &str, env: &[(&str, &str)], stderr: Stdio) -> Serve {
+    std::fs::create_dir_all(dir).expect("dir");
     let world = format!("{}/../config/worlds/village", env!("CARGO_MANIFEST_DIR"));
     let config = dir.join("serve.toml");
     std::fs::write(
         &config,
-        format!(
-            "worlds = ['{world}']\n[clock]\nspeed_minutes_per_second = 600.0\n[admin]\naddress = '127.0.0.1:{port}'\ntoken_env = 'GEPPETTO_TEST_TOKEN'\n"
-        ),
+        format!("worlds = ['{world}']\n[clock]\nspeed_minutes_per_second = 600.0\n{rest}"),
     )
     .expect("config");
-    let _serve = Serve(
+    Serve(
         Command::new(env!("CARGO_BIN_EXE_geppetto"))
             .args(["serve", "--config"])
             .arg(&config)
-            .env("GEPPETTO_TEST_TOKEN", "s3cret")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("serve"),
+    )
+}
+
+#[test]
+fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("geppetto-admin-{}", std::process::id()));
+    let _serve = serve(
+        &dir,
+        &format!("[admin]\naddress = '127.0.0.1:{port}'\ntoken_env = 'GEPPETTO_TEST_TOKEN'\n"),
+        &[("GEPPETTO_TEST_TOKEN", "s3cret")],
+        Stdio::null(),
     );
     assert!(until(port, "/healthz", |b| b.contains("ok")).contains("\"ok\""));
     let npcs = until(port, "/npcs", |b| b.contains("kit"));
@@ -159,36 +173,24 @@ fn secrets_stay_out_of_responses_and_logs_and_bodies_are_bounded() {
     const TOKEN: &str = "admin-Tk3-secret";
     const API_KEY: &str = "sk-Llm8-secret";
     const REDIS_PASSWORD: &str = "redis-Rp5-secret";
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("port")
-        .port();
+    let port = free_port();
     let dir = std::env::temp_dir().join(format!("geppetto-secrets-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     std::fs::write(dir.join("admin.token"), format!("{TOKEN}\n")).expect("token file");
-    let world = format!("{}/../config/worlds/village", env!("CARGO_MANIFEST_DIR"));
-    let config = dir.join("serve.toml");
+    let log = dir.join("stderr.log");
     // The token from a file, the LLM key and the Redis password from the environment; an LLM
     // endpoint on loopback that nobody serves, so the key is read but never sent.
-    std::fs::write(
-        &config,
-        format!(
-            "worlds = ['{world}']\n[clock]\nspeed_minutes_per_second = 600.0\n[admin]\naddress = '127.0.0.1:{port}'\ntoken_file = 'admin.token'\nmax_body_bytes = 1024\n[llm.provider]\nbase_url = 'http://127.0.0.1:9/v1'\n"
+    let serve = serve(
+        &dir,
+        &format!(
+            "[admin]\naddress = '127.0.0.1:{port}'\ntoken_file = 'admin.token'\nmax_body_bytes = 1024\n[llm.provider]\nbase_url = 'http://127.0.0.1:9/v1'\n"
         ),
-    )
-    .expect("config");
-    let log = dir.join("stderr.log");
-    let serve = Serve(
-        Command::new(env!("CARGO_BIN_EXE_geppetto"))
-            .args(["serve", "--config"])
-            .arg(&config)
-            .env("RUST_LOG", "debug")
-            .env("GEPPETTO_LLM_API_KEY", API_KEY)
-            .env("GEPPETTO_REDIS_PASSWORD", REDIS_PASSWORD)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("log file"))
-            .spawn()
-            .expect("serve"),
+        &[
+            ("RUST_LOG", "debug"),
+            ("GEPPETTO_LLM_API_KEY", API_KEY),
+            ("GEPPETTO_REDIS_PASSWORD", REDIS_PASSWORD),
+        ],
+        Stdio::from(std::fs::File::create(&log).expect("log file")),
     );
     assert!(until(port, "/healthz", |b| b.contains("ok")).contains("\"ok\""));
     let mut seen = Vec::new();

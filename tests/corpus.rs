@@ -202,21 +202,22 @@ fn count_limits_come_from_the_config_and_are_named() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/examples/decide-batch-market.json");
     let dir = std::env::temp_dir().join(format!("geppetto-corpus-limits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    // The example has 12 agents, 4 providers and 5 actions.
-    for (limit, value) in [("max_agents", 11), ("max_providers", 3), ("max_actions", 4)] {
-        let config = dir.join(format!("{limit}.toml"));
-        std::fs::write(
-            &config,
-            format!("worlds = ['unused']\n[decide]\n{limit} = {value}\n"),
-        )
-        .expect("config");
-        let output = Command::new(env!("CARGO_BIN_EXE_geppetto"))
+    // `decide-batch` on the example under the `[decide]` section `limits`.
+    let run = |name: &str, limits: &str| {
+        let config = dir.join(format!("{name}.toml"));
+        std::fs::write(&config, format!("worlds = ['unused']\n[decide]\n{limits}"))
+            .expect("config");
+        Command::new(env!("CARGO_BIN_EXE_geppetto"))
             .args(["decide-batch", "--input"])
             .arg(&example)
             .arg("--config")
             .arg(&config)
             .output()
-            .expect("geppetto runs");
+            .expect("geppetto runs")
+    };
+    // The example has 12 agents, 4 providers and 5 actions.
+    for (limit, value) in [("max_agents", 11), ("max_providers", 3), ("max_actions", 4)] {
+        let output = run(limit, &format!("{limit} = {value}\n"));
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{stderr}");
         assert!(
@@ -225,20 +226,14 @@ fn count_limits_come_from_the_config_and_are_named() {
         );
     }
     // At the limits, the same request is answered.
-    let config = dir.join("at.toml");
-    std::fs::write(
-        &config,
-        "worlds = ['unused']\n[decide]\nmax_agents = 12\nmax_providers = 4\nmax_actions = 5\n",
-    )
-    .expect("config");
-    let status = Command::new(env!("CARGO_BIN_EXE_geppetto"))
-        .args(["decide-batch", "--input"])
-        .arg(&example)
-        .arg("--config")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .status()
-        .expect("geppetto runs");
-    assert!(status.success());
+    let at = run(
+        "at",
+        "max_agents = 12\nmax_providers = 4\nmax_actions = 5\n",
+    );
+    assert!(
+        at.status.success(),
+        "{}",
+        String::from_utf8_lossy(&at.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
