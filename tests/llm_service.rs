@@ -150,7 +150,7 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
                 handle,
                 Arc::clone(&bus),
                 ConsumerConfig::default(),
-                None,
+                geppetto_service::service::Persistence::volatile(),
                 Some(seams.link),
                 stopped.clone(),
             ));

@@ -19,7 +19,9 @@ use geppetto_service::actor::ActorRuntime;
 use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
 use geppetto_service::bus::{EventBus, StreamKind};
 use geppetto_service::isolation::IsolationState;
-use geppetto_service::service::{ConsumerConfig, IsolationPersistence, LoopStats, run_zone};
+use geppetto_service::service::{
+    ConsumerConfig, IsolationPersistence, LoopStats, Persistence, run_zone,
+};
 use geppetto_service::zone::Zone;
 use geppetto_storage::SnapshotStore;
 use redis_server::RedisServer;
@@ -125,7 +127,10 @@ impl Running {
                     Arc::new(RedisBus::connect(config).await.expect("bus"));
                 let mut actors = ActorRuntime::new(2);
                 let handle = actors.start(zone);
-                let persistence = store.map(|store| IsolationPersistence { store, sequence: 0 });
+                let persistence = Persistence {
+                    isolation: store.map(|store| IsolationPersistence { store, sequence: 0 }),
+                    ..Persistence::volatile()
+                };
                 let consumer = ConsumerConfig {
                     block_ms: 100,
                     ..ConsumerConfig::default()

@@ -6,7 +6,7 @@ use crate::vocabulary::Symbol;
 use crate::world::{Context, Position};
 
 /// A narrative promise that forbids actions with some tags until it expires.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Commitment {
     /// Actions carrying any of these tags are ineligible.
     pub forbid_tags: Vec<Symbol>,
@@ -23,7 +23,7 @@ impl Commitment {
 }
 
 /// One decision-making agent.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Agent {
     /// Unique among the agents of a batch; part of every derived seed.
     pub id: String,

@@ -24,7 +24,7 @@ pub struct BarkTemplate {
 }
 
 /// An NPC's memory of its barks.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BarkMemory {
     /// Per template id, the game hour it was last said.
     pub last_said: Vec<(String, f64)>,

@@ -6,7 +6,8 @@ use crate::curve::ResponseCurve;
 use crate::vocabulary::Symbol;
 
 /// How a consideration's value changes between ticks.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Updater {
     /// Subtracts `rate × hours` each tick.
     LinearDecay {
@@ -29,7 +30,7 @@ pub enum Updater {
 }
 
 /// One bounded signal of an agent.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Consideration {
     /// Its interned name.
     pub name: Symbol,

@@ -38,7 +38,7 @@ impl Default for ShapeParams {
 }
 
 /// A piecewise-linear curve through authored keys, sorted by input at load.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SampledCurve {
     keys: Vec<(f64, f64)>,
 }
@@ -96,7 +96,8 @@ impl SampledCurve {
 }
 
 /// The six curves of seed 002, evaluated on a normalised input and clamped to [0, 1].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Shape {
     /// `m(x − c) + b`.
     Linear(ShapeParams),
@@ -187,7 +188,8 @@ fn power(base: f64, exponent: f64) -> f64 {
 }
 
 /// How a consideration turns its value into pressure.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ResponseCurve {
     /// `d^exponent`; an exponent of 0 takes the tuning's `convex_exponent` (normally 2).
     Convex {

@@ -20,7 +20,8 @@ use crate::vocabulary::Symbol;
 use crate::world::World;
 
 /// Where a goal came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum GoalCategory {
     /// Part of who the NPC is (archetype).
     Innate,
@@ -42,7 +43,8 @@ impl GoalCategory {
 }
 
 /// What must be true for a goal to be met.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum GoalPredicate {
     /// The agent holds the fact.
     HasFact(Symbol),
@@ -72,7 +74,7 @@ pub enum GoalPredicate {
 }
 
 /// A goal.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Goal {
     /// Where it came from.
     pub category: GoalCategory,

@@ -12,6 +12,7 @@
 //!   overlay.
 //! - [`archetype`]: kinds of people as data with inheritance; NPCs as their differences.
 //! - [`curve`], [`consideration`], [`agent`], [`world`]: the data a decision reads.
+//! - [`agent_state`]: the changing state of an agent, as snapshots keep it.
 //! - [`scoring`]: eligibility gates and the utility formula with its breakdown.
 //! - [`selection`]: top-k softmax and convention breaking.
 //! - [`decider`]: `rank`, `decide`, `decide_batch`; [`contention`] resolves batch disputes.
@@ -32,6 +33,7 @@
 
 pub mod affect;
 pub mod agent;
+pub mod agent_state;
 pub mod archetype;
 pub mod bark;
 pub mod catch_up;
@@ -48,6 +50,7 @@ pub mod scenario;
 pub mod schedule;
 pub mod scoring;
 pub mod selection;
+mod serde_pairs;
 pub mod simulator;
 pub mod social;
 mod spatial;

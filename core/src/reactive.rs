@@ -120,7 +120,7 @@ pub struct ActionScore {
 }
 
 /// Per-agent memory of a set: what runs, when it last decided, cooldowns.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SetState {
     /// The running action (index into the set's actions).
     pub running: Option<usize>,

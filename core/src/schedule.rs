@@ -18,7 +18,8 @@ use crate::vocabulary::Symbol;
 use crate::world::{Context, World};
 
 /// What a condition is about (for authors and validation; all read the world's contexts).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ConditionKind {
     /// Weather (`storm`, `rain`…), a context the world turns on.
     Weather,
@@ -29,7 +30,8 @@ pub enum ConditionKind {
 }
 
 /// A test on the world.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ConditionTest {
     /// The named context is active.
     Is(Symbol),
@@ -40,7 +42,7 @@ pub enum ConditionTest {
 }
 
 /// A condition of a schedule block.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Condition {
     /// What it is about.
     pub kind: ConditionKind,
@@ -63,7 +65,7 @@ impl Condition {
 }
 
 /// A block of the day.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScheduleBlock {
     /// Hour of day it starts (0–24).
     pub start_hour: f64,
@@ -110,7 +112,7 @@ pub struct Schedule {
 }
 
 /// A temporary block that replaces the schedule until it expires.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScheduleOverride {
     /// The block (its hours are ignored: it holds until it expires).
     pub block: ScheduleBlock,

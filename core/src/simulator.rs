@@ -57,7 +57,10 @@ use crate::wellbeing::{Wellbeing, WellbeingConfig};
 use crate::world::{AdvertisedAction, World};
 
 /// How much of the world an agent's tick simulates.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum DetailLevel {
     /// Every tick runs the decision loop (`full_tick_hours` each).
     #[default]
@@ -77,7 +80,7 @@ impl DetailLevel {
 }
 
 /// The action an agent is carrying out.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunningAction {
     /// Id of the provider it uses.
     pub provider: String,
@@ -94,7 +97,7 @@ pub struct RunningAction {
 }
 
 /// An entry of the FIFO action queue, resolved against the world when it is dequeued.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct QueuedAction {
     /// Provider id.
     pub provider: String,
@@ -107,7 +110,7 @@ pub struct QueuedAction {
 }
 
 /// A coarse event recorded while an agent was simplified.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AggregatedEvent {
     /// Its name (`meal`, `sleep`…), looked up in the effects table.
     pub name: Symbol,
@@ -158,7 +161,8 @@ pub struct AffectLayer {
     pub max_ticks_per_advance: u64,
     /// Which symbols read which state: each state's name as written and in capitals.
     pub bindings: Vec<(Symbol, usize)>,
-    carry_s: f64,
+    /// Seconds of game time not yet spent on an affect tick.
+    pub(crate) carry_s: f64,
 }
 
 /// The kind of the no-impulse event that keeps a provoker present through an advance (no

@@ -8,7 +8,10 @@
 use std::collections::HashMap;
 
 /// An interned name: an index into the [`Vocabulary`] that produced it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct Symbol(u32);
 
 impl Symbol {
@@ -65,6 +68,68 @@ impl Vocabulary {
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
+
+    /// Every name, in symbol order (what a snapshot keeps so its symbols keep their meaning).
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Makes this vocabulary equal to `names`, which must begin with every name it already has
+    /// in the same order (a snapshot's vocabulary over the same content): the rest are interned
+    /// in order, so a snapshot's symbols mean here what they meant when it was written.
+    pub fn extend_to(&mut self, names: &[String]) -> Result<(), VocabularyMismatch> {
+        for (index, (have, want)) in self.names.iter().zip(names).enumerate() {
+            if have != want {
+                return Err(VocabularyMismatch::Differs {
+                    index,
+                    have: have.clone(),
+                    want: want.clone(),
+                });
+            }
+        }
+        if names.len() < self.names.len() {
+            return Err(VocabularyMismatch::Shorter {
+                have: self.names.len(),
+                want: names.len(),
+            });
+        }
+        for name in &names[self.names.len()..] {
+            let before = self.names.len();
+            if self.intern(name).index() != before {
+                return Err(VocabularyMismatch::Repeated { name: name.clone() });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a saved vocabulary cannot be laid over this one (the content changed since it was saved).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VocabularyMismatch {
+    /// A name differs at a position both have.
+    #[error("name {index} is `{have}` here but `{want}` in the saved vocabulary")]
+    Differs {
+        /// Symbol position.
+        index: usize,
+        /// This vocabulary's name.
+        have: String,
+        /// The saved name.
+        want: String,
+    },
+    /// The saved vocabulary has fewer names than the content already interns.
+    #[error("the content interns {have} names but the saved vocabulary has only {want}")]
+    Shorter {
+        /// Names here.
+        have: usize,
+        /// Names saved.
+        want: usize,
+    },
+    /// The saved vocabulary names something twice.
+    #[error("the saved vocabulary names `{name}` twice")]
+    Repeated {
+        /// The repeated name.
+        name: String,
+    },
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ impl Default for WellbeingConfig {
 }
 
 /// A remembered event's effect on mood.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Memory {
     /// Mood change when it happened (−1..1).
     pub mood_delta: f64,
@@ -60,7 +60,7 @@ pub struct Memory {
 }
 
 /// An agent's mood and stress and the memories behind them.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Wellbeing {
     /// −1 (miserable) … 1 (content).
     pub mood: f64,

@@ -5,7 +5,7 @@
 use crate::vocabulary::Symbol;
 
 /// A point in world units. Two-dimensional worlds leave `z` at 0.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Position {
     /// East–west.
     pub x: f64,
@@ -29,7 +29,8 @@ impl Position {
 }
 
 /// A comparison a consideration precondition applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CompareOp {
     /// `<`
     Lt,
@@ -60,7 +61,8 @@ impl CompareOp {
 }
 
 /// Something that must hold for an action to be eligible.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Precondition {
     /// The agent's consideration compared with a value; fails if the agent lacks it.
     Consideration {
@@ -89,7 +91,7 @@ pub enum Precondition {
 /// What an action does to the symbolic world the planner reasons over, beyond its
 /// consideration deltas: facts it makes true or false, resources it yields (its costs are
 /// what it takes).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ActionEffects {
     /// Facts that hold afterwards.
     pub adds: Vec<Symbol>,
@@ -100,7 +102,7 @@ pub struct ActionEffects {
 }
 
 /// An action a provider advertises.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AdvertisedAction {
     /// Unique within its provider.
     pub id: String,
@@ -154,7 +156,7 @@ impl AdvertisedAction {
 }
 
 /// An object, place or actor that advertises actions.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Provider {
     /// Unique in the world.
     pub id: String,
@@ -178,7 +180,7 @@ impl Provider {
 }
 
 /// A situation that multiplies tagged actions (a storm favouring `indoor`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Context {
     /// Its name.
     pub name: Symbol,
@@ -187,7 +189,7 @@ pub struct Context {
 }
 
 /// Everything a decision reads besides the agent.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct World {
     /// The game hour now.
     pub now_hours: f64,

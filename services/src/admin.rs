@@ -28,6 +28,9 @@ use crate::zone::Zone;
 pub struct AdminState {
     /// Running zones by name.
     pub zones: BTreeMap<String, ZoneHandle>,
+    /// Where each zone loop takes snapshot requests (zones without snapshots are absent).
+    pub snapshot_requests:
+        BTreeMap<String, tokio::sync::mpsc::Sender<crate::service::SnapshotRequest>>,
     /// The bus (spawn/despawn go to the world stream).
     pub bus: Arc<dyn EventBus>,
     /// Metrics, when a recorder is installed.
@@ -490,6 +493,34 @@ async fn schedule_override(
     queue_for_npc(&state, &id, "schedule_override", event).await
 }
 
+/// `POST /zones/{zone}/snapshot`: writes a snapshot of the zone now (bearer token); answers
+/// with its sequence, the last world-log id it covers, tick, game time and size.
+async fn snapshot_now(
+    state: web::Data<AdminState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+) -> HttpResponse {
+    if !authorised(&state, &request) {
+        return HttpResponse::Unauthorized().json(json!({"error": "bearer token required"}));
+    }
+    let zone = path.into_inner();
+    let Some(requests) = state.snapshot_requests.get(&zone) else {
+        return HttpResponse::NotFound()
+            .json(json!({"error": format!("no zone `{zone}` keeps snapshots here")}));
+    };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    if requests.send(reply).await.is_err() {
+        return HttpResponse::ServiceUnavailable()
+            .json(json!({"error": format!("zone `{zone}` is not running")}));
+    }
+    match answer.await {
+        Ok(Ok(report)) => HttpResponse::Ok().json(report),
+        Ok(Err(reason)) => HttpResponse::Conflict().json(json!({"error": reason})),
+        Err(_) => HttpResponse::ServiceUnavailable()
+            .json(json!({"error": format!("zone `{zone}` stopped before answering")})),
+    }
+}
+
 /// Binds `address` and returns the running server (spawn or await it).
 pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev::Server> {
     let payload = web::PayloadConfig::new(state.max_body_bytes);
@@ -501,6 +532,7 @@ pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev
             .route("/healthz", web::get().to(healthz))
             .route("/metrics", web::get().to(metrics))
             .route("/npcs", web::get().to(npcs))
+            .route("/zones/{zone}/snapshot", web::post().to(snapshot_now))
             .route("/npcs", web::post().to(spawn))
             .route("/npcs/{id}", web::delete().to(despawn))
             .route("/npcs/{id}/brain", web::get().to(npc_brain))

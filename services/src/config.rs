@@ -67,12 +67,51 @@ impl Default for BusConfig {
     }
 }
 
-/// `[storage]`: where isolation counts persist.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+/// `[storage]`: where zone snapshots, isolation counts and the embedded world log persist.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageSection {
-    /// A redb file; absent = memory (lost on restart).
+    /// A redb file holding snapshots and isolation counts, and with the memory bus the
+    /// world-event log too; absent = memory (lost on restart).
     pub redb_path: Option<PathBuf>,
+    /// Where snapshots go: `auto` (Redis when the bus is Redis, else redb when `redb_path` is
+    /// set, else memory), `redb`, `redis` or `memory`. Default `auto`.
+    pub snapshots: SnapshotBackend,
+    /// A zone snapshot every this many ticks (plus one at shutdown and on demand); 0 = only
+    /// those. Default 600 (ten game hours at a minute a tick).
+    pub snapshot_every_ticks: u64,
+    /// The stores' own settings (`[storage.stores]`: `snapshots_kept_per_zone` 3, `[redb]`
+    /// page cache, `[redis]` key prefix and timeouts — see `geppetto_storage::StorageConfig`).
+    pub stores: geppetto_storage::StorageConfig,
+    /// World-log entries read per page while recovering or replaying. Default 1000.
+    pub replay_page_messages: usize,
+}
+
+impl Default for StorageSection {
+    fn default() -> Self {
+        Self {
+            redb_path: None,
+            snapshots: SnapshotBackend::Auto,
+            snapshot_every_ticks: 600,
+            stores: geppetto_storage::StorageConfig::default(),
+            replay_page_messages: 1000,
+        }
+    }
+}
+
+/// Which store keeps zone snapshots.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotBackend {
+    /// Redis with the Redis bus, else redb with a `redb_path`, else memory.
+    #[default]
+    Auto,
+    /// The redb file (`redb_path` required).
+    Redb,
+    /// The bus's Redis (`bus.redis.url`), next to the zone's streams.
+    Redis,
+    /// Memory (tests; lost on restart).
+    Memory,
 }
 
 /// `[admin]`.
@@ -227,6 +266,7 @@ mod tests {
         let config = parse_config("geppetto.toml", text).expect("loads");
         assert_eq!(config.governor, GovernorConfig::default());
         assert_eq!(config.tiers, TierConfig::default());
+        assert_eq!(config.storage, StorageSection::default());
         assert_eq!(config.worlds.len(), 1);
         // The limits and secrets' defaults are documented there, value for value.
         assert_eq!(config.consumer, ConsumerConfig::default());

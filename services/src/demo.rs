@@ -24,7 +24,7 @@ use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::isolation::IsolationState;
 use crate::serve::start_llm;
-use crate::service::{ClockConfig, ClockKind, ConsumerConfig, run_clock, run_zone};
+use crate::service::{ClockConfig, ClockKind, ConsumerConfig, Persistence, run_clock, run_zone};
 use crate::world_file::{EMBEDDED_VILLAGE, WorldFile, embedded_village};
 use crate::zone::{Zone, ZoneConfig};
 
@@ -48,6 +48,9 @@ pub struct DemoOptions {
     pub llm_url: Option<String>,
     /// The model to ask at `llm_url`.
     pub llm_model: Option<String>,
+    /// A redb file that keeps the village between runs: its world log, and snapshots every
+    /// `snapshot_every_ticks` and at the end; a run resumes where the last one stopped.
+    pub data: Option<std::path::PathBuf>,
 }
 
 impl DemoOptions {
@@ -306,6 +309,46 @@ pub async fn open_bus(redis: Option<&str>) -> Result<Arc<dyn EventBus>, CommandE
     })
 }
 
+/// The village as the redb file at `path` left it (a fresh one if it holds nothing), and the
+/// persistence that keeps it there.
+async fn kept_village(
+    path: &std::path::Path,
+    build: &dyn Fn() -> Result<Zone, crate::zone::ZoneError>,
+    bus: &Arc<dyn EventBus>,
+) -> Result<(Zone, Persistence), CommandError> {
+    let storage = crate::config::StorageSection::default();
+    let file = geppetto_storage::RedbFile::open(path, &storage.stores)
+        .map_err(|e| CommandError::Environment(e.to_string()))?;
+    let store: Arc<dyn geppetto_storage::SnapshotStore> = Arc::new(file.snapshot_store());
+    let log = crate::recovery::WorldLog::Embedded(Arc::new(file.event_log()));
+    let consumer = ConsumerConfig::default();
+    let recovered = crate::recovery::recover(
+        "village",
+        build,
+        &*store,
+        &log,
+        &**bus,
+        &consumer.group,
+        storage.replay_page_messages,
+    )
+    .await
+    .map_err(|e| CommandError::Environment(format!("{}: {e}", path.display())))?;
+    let keeper = crate::recovery::SnapshotKeeper {
+        store,
+        every_ticks: storage.snapshot_every_ticks,
+        sequence: recovered.newest_sequence,
+        last_tick: recovered.zone.tick,
+    };
+    let persistence = Persistence {
+        isolation: None,
+        log,
+        snapshots: Some(keeper),
+        resume_after: recovered.last_event_id,
+        snapshot_requests: None,
+    };
+    Ok((recovered.zone, persistence))
+}
+
 /// Runs the demo, handing each feed line to `sink`; returns how many lines it printed.
 pub fn run_demo(
     options: &DemoOptions,
@@ -320,17 +363,29 @@ pub fn run_demo(
     let mut config = ZoneConfig::default();
     config.governor.tick_budget_ms_soft = DEMO_TICK_BUDGET_MS;
     config.governor.tick_budget_ms_hard = DEMO_TICK_BUDGET_MS;
-    let zone = Zone::new(&world, &profiles, &sets, config, IsolationState::default())
-        .map_err(|e| CommandError::BadInput(format!("{file}: {e}")))?;
+    let build = || {
+        Zone::new(
+            &world,
+            &profiles,
+            &sets,
+            config.clone(),
+            IsolationState::default(),
+        )
+    };
+    let zone = build().map_err(|e| CommandError::BadInput(format!("{file}: {e}")))?;
     let names = Names::new(&world);
-    let start = zone.game_time;
-    let end = start + (options.hours.max(0.0) * 60.0).round() as u64;
     let zone_name = zone.name.clone();
     let future = async move {
         if let Some(url) = &options.redis {
             reset_redis_zone(url, &zone_name).await?;
         }
         let bus = open_bus(options.redis.as_deref()).await?;
+        let (zone, persistence) = match &options.data {
+            Some(path) => kept_village(path, &build, &bus).await?,
+            None => (zone, Persistence::volatile()),
+        };
+        let start = zone.game_time;
+        let end = start + (options.hours.max(0.0) * 60.0).round() as u64;
         let mut actors = ActorRuntime::new(crate::runtime::cores());
         let handle = actors.start(zone);
         let (stop, stopped) = watch::channel(false);
@@ -339,7 +394,7 @@ pub fn run_demo(
             handle.clone(),
             Arc::clone(&bus),
             ConsumerConfig::default(),
-            None,
+            persistence,
             Some(seams.link),
             stopped.clone(),
         ));

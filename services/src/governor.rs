@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Governor settings (`[governor]` in `geppetto.toml`).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -45,14 +45,22 @@ pub enum Verdict {
 }
 
 /// The governor's state across ticks.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Governor {
+    /// From config, never from a snapshot (see [`Governor::adopt_state`]).
+    #[serde(skip)]
     config: GovernorConfig,
     demoted: BTreeSet<String>,
     calm_ticks: u32,
 }
 
 impl Governor {
+    /// Takes `saved`'s demotions and calm count, keeping this governor's budgets.
+    pub fn adopt_state(&mut self, saved: Governor) {
+        let config = std::mem::take(&mut self.config);
+        *self = Self { config, ..saved };
+    }
+
     /// A governor with `config`.
     pub fn new(config: GovernorConfig) -> Self {
         Self {

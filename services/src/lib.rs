@@ -18,6 +18,7 @@ pub mod llm_bridge;
 pub mod load;
 pub mod logging;
 pub mod metrics;
+pub mod recovery;
 pub mod runtime;
 pub mod serve;
 pub mod service;

@@ -22,7 +22,7 @@ use crate::content::sets::SetLibrary;
 use crate::demo::{open_bus, reset_redis_zone};
 use crate::isolation::IsolationState;
 use crate::serve::start_llm;
-use crate::service::{ConsumerConfig, run_zone};
+use crate::service::{ConsumerConfig, Persistence, run_zone};
 use crate::world_file::{WorldFile, parse_world_json};
 use crate::zone::{Zone, ZoneConfig};
 
@@ -198,7 +198,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                 block_ms: 5,
                 ..ConsumerConfig::default()
             },
-            None,
+            Persistence::volatile(),
             Some(seams.link),
             stopped.clone(),
         ));

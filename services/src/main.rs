@@ -79,6 +79,10 @@ enum Command {
         /// The model to ask at `--llm-url`.
         #[arg(long, requires = "llm_url")]
         llm_model: Option<String>,
+        /// Keep the village in this redb file (world log and snapshots): the next run resumes
+        /// where this one stopped, and `geppetto replay --redb FILE` replays it.
+        #[arg(long)]
+        data: Option<PathBuf>,
         #[command(flatten)]
         log: LogArgs,
     },
@@ -90,6 +94,38 @@ enum Command {
         #[command(flatten)]
         log: LogArgs,
     },
+    /// Re-run a recorded world log through the core and print the intents (JSONL), or report
+    /// the first difference against a recorded intent stream.
+    Replay {
+        #[command(flatten)]
+        source: LogSourceArgs,
+        /// The service config the log was recorded under: its zone settings (tick, tiers) and,
+        /// unless `--world` says otherwise, its first world.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The world file (`village` for the embedded one; default: the config's first world,
+        /// else `village`).
+        #[arg(long)]
+        world: Option<String>,
+        /// The zone (default: the world file's).
+        #[arg(long)]
+        zone: Option<String>,
+        /// Start from a stored snapshot (`latest` or a sequence) and replay only what follows.
+        #[arg(long)]
+        from_snapshot: Option<commands::replay::SnapshotPick>,
+        /// The redb file holding the snapshots (default: the Redis or redb log's own store).
+        #[arg(long)]
+        store: Option<PathBuf>,
+        /// A recorded intent stream (JSONL, e.g. from `log export --stream intents`).
+        #[arg(long)]
+        compare: Option<PathBuf>,
+        /// Decision worker threads (never changes the answer).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+    },
+    /// A zone's recorded streams.
+    #[command(subcommand)]
+    Log(LogCommand),
     /// Drive synthetic NPCs with world events and report throughput, latency and tick times.
     Load {
         /// NPCs (all Active: a player stands in every room).
@@ -135,6 +171,49 @@ enum Command {
         /// Also load profiles from this directory.
         #[arg(long)]
         profiles_dir: Option<PathBuf>,
+    },
+}
+
+/// Where a recorded log is read from (exactly one).
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct LogSourceArgs {
+    /// A JSONL log (as `log export` writes, or one world envelope per line).
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// A Redis server holding the zone's streams (e.g. `redis://127.0.0.1:6379/`).
+    #[arg(long)]
+    redis: Option<String>,
+    /// The embedded redb file of a `serve` or `demo` run.
+    #[arg(long)]
+    redb: Option<PathBuf>,
+}
+
+impl LogSourceArgs {
+    fn source(self) -> commands::replay::LogSource {
+        use commands::replay::LogSource;
+        match (self.log, self.redis, self.redb) {
+            (Some(file), _, _) => LogSource::File(file),
+            (_, Some(url), _) => LogSource::Redis(url),
+            (_, _, Some(file)) => LogSource::Redb(file),
+            // clap requires one of the three.
+            (None, None, None) => LogSource::File(PathBuf::from("-")),
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum LogCommand {
+    /// Write a zone's stream as JSONL: each line the envelope with its `log_id`.
+    Export {
+        #[command(flatten)]
+        source: LogSourceArgs,
+        /// The zone.
+        #[arg(long)]
+        zone: String,
+        /// The stream: world, intents, story, narrative, npc_events or deadletter.
+        #[arg(long, default_value = "world")]
+        stream: String,
     },
 }
 
@@ -324,6 +403,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             redis,
             llm_url,
             llm_model,
+            data,
             log,
         } => {
             geppetto_service::logging::init(&log.log_format)?;
@@ -333,13 +413,80 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 redis,
                 llm_url,
                 llm_model,
+                data,
             };
-            let printed = geppetto_service::demo::run_demo(&options, |line| println!("{line}"))?;
+            let printed = geppetto_service::demo::run_demo(&options, |line| print_line(&line))?;
             Ok(format!("-- {printed} feed lines, {hours} game hours"))
         }
         Command::Serve { config, log } => {
             geppetto_service::logging::init(&log.log_format)?;
             geppetto_service::serve::serve(&config)?;
+            Ok(String::new())
+        }
+        Command::Replay {
+            source,
+            config,
+            world,
+            zone,
+            from_snapshot,
+            store,
+            compare,
+            threads,
+        } => {
+            let service = match &config {
+                Some(path) => Some(
+                    geppetto_service::config::load_config(path)
+                        .map_err(|e| CommandError::BadInput(e.to_string()))?,
+                ),
+                None => None,
+            };
+            let world = world
+                .or_else(|| {
+                    service
+                        .as_ref()
+                        .and_then(|c| c.worlds.first())
+                        .map(|w| w.display().to_string())
+                })
+                .unwrap_or_else(|| "village".into());
+            let options = commands::replay::ReplayOptions {
+                source: source.source(),
+                zone_config: service.map(|c| c.zone_config()).unwrap_or_default(),
+                world,
+                zone,
+                from_snapshot,
+                store,
+                compare,
+                threads,
+            };
+            let summary = commands::replay::replay(&options, print_line)?;
+            eprintln!(
+                "-- {} log entries replayed, {} intents",
+                summary.replayed, summary.intents
+            );
+            match summary.difference {
+                Some(difference) => Err(CommandError::Different(difference)),
+                None if options.compare.is_some() => Ok(format!(
+                    "identical: {} intents match the recording",
+                    summary.intents
+                )),
+                None => Ok(String::new()),
+            }
+        }
+        Command::Log(LogCommand::Export {
+            source,
+            zone,
+            stream,
+        }) => {
+            let stream = geppetto_service::bus::StreamKind::ALL
+                .into_iter()
+                .find(|s| s.as_str() == stream)
+                .ok_or_else(|| {
+                    CommandError::BadInput(format!(
+                        "--stream `{stream}`: one of world, intents, story, narrative, npc_events, deadletter"
+                    ))
+                })?;
+            let written = commands::replay::export(&source.source(), &zone, stream, print_line)?;
+            eprintln!("-- {written} entries");
             Ok(String::new())
         }
         Command::Load {
@@ -414,10 +561,25 @@ fn run(cli: Cli) -> Result<String, CommandError> {
     }
 }
 
+/// Writes one line to stdout; a reader that went away (`| head`) ends the program quietly
+/// instead of a panic.
+fn print_line(line: &str) {
+    use std::io::Write;
+    if let Err(error) = writeln!(std::io::stdout().lock(), "{line}") {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {error}");
+        std::process::exit(1);
+    }
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(output) => {
-            println!("{output}");
+            if !output.is_empty() {
+                print_line(&output);
+            }
             ExitCode::SUCCESS
         }
         Err(error) => {

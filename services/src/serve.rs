@@ -7,9 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use geppetto_llm::{LlmConfig, TemplateProvider, read_secret};
-use geppetto_storage::{MemorySnapshotStore, RedbFile, SnapshotStore, StorageConfig};
+use geppetto_storage::{MemorySnapshotStore, RedbFile, RedisSnapshotStore, SnapshotStore};
 use metrics_exporter_prometheus::PrometheusBuilder;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use crate::actor::ActorRuntime;
 use crate::admin::{self, AdminState};
@@ -17,11 +17,14 @@ use crate::bus::EventBus;
 use crate::bus::memory::InProcessBus;
 use crate::bus::redis::RedisBus;
 use crate::commands::CommandError;
-use crate::config::{BusKind, load_config};
+use crate::config::{BusKind, ServiceConfig, SnapshotBackend, load_config};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::llm_bridge::{self, LlmLink};
-use crate::service::{ClockKind, IsolationPersistence, load_isolation, run_clock, run_zone};
+use crate::recovery::{SnapshotKeeper, WorldLog, recover};
+use crate::service::{
+    ClockKind, IsolationPersistence, Persistence, load_isolation, run_clock, run_zone,
+};
 use crate::world_file::load_world_file;
 use crate::zone::Zone;
 
@@ -65,6 +68,78 @@ pub fn start_llm(
     })
 }
 
+/// Snapshot requests a zone loop holds before the admin API is told to wait.
+const SNAPSHOT_REQUESTS_QUEUED: usize = 4;
+
+/// The bus and what makes the service durable: the snapshot store and the world log.
+pub struct Durable {
+    /// The bus.
+    pub bus: Arc<dyn EventBus>,
+    /// Snapshots and isolation counts.
+    pub store: Arc<dyn SnapshotStore>,
+    /// Where world events are recorded before they apply.
+    pub log: WorldLog,
+}
+
+/// Opens the bus, the snapshot store and the world log `config` names: with Redis the world
+/// stream is the log (and snapshots go to Redis unless told otherwise); with the in-process
+/// bus a redb file holds both the log and the snapshots.
+pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandError> {
+    let storage = &config.storage;
+    storage
+        .stores
+        .validate()
+        .map_err(|e| CommandError::BadInput(format!("storage.stores: {e}")))?;
+    let redb = match &storage.redb_path {
+        Some(file) => Some(RedbFile::open(file, &storage.stores).map_err(environment)?),
+        None => None,
+    };
+    let (bus, redis): (Arc<dyn EventBus>, Option<Arc<RedisBus>>) = match config.bus.kind {
+        BusKind::Memory => (
+            Arc::new(InProcessBus::new(config.bus.memory_stream_capacity)),
+            None,
+        ),
+        BusKind::Redis => {
+            let redis = Arc::new(
+                RedisBus::connect(config.bus.redis.clone())
+                    .await
+                    .map_err(environment)?,
+            );
+            (Arc::clone(&redis) as Arc<dyn EventBus>, Some(redis))
+        }
+    };
+    let backend = match storage.snapshots {
+        SnapshotBackend::Auto if redis.is_some() => SnapshotBackend::Redis,
+        SnapshotBackend::Auto if redb.is_some() => SnapshotBackend::Redb,
+        SnapshotBackend::Auto => SnapshotBackend::Memory,
+        chosen => chosen,
+    };
+    let store: Arc<dyn SnapshotStore> = match backend {
+        SnapshotBackend::Redb => match &redb {
+            Some(file) => Arc::new(file.snapshot_store()),
+            None => {
+                return Err(CommandError::BadInput(
+                    "storage.snapshots = \"redb\" needs storage.redb_path".into(),
+                ));
+            }
+        },
+        SnapshotBackend::Redis => Arc::new(
+            RedisSnapshotStore::connect(&config.bus.redis.url, &storage.stores)
+                .await
+                .map_err(environment)?,
+        ),
+        SnapshotBackend::Memory | SnapshotBackend::Auto => {
+            Arc::new(MemorySnapshotStore::new(&storage.stores).map_err(environment)?)
+        }
+    };
+    let log = match (redis, &redb) {
+        (Some(redis), _) => WorldLog::Stream(redis),
+        (None, Some(file)) => WorldLog::Embedded(Arc::new(file.event_log())),
+        (None, None) => WorldLog::Volatile,
+    };
+    Ok(Durable { bus, store, log })
+}
+
 /// Runs the service described by the config file at `path` until Ctrl-C.
 pub fn serve(path: &Path) -> Result<(), CommandError> {
     let config = load_config(path).map_err(|e| CommandError::BadInput(e.to_string()))?;
@@ -86,23 +161,8 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
     };
     let future = async move {
         let metrics = PrometheusBuilder::new().install_recorder().ok();
-        let bus: Arc<dyn EventBus> = match config.bus.kind {
-            BusKind::Memory => Arc::new(InProcessBus::new(config.bus.memory_stream_capacity)),
-            BusKind::Redis => Arc::new(
-                RedisBus::connect(config.bus.redis.clone())
-                    .await
-                    .map_err(environment)?,
-            ),
-        };
-        let storage = StorageConfig::default();
-        let store: Arc<dyn SnapshotStore> = match &config.storage.redb_path {
-            Some(file) => Arc::new(
-                RedbFile::open(file, &storage)
-                    .map_err(environment)?
-                    .snapshot_store(),
-            ),
-            None => Arc::new(MemorySnapshotStore::new(&storage).map_err(environment)?),
-        };
+        let durable = open_durable(&config).await?;
+        let bus = Arc::clone(&durable.bus);
         let mut actors = ActorRuntime::new(threads);
         let (stop, stopped) = watch::channel(false);
         let seams = start_llm(
@@ -115,23 +175,57 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
         let link = seams.link;
         let mut tasks = Vec::new();
         let mut handles = BTreeMap::new();
+        let mut snapshot_senders = BTreeMap::new();
         for world in &worlds {
-            let (isolation, sequence) = load_isolation(&*store, &world.zone).await;
-            let mut zone = Zone::new(world, &profiles, &sets, config.zone_config(), isolation)
-                .map_err(|e| CommandError::BadInput(format!("{}: {e}", world.zone)))?;
-            zone.set_narrator(Arc::clone(&narrator));
-            let start = zone.game_time;
-            let handle = actors.start(zone);
+            let (isolation, sequence) = load_isolation(&*durable.store, &world.zone).await;
+            let build = || {
+                let mut zone = Zone::new(
+                    world,
+                    &profiles,
+                    &sets,
+                    config.zone_config(),
+                    isolation.clone(),
+                )?;
+                zone.set_narrator(Arc::clone(&narrator));
+                Ok(zone)
+            };
+            let recovered = recover(
+                &world.zone,
+                &build,
+                &*durable.store,
+                &durable.log,
+                &*bus,
+                &config.consumer.group,
+                config.storage.replay_page_messages.max(1),
+            )
+            .await
+            .map_err(|e| CommandError::BadInput(format!("{}: {e}", world.zone)))?;
+            let start = recovered.zone.game_time;
+            let keeper = SnapshotKeeper {
+                store: Arc::clone(&durable.store),
+                every_ticks: config.storage.snapshot_every_ticks,
+                sequence: recovered.newest_sequence,
+                last_tick: recovered.zone.tick,
+            };
+            let handle = actors.start(recovered.zone);
             handles.insert(world.zone.clone(), handle.clone());
-            let persistence = IsolationPersistence {
-                store: Arc::clone(&store),
-                sequence,
+            let (requests_tx, requests) = mpsc::channel(SNAPSHOT_REQUESTS_QUEUED);
+            snapshot_senders.insert(world.zone.clone(), requests_tx);
+            let persistence = Persistence {
+                isolation: Some(IsolationPersistence {
+                    store: Arc::clone(&durable.store),
+                    sequence,
+                }),
+                log: durable.log.clone(),
+                snapshots: Some(keeper),
+                resume_after: recovered.last_event_id,
+                snapshot_requests: Some(requests),
             };
             tasks.push(tokio::spawn(run_zone(
                 handle,
                 Arc::clone(&bus),
                 config.consumer.clone(),
-                Some(persistence),
+                persistence,
                 Some(link.clone()),
                 stopped.clone(),
             )));
@@ -150,6 +244,7 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
         if !config.admin.address.is_empty() {
             let state = AdminState {
                 zones: handles,
+                snapshot_requests: snapshot_senders,
                 bus: Arc::clone(&bus),
                 metrics,
                 token: read_secret(&config.admin.token_env, config.admin.token_file.as_deref())

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use geppetto_storage::{Snapshot, SnapshotStore, Zone as StoreZone};
 use serde::Deserialize;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::actor::{ZoneGone, ZoneHandle};
 use crate::bus::envelope::{
@@ -24,6 +24,7 @@ use crate::bus::{BusError, EventBus, StreamKind};
 use crate::isolation::IsolationState;
 use crate::llm_bridge::LlmLink;
 use crate::metrics;
+use crate::recovery::{SnapshotKeeper, SnapshotReport, WorldLog};
 
 /// Consumer settings (`[consumer]` in `geppetto.toml`).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -138,6 +139,56 @@ async fn persist(
     }
 }
 
+/// Asks a zone loop for a snapshot now (`POST /zones/{zone}/snapshot`); answered with what
+/// was written or why not.
+pub type SnapshotRequest = oneshot::Sender<Result<SnapshotReport, String>>;
+
+/// Everything a zone loop keeps durable: isolation counts, the world log it records batches in
+/// before applying them, its snapshots, where recovery left the log, and on-demand requests.
+pub struct Persistence {
+    /// Isolation counts (persisted whenever they change).
+    pub isolation: Option<IsolationPersistence>,
+    /// The world log.
+    pub log: WorldLog,
+    /// Snapshots (periodic, at shutdown, on demand).
+    pub snapshots: Option<SnapshotKeeper>,
+    /// The last log id recovery folded in: the consumer resumes after it.
+    pub resume_after: Option<String>,
+    /// Snapshot requests from the admin API.
+    pub snapshot_requests: Option<mpsc::Receiver<SnapshotRequest>>,
+}
+
+impl Persistence {
+    /// Nothing durable (the demo, the load generator, tests of other things).
+    pub fn volatile() -> Self {
+        Self {
+            isolation: None,
+            log: WorldLog::Volatile,
+            snapshots: None,
+            resume_after: None,
+            snapshot_requests: None,
+        }
+    }
+}
+
+async fn take_snapshot(
+    snapshots: Option<&mut SnapshotKeeper>,
+    zone: &ZoneHandle,
+    bus: &dyn EventBus,
+    last_event_id: Option<&str>,
+) -> Result<SnapshotReport, String> {
+    let Some(keeper) = snapshots else {
+        return Err("this zone keeps no snapshots".into());
+    };
+    let Some(last) = last_event_id else {
+        return Err("nothing has been applied yet".into());
+    };
+    keeper
+        .write(zone, bus, last)
+        .await
+        .map_err(|e| e.to_string())
+}
+
 /// Counts of one loop run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LoopStats {
@@ -154,11 +205,18 @@ pub async fn run_zone(
     zone: ZoneHandle,
     bus: Arc<dyn EventBus>,
     consumer_config: ConsumerConfig,
-    mut persistence: Option<IsolationPersistence>,
+    persistence: Persistence,
     llm: Option<LlmLink>,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<LoopStats, ServiceError> {
     let name = zone.name.clone();
+    let Persistence {
+        isolation: mut isolation_store,
+        log,
+        mut snapshots,
+        resume_after,
+        mut snapshot_requests,
+    } = persistence;
     let mut consumer = bus
         .consumer(
             &name,
@@ -167,14 +225,31 @@ pub async fn run_zone(
             &consumer_config.name,
         )
         .await?;
+    if let Some(id) = &resume_after {
+        consumer.resume_after(id).await?;
+    }
+    let mut last_event_id = resume_after;
     let mut stats = LoopStats::default();
     let block = Duration::from_millis(consumer_config.block_ms);
+    let pause = Duration::from_millis(consumer_config.retry_pause_ms);
     loop {
         if *shutdown.borrow() {
             break;
         }
+        let request = async {
+            match snapshot_requests.as_mut() {
+                Some(requests) => requests.recv().await,
+                None => std::future::pending().await,
+            }
+        };
         let batch = tokio::select! {
             batch = consumer.next_batch(consumer_config.batch_max_messages, block) => batch,
+            Some(reply) = request => {
+                let report =
+                    take_snapshot(snapshots.as_mut(), &zone, &*bus, last_event_id.as_deref()).await;
+                let _ = reply.send(report);
+                continue;
+            }
             _ = shutdown.changed() => break,
         };
         let batch = match batch {
@@ -182,13 +257,27 @@ pub async fn run_zone(
             Err(error) => {
                 tracing::warn!(%error, zone = %name, "world read failed; retrying");
                 metrics::bus_error();
-                tokio::time::sleep(Duration::from_millis(consumer_config.retry_pause_ms)).await;
+                tokio::time::sleep(pause).await;
                 continue;
             }
         };
         if batch.is_empty() {
             continue;
         }
+        // Logged before it is applied (invariant 1); a batch the log refuses is retried, never
+        // applied unlogged.
+        let log_ids = loop {
+            match log.record(&name, &batch).await {
+                Ok(ids) => break ids,
+                Err(error) => {
+                    tracing::error!(%error, zone = %name, "world log refused a batch; retrying");
+                    tokio::time::sleep(pause).await;
+                    if *shutdown.borrow() {
+                        return Ok(stats);
+                    }
+                }
+            }
+        };
         let mut messages = Vec::with_capacity(batch.len());
         let mut accepted = Vec::with_capacity(batch.len());
         let mut ids = Vec::with_capacity(batch.len());
@@ -271,16 +360,37 @@ pub async fn run_zone(
             bus.publish(&name, stream, body);
             stats.published += 1;
         }
-        if let (Some(state), Some(persistence)) = (output.isolation_changed, persistence.as_mut()) {
-            let last = ids.last().cloned().unwrap_or_default();
+        if log_ids.last().is_some() {
+            last_event_id = log_ids.last().cloned();
+        }
+        if let (Some(state), Some(persistence)) =
+            (output.isolation_changed, isolation_store.as_mut())
+        {
+            let last = last_event_id.clone().unwrap_or_default();
             persist(persistence, &name, &state, &last, game_time).await;
         }
         if let Err(error) = consumer.ack(&ids).await {
             tracing::warn!(%error, zone = %name, "ack failed; the entries will be redelivered");
             metrics::bus_error();
         }
+        if snapshots.as_ref().is_some_and(|s| s.due(status.tick)) {
+            match take_snapshot(snapshots.as_mut(), &zone, &*bus, last_event_id.as_deref()).await {
+                Ok(report) => {
+                    tracing::info!(zone = %name, sequence = report.sequence, bytes = report.bytes, "snapshot written")
+                }
+                Err(error) => tracing::error!(zone = %name, %error, "snapshot not written"),
+            }
+        }
         metrics::zone_status(&name, &status);
         metrics::bus_dropped(bus.stats().dropped);
+    }
+    if snapshots.is_some() && last_event_id.is_some() {
+        match take_snapshot(snapshots.as_mut(), &zone, &*bus, last_event_id.as_deref()).await {
+            Ok(report) => {
+                tracing::info!(zone = %name, sequence = report.sequence, "shutdown snapshot written")
+            }
+            Err(error) => tracing::error!(zone = %name, %error, "shutdown snapshot not written"),
+        }
     }
     Ok(stats)
 }

@@ -79,6 +79,17 @@ impl From<StorySignal> for SignalMessage {
 }
 
 impl SocialLife {
+    /// The detector (what a snapshot keeps of it).
+    pub fn detector(&self) -> &StoryDetector {
+        &self.detector
+    }
+
+    /// Lays saved fabric and detector state over this zone's (built from current content).
+    pub fn adopt_state(&mut self, fabric: SocialFabric, detector: StoryDetector) {
+        self.fabric.adopt_state(fabric);
+        self.detector.adopt_state(detector);
+    }
+
     /// An empty social life for a zone seeded `world_seed`.
     pub fn new(vocabulary: &mut Vocabulary, world_seed: u64) -> Self {
         Self {

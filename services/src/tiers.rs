@@ -8,10 +8,11 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A processing tier; higher is more detailed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Tier {
     /// No player nearby: simplified, every `background_every_ticks`.
     Background,
@@ -139,8 +140,10 @@ impl RoomGraph {
 }
 
 /// Where players are and the tier each room has because of them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Presence {
+    /// From config, never from a snapshot (see [`Presence::adopt_state`]).
+    #[serde(skip)]
     config: TierConfig,
     players: BTreeMap<String, usize>,
     /// Players per room, by id (so "is anyone here?" and "who?" are one index, asked per
@@ -150,6 +153,18 @@ pub struct Presence {
 }
 
 impl Presence {
+    /// How many rooms it tracks.
+    pub fn room_count(&self) -> usize {
+        self.room_tiers.len()
+    }
+
+    /// Takes `saved`'s players and room tiers, keeping this presence's settings (a snapshot
+    /// restored under the current config).
+    pub fn adopt_state(&mut self, saved: Presence) {
+        let config = std::mem::take(&mut self.config);
+        *self = Self { config, ..saved };
+    }
+
     /// No players yet: every room Background.
     pub fn new(config: TierConfig, graph: &RoomGraph) -> Self {
         Self {
@@ -231,7 +246,7 @@ impl Presence {
 }
 
 /// One NPC's tier and its pending demotion count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NpcTier {
     /// The current tier.
     pub tier: Tier,

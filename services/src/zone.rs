@@ -36,6 +36,9 @@ use geppetto_llm::{
 };
 use serde::Deserialize;
 
+mod state;
+pub use state::{RestoreError, ZONE_STATE_SCHEMA_VERSION, ZoneState};
+
 use crate::bus::StreamKind;
 use crate::bus::envelope::{
     GovernorDecision, Header, Intent, NpcEvent, WorldEvent, WorldMessage, header, to_envelope,
@@ -135,16 +138,36 @@ pub struct NpcMeta {
     pub room: usize,
     /// Its tier.
     pub tier: NpcTier,
-    /// The intent being carried out (id, type), for `cancel`.
-    pub current_intent: Option<(String, &'static str)>,
+    /// The intent being carried out (id, kind), for `cancel`.
+    pub current_intent: Option<(String, IntentKind)>,
     /// Id sequence within the current tick.
     seq: (u64, u32),
     /// Its most recent decisions, oldest first (at most `tick.decision_trace_len`).
     pub decisions: VecDeque<DecisionTrace>,
 }
 
+/// What kind of intent an NPC is carrying out (named in `intent_cancelled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentKind {
+    /// An advertised action (`use`).
+    Use,
+    /// A reactive-set action.
+    Reactive,
+}
+
+impl IntentKind {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Use => "use",
+            Self::Reactive => "reactive",
+        }
+    }
+}
+
 /// One decision of an NPC as the inspector shows it (`GET /npcs/{id}/decisions`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DecisionTrace {
     /// Zone tick.
     pub tick: u64,
@@ -214,6 +237,12 @@ pub struct Zone {
     pub perceive_said: bool,
     /// The social fabric and story detector.
     pub social: SocialLife,
+    /// The specs of NPCs spawned by `npc_spawned` since the world file, by id (a snapshot
+    /// rebuilds them from these).
+    spawned: BTreeMap<String, serde_json::Value>,
+    /// While replaying a log: the governor's logged decisions by tick, applied instead of the
+    /// wall clock's (a tick with none processed every NPC). `None` when live.
+    governor_script: Option<BTreeMap<u64, GovernorDecision>>,
     /// Who runs what where, while a tick's events are emitted (see `running_at`).
     running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
@@ -411,6 +440,8 @@ impl Zone {
             goal_predicates: GoalPredicateRegistry::default(),
             narrator: default_narrator()?,
             social,
+            spawned: BTreeMap::new(),
+            governor_script: None,
             running_by_provider: None,
             perceive_said: true,
             tick_durations_ms: Vec::new(),
@@ -431,6 +462,28 @@ impl Zone {
             zone.add_resident(&format!("residents[{i}]"), resident)?;
         }
         Ok(zone)
+    }
+
+    /// Replays a log from here on: the governor applies `script` (its logged decisions by
+    /// tick) instead of measuring time, a `say` is not handed to perception (its perceived
+    /// events are in the log), and nothing new is written to the world stream.
+    pub fn begin_replay(&mut self, script: BTreeMap<u64, GovernorDecision>) {
+        self.governor_script = Some(script);
+        self.perceive_said = false;
+    }
+
+    /// Back to live processing after a replay.
+    pub fn end_replay(&mut self) {
+        self.governor_script = None;
+        self.perceive_said = true;
+    }
+
+    fn scripted_verdict(logged: Option<&GovernorDecision>, npc: &str) -> Verdict {
+        match logged {
+            Some(d) if d.skipped.iter().any(|id| id == npc) => Verdict::Skip,
+            Some(d) if d.demote.iter().any(|id| id == npc) => Verdict::Demote,
+            _ => Verdict::Process,
+        }
     }
 
     /// Injects a fault into an NPC's updates.
@@ -661,6 +714,7 @@ impl Zone {
                         Ok(spec)
                     }) {
                     Ok(spec) => {
+                        self.spawned.insert(spec.agent.id.clone(), npc.clone());
                         if let Some(index) = self.npc_index(&spec.agent.id) {
                             self.publish(
                                 index,
@@ -1054,6 +1108,7 @@ impl Zone {
         self.release_running(index);
         self.agents.remove(index);
         self.meta.remove(index);
+        self.spawned.remove(npc);
         self.isolation.forget(npc);
         self.governor.forget(npc);
         let h = header(
@@ -1164,7 +1219,11 @@ impl Zone {
         for &(index, tier) in &due {
             let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
             let id = self.agents[index].agent.id.clone();
-            match self.governor.verdict(&id, tier == Tier::Active, elapsed_ms) {
+            let verdict = match &self.governor_script {
+                Some(script) => Self::scripted_verdict(script.get(&tick), &id),
+                None => self.governor.verdict(&id, tier == Tier::Active, elapsed_ms),
+            };
+            match verdict {
                 Verdict::Process => {}
                 Verdict::Demote => {
                     decision.demote.push(id);
@@ -1242,38 +1301,46 @@ impl Zone {
             zone_seed,
             self.config.tick.decision_workers.max(1),
         );
-        // 5. Governor record first (logged before the outputs it shapes), then isolation.
+        // 5. Governor record first (logged before the outputs it shapes), then isolation. A
+        // replay applies the logged record instead and writes none.
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let restore = self.governor.end_tick(elapsed_ms);
-        decision.restore = restore;
-        if !(decision.demote.is_empty()
-            && decision.restore.is_empty()
-            && decision.skipped.is_empty())
-        {
-            let h = self.zone_header(&mut zone_seq);
-            out.messages.push((
-                StreamKind::World,
-                WorldMessage {
-                    header: h,
-                    event: WorldEvent::GovernorDecision(decision.clone()),
-                }
-                .to_json(),
-            ));
-            self.governor.demote(&decision.demote);
-            self.governor.restore(&decision.restore);
-        }
-        if self.governor.exceeded(elapsed_ms) {
-            let h = self.zone_header(&mut zone_seq);
-            out.push(
-                StreamKind::NpcEvents,
-                &h,
-                &NpcEvent::TickBudgetExceeded {
-                    tick,
-                    elapsed_ms: (elapsed_ms * 1000.0).round() / 1000.0,
-                    npcs_processed: processed,
-                    npcs_skipped: decision.skipped.len() + decision.demote.len(),
-                },
-            );
+        if let Some(script) = &self.governor_script {
+            if let Some(logged) = script.get(&tick) {
+                self.governor.demote(&logged.demote);
+                self.governor.restore(&logged.restore);
+            }
+        } else {
+            decision.restore = restore;
+            if !(decision.demote.is_empty()
+                && decision.restore.is_empty()
+                && decision.skipped.is_empty())
+            {
+                let h = self.zone_header(&mut zone_seq);
+                out.messages.push((
+                    StreamKind::World,
+                    WorldMessage {
+                        header: h,
+                        event: WorldEvent::GovernorDecision(decision.clone()),
+                    }
+                    .to_json(),
+                ));
+                self.governor.demote(&decision.demote);
+                self.governor.restore(&decision.restore);
+            }
+            if self.governor.exceeded(elapsed_ms) {
+                let h = self.zone_header(&mut zone_seq);
+                out.push(
+                    StreamKind::NpcEvents,
+                    &h,
+                    &NpcEvent::TickBudgetExceeded {
+                        tick,
+                        elapsed_ms: (elapsed_ms * 1000.0).round() / 1000.0,
+                        npcs_processed: processed,
+                        npcs_skipped: decision.skipped.len() + decision.demote.len(),
+                    },
+                );
+            }
         }
         for (index, reason) in failures {
             let id = self.agents[index].agent.id.clone();
@@ -1468,7 +1535,7 @@ impl Zone {
                             player_queued: *player_queued,
                         },
                     );
-                    self.meta[index].current_intent = Some((h.id.clone(), "use"));
+                    self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Use));
                     let social = self.vocabulary.intern("social");
                     if tags.contains(&social) {
                         let with: Vec<String> = self
@@ -1584,7 +1651,7 @@ impl Zone {
                         },
                         out,
                     );
-                    self.meta[index].current_intent = Some((h.id.clone(), "reactive"));
+                    self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Reactive));
                     self.publish(
                         index,
                         StreamKind::Intents,
@@ -1736,7 +1803,7 @@ impl Zone {
             StreamKind::NpcEvents,
             &NpcEvent::IntentCancelled {
                 npc,
-                cancelled_intent_type: kind.to_owned(),
+                cancelled_intent_type: kind.as_str().to_owned(),
                 reason: reason.to_owned(),
             },
             out,

@@ -7,7 +7,7 @@ use super::config::ChannelKind;
 use super::model::AffectModel;
 
 /// Something that happened to the agent this tick.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AffectEvent {
     /// Its kind, looked up in the model's channels (`insult`, `hunger_pang`…); unknown kinds
     /// do nothing.
@@ -40,7 +40,7 @@ impl AffectEvent {
 }
 
 /// An agent's affect: one value per state of its model, and the overlay's memory.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AffectState {
     /// Values in the model's state order.
     pub values: Vec<f64>,

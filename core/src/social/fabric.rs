@@ -47,7 +47,7 @@ use crate::story::event::{GoalChange, StoryEvent, StoryEventKind};
 use crate::vocabulary::{Symbol, Vocabulary};
 
 /// How one NPC takes part in social life (from its archetype).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SocialProfile {
     /// How readily it passes rumours on (0–1); default 0.5.
     pub gossip_tendency: f64,
@@ -201,7 +201,7 @@ impl SocialPlace {
 }
 
 /// One NPC's social state.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Member {
     /// How it takes part.
     pub profile: SocialProfile,
@@ -295,9 +295,10 @@ pub(super) fn shift(agent: &mut Agent, need: Symbol, fraction: f64) {
 }
 
 /// A zone's social state and step.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct SocialFabric {
-    /// Its numbers.
+    /// Its numbers (from content, never from a snapshot: see [`SocialFabric::adopt_state`]).
+    #[serde(skip)]
     pub config: FabricConfig,
     /// Everyone's regard for everyone.
     pub relationships: Relationships,
@@ -314,6 +315,16 @@ pub struct SocialFabric {
 }
 
 impl SocialFabric {
+    /// Takes every piece of `saved`'s state (relationships, rumours, reservations, members,
+    /// cached answers, last step) and keeps this fabric's own numbers: how a snapshot is
+    /// restored onto a fabric built from the current content.
+    pub fn adopt_state(&mut self, saved: SocialFabric) {
+        let config = std::mem::take(&mut self.config);
+        let thresholds = self.cache.thresholds;
+        *self = Self { config, ..saved };
+        self.cache.thresholds = thresholds;
+    }
+
     /// A fabric with `config`, its names interned in `vocabulary`.
     pub fn new(config: FabricConfig, vocabulary: &mut Vocabulary) -> Self {
         let n = &config.needs;

@@ -20,7 +20,10 @@
 use super::relationships::{Facet, RelationshipThresholds, Relationships};
 
 /// What a rumour is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum GossipKind {
     /// Danger (bandits on the road, a thief at the market).
     Threat,
@@ -45,7 +48,10 @@ impl GossipKind {
 }
 
 /// Why a rumour is told.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum GossipIntent {
     /// To protect the listener.
     Warn,
@@ -79,7 +85,7 @@ impl GossipIntent {
 }
 
 /// A rumour as one NPC holds it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Gossip {
     /// Whom or what it is about.
     pub subject: String,
@@ -329,7 +335,7 @@ impl GossipConfig {
 }
 
 /// The rumours one NPC holds, at most `GossipConfig::max_rumours_held`, one per origin.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RumourBook {
     /// Held rumours, oldest first.
     pub rumours: Vec<Gossip>,

@@ -29,7 +29,10 @@
 use super::relationships::{Facet, Relationships};
 
 /// The kinds of NPC-to-NPC interaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum InteractionKind {
     /// Share a rumour.
     Gossip,

@@ -10,7 +10,10 @@
 use std::collections::{BTreeMap, VecDeque};
 
 /// A facet of a relationship.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Facet {
     /// Belief the other is honest and well-meaning.
     Trust,
@@ -41,7 +44,7 @@ pub const HISTORY_LENGTH: usize = 8;
 pub const NEUTRAL: f64 = 0.5;
 
 /// How one NPC regards another.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Relationship {
     /// 0–1.
     pub trust: f64,
@@ -89,7 +92,7 @@ impl Relationship {
 }
 
 /// The lines of the friends / rivals / allies queries, each a named default (seed 001).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RelationshipThresholds {
     /// A friend is trusted above this; default 0.7.
     pub friend_trust_above: f64,
@@ -131,7 +134,7 @@ impl RelationshipThresholds {
 
 /// Every relationship in a zone, by holder then counterpart (both ordered, so iteration is
 /// deterministic).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Relationships {
     pairs: BTreeMap<String, BTreeMap<String, Relationship>>,
 }
@@ -220,7 +223,10 @@ impl Relationships {
 }
 
 /// Which query a cached answer belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 enum Query {
     Friends,
     Rivals,
@@ -230,10 +236,11 @@ enum Query {
 /// The friends / rivals / allies of each NPC, computed on first use in a tick and kept until
 /// [`RelationshipCache::invalidate`] (called at the start of every social step). Answers may be
 /// stale within a tick by design: a step reads the fabric as it stood when the step began.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RelationshipCache {
     /// The lines the queries use.
     pub thresholds: RelationshipThresholds,
+    #[serde(with = "crate::serde_pairs")]
     answers: BTreeMap<(Query, String), Vec<String>>,
 }
 

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 /// Who is engaged with whom, until when, and who is cooling down.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Reservations {
     /// NPC → (partner, game hour the reservation expires).
     engaged: BTreeMap<String, (String, f64)>,

@@ -272,9 +272,10 @@ impl Found<'_> {
 }
 
 /// The detector: buffer, history, live signals and the influence ranking it tracks.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct StoryDetector {
-    /// Its numbers.
+    /// Its numbers (from content, never from a snapshot: see [`StoryDetector::adopt_state`]).
+    #[serde(skip)]
     pub config: DetectorConfig,
     buffer: EventBuffer,
     history: VecDeque<StoryEvent>,
@@ -287,6 +288,14 @@ pub struct StoryDetector {
 }
 
 impl StoryDetector {
+    /// Takes every piece of `saved`'s state (buffer, history, live signals, rankings) and keeps
+    /// this detector's own numbers: how a snapshot is restored onto a detector built from the
+    /// current content.
+    pub fn adopt_state(&mut self, saved: StoryDetector) {
+        let config = std::mem::take(&mut self.config);
+        *self = Self { config, ..saved };
+    }
+
     /// A detector with `config`.
     pub fn new(config: DetectorConfig) -> Self {
         Self {

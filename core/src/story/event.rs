@@ -14,7 +14,7 @@ use crate::social::interaction::InteractionKind;
 use crate::social::relationships::Facet;
 
 /// Something that happened, where, when, and which players saw it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StoryEvent {
     /// Game hour.
     pub at_hours: f64,
@@ -27,7 +27,8 @@ pub struct StoryEvent {
 }
 
 /// The kinds of event the detector reads.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StoryEventKind {
     /// Two NPCs interacted (`NPCSocialInteractionEvent`).
     Interaction {
@@ -142,7 +143,10 @@ pub enum StoryEventKind {
 }
 
 /// What happened to a goal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum GoalChange {
     /// It was added.
     Created,
@@ -169,7 +173,7 @@ impl GoalChange {
 }
 
 /// Events gathered between two detections; bounded, oldest dropped first.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EventBuffer {
     events: VecDeque<StoryEvent>,
     capacity: usize,

@@ -6,7 +6,10 @@
 use std::collections::BTreeMap;
 
 /// The fifteen kinds of story signal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum SignalType {
     /// Two NPCs' tension is rising.
     RivalryEscalation,
@@ -83,7 +86,7 @@ impl SignalType {
 }
 
 /// A detected narrative opportunity.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StorySignal {
     /// Deterministic id: `{type}:{sequence}` within its detector.
     pub id: String,

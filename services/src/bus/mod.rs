@@ -70,10 +70,30 @@ impl StreamKind {
 pub struct Delivery {
     /// The stream entry id (acknowledge it when handled).
     pub id: String,
-    /// The message text (invalid UTF-8 replaced by U+FFFD).
+    /// The message text (empty when the bytes were not UTF-8).
     pub body: String,
     /// Where the message stopped being UTF-8, when it did: such a message is refused.
     pub utf8_error_at: Option<usize>,
+}
+
+impl Delivery {
+    /// A delivery of a stream entry's raw bytes. Bytes that are not UTF-8 are not passed on as
+    /// text — the body is empty, so every reader (the zone loop, recovery, replay) refuses the
+    /// entry alike — and `utf8_error_at` says where they stopped being UTF-8.
+    pub fn from_bytes(id: String, bytes: &[u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Self {
+                id,
+                body: text.to_owned(),
+                utf8_error_at: None,
+            },
+            Err(error) => Self {
+                id,
+                body: String::new(),
+                utf8_error_at: Some(error.valid_up_to()),
+            },
+        }
+    }
 }
 
 /// Counters a bus keeps.
@@ -137,6 +157,14 @@ pub trait Consumer: Send {
 
     /// Acknowledges handled messages.
     fn ack<'a>(&'a mut self, ids: &'a [String]) -> BusFuture<'a, ()>;
+
+    /// After recovery replayed the log up to `id` itself: deliver only what comes after it,
+    /// and settle everything up to it (acknowledged, whoever it was pending with). The
+    /// in-process bus starts empty with each process, so it has nothing to settle.
+    fn resume_after<'a>(&'a mut self, id: &'a str) -> BusFuture<'a, ()> {
+        let _ = id;
+        Box::pin(async { Ok(()) })
+    }
 }
 
 #[cfg(test)]

@@ -29,6 +29,9 @@ use super::{BusError, BusFuture, BusStats, Consumer, Delivery, EventBus, StreamK
 /// The field every stream entry carries its envelope in.
 pub const BODY_FIELD: &str = "m";
 
+/// Pending entries acknowledged per round trip when settling after recovery.
+const SETTLE_PAGE: usize = 1000;
+
 /// Settings of the Redis bus (`[bus.redis]` in `geppetto.toml`).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -203,6 +206,77 @@ impl RedisBus {
             outbound,
             counters,
         })
+    }
+}
+
+impl RedisBus {
+    /// Up to `limit` entries of `zone`'s `stream` after `after` (from the start when `None`), in
+    /// stream order, read with `XRANGE` on a connection of its own: how recovery and `geppetto
+    /// log export` read the world log, whatever the consumer groups have acknowledged.
+    pub async fn read_range(
+        &self,
+        zone: &str,
+        stream: StreamKind,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Delivery>, BusError> {
+        let key = stream.key(zone);
+        let mut connection = self
+            .client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(redis_error("connect", &key))?;
+        let start = after.map_or_else(|| "-".to_owned(), |id| format!("({id}"));
+        let reply: redis::streams::StreamRangeReply = redis::cmd("XRANGE")
+            .arg(&key)
+            .arg(start)
+            .arg("+")
+            .arg("COUNT")
+            .arg(limit.max(1))
+            .query_async(&mut connection)
+            .await
+            .map_err(redis_error("XRANGE", &key))?;
+        Ok(deliveries(reply.ids))
+    }
+}
+
+impl RedisBus {
+    /// The last entry of `zone`'s `stream` that consumer group `group` has been given (its
+    /// `last-delivered-id`), or `None` when the group does not exist yet.
+    pub async fn delivered_up_to(
+        &self,
+        zone: &str,
+        stream: StreamKind,
+        group: &str,
+    ) -> Result<Option<String>, BusError> {
+        let key = stream.key(zone);
+        let mut connection = self
+            .client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(redis_error("connect", &key))?;
+        let groups: Result<Vec<std::collections::HashMap<String, Value>>, RedisError> =
+            redis::cmd("XINFO")
+                .arg("GROUPS")
+                .arg(&key)
+                .query_async(&mut connection)
+                .await;
+        let groups = match groups {
+            Ok(groups) => groups,
+            // No stream yet: nothing was ever delivered.
+            Err(error) if error.to_string().contains("no such key") => return Ok(None),
+            Err(error) => return Err(redis_error("XINFO GROUPS", &key)(error)),
+        };
+        Ok(groups
+            .into_iter()
+            .find(|g| {
+                g.get("name")
+                    .and_then(|v| redis::from_redis_value_ref::<String>(v).ok())
+                    .as_deref()
+                    == Some(group)
+            })
+            .and_then(|g| g.get("last-delivered-id").cloned())
+            .and_then(|v| redis::from_redis_value::<String>(v).ok()))
     }
 }
 
@@ -431,23 +505,10 @@ impl RedisConsumer {
 fn deliveries(entries: Vec<redis::streams::StreamId>) -> Vec<Delivery> {
     entries
         .into_iter()
-        .map(|entry| {
-            let (body, utf8_error_at) = match entry.map.get(BODY_FIELD) {
-                Some(Value::BulkString(bytes)) => match std::str::from_utf8(bytes) {
-                    Ok(text) => (text.to_owned(), None),
-                    Err(error) => (
-                        String::from_utf8_lossy(bytes).into_owned(),
-                        Some(error.valid_up_to()),
-                    ),
-                },
-                Some(Value::SimpleString(text)) => (text.clone(), None),
-                _ => (String::new(), None),
-            };
-            Delivery {
-                id: entry.id,
-                body,
-                utf8_error_at,
-            }
+        .map(|entry| match entry.map.get(BODY_FIELD) {
+            Some(Value::BulkString(bytes)) => Delivery::from_bytes(entry.id, bytes),
+            Some(Value::SimpleString(text)) => Delivery::from_bytes(entry.id, text.as_bytes()),
+            _ => Delivery::from_bytes(entry.id, &[]),
         })
         .collect()
 }
@@ -473,6 +534,46 @@ impl Consumer for RedisConsumer {
             acked
                 .map(|_| ())
                 .map_err(|error| self.failed("XACK", error))
+        })
+    }
+
+    fn resume_after<'a>(&'a mut self, id: &'a str) -> BusFuture<'a, ()> {
+        Box::pin(async move {
+            let (key, group) = (self.key.clone(), self.group.clone());
+            let connection = self.connection().await?;
+            let set: Result<(), RedisError> = redis::cmd("XGROUP")
+                .arg("SETID")
+                .arg(&key)
+                .arg(&group)
+                .arg(id)
+                .query_async(connection)
+                .await;
+            if let Err(error) = set {
+                return Err(self.failed("XGROUP SETID", error));
+            }
+            loop {
+                let connection = self.connection().await?;
+                let pending: Result<Vec<(String, String, u64, u64)>, RedisError> =
+                    redis::cmd("XPENDING")
+                        .arg(&key)
+                        .arg(&group)
+                        .arg("-")
+                        .arg(id)
+                        .arg(SETTLE_PAGE)
+                        .query_async(connection)
+                        .await;
+                let ids: Vec<String> = match pending {
+                    Ok(entries) => entries.into_iter().map(|(id, ..)| id).collect(),
+                    Err(error) => return Err(self.failed("XPENDING", error)),
+                };
+                if ids.is_empty() {
+                    break;
+                }
+                self.ack(&ids).await?;
+            }
+            // What this consumer had pending is settled: read new entries only.
+            self.reading_own_pending = false;
+            Ok(())
         })
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod affect;
 pub mod decide;
+pub mod replay;
 pub mod sets;
 pub mod simulate;
 pub mod validate;
@@ -17,6 +18,9 @@ pub enum CommandError {
     /// Something around the input failed: a file, a directory (exit code 1).
     #[error("{0}")]
     Environment(String),
+    /// A comparison found a difference (exit code 1).
+    #[error("{0}")]
+    Different(String),
 }
 
 impl CommandError {
@@ -24,7 +28,7 @@ impl CommandError {
     pub fn exit_code(&self) -> i32 {
         match self {
             Self::BadInput(_) => 2,
-            Self::Environment(_) => 1,
+            Self::Environment(_) | Self::Different(_) => 1,
         }
     }
 }

@@ -1,0 +1,203 @@
+//! What a snapshot keeps of a simulated agent: its changing state, never its content.
+//!
+//! A [`SimulatedAgent`] mixes content shared by an archetype (a reactive set, an affect
+//! persona, a schedule, bark lines, goal reactions — behind `Arc`s) with state that changes as
+//! it lives (needs, resources, facts, the running action and queue, feelings, overrides,
+//! memories, goals). [`AgentState`] is the second part only, serialisable with string enums;
+//! [`AgentState::restore_onto`] lays it over an agent freshly built from the same content, so
+//! a restored NPC picks up the content of the running version and the state of the saved one.
+//!
+//! Symbols are saved as their numbers: the zone saves its vocabulary beside the states and
+//! lays it over the content's first (`Vocabulary::extend_to`), so they keep their meaning.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::affect::{AffectEvent, AffectState};
+use crate::agent::Agent;
+use crate::bark::BarkMemory;
+use crate::goals::Goal;
+use crate::reactive::SetState;
+use crate::schedule::ScheduleOverride;
+use crate::simulator::{AggregatedEvent, DetailLevel, QueuedAction, RunningAction, SimulatedAgent};
+use crate::vocabulary::Symbol;
+use crate::wellbeing::Wellbeing;
+
+/// The changing state of one simulated agent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentState {
+    /// What decisions read: considerations with their values, resources, facts, commitments,
+    /// personal contexts, the preferred provider and goal bonuses.
+    pub agent: Agent,
+    /// Trait adjustments of updater rates.
+    pub rate_adjustments: Vec<(Symbol, f64)>,
+    /// The action being carried out.
+    pub running: Option<RunningAction>,
+    /// Work waiting.
+    pub queue: VecDeque<QueuedAction>,
+    /// The level of the last advance.
+    pub level: DetailLevel,
+    /// Coarse events recorded while simplified.
+    pub aggregated_events: Vec<AggregatedEvent>,
+    /// The reactive set's memory (running set action, cooldowns, last decision).
+    pub reactive: Option<SetState>,
+    /// Feelings.
+    pub affect: Option<AffectLayerState>,
+    /// Schedule state.
+    pub schedule: Option<ScheduleState>,
+    /// Mood, stress and their memories.
+    pub wellbeing: Option<Wellbeing>,
+    /// When each line was last said.
+    pub barks: Option<BarkMemory>,
+    /// Goals.
+    pub goals: Option<GoalBookState>,
+}
+
+/// The changing part of an agent's affect layer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AffectLayerState {
+    /// The feelings and the overlay's memory.
+    pub state: AffectState,
+    /// Events waiting for the next affect tick.
+    pub pending: Vec<AffectEvent>,
+    /// Game seconds not yet spent on a tick.
+    pub carry_s: f64,
+}
+
+/// The changing part of an agent's schedule layer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleState {
+    /// Placeholder values (`workplace` → `forge`).
+    pub places: Vec<(String, String)>,
+    /// Temporary overrides.
+    pub overrides: Vec<ScheduleOverride>,
+    /// The activity in force.
+    pub current: Option<Symbol>,
+}
+
+/// The changing part of an agent's goal book.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GoalBookState {
+    /// Active goals, oldest first.
+    pub goals: Vec<Goal>,
+    /// Goals whose plan failed.
+    pub blocked: Vec<String>,
+}
+
+/// Why a saved state does not fit the agent the current content builds.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StateMismatch {
+    /// The saved state has a layer the content no longer gives this agent.
+    #[error("the saved state has {0} but the current content gives this NPC none")]
+    MissingLayer(&'static str),
+    /// The saved feelings do not fit the persona's states.
+    #[error("the saved feelings hold {saved} states but the persona has {current}")]
+    AffectStates {
+        /// States saved.
+        saved: usize,
+        /// States of the current persona.
+        current: usize,
+    },
+}
+
+impl AgentState {
+    /// The changing state of `agent`.
+    pub fn capture(agent: &SimulatedAgent) -> Self {
+        Self {
+            agent: agent.agent.clone(),
+            rate_adjustments: agent.rate_adjustments.clone(),
+            running: agent.running.clone(),
+            queue: agent.queue.clone(),
+            level: agent.level,
+            aggregated_events: agent.aggregated_events.clone(),
+            reactive: agent.reactive.as_ref().map(|layer| layer.state.clone()),
+            affect: agent.affect.as_ref().map(|layer| AffectLayerState {
+                state: layer.state.clone(),
+                pending: layer.pending.clone(),
+                carry_s: layer.carry_s,
+            }),
+            schedule: agent.schedule.as_ref().map(|layer| ScheduleState {
+                places: layer.places.clone(),
+                overrides: layer.overrides.clone(),
+                current: layer.current,
+            }),
+            wellbeing: agent.wellbeing.as_ref().map(|(_, w)| w.clone()),
+            barks: agent.barks.as_ref().map(|(_, memory)| memory.clone()),
+            goals: agent.goals.as_ref().map(|book| GoalBookState {
+                goals: book.goals.clone(),
+                blocked: book.blocked.clone(),
+            }),
+        }
+    }
+
+    /// Lays this state over `agent`, built from the current content. A layer the state has
+    /// must exist on the agent (else nothing changes and the mismatch is returned); a layer the
+    /// state lacks is left as the content made it.
+    pub fn restore_onto(self, agent: &mut SimulatedAgent) -> Result<(), StateMismatch> {
+        let layer = |present: bool, saved: bool, name| {
+            if saved && !present {
+                Err(StateMismatch::MissingLayer(name))
+            } else {
+                Ok(())
+            }
+        };
+        layer(
+            agent.reactive.is_some(),
+            self.reactive.is_some(),
+            "a reactive set",
+        )?;
+        layer(agent.affect.is_some(), self.affect.is_some(), "feelings")?;
+        layer(
+            agent.schedule.is_some(),
+            self.schedule.is_some(),
+            "a schedule",
+        )?;
+        layer(
+            agent.wellbeing.is_some(),
+            self.wellbeing.is_some(),
+            "a mood",
+        )?;
+        layer(agent.barks.is_some(), self.barks.is_some(), "barks")?;
+        layer(agent.goals.is_some(), self.goals.is_some(), "goals")?;
+        if let (Some(layer), Some(saved)) = (&agent.affect, &self.affect) {
+            let current = layer.state.values.len();
+            if saved.state.values.len() != current {
+                return Err(StateMismatch::AffectStates {
+                    saved: saved.state.values.len(),
+                    current,
+                });
+            }
+        }
+        agent.agent = self.agent;
+        agent.rate_adjustments = self.rate_adjustments;
+        agent.running = self.running;
+        agent.queue = self.queue;
+        agent.level = self.level;
+        agent.aggregated_events = self.aggregated_events;
+        if let (Some(layer), Some(saved)) = (agent.reactive.as_mut(), self.reactive) {
+            layer.state = saved;
+        }
+        if let (Some(layer), Some(saved)) = (agent.affect.as_mut(), self.affect) {
+            layer.state = saved.state;
+            layer.pending = saved.pending;
+            layer.carry_s = saved.carry_s;
+        }
+        if let (Some(layer), Some(saved)) = (agent.schedule.as_mut(), self.schedule) {
+            layer.places = saved.places;
+            layer.overrides = saved.overrides;
+            layer.current = saved.current;
+        }
+        if let (Some((_, wellbeing)), Some(saved)) = (agent.wellbeing.as_mut(), self.wellbeing) {
+            *wellbeing = saved;
+        }
+        if let (Some((_, memory)), Some(saved)) = (agent.barks.as_mut(), self.barks) {
+            *memory = saved;
+        }
+        if let (Some(book), Some(saved)) = (agent.goals.as_mut(), self.goals) {
+            book.goals = saved.goals;
+            book.blocked = saved.blocked;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,491 @@
+//! `geppetto replay` and `geppetto log export`: a zone's recorded world log, offline.
+//!
+//! Replay re-runs a world log through the core — from the world file, or from a stored
+//! snapshot and the log after it — with the governor's logged decisions, and prints the intents
+//! it emits (JSONL, exactly as published), or reports the first difference against a recorded
+//! intent stream (duplicates by id dropped on both sides). Export writes a stream of a zone as
+//! JSONL, each line the envelope with its log position as `log_id`; replay reads that format
+//! back (a line without `log_id` is numbered by its line), so a log can leave the machine.
+//!
+//! Logs come from a JSONL file, a Redis world stream, or the embedded redb log.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use geppetto_storage::{
+    EventId, EventLog, RedbFile, RedisSnapshotStore, SnapshotStore, StorageConfig,
+};
+use serde_json::Value;
+
+use super::CommandError;
+use crate::bus::StreamKind;
+use crate::bus::envelope::{WorldMessage, parse_world};
+use crate::bus::redis::{RedisBus, RedisBusConfig};
+use crate::content::profiles::ProfileLibrary;
+use crate::content::sets::SetLibrary;
+use crate::isolation::IsolationState;
+use crate::recovery::{governor_script, replay_messages};
+use crate::zone::{ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState};
+
+/// Where a log is read from.
+#[derive(Clone, Debug)]
+pub enum LogSource {
+    /// A JSONL file (as `log export` writes, or plain envelopes one per line).
+    File(PathBuf),
+    /// A zone's stream on Redis at this URL.
+    Redis(String),
+    /// The embedded redb log in this file.
+    Redb(PathBuf),
+}
+
+/// Which stored snapshot a replay starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotPick {
+    /// The newest valid one.
+    Latest,
+    /// This sequence.
+    Sequence(u64),
+}
+
+impl std::str::FromStr for SnapshotPick {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if text == "latest" {
+            return Ok(Self::Latest);
+        }
+        text.parse()
+            .map(Self::Sequence)
+            .map_err(|_| format!("`{text}` is neither `latest` nor a snapshot sequence number"))
+    }
+}
+
+/// What `geppetto replay` is asked.
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    /// The log.
+    pub source: LogSource,
+    /// The zone settings the log was recorded under (tick, tiers; the governor's decisions come
+    /// from the log).
+    pub zone_config: ZoneConfig,
+    /// The world file (`village` for the embedded one).
+    pub world: String,
+    /// The zone (default: the world file's).
+    pub zone: Option<String>,
+    /// Start from a stored snapshot instead of the world file.
+    pub from_snapshot: Option<SnapshotPick>,
+    /// The redb file holding snapshots (with a Redis log, the Redis store is the default).
+    pub store: Option<PathBuf>,
+    /// A recorded intent stream (JSONL) to compare against.
+    pub compare: Option<PathBuf>,
+    /// Decision worker threads (never changes the answer).
+    pub threads: usize,
+}
+
+/// What a replay did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplaySummary {
+    /// Log entries replayed.
+    pub replayed: u64,
+    /// Intents emitted.
+    pub intents: usize,
+    /// With `--compare`: `None` when identical, else the first difference.
+    pub difference: Option<String>,
+}
+
+/// One log entry: its position in the log and the message as recorded.
+pub type LogEntry = (String, String);
+
+fn bad(error: impl std::fmt::Display) -> CommandError {
+    CommandError::BadInput(error.to_string())
+}
+
+fn environment(error: impl std::fmt::Display) -> CommandError {
+    CommandError::Environment(error.to_string())
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, CommandError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(environment)
+}
+
+/// Reads a JSONL log: `log_id` (else the line number) and the envelope (or `unparsed` text).
+pub fn read_jsonl(path: &Path) -> Result<Vec<LogEntry>, CommandError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CommandError::BadInput(format!("{}: {e}", path.display())))?;
+    let mut entries = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let number = (index + 1).to_string();
+        let entry = match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(mut fields)) => {
+                let id = match fields.remove("log_id") {
+                    Some(Value::String(id)) => id,
+                    _ => number,
+                };
+                match fields.remove("unparsed") {
+                    Some(Value::String(raw)) => (id, raw),
+                    _ => (id, Value::Object(fields).to_string()),
+                }
+            }
+            _ => (number, line.to_owned()),
+        };
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+/// Every entry of `zone`'s `stream` after `after` from `source`, in log order.
+pub fn read_log(
+    source: &LogSource,
+    zone: &str,
+    stream: StreamKind,
+    after: Option<&str>,
+) -> Result<Vec<LogEntry>, CommandError> {
+    const PAGE: usize = 10_000;
+    let mut entries = match source {
+        LogSource::File(path) => read_jsonl(path)?,
+        LogSource::Redis(url) => runtime()?.block_on(async {
+            let bus = RedisBus::connect(RedisBusConfig {
+                url: url.clone(),
+                ..RedisBusConfig::default()
+            })
+            .await
+            .map_err(environment)?;
+            let mut all = Vec::new();
+            let mut cursor = after.map(str::to_owned);
+            loop {
+                let page = bus
+                    .read_range(zone, stream, cursor.as_deref(), PAGE)
+                    .await
+                    .map_err(environment)?;
+                let Some(last) = page.last() else { break };
+                cursor = Some(last.id.clone());
+                all.extend(page.into_iter().map(|d| (d.id, d.body)));
+            }
+            Ok::<_, CommandError>(all)
+        })?,
+        LogSource::Redb(path) => {
+            if stream != StreamKind::World {
+                return Err(bad("the embedded redb log holds only the world stream"));
+            }
+            let log = RedbFile::open(path, &StorageConfig::default())
+                .map_err(environment)?
+                .event_log();
+            let key = geppetto_storage::Zone::new(zone).map_err(bad)?;
+            let mut all = Vec::new();
+            let mut cursor = match after {
+                Some(id) => Some(id.parse::<EventId>().map_err(bad)?),
+                None => None,
+            };
+            loop {
+                let page = log.read_after(&key, cursor, PAGE).map_err(environment)?;
+                let Some((last, _)) = page.last() else { break };
+                cursor = Some(*last);
+                all.extend(page.into_iter().map(|(id, body)| {
+                    (id.to_string(), String::from_utf8_lossy(&body).into_owned())
+                }));
+            }
+            all
+        }
+    };
+    // A file is read whole: keep what follows `after`.
+    if let (LogSource::File(_), Some(after)) = (source, after) {
+        match entries.iter().position(|(id, _)| id == after) {
+            Some(index) => {
+                entries.drain(..=index);
+            }
+            None => {
+                return Err(bad(format!(
+                    "the snapshot covers log entry `{after}`, which this log does not hold"
+                )));
+            }
+        }
+    }
+    Ok(entries)
+}
+
+/// `geppetto log export`: one JSONL line per entry, the envelope with its `log_id` (an entry
+/// that is not a JSON object is kept as `unparsed` text).
+pub fn export(
+    source: &LogSource,
+    zone: &str,
+    stream: StreamKind,
+    mut write: impl FnMut(&str),
+) -> Result<usize, CommandError> {
+    let entries = read_log(source, zone, stream, None)?;
+    for (id, body) in &entries {
+        let line = match serde_json::from_str::<Value>(body) {
+            Ok(Value::Object(mut fields)) => {
+                fields.insert("log_id".into(), Value::String(id.clone()));
+                Value::Object(fields).to_string()
+            }
+            _ => serde_json::json!({"log_id": id, "unparsed": body}).to_string(),
+        };
+        write(&line);
+    }
+    Ok(entries.len())
+}
+
+fn stored_snapshot(
+    options: &ReplayOptions,
+    zone: &str,
+    pick: SnapshotPick,
+) -> Result<geppetto_storage::Snapshot, CommandError> {
+    runtime()?.block_on(async {
+        let config = StorageConfig::default();
+        let store: Box<dyn SnapshotStore> = match (&options.store, &options.source) {
+            (Some(file), _) => Box::new(
+                RedbFile::open(file, &config)
+                    .map_err(environment)?
+                    .snapshot_store(),
+            ),
+            (None, LogSource::Redis(url)) => Box::new(
+                RedisSnapshotStore::connect(url, &config)
+                    .await
+                    .map_err(environment)?,
+            ),
+            (None, LogSource::Redb(file)) => Box::new(
+                RedbFile::open(file, &config)
+                    .map_err(environment)?
+                    .snapshot_store(),
+            ),
+            (None, LogSource::File(_)) => {
+                return Err(bad("--from-snapshot with --log needs --store FILE.redb"));
+            }
+        };
+        let key = geppetto_storage::Zone::new(zone).map_err(bad)?;
+        let found = match pick {
+            SnapshotPick::Latest => {
+                let latest = store
+                    .latest_valid(&key, ZONE_STATE_SCHEMA_VERSION)
+                    .await
+                    .map_err(environment)?;
+                for skipped in &latest.skipped {
+                    eprintln!("skipped: {skipped}");
+                }
+                latest.snapshot
+            }
+            SnapshotPick::Sequence(sequence) => store
+                .get(&key, sequence, ZONE_STATE_SCHEMA_VERSION)
+                .await
+                .map_err(bad)?,
+        };
+        found.ok_or_else(|| bad(format!("no usable snapshot of zone `{zone}` ({pick:?})")))
+    })
+}
+
+/// The distinct intents of a recorded stream (JSONL), first occurrence of each id kept.
+fn distinct_by_id(lines: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    lines
+        .into_iter()
+        .filter(|line| {
+            let id = serde_json::from_str::<Value>(line)
+                .ok()
+                .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_owned));
+            id.is_none_or(|id| seen.insert(id))
+        })
+        .collect()
+}
+
+/// Compares replayed intents with a recorded stream as JSON values (a recording's key order
+/// and its `log_id`s do not matter); `None` when identical.
+fn first_difference(replayed: &[String], recorded: &[String]) -> Option<String> {
+    let value = |line: &str| -> Value {
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(mut fields)) => {
+                fields.remove("log_id");
+                Value::Object(fields)
+            }
+            Ok(other) => other,
+            Err(_) => Value::String(line.to_owned()),
+        }
+    };
+    for (index, (got, want)) in replayed.iter().zip(recorded).enumerate() {
+        if value(got) != value(want) {
+            return Some(format!(
+                "intent {index} differs:\n  recorded: {want}\n  replayed: {got}"
+            ));
+        }
+    }
+    (replayed.len() != recorded.len()).then(|| {
+        format!(
+            "the replay emitted {} intents, the recording holds {}",
+            replayed.len(),
+            recorded.len()
+        )
+    })
+}
+
+/// Runs a replay; each intent is handed to `write` unless comparing.
+pub fn replay(
+    options: &ReplayOptions,
+    mut write: impl FnMut(&str),
+) -> Result<ReplaySummary, CommandError> {
+    let world = super::world::world(&options.world)?;
+    let zone_name = options.zone.clone().unwrap_or_else(|| world.zone.clone());
+    if zone_name != world.zone {
+        return Err(bad(format!(
+            "--zone `{zone_name}` but the world file is of zone `{}`",
+            world.zone
+        )));
+    }
+    let mut config = options.zone_config.clone();
+    config.tick.decision_workers = options.threads.max(1);
+    let profiles = ProfileLibrary::embedded().map_err(bad)?;
+    let sets = SetLibrary::embedded().map_err(bad)?;
+    let fresh =
+        Zone::new(&world, &profiles, &sets, config, IsolationState::default()).map_err(bad)?;
+    let (mut zone, after) = match options.from_snapshot {
+        Some(pick) => {
+            let snapshot = stored_snapshot(options, &zone_name, pick)?;
+            let state: ZoneState = serde_json::from_slice(&snapshot.payload)
+                .map_err(|e| bad(format!("snapshot {}: {e}", snapshot.sequence)))?;
+            let zone = Zone::restored(fresh, state)
+                .map_err(|e| bad(format!("snapshot {}: {e}", snapshot.sequence)))?;
+            (zone, Some(snapshot.last_event_id))
+        }
+        None => (fresh, None),
+    };
+    let entries = read_log(
+        &options.source,
+        &zone_name,
+        StreamKind::World,
+        after.as_deref(),
+    )?;
+    let messages: Vec<WorldMessage> = entries
+        .iter()
+        .filter_map(|(_, body)| parse_world(body).ok())
+        .collect();
+    let mut script = BTreeMap::new();
+    governor_script(&messages, &mut script);
+    zone.begin_replay(script);
+    let mut intents = Vec::new();
+    for chunk in messages.chunks(REPLAY_CHUNK) {
+        let out = replay_messages(&mut zone, chunk);
+        intents.extend(
+            out.messages
+                .into_iter()
+                .filter(|(stream, _)| *stream == StreamKind::Intents)
+                .map(|(_, body)| body),
+        );
+    }
+    let difference = match &options.compare {
+        Some(path) => {
+            let recorded = distinct_by_id(read_jsonl(path)?.into_iter().map(|(_, body)| body));
+            first_difference(&distinct_by_id(intents.clone()), &recorded)
+        }
+        None => {
+            for intent in &intents {
+                write(intent);
+            }
+            None
+        }
+    };
+    Ok(ReplaySummary {
+        replayed: entries.len() as u64,
+        intents: intents.len(),
+        difference,
+    })
+}
+
+/// Messages applied between two drains of the zone's output while replaying.
+const REPLAY_CHUNK: usize = 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str, text: &str) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("geppetto-{name}-{}", std::process::id()));
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    #[test]
+    fn a_jsonl_log_keeps_its_ids_and_unparsed_entries_and_numbers_the_rest() {
+        let path = temp(
+            "jsonl",
+            "{\"log_id\":\"7-0\",\"v\":1,\"type\":\"time_advanced\"}\n\n\
+             {\"log_id\":\"7-1\",\"unparsed\":\"not json\"}\n{\"v\":1}\nbroken\n",
+        );
+        let entries = read_jsonl(&path).expect("reads");
+        let ids: Vec<&str> = entries.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["7-0", "7-1", "4", "5"]);
+        assert!(!entries[0].1.contains("log_id"), "{}", entries[0].1);
+        assert_eq!(entries[1].1, "not json");
+        assert_eq!(entries[3].1, "broken");
+        let after = read_log(
+            &LogSource::File(path.clone()),
+            "village",
+            StreamKind::World,
+            Some("7-1"),
+        )
+        .expect("after");
+        assert_eq!(after.len(), 2);
+        let missing = read_log(
+            &LogSource::File(path.clone()),
+            "village",
+            StreamKind::World,
+            Some("9-9"),
+        );
+        assert!(matches!(missing, Err(CommandError::BadInput(m)) if m.contains("`9-9`")));
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn an_export_reads_back_as_the_same_log() {
+        let path = temp(
+            "export-in",
+            "{\"v\":1,\"type\":\"say\",\"text\":\"hi\"}\nnot json\n",
+        );
+        let mut lines = Vec::new();
+        let count = export(
+            &LogSource::File(path.clone()),
+            "village",
+            StreamKind::World,
+            |l| lines.push(l.to_owned()),
+        )
+        .expect("exports");
+        assert_eq!(count, 2);
+        let out = temp("export-out", &lines.join("\n"));
+        let back = read_jsonl(&out).expect("reads");
+        assert_eq!(back, read_jsonl(&path).expect("reads"));
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(out);
+    }
+
+    #[test]
+    fn intents_compare_as_json_values_and_the_first_difference_is_named() {
+        let a = r#"{"v":1,"type":"use","id":"z:a:1:0","npc":"a"}"#.to_owned();
+        let reordered =
+            r#"{"id":"z:a:1:0","npc":"a","type":"use","v":1,"log_id":"3-0"}"#.to_owned();
+        let b = r#"{"v":1,"type":"use","id":"z:b:1:0","npc":"b"}"#.to_owned();
+        assert_eq!(
+            first_difference(&[a.clone(), b.clone()], &[reordered, b.clone()]),
+            None
+        );
+        let difference =
+            first_difference(&[a.clone(), b.clone()], &[a.clone(), a.clone()]).expect("differs");
+        assert!(difference.starts_with("intent 1 differs"), "{difference}");
+        let shorter =
+            first_difference(std::slice::from_ref(&a), &[a.clone(), b.clone()]).expect("differs");
+        assert!(
+            shorter.contains("emitted 1 intents, the recording holds 2"),
+            "{shorter}"
+        );
+        assert_eq!(distinct_by_id([a.clone(), a.clone(), b.clone()]), [a, b]);
+    }
+
+    #[test]
+    fn a_snapshot_pick_is_latest_or_a_sequence() {
+        assert_eq!("latest".parse(), Ok(SnapshotPick::Latest));
+        assert_eq!("12".parse(), Ok(SnapshotPick::Sequence(12)));
+        assert!("newest".parse::<SnapshotPick>().is_err());
+    }
+}

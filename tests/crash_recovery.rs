@@ -1,0 +1,362 @@
+//! Crash recovery end to end: `geppetto serve` over a private `redis-server` folds a scripted
+//! world (the village with a few hundred residents, a couple of thousand world events) once
+//! without interruption and once killed with SIGKILL at 20 seeded points and restarted each
+//! time. The de-duplicated intent stream of the second run equals the first's exactly, every
+//! world event is processed, and the final snapshot equals the uninterrupted run's state.
+
+// Shared test support: this test uses the server, its URL and XADD.
+#[allow(dead_code)]
+#[path = "support/redis_server.rs"]
+mod redis_server;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use geppetto_storage::{SnapshotStore, StorageConfig, Zone as StoreZone};
+use redis_server::RedisServer;
+use serde_json::{Value, json};
+
+const ZONE: &str = "village";
+const EXTRA_RESIDENTS: usize = 200;
+const TICKS: u64 = 800;
+const KILLS: usize = 20;
+
+/// A running `geppetto serve`, killed (SIGKILL) on drop if still running.
+struct Serve(Child);
+
+impl Serve {
+    fn start(config: &Path) -> Self {
+        Self(
+            Command::new(env!("CARGO_BIN_EXE_geppetto"))
+                .args(["serve", "--config"])
+                .arg(config)
+                .env("RUST_LOG", "warn")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("serve starts"),
+        )
+    }
+
+    fn kill_hard(mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+
+    /// Ctrl-C: the service stops reading, writes its shutdown snapshot and exits.
+    fn stop(mut self) {
+        let pid = self.0.id().to_string();
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.0.try_wait() {
+                assert!(status.success(), "serve exits cleanly: {status}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("serve did not stop on SIGINT");
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The village plus `EXTRA_RESIDENTS` more, cloned from its residents' patterns.
+fn world_dir(dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/worlds/village");
+    let world = dir.join("village");
+    std::fs::create_dir_all(&world).expect("world dir");
+    for entry in std::fs::read_dir(&root).expect("village") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), world.join(entry.file_name())).expect("copy");
+    }
+    let patterns = [
+        ("blacksmith", "forge", "anvil"),
+        ("guard", "lane", "gatehouse"),
+        ("merchant", "market", "market"),
+        ("innkeeper", "tavern", "taproom"),
+        ("farmer", "farm", "barley"),
+        ("priest", "chapel", ""),
+        ("child", "square", ""),
+        ("thief", "market", ""),
+    ];
+    let residents: Vec<Value> = (0..EXTRA_RESIDENTS)
+        .map(|n| {
+            let (archetype, room, work) = patterns[n % patterns.len()];
+            let mut places = json!({"home": "hearths"});
+            if !work.is_empty() {
+                places["workplace"] = json!(work);
+            }
+            json!({"id": format!("x{n:03}"), "archetype": archetype, "room": room,
+                   "position": [(n % 17) as f64 - 8.0, (n % 11) as f64 - 5.0], "places": places})
+        })
+        .collect();
+    std::fs::write(
+        world.join("residents_more.yaml"),
+        serde_json::to_string(&json!({ "residents": residents })).expect("yaml is json"),
+    )
+    .expect("residents");
+    world
+}
+
+/// The script: a tick at a time, players wandering, thefts, insults and gifts.
+fn script() -> Vec<String> {
+    let rooms = [
+        "square", "market", "forge", "tavern", "farm", "chapel", "lane",
+    ];
+    let kinds = ["theft", "insult", "gift", "threat"];
+    let targets = ["piet", "bjorn", "ulla", "x010", "x042", "aldo", "x117"];
+    let mut lines = Vec::new();
+    let envelope = |kind: &str, id: String, time: u64, fields: Value| {
+        let mut message = json!({"v": 1, "type": kind, "id": id, "zone": ZONE, "game_time": time});
+        if let (Value::Object(m), Value::Object(f)) = (&mut message, fields) {
+            m.extend(f);
+        }
+        message.to_string()
+    };
+    let start = 420;
+    for tick in 1..=TICKS {
+        let now = start + tick;
+        if tick % 9 == 1 {
+            let room = rooms[(tick as usize / 9) % rooms.len()];
+            lines.push(envelope(
+                "player_entered",
+                format!("p{tick}"),
+                now,
+                json!({"player": format!("player{}", tick % 3), "room": room}),
+            ));
+        }
+        if tick % 7 == 3 {
+            let i = tick as usize / 7;
+            lines.push(envelope(
+                "social_event",
+                format!("s{tick}"),
+                now,
+                json!({"kind": kinds[i % kinds.len()], "source": "vex",
+                       "target": targets[i % targets.len()], "deltas": {}}),
+            ));
+        }
+        lines.push(envelope(
+            "time_advanced",
+            format!("t{tick}"),
+            now,
+            json!({}),
+        ));
+    }
+    lines
+}
+
+fn config_file(dir: &Path, world: &Path, url: &str) -> PathBuf {
+    let path = dir.join("serve.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "worlds = ['{}']\n\
+             [bus]\nkind = 'redis'\n[bus.redis]\nurl = '{url}'\nread_block_ms = 100\n\
+             [clock]\nkind = 'external'\n\
+             [consumer]\nbatch_max_messages = 16\nblock_ms = 100\n\
+             [governor]\ntick_budget_ms_soft = 600000.0\ntick_budget_ms_hard = 600000.0\n\
+             [storage]\nsnapshot_every_ticks = 10\n\
+             [admin]\naddress = ''\n",
+            world.display()
+        ),
+    )
+    .expect("config");
+    path
+}
+
+struct Redis {
+    connection: redis::Connection,
+}
+
+impl Redis {
+    fn new(url: &str) -> Self {
+        let client = redis::Client::open(url).expect("url");
+        Self {
+            connection: client.get_connection().expect("connection"),
+        }
+    }
+
+    fn last_world_id(&mut self) -> String {
+        let reply: redis::streams::StreamRangeReply = redis::cmd("XREVRANGE")
+            .arg(format!("geppetto:{{{ZONE}}}:world"))
+            .arg("+")
+            .arg("-")
+            .arg("COUNT")
+            .arg(1)
+            .query(&mut self.connection)
+            .expect("xrevrange");
+        reply.ids.first().map(|e| e.id.clone()).unwrap_or_default()
+    }
+
+    /// The group's last delivered id and pending count (None before the group exists).
+    fn group(&mut self) -> Option<(String, u64)> {
+        let groups: Vec<BTreeMap<String, redis::Value>> = redis::cmd("XINFO")
+            .arg("GROUPS")
+            .arg(format!("geppetto:{{{ZONE}}}:world"))
+            .query(&mut self.connection)
+            .unwrap_or_default();
+        let group = groups.into_iter().next()?;
+        let text =
+            |v: &redis::Value| -> String { redis::from_redis_value(v.clone()).unwrap_or_default() };
+        let last = group.get("last-delivered-id").map(text)?;
+        let pending = group
+            .get("pending")
+            .and_then(|v| redis::from_redis_value::<u64>(v.clone()).ok())
+            .unwrap_or(0);
+        Some((last, pending))
+    }
+
+    fn wait_for_progress_past(&mut self, id: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if self.group().is_some_and(|(last, _)| newer(&last, id)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the service made no progress past {id}");
+    }
+
+    fn wait_until_done(&mut self, timeout: Duration) {
+        let end = self.last_world_id();
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if self.group() == Some((end.clone(), 0)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "the world stream was not processed to {end}: {:?}",
+            self.group()
+        );
+    }
+}
+
+fn stream_id(id: &str) -> (u64, u64) {
+    let (ms, seq) = id.split_once('-').unwrap_or((id, "0"));
+    (ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
+}
+
+fn newer(a: &str, b: &str) -> bool {
+    stream_id(a) > stream_id(b)
+}
+
+/// The intents stream with duplicates (same id) dropped, first occurrence kept; a duplicate
+/// must repeat its first occurrence exactly.
+fn deduplicated_intents(server: &RedisServer) -> Vec<String> {
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut order = Vec::new();
+    for body in server.bodies(&format!("geppetto:{{{ZONE}}}:intents")) {
+        let id = serde_json::from_str::<Value>(&body).expect("json")["id"]
+            .as_str()
+            .expect("intent id")
+            .to_owned();
+        match seen.get(&id) {
+            Some(first) => assert_eq!(first, &body, "a re-emitted intent is identical"),
+            None => {
+                seen.insert(id, body.clone());
+                order.push(body);
+            }
+        }
+    }
+    order
+}
+
+/// The payload of the zone's newest snapshot.
+fn final_state(url: &str) -> Value {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let store = geppetto_storage::RedisSnapshotStore::connect(url, &StorageConfig::default())
+            .await
+            .expect("store");
+        let zone = StoreZone::new(ZONE).expect("zone");
+        let latest = store.latest_valid(&zone, 1).await.expect("latest");
+        let snapshot = latest.snapshot.expect("a shutdown snapshot");
+        serde_json::from_slice(&snapshot.payload).expect("state json")
+    })
+}
+
+fn load_script(server: &RedisServer, lines: &[String]) {
+    for line in lines {
+        server.xadd(&format!("geppetto:{{{ZONE}}}:world"), line);
+    }
+}
+
+#[test]
+fn a_service_killed_twenty_times_emits_the_uninterrupted_intent_stream() {
+    let server = RedisServer::start();
+    let dir = std::env::temp_dir().join(format!("geppetto-crash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let world = world_dir(&dir);
+    let config = config_file(&dir, &world, &server.url);
+    let lines = script();
+    assert!(lines.len() > 1000, "a few thousand events: {}", lines.len());
+    let mut redis = Redis::new(&server.url);
+
+    // The reference: one uninterrupted run.
+    load_script(&server, &lines);
+    let serve = Serve::start(&config);
+    redis.wait_until_done(Duration::from_secs(600));
+    serve.stop();
+    let expected = deduplicated_intents(&server);
+    let expected_state = final_state(&server.url);
+    assert!(
+        expected.len() > 500,
+        "a busy village: {} intents",
+        expected.len()
+    );
+
+    // The same world, killed with SIGKILL at seeded points and restarted each time.
+    redis::cmd("FLUSHALL")
+        .query::<()>(&mut redis.connection)
+        .expect("flush");
+    load_script(&server, &lines);
+    let mut random = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut kills = 0;
+    let mut serve = Serve::start(&config);
+    let mut progress = String::from("0-0");
+    while kills < KILLS {
+        redis.wait_for_progress_past(&progress, Duration::from_secs(120));
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        std::thread::sleep(Duration::from_millis(random % 1500));
+        if redis
+            .group()
+            .is_some_and(|(last, pending)| last == redis.last_world_id() && pending == 0)
+        {
+            break;
+        }
+        serve.kill_hard();
+        kills += 1;
+        progress = redis.group().map(|(last, _)| last).unwrap_or_default();
+        serve = Serve::start(&config);
+    }
+    assert_eq!(kills, KILLS, "every kill landed before the script ran out");
+    redis.wait_until_done(Duration::from_secs(600));
+    serve.stop();
+    let got = deduplicated_intents(&server);
+    assert_eq!(got.len(), expected.len(), "as many distinct intents");
+    for (index, (got, want)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(got, want, "first difference at intent {index}");
+    }
+    assert_eq!(
+        final_state(&server.url),
+        expected_state,
+        "the final snapshot equals the uninterrupted run's state"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,190 @@
+//! The embedded mode survives restarts and replays too: `geppetto serve` on the in-process bus
+//! with a redb file logs every world event there before applying it, writes snapshots
+//! (periodically, on `POST /zones/{zone}/snapshot`, at shutdown), resumes from them on restart,
+//! and its log exports and replays offline. `geppetto demo --data FILE` keeps its village the
+//! same way: a second run resumes where the first stopped, and a replay from the first run's
+//! snapshot is exactly the tail of the full replay.
+
+#[path = "support/http.rs"]
+mod http;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use http::{free_port, request_with};
+use serde_json::Value;
+
+const TOKEN: &str = "embedded-test-token";
+
+struct Serve(Child);
+
+impl Serve {
+    fn start(config: &Path) -> Self {
+        Self(
+            Command::new(env!("CARGO_BIN_EXE_geppetto"))
+                .args(["serve", "--config"])
+                .arg(config)
+                .env("GEPPETTO_TEST_TOKEN", TOKEN)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("serve"),
+        )
+    }
+
+    /// Ctrl-C, then wait for a clean exit (the shutdown snapshot is written on the way out).
+    fn stop(mut self) {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.0.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.0.try_wait() {
+                assert!(status.success(), "serve exits cleanly: {status}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("serve did not stop on SIGINT");
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Asks for a snapshot until the zone has applied something; returns the report.
+fn snapshot(port: u16) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match request_with(port, "POST", "/zones/village/snapshot", Some(TOKEN), "") {
+            Some((200, body)) => return serde_json::from_str(&body).expect("report"),
+            _ if Instant::now() > deadline => panic!("no snapshot was written"),
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+fn geppetto(args: &[&str]) -> (String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_geppetto"))
+        .args(args)
+        .output()
+        .expect("geppetto runs");
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    );
+    assert!(output.status.success(), "geppetto {args:?}: {err}");
+    (out, err)
+}
+
+#[test]
+fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("geppetto-embedded-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let world = format!("{}/../config/worlds/village", env!("CARGO_MANIFEST_DIR"));
+    let redb = dir.join("geppetto.redb");
+    let config = dir.join("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "worlds = ['{world}']\n[clock]\nspeed_minutes_per_second = 300.0\n\
+             [storage]\nredb_path = '{}'\nsnapshot_every_ticks = 120\n\
+             [storage.stores]\nsnapshots_kept_per_zone = 1000\n\
+             [governor]\ntick_budget_ms_soft = 600000.0\ntick_budget_ms_hard = 600000.0\n\
+             [admin]\naddress = '127.0.0.1:{port}'\ntoken_env = 'GEPPETTO_TEST_TOKEN'\n",
+            redb.display()
+        ),
+    )
+    .expect("config");
+
+    let serve = Serve::start(&config);
+    let first = snapshot(port);
+    assert_eq!(first["zone"], "village");
+    let unauthorised = request_with(port, "POST", "/zones/village/snapshot", None, "");
+    assert_eq!(unauthorised.map(|(s, _)| s), Some(401));
+    let unknown = request_with(port, "POST", "/zones/nowhere/snapshot", Some(TOKEN), "");
+    assert_eq!(unknown.map(|(s, _)| s), Some(404));
+    std::thread::sleep(Duration::from_millis(1500));
+    serve.stop();
+
+    // Restarted, the zone carries on from its shutdown snapshot rather than from the start.
+    let serve = Serve::start(&config);
+    let resumed = snapshot(port);
+    serve.stop();
+    assert!(
+        resumed["sequence"].as_u64() > first["sequence"].as_u64().map(|s| s + 1),
+        "periodic and shutdown snapshots came between: {first} then {resumed}"
+    );
+    assert!(
+        resumed["game_time"].as_u64() > first["game_time"].as_u64(),
+        "time went on: {first} then {resumed}"
+    );
+
+    let redb_path = redb.to_str().expect("utf-8");
+    let (exported, _) = geppetto(&["log", "export", "--redb", redb_path, "--zone", "village"]);
+    let lines: Vec<Value> = exported
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert!(lines.len() > 20, "the log holds the run: {}", lines.len());
+    assert!(lines.iter().all(|l| l["log_id"].is_string()));
+    assert_eq!(lines[0]["type"], "time_advanced");
+
+    // The redb log replays offline (its intents are the same from the export).
+    let (all, _) = geppetto(&["replay", "--redb", redb_path, "--world", &world]);
+    let export = dir.join("world.jsonl");
+    std::fs::write(&export, &exported).expect("export");
+    let (from_export, _) = geppetto(&[
+        "replay",
+        "--log",
+        export.to_str().expect("utf-8"),
+        "--world",
+        &world,
+    ]);
+    assert_eq!(from_export, all);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_demo_keeps_its_village_between_runs_and_replays_it_from_a_snapshot() {
+    let dir = std::env::temp_dir().join(format!("geppetto-demo-data-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let data = dir.join("village.redb");
+    let data = data.to_str().expect("utf-8");
+    let demo =
+        |hours: &str| geppetto(&["demo", "--hours", hours, "--speed", "600", "--data", data]).0;
+    let morning = demo("2");
+    assert!(
+        morning.starts_with("07:"),
+        "the first run starts at dawn: {morning:.80}"
+    );
+    let later = demo("1");
+    assert!(
+        later.starts_with("09:"),
+        "the second run resumes where the first stopped: {later:.80}"
+    );
+    let (all, _) = geppetto(&["replay", "--redb", data]);
+    let (after_first, _) = geppetto(&["replay", "--redb", data, "--from-snapshot", "1"]);
+    assert!(
+        !after_first.is_empty(),
+        "the second run's intents follow snapshot 1"
+    );
+    assert!(
+        all.ends_with(&after_first) && all.len() > after_first.len(),
+        "a replay from the first run's snapshot is the tail of the full replay"
+    );
+    let (after_last, summary) = geppetto(&["replay", "--redb", data, "--from-snapshot", "latest"]);
+    assert!(
+        after_last.is_empty(),
+        "nothing follows the last shutdown snapshot: {summary}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,171 @@
+//! Exact replay: a 100,000-event world log of the village (a few days of ticks; players coming
+//! and going; thefts, insults, gifts and praise; weather; stalls opening and closing; lines
+//! said; a few malformed entries) is folded once as the service does, message by message, and
+//! its intents recorded. `geppetto replay` then re-runs the exported log at 1 and at 2 decision
+//! worker threads: both print the recorded intent stream byte for byte, and `--compare` finds
+//! a changed intent at the first difference.
+
+#[allow(dead_code)]
+#[path = "support/village.rs"]
+mod village;
+
+use std::path::Path;
+use std::process::Command;
+
+use geppetto_service::bus::StreamKind;
+use geppetto_service::bus::envelope::parse_world;
+use geppetto_service::isolation::IsolationState;
+use geppetto_service::zone::ZoneOutput;
+use serde_json::{Value, json};
+use village::{calm, village};
+
+const EVENTS: usize = 100_000;
+const TICKS: u64 = 3_000;
+
+fn envelope(kind: &str, id: usize, time: u64, fields: Value) -> String {
+    let mut message = json!({"v": 1, "type": kind, "id": format!("e{id}"), "zone": "village",
+                             "game_time": time});
+    if let (Value::Object(m), Value::Object(f)) = (&mut message, fields) {
+        m.extend(f);
+    }
+    message.to_string()
+}
+
+/// The log: one `time_advanced` per tick, the rest of the events spread between them.
+fn world_log() -> Vec<String> {
+    let npcs = [
+        "bjorn", "hilda", "roderick", "sela", "piet", "marla", "ulla", "aldo", "berit", "cole",
+        "ivo", "pip", "nell", "vex",
+    ];
+    let rooms = [
+        "square", "market", "forge", "tavern", "farm", "chapel", "lane",
+    ];
+    let kinds = ["theft", "insult", "gift", "praise", "threat"];
+    let per_tick = EVENTS as u64 / TICKS;
+    let start = 420;
+    let mut lines = Vec::with_capacity(EVENTS);
+    let mut n = 0usize;
+    while lines.len() < EVENTS {
+        let tick = (lines.len() as u64 / per_tick).min(TICKS + 1);
+        let now = start + tick;
+        let i = n;
+        n += 1;
+        let line = match i % per_tick as usize {
+            0 => envelope("time_advanced", i, now, json!({})),
+            1 if i % 7 == 1 => envelope(
+                "player_entered",
+                i,
+                now,
+                json!({"player": format!("p{}", i % 4), "room": rooms[i % rooms.len()]}),
+            ),
+            2 if i % 11 == 2 => envelope(
+                "player_left",
+                i,
+                now,
+                json!({"player": format!("p{}", i % 4)}),
+            ),
+            3 if i % 13 == 3 => envelope(
+                "weather_changed",
+                i,
+                now,
+                json!({"weather": if i.is_multiple_of(2) { "storm" } else { "sunny" }}),
+            ),
+            4 if i % 5 == 4 => envelope(
+                "provider_updated",
+                i,
+                now,
+                json!({"provider": "stalls", "state": if i.is_multiple_of(2) { "open" } else { "closed" }}),
+            ),
+            5 if i % 3 == 2 => envelope(
+                "say",
+                i,
+                now,
+                json!({"speaker": "p1", "room": rooms[i % rooms.len()], "text": "hello there"}),
+            ),
+            6 if i % 997 == 6 => "{\"v\": 1, \"type\": \"broken".to_owned(),
+            _ => envelope(
+                "social_event",
+                i,
+                now,
+                json!({"kind": kinds[i % kinds.len()], "source": npcs[i % npcs.len()],
+                       "target": npcs[(i / 3 + 1) % npcs.len()], "deltas": {}}),
+            ),
+        };
+        lines.push(line);
+    }
+    lines
+}
+
+/// The intents the zone emits folding `lines` one message at a time, as the service loop does.
+fn recorded_intents(lines: &[String]) -> Vec<String> {
+    let mut zone = village(calm(), IsolationState::default());
+    let mut intents = Vec::new();
+    for line in lines {
+        let Ok(message) = parse_world(line) else {
+            continue;
+        };
+        let mut out = ZoneOutput::default();
+        zone.apply(&message, &mut out);
+        intents.extend(
+            out.messages
+                .into_iter()
+                .filter(|(stream, _)| *stream == StreamKind::Intents)
+                .map(|(_, body)| body),
+        );
+    }
+    intents
+}
+
+fn replay(log: &Path, threads: usize, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_geppetto"))
+        .args(["replay", "--log"])
+        .arg(log)
+        .args(["--threads", &threads.to_string()])
+        .args(extra)
+        .output()
+        .expect("geppetto replay runs")
+}
+
+#[test]
+fn a_hundred_thousand_event_log_replays_to_the_same_intents_at_one_and_two_threads() {
+    let lines = world_log();
+    assert_eq!(lines.len(), EVENTS);
+    let expected = recorded_intents(&lines);
+    assert!(
+        expected.len() > 500,
+        "a busy log: {} intents",
+        expected.len()
+    );
+    let dir = std::env::temp_dir().join(format!("geppetto-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let log = dir.join("world.jsonl");
+    std::fs::write(&log, lines.join("\n")).expect("log");
+    let mut expected_text = expected.join("\n");
+    expected_text.push('\n');
+    for threads in [1, 2] {
+        let output = replay(&log, threads, &[]);
+        assert!(
+            output.status.success(),
+            "replay at {threads} threads: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stdout) == expected_text,
+            "the replay at {threads} threads prints the recorded intents byte for byte"
+        );
+    }
+    // `--compare` finds a recording with one intent changed, at the first difference.
+    let recording = dir.join("intents.jsonl");
+    let mut tampered = expected.clone();
+    let index = tampered.len() / 2;
+    tampered[index] = tampered[index].replace("\"npc\":\"", "\"npc\":\"x");
+    std::fs::write(&recording, tampered.join("\n")).expect("recording");
+    let compared = replay(&log, 1, &["--compare", recording.to_str().expect("utf-8")]);
+    assert_eq!(compared.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&compared.stderr);
+    assert!(
+        stderr.contains(&format!("intent {index} differs")),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
