@@ -3,7 +3,8 @@
 //! (periodically, on `POST /zones/{zone}/snapshot`, at shutdown), resumes from them on restart,
 //! and its log exports and replays offline. `geppetto demo --data FILE` keeps its village the
 //! same way: a second run resumes where the first stopped, and a replay from the first run's
-//! snapshot is exactly the tail of the full replay.
+//! snapshot is exactly the tail of the full replay; a what-if over it shows where a changed NPC
+//! parts from its recorded timeline and leaves the record as it was.
 
 #[path = "support/http.rs"]
 mod http;
@@ -186,5 +187,32 @@ fn the_demo_keeps_its_village_between_runs_and_replays_it_from_a_snapshot() {
         after_last.is_empty(),
         "nothing follows the last shutdown snapshot: {summary}"
     );
+    // What if Bjorn had been exhausted at dawn? His timeline parts from the recorded one; the
+    // recorded village is untouched (the same log replays to the same intents).
+    let (columns, _) = geppetto(&[
+        "whatif",
+        "--redb",
+        data,
+        "--npc",
+        "bjorn",
+        "--set",
+        "need.COMFORT=0.02",
+    ]);
+    assert!(columns.contains("first divergence at step"), "{columns}");
+    assert_eq!(columns.matches(">> ").count(), 1, "{columns}");
+    let (json, _) = geppetto(&[
+        "whatif",
+        "--redb",
+        data,
+        "--npc",
+        "bjorn",
+        "--set",
+        "tuning.temperature=1.0",
+        "--json",
+    ]);
+    let report: Value = serde_json::from_str(&json).expect("report");
+    assert!(report["baseline"].as_array().is_some_and(|b| !b.is_empty()));
+    let (again, _) = geppetto(&["replay", "--redb", data]);
+    assert_eq!(again, all, "a what-if leaves the recorded world as it was");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -28,6 +28,12 @@ use crate::zone::Zone;
 pub struct AdminState {
     /// Running zones by name.
     pub zones: BTreeMap<String, ZoneHandle>,
+    /// Where `POST /whatif` replays from, by zone (zones with a durable log only).
+    pub whatif: BTreeMap<String, WhatIfSource>,
+    /// Set while a what-if runs (one at a time: it replays on a blocking thread).
+    pub whatif_busy: Arc<std::sync::atomic::AtomicBool>,
+    /// Story signals of every zone as they are published, for `GET /events`.
+    pub story_feed: tokio::sync::broadcast::Sender<String>,
     /// Where each zone loop takes snapshot requests (zones without snapshots are absent).
     pub snapshot_requests:
         BTreeMap<String, tokio::sync::mpsc::Sender<crate::service::SnapshotRequest>>,
@@ -108,6 +114,24 @@ async fn npcs(state: web::Data<AdminState>) -> HttpResponse {
     HttpResponse::Ok().json(all)
 }
 
+/// Points of a consideration's response curve drawn over its domain (`[value, pressure]`).
+const CURVE_PREVIEW_POINTS: usize = 21;
+
+/// A consideration's response curve sampled at [`CURVE_PREVIEW_POINTS`] values from `min` to
+/// `max`: `[[value, pressure], …]` (the inspector draws it, the current value marked).
+fn curve_preview(c: &geppetto_core::Consideration, convex_exponent: f64) -> Vec<[f64; 2]> {
+    let steps = (CURVE_PREVIEW_POINTS - 1) as f64;
+    (0..CURVE_PREVIEW_POINTS)
+        .map(|i| {
+            let value = c.min + (c.max - c.min) * i as f64 / steps;
+            [
+                round4(value),
+                round4(c.curve.pressure(value, c.min, c.max, convex_exponent)),
+            ]
+        })
+        .collect()
+}
+
 /// The debug-brain view of one NPC: considerations, current action, top candidates with the
 /// breakdown of each score (from `Decider::rank`), and what was ruled out and why.
 pub fn brain(zone: &Zone, id: &str, top: usize) -> Option<Value> {
@@ -136,6 +160,7 @@ pub fn brain(zone: &Zone, id: &str, top: usize) -> Option<Value> {
             "name": zone.vocabulary.name(c.name), "value": round4(c.value), "min": c.min, "max": c.max,
             "weight": c.weight, "critical": c.is_critical(),
             "decay_per_hour": match c.updater { Updater::LinearDecay { rate } => rate, Updater::LinearRegen { rate } => -rate, _ => 0.0 },
+            "curve": curve_preview(c, zone.decider().tuning().convex_exponent),
         })).collect::<Vec<_>>(),
         "mood": agent.wellbeing.as_ref().map(|(_, w)| round4(w.mood)),
         "stress": agent.wellbeing.as_ref().map(|(_, w)| round4(w.stress)),
@@ -521,6 +546,175 @@ async fn snapshot_now(
     }
 }
 
+/// What a zone's what-if replays: its world file, zone settings, log and snapshots.
+#[derive(Clone)]
+pub struct WhatIfSource {
+    /// The world file (path, or `village`).
+    pub world: String,
+    /// The zone's settings.
+    pub zone_config: crate::zone::ZoneConfig,
+    /// The zone's world log.
+    pub log: crate::recovery::WorldLog,
+    /// Its snapshots.
+    pub store: Arc<dyn geppetto_storage::SnapshotStore>,
+}
+
+/// The body of `POST /whatif`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WhatIfRequest {
+    zone: String,
+    npc: String,
+    /// `tuning.FIELD=V`, `profile.PATH=V`, `need.NAME=V`.
+    changes: Vec<String>,
+    /// Game ticks of the window (default: to the end of the log).
+    #[serde(default)]
+    ticks: Option<u64>,
+    /// Start from the zone's newest snapshot (default) or from the world file.
+    #[serde(default = "from_snapshot_default")]
+    from_snapshot: bool,
+}
+
+fn from_snapshot_default() -> bool {
+    true
+}
+
+/// `POST /whatif`: replays the zone's recorded window (from its newest snapshot) as it was and
+/// with `changes`, offline on a blocking thread — the live zone is never touched — and answers
+/// both timelines of `npc` and the first divergence. One at a time (409 while one runs).
+async fn whatif(state: web::Data<AdminState>, body: web::Bytes) -> HttpResponse {
+    use std::sync::atomic::Ordering;
+    let request: WhatIfRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(e) => return HttpResponse::BadRequest().json(json!({"error": e.to_string()})),
+    };
+    let Some(source) = state.whatif.get(&request.zone).cloned() else {
+        return HttpResponse::NotFound().json(json!({"error": format!(
+            "zone `{}` keeps no world log here (run with a redb file or Redis)", request.zone)}));
+    };
+    let mut changes = Vec::new();
+    for text in &request.changes {
+        match text.parse::<crate::commands::whatif::Change>() {
+            Ok(change) => changes.push(change),
+            Err(e) => return HttpResponse::BadRequest().json(json!({"error": e})),
+        }
+    }
+    // Start from the newest snapshot when there is one, else from the world file.
+    let mut from_snapshot = request.from_snapshot;
+    if from_snapshot {
+        let key = geppetto_storage::Zone::new(request.zone.as_str());
+        let newest = match key {
+            Ok(key) => source
+                .store
+                .latest_valid(&key, crate::zone::ZONE_STATE_SCHEMA_VERSION)
+                .await
+                .ok()
+                .and_then(|latest| latest.snapshot),
+            Err(_) => None,
+        };
+        from_snapshot = newest.is_some();
+    }
+    if state.whatif_busy.swap(true, Ordering::AcqRel) {
+        return HttpResponse::Conflict().json(json!({"error": "a what-if is already running"}));
+    }
+    let busy = Arc::clone(&state.whatif_busy);
+    let answer = tokio::task::spawn_blocking(move || {
+        let options = crate::commands::replay::ReplayOptions {
+            source: crate::commands::replay::LogSource::Service {
+                log: source.log,
+                store: source.store,
+            },
+            zone_config: source.zone_config,
+            world: source.world,
+            zone: Some(request.zone),
+            from_snapshot: from_snapshot.then_some(crate::commands::replay::SnapshotPick::Latest),
+            store: None,
+            compare: None,
+            threads: 1,
+        };
+        crate::commands::whatif::what_if(&options, &request.npc, &changes, request.ticks)
+    })
+    .await;
+    busy.store(false, Ordering::Release);
+    match answer {
+        Ok(Ok(report)) => HttpResponse::Ok().json(report),
+        Ok(Err(e)) => HttpResponse::BadRequest().json(json!({"error": e.to_string()})),
+        Err(e) => HttpResponse::InternalServerError().json(json!({"error": e.to_string()})),
+    }
+}
+
+/// Story signals a slow `/events` reader may fall behind by before it skips ahead.
+const STORY_FEED_BUFFER: usize = 256;
+
+/// Starts one reader per zone of its `story` stream (consumer group `inspector`) and returns
+/// the channel they broadcast to; each `GET /events` subscribes to it. Stops with `stopped`.
+pub fn story_feed(
+    bus: &Arc<dyn EventBus>,
+    zones: impl IntoIterator<Item = String>,
+    stopped: &tokio::sync::watch::Receiver<bool>,
+) -> tokio::sync::broadcast::Sender<String> {
+    let (sender, _) = tokio::sync::broadcast::channel(STORY_FEED_BUFFER);
+    for zone in zones {
+        let (bus, sender, mut stopped) = (Arc::clone(bus), sender.clone(), stopped.clone());
+        tokio::spawn(async move {
+            let Ok(mut consumer) = bus
+                .consumer(&zone, StreamKind::Story, "inspector", "inspector")
+                .await
+            else {
+                tracing::warn!(zone, "inspector: the story stream cannot be read");
+                return;
+            };
+            loop {
+                let batch = tokio::select! {
+                    batch = consumer.next_batch(64, std::time::Duration::from_millis(500)) => batch,
+                    _ = stopped.changed() => return,
+                };
+                let Ok(batch) = batch else {
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    continue;
+                };
+                let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
+                for delivery in batch {
+                    // No subscriber is not an error: the feed is live only.
+                    let _ = sender.send(delivery.body);
+                }
+                let _ = consumer.ack(&ids).await;
+            }
+        });
+    }
+    sender
+}
+
+/// `GET /events`: story signals as Server-Sent Events (`event: story_signal`, the envelope as
+/// data), live from the moment of connecting.
+async fn events(state: web::Data<AdminState>) -> HttpResponse {
+    use tokio::sync::broadcast::error::RecvError;
+    let receiver = state.story_feed.subscribe();
+    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        loop {
+            match receiver.recv().await {
+                Ok(body) => {
+                    let event = format!("event: story_signal\ndata: {body}\n\n");
+                    return Some((Ok::<_, actix_web::Error>(web::Bytes::from(event)), receiver));
+                }
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    });
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-cache"))
+        .streaming(stream)
+}
+
+/// `GET /inspector`: the web inspector (one embedded page, no external assets).
+async fn inspector() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(include_str!("../assets/inspector.html"))
+}
+
 /// Binds `address` and returns the running server (spawn or await it).
 pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev::Server> {
     let payload = web::PayloadConfig::new(state.max_body_bytes);
@@ -532,6 +726,9 @@ pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev
             .route("/healthz", web::get().to(healthz))
             .route("/metrics", web::get().to(metrics))
             .route("/npcs", web::get().to(npcs))
+            .route("/inspector", web::get().to(inspector))
+            .route("/events", web::get().to(events))
+            .route("/whatif", web::post().to(whatif))
             .route("/zones/{zone}/snapshot", web::post().to(snapshot_now))
             .route("/npcs", web::post().to(spawn))
             .route("/npcs/{id}", web::delete().to(despawn))

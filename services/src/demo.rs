@@ -51,6 +51,9 @@ pub struct DemoOptions {
     /// A redb file that keeps the village between runs: its world log, and snapshots every
     /// `snapshot_every_ticks` and at the end; a run resumes where the last one stopped.
     pub data: Option<std::path::PathBuf>,
+    /// Serve the admin API and the web inspector (`/inspector`) on this loopback address while
+    /// the demo runs (read-only: no token, so mutating calls are refused).
+    pub admin: Option<String>,
 }
 
 impl DemoOptions {
@@ -309,13 +312,22 @@ pub async fn open_bus(redis: Option<&str>) -> Result<Arc<dyn EventBus>, CommandE
     })
 }
 
+/// The demo shows lives, not load shedding: its budget is far above any tick, so the feed is
+/// the same on every machine and build (`serve` keeps the documented 4/5 ms).
+fn demo_zone_config() -> ZoneConfig {
+    let mut config = ZoneConfig::default();
+    config.governor.tick_budget_ms_soft = DEMO_TICK_BUDGET_MS;
+    config.governor.tick_budget_ms_hard = DEMO_TICK_BUDGET_MS;
+    config
+}
+
 /// The village as the redb file at `path` left it (a fresh one if it holds nothing), and the
 /// persistence that keeps it there.
 async fn kept_village(
     path: &std::path::Path,
     build: &dyn Fn() -> Result<Zone, crate::zone::ZoneError>,
     bus: &Arc<dyn EventBus>,
-) -> Result<(Zone, Persistence), CommandError> {
+) -> Result<(Zone, Persistence, crate::admin::WhatIfSource), CommandError> {
     let storage = crate::config::StorageSection::default();
     let file = geppetto_storage::RedbFile::open(path, &storage.stores)
         .map_err(|e| CommandError::Environment(e.to_string()))?;
@@ -333,6 +345,12 @@ async fn kept_village(
     )
     .await
     .map_err(|e| CommandError::Environment(format!("{}: {e}", path.display())))?;
+    let source = crate::admin::WhatIfSource {
+        world: "village".into(),
+        zone_config: demo_zone_config(),
+        log: log.clone(),
+        store: Arc::clone(&store),
+    };
     let keeper = crate::recovery::SnapshotKeeper {
         store,
         every_ticks: storage.snapshot_every_ticks,
@@ -346,7 +364,7 @@ async fn kept_village(
         resume_after: recovered.last_event_id,
         snapshot_requests: None,
     };
-    Ok((recovered.zone, persistence))
+    Ok((recovered.zone, persistence, source))
 }
 
 /// Runs the demo, handing each feed line to `sink`; returns how many lines it printed.
@@ -358,11 +376,7 @@ pub fn run_demo(
     let world = embedded_village().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
-    // The demo shows lives, not load shedding: its budget is far above any tick, so the feed is
-    // the same on every machine and build (`serve` keeps the documented 4/5 ms).
-    let mut config = ZoneConfig::default();
-    config.governor.tick_budget_ms_soft = DEMO_TICK_BUDGET_MS;
-    config.governor.tick_budget_ms_hard = DEMO_TICK_BUDGET_MS;
+    let config = demo_zone_config();
     let build = || {
         Zone::new(
             &world,
@@ -380,15 +394,38 @@ pub fn run_demo(
             reset_redis_zone(url, &zone_name).await?;
         }
         let bus = open_bus(options.redis.as_deref()).await?;
-        let (zone, persistence) = match &options.data {
-            Some(path) => kept_village(path, &build, &bus).await?,
-            None => (zone, Persistence::volatile()),
+        let (zone, persistence, whatif) = match &options.data {
+            Some(path) => {
+                let (zone, persistence, source) = kept_village(path, &build, &bus).await?;
+                (
+                    zone,
+                    persistence,
+                    BTreeMap::from([(zone_name.clone(), source)]),
+                )
+            }
+            None => (zone, Persistence::volatile(), BTreeMap::new()),
         };
         let start = zone.game_time;
         let end = start + (options.hours.max(0.0) * 60.0).round() as u64;
         let mut actors = ActorRuntime::new(crate::runtime::cores());
         let handle = actors.start(zone);
         let (stop, stopped) = watch::channel(false);
+        if let Some(address) = &options.admin {
+            let state = crate::admin::AdminState {
+                story_feed: crate::admin::story_feed(&bus, [zone_name.clone()], &stopped),
+                whatif,
+                whatif_busy: Arc::default(),
+                zones: BTreeMap::from([(zone_name.clone(), handle.clone())]),
+                snapshot_requests: BTreeMap::new(),
+                bus: Arc::clone(&bus),
+                metrics: None,
+                token: None,
+                max_body_bytes: crate::config::AdminConfig::default().max_body_bytes,
+            };
+            let server = crate::admin::start(state, address)
+                .map_err(|e| CommandError::Environment(format!("admin {address}: {e}")))?;
+            tokio::spawn(server);
+        }
         let seams = start_llm(&options.llm_config(), None, &bus, &stopped)?;
         let loop_task = tokio::spawn(run_zone(
             handle.clone(),

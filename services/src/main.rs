@@ -83,6 +83,10 @@ enum Command {
         /// where this one stopped, and `geppetto replay --redb FILE` replays it.
         #[arg(long)]
         data: Option<PathBuf>,
+        /// Serve the admin API and the web inspector on this address while the demo runs
+        /// (e.g. `127.0.0.1:7878`, then open http://127.0.0.1:7878/inspector).
+        #[arg(long)]
+        admin: Option<String>,
         #[command(flatten)]
         log: LogArgs,
     },
@@ -98,30 +102,29 @@ enum Command {
     /// the first difference against a recorded intent stream.
     Replay {
         #[command(flatten)]
-        source: LogSourceArgs,
-        /// The service config the log was recorded under: its zone settings (tick, tiers) and,
-        /// unless `--world` says otherwise, its first world.
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// The world file (`village` for the embedded one; default: the config's first world,
-        /// else `village`).
-        #[arg(long)]
-        world: Option<String>,
-        /// The zone (default: the world file's).
-        #[arg(long)]
-        zone: Option<String>,
-        /// Start from a stored snapshot (`latest` or a sequence) and replay only what follows.
-        #[arg(long)]
-        from_snapshot: Option<commands::replay::SnapshotPick>,
-        /// The redb file holding the snapshots (default: the Redis or redb log's own store).
-        #[arg(long)]
-        store: Option<PathBuf>,
+        window: ReplayArgs,
         /// A recorded intent stream (JSONL, e.g. from `log export --stream intents`).
         #[arg(long)]
         compare: Option<PathBuf>,
-        /// Decision worker threads (never changes the answer).
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
+    },
+    /// Replay a recorded window twice — as it was, and with parameters changed — and show one
+    /// NPC's two timelines side by side with the first divergence marked. Offline: the live
+    /// world is never touched.
+    Whatif {
+        #[command(flatten)]
+        window: ReplayArgs,
+        /// The NPC whose timeline to show.
+        #[arg(long)]
+        npc: String,
+        /// A change: `tuning.FIELD=V`, `profile.PATH=V` or `need.NAME=V` (repeatable).
+        #[arg(long = "set", required = true)]
+        changes: Vec<commands::whatif::Change>,
+        /// Game ticks of the window after its start (default: the whole log).
+        #[arg(long)]
+        ticks: Option<u64>,
+        /// JSON instead of two columns.
+        #[arg(long)]
+        json: bool,
     },
     /// A zone's recorded streams.
     #[command(subcommand)]
@@ -172,6 +175,67 @@ enum Command {
         #[arg(long)]
         profiles_dir: Option<PathBuf>,
     },
+}
+
+/// What a replay reads and where it starts.
+#[derive(Args)]
+struct ReplayArgs {
+    #[command(flatten)]
+    source: LogSourceArgs,
+    /// The service config the log was recorded under: its zone settings (tick, tiers) and,
+    /// unless `--world` says otherwise, its first world.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The world file (`village` for the embedded one; default: the config's first world,
+    /// else `village`).
+    #[arg(long)]
+    world: Option<String>,
+    /// The zone (default: the world file's).
+    #[arg(long)]
+    zone: Option<String>,
+    /// Start from a stored snapshot (`latest` or a sequence) and replay only what follows.
+    #[arg(long)]
+    from_snapshot: Option<commands::replay::SnapshotPick>,
+    /// The redb file holding the snapshots (default: the Redis or redb log's own store).
+    #[arg(long)]
+    store: Option<PathBuf>,
+    /// Decision worker threads (never changes the answer).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+}
+
+impl ReplayArgs {
+    fn options(
+        self,
+        compare: Option<PathBuf>,
+    ) -> Result<commands::replay::ReplayOptions, CommandError> {
+        let service = match &self.config {
+            Some(path) => Some(
+                geppetto_service::config::load_config(path)
+                    .map_err(|e| CommandError::BadInput(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let world = self
+            .world
+            .or_else(|| {
+                service
+                    .as_ref()
+                    .and_then(|c| c.worlds.first())
+                    .map(|w| w.display().to_string())
+            })
+            .unwrap_or_else(|| "village".into());
+        Ok(commands::replay::ReplayOptions {
+            source: self.source.source(),
+            zone_config: service.map(|c| c.zone_config()).unwrap_or_default(),
+            world,
+            zone: self.zone,
+            from_snapshot: self.from_snapshot,
+            store: self.store,
+            compare,
+            threads: self.threads,
+        })
+    }
 }
 
 /// Where a recorded log is read from (exactly one).
@@ -404,6 +468,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             llm_url,
             llm_model,
             data,
+            admin,
             log,
         } => {
             geppetto_service::logging::init(&log.log_format)?;
@@ -414,6 +479,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 llm_url,
                 llm_model,
                 data,
+                admin,
             };
             let printed = geppetto_service::demo::run_demo(&options, |line| print_line(&line))?;
             Ok(format!("-- {printed} feed lines, {hours} game hours"))
@@ -423,41 +489,8 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             geppetto_service::serve::serve(&config)?;
             Ok(String::new())
         }
-        Command::Replay {
-            source,
-            config,
-            world,
-            zone,
-            from_snapshot,
-            store,
-            compare,
-            threads,
-        } => {
-            let service = match &config {
-                Some(path) => Some(
-                    geppetto_service::config::load_config(path)
-                        .map_err(|e| CommandError::BadInput(e.to_string()))?,
-                ),
-                None => None,
-            };
-            let world = world
-                .or_else(|| {
-                    service
-                        .as_ref()
-                        .and_then(|c| c.worlds.first())
-                        .map(|w| w.display().to_string())
-                })
-                .unwrap_or_else(|| "village".into());
-            let options = commands::replay::ReplayOptions {
-                source: source.source(),
-                zone_config: service.map(|c| c.zone_config()).unwrap_or_default(),
-                world,
-                zone,
-                from_snapshot,
-                store,
-                compare,
-                threads,
-            };
+        Command::Replay { window, compare } => {
+            let options = window.options(compare)?;
             let summary = commands::replay::replay(&options, print_line)?;
             eprintln!(
                 "-- {} log entries replayed, {} intents",
@@ -470,6 +503,22 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                     summary.intents
                 )),
                 None => Ok(String::new()),
+            }
+        }
+        Command::Whatif {
+            window,
+            npc,
+            changes,
+            ticks,
+            json,
+        } => {
+            let options = window.options(None)?;
+            let report = commands::whatif::what_if(&options, &npc, &changes, ticks)?;
+            if json {
+                serde_json::to_string_pretty(&report)
+                    .map_err(|e| CommandError::Environment(e.to_string()))
+            } else {
+                Ok(commands::whatif::report_text(&report))
             }
         }
         Command::Log(LogCommand::Export {

@@ -176,7 +176,19 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
         let mut tasks = Vec::new();
         let mut handles = BTreeMap::new();
         let mut snapshot_senders = BTreeMap::new();
-        for world in &worlds {
+        let mut whatif = BTreeMap::new();
+        for (world, world_path) in worlds.iter().zip(&config.worlds) {
+            if !matches!(durable.log, WorldLog::Volatile) {
+                whatif.insert(
+                    world.zone.clone(),
+                    admin::WhatIfSource {
+                        world: world_path.display().to_string(),
+                        zone_config: config.zone_config(),
+                        log: durable.log.clone(),
+                        store: Arc::clone(&durable.store),
+                    },
+                );
+            }
             let (isolation, sequence) = load_isolation(&*durable.store, &world.zone).await;
             let build = || {
                 let mut zone = Zone::new(
@@ -243,6 +255,9 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
         }
         if !config.admin.address.is_empty() {
             let state = AdminState {
+                story_feed: admin::story_feed(&bus, handles.keys().cloned(), &stopped),
+                whatif,
+                whatif_busy: Arc::default(),
                 zones: handles,
                 snapshot_requests: snapshot_senders,
                 bus: Arc::clone(&bus),

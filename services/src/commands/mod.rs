@@ -7,6 +7,7 @@ pub mod replay;
 pub mod sets;
 pub mod simulate;
 pub mod validate;
+pub mod whatif;
 pub mod world;
 
 /// Why a command failed; decides the exit code.

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use geppetto_storage::{
     EventId, EventLog, RedbFile, RedisSnapshotStore, SnapshotStore, StorageConfig,
@@ -28,7 +29,7 @@ use crate::recovery::{governor_script, replay_messages};
 use crate::zone::{ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState};
 
 /// Where a log is read from.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub enum LogSource {
     /// A JSONL file (as `log export` writes, or plain envelopes one per line).
     File(PathBuf),
@@ -36,6 +37,24 @@ pub enum LogSource {
     Redis(String),
     /// The embedded redb log in this file.
     Redb(PathBuf),
+    /// A running service's own log and snapshot store (the admin API's what-if).
+    Service {
+        /// The zone's world log.
+        log: crate::recovery::WorldLog,
+        /// Its snapshots.
+        store: Arc<dyn SnapshotStore>,
+    },
+}
+
+impl std::fmt::Debug for LogSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::File(path) => write!(f, "File({})", path.display()),
+            Self::Redis(url) => write!(f, "Redis({url})"),
+            Self::Redb(path) => write!(f, "Redb({})", path.display()),
+            Self::Service { .. } => write!(f, "Service"),
+        }
+    }
 }
 
 /// Which stored snapshot a replay starts from.
@@ -104,11 +123,17 @@ fn environment(error: impl std::fmt::Display) -> CommandError {
     CommandError::Environment(error.to_string())
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, CommandError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(environment)
+/// Runs `future` to completion: on the running service's runtime when called from one of its
+/// blocking threads (an admin what-if), else on a runtime of its own (the CLI).
+fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, CommandError> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => Ok(handle.block_on(future)),
+        Err(_) => Ok(tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(environment)?
+            .block_on(future)),
+    }
 }
 
 /// Reads a JSONL log: `log_id` (else the line number) and the envelope (or `unparsed` text).
@@ -149,7 +174,21 @@ pub fn read_log(
     const PAGE: usize = 10_000;
     let mut entries = match source {
         LogSource::File(path) => read_jsonl(path)?,
-        LogSource::Redis(url) => runtime()?.block_on(async {
+        LogSource::Service { log, .. } => block_on(async {
+            let mut all = Vec::new();
+            let mut cursor = after.map(str::to_owned);
+            loop {
+                let page = log
+                    .read_after(zone, cursor.as_deref(), PAGE)
+                    .await
+                    .map_err(environment)?;
+                let Some(last) = page.last() else { break };
+                cursor = Some(last.id.clone());
+                all.extend(page.into_iter().map(|d| (d.id, d.body)));
+            }
+            Ok::<_, CommandError>(all)
+        })??,
+        LogSource::Redis(url) => block_on(async {
             let bus = RedisBus::connect(RedisBusConfig {
                 url: url.clone(),
                 ..RedisBusConfig::default()
@@ -168,7 +207,7 @@ pub fn read_log(
                 all.extend(page.into_iter().map(|d| (d.id, d.body)));
             }
             Ok::<_, CommandError>(all)
-        })?,
+        })??,
         LogSource::Redb(path) => {
             if stream != StreamKind::World {
                 return Err(bad("the embedded redb log holds only the world stream"));
@@ -236,20 +275,21 @@ fn stored_snapshot(
     zone: &str,
     pick: SnapshotPick,
 ) -> Result<geppetto_storage::Snapshot, CommandError> {
-    runtime()?.block_on(async {
+    block_on(async {
         let config = StorageConfig::default();
-        let store: Box<dyn SnapshotStore> = match (&options.store, &options.source) {
-            (Some(file), _) => Box::new(
+        let store: Arc<dyn SnapshotStore> = match (&options.store, &options.source) {
+            (None, LogSource::Service { store, .. }) => Arc::clone(store),
+            (Some(file), _) => Arc::new(
                 RedbFile::open(file, &config)
                     .map_err(environment)?
                     .snapshot_store(),
             ),
-            (None, LogSource::Redis(url)) => Box::new(
+            (None, LogSource::Redis(url)) => Arc::new(
                 RedisSnapshotStore::connect(url, &config)
                     .await
                     .map_err(environment)?,
             ),
-            (None, LogSource::Redb(file)) => Box::new(
+            (None, LogSource::Redb(file)) => Arc::new(
                 RedbFile::open(file, &config)
                     .map_err(environment)?
                     .snapshot_store(),
@@ -266,7 +306,7 @@ fn stored_snapshot(
                     .await
                     .map_err(environment)?;
                 for skipped in &latest.skipped {
-                    eprintln!("skipped: {skipped}");
+                    tracing::warn!(%skipped, "snapshot skipped");
                 }
                 latest.snapshot
             }
@@ -276,7 +316,7 @@ fn stored_snapshot(
                 .map_err(bad)?,
         };
         found.ok_or_else(|| bad(format!("no usable snapshot of zone `{zone}` ({pick:?})")))
-    })
+    })?
 }
 
 /// The distinct intents of a recorded stream (JSONL), first occurrence of each id kept.
@@ -322,11 +362,12 @@ fn first_difference(replayed: &[String], recorded: &[String]) -> Option<String> 
     })
 }
 
-/// Runs a replay; each intent is handed to `write` unless comparing.
-pub fn replay(
+/// The zone a replay starts from (the world file, or a stored snapshot laid over it) and the
+/// log entry it has folded so far.
+fn starting_zone(
     options: &ReplayOptions,
-    mut write: impl FnMut(&str),
-) -> Result<ReplaySummary, CommandError> {
+    profiles: &ProfileLibrary,
+) -> Result<(Zone, Option<String>), CommandError> {
     let world = super::world::world(&options.world)?;
     let zone_name = options.zone.clone().unwrap_or_else(|| world.zone.clone());
     if zone_name != world.zone {
@@ -337,30 +378,53 @@ pub fn replay(
     }
     let mut config = options.zone_config.clone();
     config.tick.decision_workers = options.threads.max(1);
-    let profiles = ProfileLibrary::embedded().map_err(bad)?;
     let sets = SetLibrary::embedded().map_err(bad)?;
     let fresh =
-        Zone::new(&world, &profiles, &sets, config, IsolationState::default()).map_err(bad)?;
-    let (mut zone, after) = match options.from_snapshot {
+        Zone::new(&world, profiles, &sets, config, IsolationState::default()).map_err(bad)?;
+    match options.from_snapshot {
         Some(pick) => {
             let snapshot = stored_snapshot(options, &zone_name, pick)?;
             let state: ZoneState = serde_json::from_slice(&snapshot.payload)
                 .map_err(|e| bad(format!("snapshot {}: {e}", snapshot.sequence)))?;
             let zone = Zone::restored(fresh, state)
                 .map_err(|e| bad(format!("snapshot {}: {e}", snapshot.sequence)))?;
-            (zone, Some(snapshot.last_event_id))
+            Ok((zone, Some(snapshot.last_event_id)))
         }
-        None => (fresh, None),
-    };
+        None => Ok((fresh, None)),
+    }
+}
+
+/// What a replay of a window produced.
+pub struct ReplayRun {
+    /// Log entries read.
+    pub replayed: u64,
+    /// The intents emitted, in order.
+    pub intents: Vec<String>,
+    /// The zone as the window left it.
+    pub zone: Zone,
+}
+
+/// Replays the log of `options` with `profiles`, after `adjust` has changed the starting zone,
+/// up to `ticks` game ticks past the start (all of it when `None`).
+pub fn replay_window(
+    options: &ReplayOptions,
+    profiles: &ProfileLibrary,
+    adjust: impl FnOnce(&mut Zone) -> Result<(), CommandError>,
+    ticks: Option<u64>,
+) -> Result<ReplayRun, CommandError> {
+    let (mut zone, after) = starting_zone(options, profiles)?;
+    adjust(&mut zone)?;
+    let end = ticks.map(|t| zone.game_time.saturating_add(t));
     let entries = read_log(
         &options.source,
-        &zone_name,
+        &zone.name.clone(),
         StreamKind::World,
         after.as_deref(),
     )?;
     let messages: Vec<WorldMessage> = entries
         .iter()
         .filter_map(|(_, body)| parse_world(body).ok())
+        .take_while(|m| end.is_none_or(|end| m.header.game_time <= end))
         .collect();
     let mut script = BTreeMap::new();
     governor_script(&messages, &mut script);
@@ -375,21 +439,35 @@ pub fn replay(
                 .map(|(_, body)| body),
         );
     }
+    Ok(ReplayRun {
+        replayed: messages.len() as u64,
+        intents,
+        zone,
+    })
+}
+
+/// Runs a replay; each intent is handed to `write` unless comparing.
+pub fn replay(
+    options: &ReplayOptions,
+    mut write: impl FnMut(&str),
+) -> Result<ReplaySummary, CommandError> {
+    let profiles = ProfileLibrary::embedded().map_err(bad)?;
+    let run = replay_window(options, &profiles, |_| Ok(()), None)?;
     let difference = match &options.compare {
         Some(path) => {
             let recorded = distinct_by_id(read_jsonl(path)?.into_iter().map(|(_, body)| body));
-            first_difference(&distinct_by_id(intents.clone()), &recorded)
+            first_difference(&distinct_by_id(run.intents.clone()), &recorded)
         }
         None => {
-            for intent in &intents {
+            for intent in &run.intents {
                 write(intent);
             }
             None
         }
     };
     Ok(ReplaySummary {
-        replayed: entries.len() as u64,
-        intents: intents.len(),
+        replayed: run.replayed,
+        intents: run.intents.len(),
         difference,
     })
 }

@@ -100,6 +100,16 @@ impl ProfileLibrary {
         Ok(library)
     }
 
+    /// Replaces (or adds) a profile after checking its tuning; a what-if runs on a changed copy.
+    pub fn replace(&mut self, profile: Profile) -> Result<(), ContentError> {
+        profile.validate().map_err(|e| ContentError::Invalid {
+            file: format!("profile {}", profile.name),
+            reason: format!("tuning.{e}"),
+        })?;
+        self.profiles.insert(profile.name.clone(), profile);
+        Ok(())
+    }
+
     /// The profile called `name`.
     pub fn get(&self, name: &str) -> Option<&Profile> {
         self.profiles.get(name)

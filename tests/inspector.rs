@@ -1,0 +1,86 @@
+//! The web inspector in a real browser: `geppetto demo --admin` serves it while the village
+//! runs; `tests/inspector/inspector.mjs` (playwright-core driving Debian's headless Chromium)
+//! opens it, finds the NPC list, opens an NPC and sees its breakdown and a chart with data
+//! points and every need's response curve, sees a story signal arrive live, and runs a what-if
+//! that shows where the NPC's timeline parts from the recorded one. Screenshots are kept in
+//! `target/inspector-screenshots/`. Needs `chromium` and `npm ci` in `tests/inspector/` (both
+//! done by `.ci/run`).
+
+#[path = "support/http.rs"]
+mod http;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Demo(Child);
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let scripts = root.join("tests/inspector");
+    assert!(
+        scripts.join("node_modules/playwright-core").is_dir(),
+        "run `npm ci` in tests/inspector (.ci/run does)"
+    );
+    let port = http::free_port();
+    let dir = std::env::temp_dir().join(format!("geppetto-inspector-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    // The demo keeps its log in a redb file, so the page's what-if has a recorded window.
+    let data = dir.join("village.redb");
+    let _demo = Demo(
+        Command::new(env!("CARGO_BIN_EXE_geppetto"))
+            .args(["demo", "--hours", "48", "--speed", "60", "--admin"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--data")
+            .arg(&data)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("demo"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while http::request_with(port, "GET", "/healthz", None, "").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the demo's admin API did not come up"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let shots = root.join("target/inspector-screenshots");
+    std::fs::create_dir_all(&shots).expect("screenshot dir");
+    let output = Command::new("node")
+        .arg(scripts.join("inspector.mjs"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(&shots)
+        .current_dir(&scripts)
+        .output()
+        .expect("node runs");
+    assert!(
+        output.status.success(),
+        "the browser run failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("the script reports what it saw");
+    assert!(seen["rows"].as_u64() >= Some(10), "{seen}");
+    assert!(seen["points"].as_u64() > Some(0), "{seen}");
+    assert!(seen["signals"].as_u64() >= Some(1), "{seen}");
+    assert!(
+        seen["divergence"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("first divergence at step")),
+        "{seen}"
+    );
+    assert!(shots.join("inspector.png").is_file() && shots.join("whatif.png").is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+}
