@@ -55,32 +55,46 @@ fn until(port: u16, path: &str, done: impl Fn(&str) -> bool) -> String {
     }
 }
 
-#[test]
-fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
-    let port = TcpListener::bind("127.0.0.1:0")
+/// A free loopback port.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("port")
-        .port();
-    let dir = std::env::temp_dir().join(format!("geppetto-admin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+        .port()
+}
+
+/// Writes `config` (the village, a fast clock, then `rest`) into `dir` and starts `geppetto
+/// serve` on it with `env`, its stderr into `stderr`.
+fn serve(dir: &std::path::Path, rest: &str, env: &[(&str, &str)], stderr: Stdio) -> Serve {
+    std::fs::create_dir_all(dir).expect("dir");
     let world = format!("{}/../config/worlds/village", env!("CARGO_MANIFEST_DIR"));
     let config = dir.join("serve.toml");
     std::fs::write(
         &config,
-        format!(
-            "worlds = ['{world}']\n[clock]\nspeed_minutes_per_second = 600.0\n[admin]\naddress = '127.0.0.1:{port}'\ntoken_env = 'GEPPETTO_TEST_TOKEN'\n"
-        ),
+        format!("worlds = ['{world}']\n[clock]\nspeed_minutes_per_second = 600.0\n{rest}"),
     )
     .expect("config");
-    let _serve = Serve(
+    Serve(
         Command::new(env!("CARGO_BIN_EXE_geppetto"))
             .args(["serve", "--config"])
             .arg(&config)
-            .env("GEPPETTO_TEST_TOKEN", "s3cret")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("serve"),
+    )
+}
+
+#[test]
+fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("geppetto-admin-{}", std::process::id()));
+    let _serve = serve(
+        &dir,
+        &format!("[admin]\naddress = '127.0.0.1:{port}'\ntoken_env = 'GEPPETTO_TEST_TOKEN'\n"),
+        &[("GEPPETTO_TEST_TOKEN", "s3cret")],
+        Stdio::null(),
     );
     assert!(until(port, "/healthz", |b| b.contains("ok")).contains("\"ok\""));
     let npcs = until(port, "/npcs", |b| b.contains("kit"));
@@ -152,4 +166,80 @@ fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
     let path = "/npcs/nobody/schedule_override";
     let (status, _) = request_with(port, "POST", path, Some("s3cret"), summons).expect("reply");
     assert_eq!(status, 404);
+}
+
+#[test]
+fn secrets_stay_out_of_responses_and_logs_and_bodies_are_bounded() {
+    const TOKEN: &str = "admin-Tk3-secret";
+    const API_KEY: &str = "sk-Llm8-secret";
+    const REDIS_PASSWORD: &str = "redis-Rp5-secret";
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("geppetto-secrets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("admin.token"), format!("{TOKEN}\n")).expect("token file");
+    let log = dir.join("stderr.log");
+    // The token from a file, the LLM key and the Redis password from the environment; an LLM
+    // endpoint on loopback that nobody serves, so the key is read but never sent.
+    let serve = serve(
+        &dir,
+        &format!(
+            "[admin]\naddress = '127.0.0.1:{port}'\ntoken_file = 'admin.token'\nmax_body_bytes = 1024\n[llm.provider]\nbase_url = 'http://127.0.0.1:9/v1'\n"
+        ),
+        &[
+            ("RUST_LOG", "debug"),
+            ("GEPPETTO_LLM_API_KEY", API_KEY),
+            ("GEPPETTO_REDIS_PASSWORD", REDIS_PASSWORD),
+        ],
+        Stdio::from(std::fs::File::create(&log).expect("log file")),
+    );
+    assert!(until(port, "/healthz", |b| b.contains("ok")).contains("\"ok\""));
+    let mut seen = Vec::new();
+    for path in [
+        "/healthz",
+        "/npcs",
+        "/npcs/bram/brain",
+        "/npcs/bram/brain?format=text",
+        "/npcs/bram/decisions",
+        "/npcs/nobody/brain",
+    ] {
+        let (_, body) = request(port, "GET", path, None).expect("reply");
+        seen.push(body);
+    }
+    seen.push(until(port, "/metrics", |b| {
+        b.contains("geppetto_world_events_in_total")
+    }));
+    // Mutating calls: 401 without the token or with a wrong one, 413 over the body limit,
+    // 400 for a bad body, 202 with the token read from the file.
+    let (status, body) = request(port, "DELETE", "/npcs/kit", None).expect("reply");
+    assert_eq!(status, 401, "{body}");
+    seen.push(body);
+    let (status, body) = request(port, "DELETE", "/npcs/kit", Some("admin-Tk3")).expect("reply");
+    assert_eq!(
+        status, 401,
+        "a prefix of the token is not the token: {body}"
+    );
+    seen.push(body);
+    let huge = format!(r#"{{"zone": "village", "npc": "{}"}}"#, "x".repeat(2048));
+    let (status, body) = request_with(port, "POST", "/npcs", Some(TOKEN), &huge).expect("reply");
+    assert_eq!(status, 413, "{body}");
+    seen.push(body);
+    let (status, body) =
+        request_with(port, "POST", "/npcs", Some(TOKEN), "{\"zone\": 7}").expect("reply");
+    assert_eq!(status, 400, "{body}");
+    seen.push(body);
+    let (status, body) = request(port, "DELETE", "/npcs/kit", Some(TOKEN)).expect("reply");
+    assert_eq!(status, 202, "{body}");
+    seen.push(body);
+    drop(serve);
+    seen.push(std::fs::read_to_string(&log).expect("log"));
+    assert!(
+        seen.last().is_some_and(|l| l.contains("DEBUG")),
+        "debug logs were on"
+    );
+    for text in &seen {
+        for secret in [TOKEN, API_KEY, REDIS_PASSWORD] {
+            assert!(!text.contains(secret), "`{secret}` exposed in: {text}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

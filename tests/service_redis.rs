@@ -4,6 +4,7 @@
 //! tiers with hysteresis. Assertions are on counts and orders, never on durations (the deadlines
 //! below only stop a broken run from hanging).
 
+#[allow(dead_code)] // Not every helper is used here.
 #[path = "support/redis_server.rs"]
 mod redis_server;
 #[path = "support/schema.rs"]
@@ -401,6 +402,121 @@ fn a_poisoned_event_lands_in_deadletter_and_the_loop_goes_on() {
     assert_eq!(stats.dead_lettered, 2);
     assert_eq!(stats.applied, 22, "the 20 ticks, the player and the marker");
     assert!(count(&events, "action_started") >= 5, "the loop went on");
+}
+
+#[test]
+fn a_stream_of_good_and_bad_events_keeps_every_good_one_and_dead_letters_every_bad_one() {
+    let server = RedisServer::start();
+    let running = Running::start(&server, village(calm(), IsolationState::default()), None);
+    let world = key(StreamKind::World);
+    let long_text = "blah ".repeat(2_000);
+    // (body, the reason its dead letter must give)
+    let bad: Vec<(Vec<u8>, &str)> = vec![
+        (b"{not json".to_vec(), "not JSON"),
+        (
+            b"{\"v\":1,\"type\":\"say\",\"text\":\"caf\xe9\"}".to_vec(),
+            "not UTF-8",
+        ),
+        (
+            format!("{{\"v\":1,\"x\":{}1{}}}", "[".repeat(40), "]".repeat(40)).into_bytes(),
+            "consumer.limits.max_depth exceeded",
+        ),
+        (
+            event(
+                "say",
+                "b-text",
+                420,
+                &format!(r#""speaker":"ann","text":"{long_text}""#),
+            )
+            .into_bytes(),
+            "consumer.limits.max_text_bytes exceeded",
+        ),
+        (
+            format!(r#"{{"pad":"{}"}}"#, "x".repeat(1_100_000)).into_bytes(),
+            "consumer.limits.max_bytes exceeded",
+        ),
+        (
+            event("earthquake", "b-type", 420, "").into_bytes(),
+            "unknown world event type",
+        ),
+        (
+            event(
+                "social_event",
+                "b-mood",
+                420,
+                r#""kind":"insult","source":"ann","target":"bram","mood":7"#,
+            )
+            .into_bytes(),
+            "must be between -1 and 1",
+        ),
+        (
+            event(
+                "social_event",
+                "b-npc",
+                420,
+                r#""kind":"insult","source":"ann","target":"nobody""#,
+            )
+            .into_bytes(),
+            "unknown NPC `nobody`",
+        ),
+        (
+            event(
+                "player_entered",
+                "b-room",
+                420,
+                r#""player":"ann","room":"atlantis""#,
+            )
+            .into_bytes(),
+            "unknown room `atlantis`",
+        ),
+        (
+            event("time_advanced", "b-zone", 421, "")
+                .replace(ZONE, "elsewhere")
+                .into_bytes(),
+            "message for zone `elsewhere`",
+        ),
+    ];
+    // Good and bad interleaved: every third message is bad.
+    let mut good = 0u64;
+    let mut bad_left = bad.iter();
+    for t in 421..=450u64 {
+        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
+        good += 1;
+        if t % 3 == 0
+            && let Some((body, _)) = bad_left.next()
+        {
+            server.xadd_bytes(&world, body);
+        }
+    }
+    for (body, _) in bad_left {
+        server.xadd_bytes(&world, body);
+    }
+    drain(&server, 450);
+    let stats = running.finish();
+    let letters = parsed(&server.bodies(&key(StreamKind::Deadletter)));
+    assert_eq!(letters.len(), bad.len(), "{letters:#?}");
+    // A batch's parse refusals go out before the zone's own: match reasons, not order.
+    let reasons: Vec<String> = letters
+        .iter()
+        .map(|letter| {
+            check_schema("deadletter", letter);
+            let original = letter["original"].as_str().expect("original");
+            assert!(
+                original.len() <= 1_048_576,
+                "at most a message's worth is kept"
+            );
+            format!("{}: {}", letter["path"], letter["reason"])
+        })
+        .collect();
+    for (_, reason) in &bad {
+        assert_eq!(
+            reasons.iter().filter(|r| r.contains(reason)).count(),
+            1,
+            "`{reason}` in {reasons:#?}"
+        );
+    }
+    assert_eq!(stats.dead_lettered, bad.len() as u64);
+    assert_eq!(stats.applied, good + 1, "every good event and the marker");
 }
 
 #[test]

@@ -26,8 +26,15 @@ fn the_documented_example_gives_the_documented_answer() {
 }
 
 fn with(pointer: &str, value: Value) -> String {
+    with_all(&[(pointer, value)])
+}
+
+/// The example with the values at each JSON pointer replaced.
+fn with_all(changes: &[(&str, Value)]) -> String {
     let mut request: Value = serde_json::from_str(EXAMPLE).expect("example parses");
-    *request.pointer_mut(pointer).expect("pointer exists") = value;
+    for (pointer, value) in changes {
+        *request.pointer_mut(pointer).expect("pointer exists") = value.clone();
+    }
     request.to_string()
 }
 
@@ -227,4 +234,49 @@ fn duplicate_agents_in_a_batch_are_refused() {
     let request: DecideBatchRequest = wire::parse(&request.to_string()).expect("parses");
     let error = wire::decide_batch(&request, &Profile::default(), 1).expect_err("refused");
     assert_eq!(error.path, "agents[1].id");
+}
+
+mod finite_utilities {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Any finite number, from tiny to the largest a JSON reader accepts, of either sign.
+    fn number() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            -1e3..1e3f64,
+            Just(0.0),
+            Just(f64::MAX),
+            Just(-f64::MAX),
+            (1.0..10.0f64, 100..308i32).prop_map(|(m, e)| m * 10f64.powi(e)),
+        ]
+    }
+
+    proptest! {
+        /// Every request the engine accepts answers with finite utilities, however large its
+        /// numbers: an overflowing product is refused (naming the candidate), never returned.
+        #[test]
+        fn an_accepted_request_answers_with_finite_utilities(
+            delta in number(), weight in number().prop_map(f64::abs),
+            modifier in number().prop_map(f64::abs), context in number().prop_map(f64::abs),
+            priority in number(), cost in number().prop_map(f64::abs),
+            gold in number(), x in number(),
+        ) {
+            let request = with_all(&[
+                ("/world/providers/0/actions/0/deltas/HUNGER", json!(delta)),
+                ("/agent/considerations/0/weight", json!(weight)),
+                ("/agent/tag_modifiers/food", json!(modifier)),
+                ("/world/contexts/0/tag_multipliers/indoor", json!(context)),
+                ("/world/providers/0/actions/0/intrinsic_priority", json!(priority)),
+                ("/world/providers/0/actions/0/costs/gold", json!(cost)),
+                ("/agent/resources/gold", json!(gold)),
+                ("/agent/position/0", json!(x)),
+            ]);
+            if let Ok(answer) = decide(&request) {
+                for ranked in answer["ranked"].as_array().expect("ranked") {
+                    let utility = ranked["utility"].as_f64();
+                    prop_assert!(utility.is_some_and(f64::is_finite), "{answer}");
+                }
+            }
+        }
+    }
 }

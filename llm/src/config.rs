@@ -272,6 +272,9 @@ pub struct OpenAiProviderConfig {
     /// config or logs). Unset or empty variable ⇒ no key is sent. Default
     /// `"GEPPETTO_LLM_API_KEY"`.
     pub api_key_env: String,
+    /// A file holding the API key instead (a mounted secret); it wins over `api_key_env`.
+    /// Default none.
+    pub api_key_file: Option<std::path::PathBuf>,
     /// Completion token cap per call. Default 160.
     pub max_tokens: u32,
     /// Sampling temperature. Default 0.7.
@@ -290,6 +293,7 @@ impl Default for OpenAiProviderConfig {
             base_url: "http://127.0.0.1:8089/v1".to_owned(),
             model: "smollm2".to_owned(),
             api_key_env: "GEPPETTO_LLM_API_KEY".to_owned(),
+            api_key_file: None,
             max_tokens: 160,
             temperature: 0.7,
             use_json_schema: true,

@@ -27,6 +27,7 @@ pub mod perception;
 pub mod provider;
 pub mod queue;
 pub mod request;
+pub mod secret;
 pub mod telemetry;
 pub mod template;
 pub mod worker;
@@ -50,6 +51,7 @@ pub use request::{
     LlmRequest, NarrationRequest, NpcRef, Participant, PerceptionContext, PerceptionRequest,
     Priority, Seam,
 };
+pub use secret::{Secret, SecretError, read_secret};
 pub use template::TemplateProvider;
 pub use worker::{
     BreakerEvent, FallbackReason, LlmOutput, NarrationSkipped, PerceptionResult, Providers,

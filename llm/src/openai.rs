@@ -4,7 +4,6 @@
 //! a base URL from the environment. The API key is read from the environment variable the
 //! config names, kept out of `Debug` output and never logged.
 
-use std::fmt;
 use std::time::Duration;
 
 use async_openai::Client;
@@ -25,6 +24,7 @@ use crate::perception::{
 };
 use crate::provider::{Provider, ProviderError, ProviderFuture};
 use crate::request::{NarrationRequest, PerceptionRequest};
+use crate::secret::{Secret, SecretError, read_secret};
 
 /// Why the provider could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -35,42 +35,13 @@ pub enum ProviderBuildError {
     /// The config is unusable.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// The key file cannot be read.
+    #[error("api key: {0}")]
+    Secret(#[from] SecretError),
 }
 
-/// An API key. Its `Debug` never shows the key.
-#[derive(Clone, Default)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    /// Wraps a key.
-    #[must_use]
-    pub fn new(key: String) -> Self {
-        Self(key)
-    }
-
-    /// Reads the key from the environment variable named `variable`; unset or not Unicode ⇒
-    /// no key (local servers need none).
-    #[must_use]
-    pub fn from_env(variable: &str) -> Self {
-        Self(std::env::var(variable).unwrap_or_default())
-    }
-
-    /// Whether a key is present.
-    #[must_use]
-    pub fn is_present(&self) -> bool {
-        !self.0.is_empty()
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.is_present() {
-            "ApiKey(<redacted>)"
-        } else {
-            "ApiKey(<none>)"
-        })
-    }
-}
+/// An API key: a [`Secret`], so its `Debug` never shows the key.
+pub type ApiKey = Secret;
 
 /// A chat-completions endpoint serving both seams.
 #[derive(Debug)]
@@ -109,7 +80,7 @@ impl OpenAiProvider {
         // OPENAI_API_KEY and sends an unrelated key to this endpoint.
         let openai_config = OpenAIConfig::new()
             .with_api_base(config.base_url.clone())
-            .with_api_key(api_key.0);
+            .with_api_key(api_key.expose());
         let client =
             Client::with_config(openai_config).with_http_service(ReqwestService::new(http));
         Ok(Self {
@@ -124,18 +95,20 @@ impl OpenAiProvider {
         })
     }
 
-    /// Builds the provider with the key from the environment variable the config names.
+    /// Builds the provider with the key from the file or environment variable the config
+    /// names.
     ///
     /// # Errors
-    /// As `new`.
+    /// As `new`, and a key file that cannot be read.
     pub fn from_env(
         config: &OpenAiProviderConfig,
         prompts: PromptSet,
         limits: PerceptionLimits,
         request_timeout: Duration,
     ) -> Result<Self, ProviderBuildError> {
-        let key = ApiKey::from_env(&config.api_key_env);
-        if !key.is_present() {
+        let key =
+            read_secret(&config.api_key_env, config.api_key_file.as_deref())?.unwrap_or_default();
+        if key.is_empty() {
             tracing::debug!(
                 variable = %config.api_key_env,
                 provider = %config.name,
@@ -282,13 +255,6 @@ mod tests {
     #[test]
     fn the_key_never_appears_in_debug_output() {
         let key = ApiKey::new("sk-very-secret".to_owned());
-        assert_eq!(format!("{key:?}"), "ApiKey(<redacted>)");
-        assert_eq!(format!("{:?}", ApiKey::default()), "ApiKey(<none>)");
-    }
-
-    #[test]
-    fn a_missing_variable_means_no_key() {
-        let key = ApiKey::from_env("GEPPETTO_TEST_VARIABLE_THAT_IS_NEVER_SET");
-        assert!(!key.is_present());
+        assert!(!format!("{key:?}").contains("sk-very-secret"));
     }
 }

@@ -14,6 +14,7 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use geppetto_core::consideration::Updater;
 use geppetto_core::rng::derive_seed;
 use geppetto_core::wire::response::round4;
+use geppetto_llm::Secret;
 use metrics_exporter_prometheus::PrometheusHandle;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -40,8 +41,22 @@ pub struct AdminState {
     pub bus: Arc<dyn EventBus>,
     /// Metrics, when a recorder is installed.
     pub metrics: Option<PrometheusHandle>,
-    /// The bearer token for mutating calls.
-    pub token: Option<String>,
+    /// The bearer token for mutating calls (none: they are refused).
+    pub token: Option<Secret>,
+    /// Largest request body, bytes (`admin.max_body_bytes`); bigger ones are answered 413.
+    pub max_body_bytes: usize,
+}
+
+/// Whether `given` equals `expected`, in a time that does not depend on where they differ.
+fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
+    if given.len() != expected.len() {
+        return false;
+    }
+    let difference = given
+        .iter()
+        .zip(expected)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    std::hint::black_box(difference) == 0
 }
 
 fn authorised(state: &AdminState, request: &HttpRequest) -> bool {
@@ -53,7 +68,7 @@ fn authorised(state: &AdminState, request: &HttpRequest) -> bool {
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|given| given == token)
+        .is_some_and(|given| constant_time_eq(given.as_bytes(), token.expose().as_bytes()))
 }
 
 async fn healthz() -> HttpResponse {
@@ -563,6 +578,8 @@ pub struct WhatIfSource {
     pub world: String,
     /// The zone's settings.
     pub zone_config: crate::zone::ZoneConfig,
+    /// The world-message limits its loop reads under.
+    pub limits: crate::bus::envelope::EnvelopeLimits,
     /// The zone's world log.
     pub log: crate::recovery::WorldLog,
     /// Its snapshots.
@@ -635,6 +652,7 @@ async fn whatif(state: web::Data<AdminState>, body: web::Bytes) -> HttpResponse 
                 store: source.store,
             },
             zone_config: source.zone_config,
+            limits: source.limits,
             world: source.world,
             zone: Some(request.zone),
             from_snapshot: from_snapshot.then_some(crate::commands::replay::SnapshotPick::Latest),
@@ -727,10 +745,12 @@ async fn inspector() -> HttpResponse {
 
 /// Binds `address` and returns the running server (spawn or await it).
 pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev::Server> {
+    let payload = web::PayloadConfig::new(state.max_body_bytes);
     let data = web::Data::new(state);
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .app_data(payload.clone())
             .route("/healthz", web::get().to(healthz))
             .route("/metrics", web::get().to(metrics))
             .route("/npcs", web::get().to(npcs))
@@ -757,6 +777,14 @@ pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(constant_time_eq(b"s3cret", b"s3cret"));
+        assert!(!constant_time_eq(b"s3cres", b"s3cret"));
+        assert!(!constant_time_eq(b"s3cre", b"s3cret"));
+        assert!(!constant_time_eq(b"", b"s3cret"));
+    }
 
     #[test]
     fn the_brain_view_explains_the_ranking() {

@@ -122,6 +122,11 @@ pub struct AdminConfig {
     pub address: String,
     /// Environment variable holding the bearer token for mutating calls (unset = they are refused).
     pub token_env: String,
+    /// A file holding the token instead (relative to the config file); it wins over
+    /// `token_env`. Default none.
+    pub token_file: Option<PathBuf>,
+    /// Largest request body, bytes; a bigger one is answered 413. Default 256 KiB.
+    pub max_body_bytes: usize,
 }
 
 impl Default for AdminConfig {
@@ -129,6 +134,8 @@ impl Default for AdminConfig {
         Self {
             address: "127.0.0.1:7878".into(),
             token_env: "GEPPETTO_ADMIN_TOKEN".into(),
+            token_file: None,
+            max_body_bytes: 256 * 1024,
         }
     }
 }
@@ -161,6 +168,8 @@ pub struct ServiceConfig {
     pub storage: StorageSection,
     /// Admin API.
     pub admin: AdminConfig,
+    /// Limits on `decide` / `decide-batch` requests (`geppetto decide --config`).
+    pub decide: geppetto_core::wire::limits::DecideLimits,
     /// The LLM seams (`[llm]`, with `[llm.provider]` for an OpenAI-compatible endpoint; none
     /// configured: deterministic templates only). Every field and default is documented in
     /// `geppetto_llm::LlmConfig`.
@@ -238,6 +247,12 @@ pub fn load_config(path: &Path) -> Result<ServiceConfig, ConfigError> {
     config.profiles_dir = config.profiles_dir.as_ref().map(resolve);
     config.storage.redb_path = config.storage.redb_path.as_ref().map(resolve);
     config.llm_assets_dir = config.llm_assets_dir.as_ref().map(resolve);
+    config.admin.token_file = config.admin.token_file.as_ref().map(resolve);
+    config.bus.redis.password_file = config.bus.redis.password_file.as_ref().map(resolve);
+    config.bus.redis.tls_ca_file = config.bus.redis.tls_ca_file.as_ref().map(resolve);
+    if let Some(provider) = config.llm.provider.as_mut() {
+        provider.api_key_file = provider.api_key_file.as_ref().map(resolve);
+    }
     Ok(config)
 }
 
@@ -253,6 +268,14 @@ mod tests {
         assert_eq!(config.tiers, TierConfig::default());
         assert_eq!(config.storage, StorageSection::default());
         assert_eq!(config.worlds.len(), 1);
+        // The limits and secrets' defaults are documented there, value for value.
+        assert_eq!(config.consumer, ConsumerConfig::default());
+        assert_eq!(
+            config.decide,
+            geppetto_core::wire::limits::DecideLimits::default()
+        );
+        assert_eq!(config.admin, AdminConfig::default());
+        assert_eq!(config.bus.redis, RedisBusConfig::default());
     }
 
     #[test]

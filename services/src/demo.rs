@@ -340,7 +340,7 @@ async fn kept_village(
         &*store,
         &log,
         &**bus,
-        &consumer.group,
+        &consumer,
         storage.replay_page_messages,
     )
     .await
@@ -348,6 +348,7 @@ async fn kept_village(
     let source = crate::admin::WhatIfSource {
         world: "village".into(),
         zone_config: demo_zone_config(),
+        limits: consumer.limits.clone(),
         log: log.clone(),
         store: Arc::clone(&store),
     };
@@ -420,6 +421,7 @@ pub fn run_demo(
                 bus: Arc::clone(&bus),
                 metrics: None,
                 token: None,
+                max_body_bytes: crate::config::AdminConfig::default().max_body_bytes,
             };
             let server = crate::admin::start(state, address)
                 .map_err(|e| CommandError::Environment(format!("admin {address}: {e}")))?;

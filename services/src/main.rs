@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use geppetto_core::wire::limits::DecideLimits;
+use geppetto_service::commands::decide::read_request;
 use geppetto_service::commands::{self, CommandError};
+use geppetto_service::config::load_config;
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 
@@ -234,6 +237,10 @@ impl ReplayArgs {
             .unwrap_or_else(|| "village".into());
         Ok(commands::replay::ReplayOptions {
             source: self.source.source(),
+            limits: service
+                .as_ref()
+                .map(|c| c.consumer.limits.clone())
+                .unwrap_or_default(),
             zone_config: service.map(|c| c.zone_config()).unwrap_or_default(),
             world,
             zone: self.zone,
@@ -371,6 +378,34 @@ struct DecideArgs {
     /// Also load profiles from this directory (same name overrides the embedded one).
     #[arg(long)]
     profiles_dir: Option<PathBuf>,
+    /// Take the request limits from this service config's `[decide]` section (default: the
+    /// documented defaults).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+impl DecideArgs {
+    fn limits(&self) -> Result<DecideLimits, CommandError> {
+        match &self.config {
+            Some(path) => load_config(path)
+                .map(|config| config.decide)
+                .map_err(|e| CommandError::BadInput(e.to_string())),
+            None => Ok(DecideLimits::default()),
+        }
+    }
+
+    /// The request, read within `limits`.
+    fn request(&self, limits: &DecideLimits) -> Result<String, CommandError> {
+        match &self.input {
+            Some(path) => {
+                let file = std::fs::File::open(path).map_err(|e| {
+                    CommandError::Environment(format!("{}: cannot read: {e}", path.display()))
+                })?;
+                read_request(file, &path.display().to_string(), limits)
+            }
+            None => read_request(std::io::stdin().lock(), "stdin", limits),
+        }
+    }
 }
 
 fn read_input(path: Option<&PathBuf>) -> Result<String, CommandError> {
@@ -404,19 +439,18 @@ fn run(cli: Cli) -> Result<String, CommandError> {
     match cli.command {
         Command::Decide(args) => {
             let library = profiles(args.profiles_dir.as_ref())?;
-            commands::decide::decide(&read_input(args.input.as_ref())?, &library, args.pretty)
+            let limits = args.limits()?;
+            let input = args.request(&limits)?;
+            commands::decide::decide(&input, &library, &limits, args.pretty)
         }
         Command::DecideBatch { common, threads } => {
             let library = profiles(common.profiles_dir.as_ref())?;
             let workers = threads.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             });
-            commands::decide::decide_batch(
-                &read_input(common.input.as_ref())?,
-                &library,
-                common.pretty,
-                workers,
-            )
+            let limits = common.limits()?;
+            let input = common.request(&limits)?;
+            commands::decide::decide_batch(&input, &library, &limits, common.pretty, workers)
         }
         Command::Simulate {
             scenario,

@@ -17,9 +17,12 @@ use std::sync::Arc;
 use geppetto_storage::{EventId, EventLog, PutOutcome, Snapshot, SnapshotStore, Zone as StoreZone};
 
 use crate::actor::{ZoneGone, ZoneHandle};
-use crate::bus::envelope::{GovernorDecision, WorldEvent, WorldMessage, parse_world};
+use crate::bus::envelope::{
+    EnvelopeLimits, GovernorDecision, WorldEvent, WorldMessage, parse_world_within,
+};
 use crate::bus::redis::RedisBus;
 use crate::bus::{BusError, Delivery, EventBus, StreamKind};
+use crate::service::ConsumerConfig;
 use crate::zone::{ZONE_STATE_SCHEMA_VERSION, Zone, ZoneError, ZoneOutput, ZoneState};
 
 /// Why recovery or persistence failed.
@@ -169,10 +172,7 @@ impl WorldLog {
                 };
                 Ok(entries
                     .into_iter()
-                    .map(|(id, body)| Delivery {
-                        id: id.to_string(),
-                        body: String::from_utf8_lossy(&body).into_owned(),
-                    })
+                    .map(|(id, body)| Delivery::from_bytes(id.to_string(), &body))
                     .collect())
             }
         }
@@ -333,9 +333,11 @@ pub fn replay_messages(zone: &mut Zone, messages: &[WorldMessage]) -> ZoneOutput
     out
 }
 
-fn parsed(page: &[Delivery]) -> Vec<WorldMessage> {
+/// The messages of `page` that parse under `limits` (the live loop's): the others were
+/// dead-lettered when first read.
+fn parsed(page: &[Delivery], limits: &EnvelopeLimits) -> Vec<WorldMessage> {
     page.iter()
-        .filter_map(|delivery| parse_world(&delivery.body).ok())
+        .filter_map(|delivery| parse_world_within(&delivery.body, limits).ok())
         .collect()
 }
 
@@ -349,11 +351,11 @@ pub async fn recover(
     store: &dyn SnapshotStore,
     log: &WorldLog,
     bus: &dyn EventBus,
-    group: &str,
+    consumer: &ConsumerConfig,
     page: usize,
 ) -> Result<Recovered, RecoveryError> {
     let key = store_zone(name)?;
-    let end = log.replay_end(name, group).await?;
+    let end = log.replay_end(name, &consumer.group).await?;
     let mut refused = Vec::new();
     let listed = store.list(&key).await.unwrap_or_else(|error| {
         refused.push(format!("the snapshot list is unreadable: {error}"));
@@ -403,7 +405,7 @@ pub async fn recover(
         entries.retain(|entry| end.includes(&entry.id));
         let Some(last) = entries.last() else { break };
         cursor = Some(last.id.clone());
-        governor_script(&parsed(&entries), &mut script);
+        governor_script(&parsed(&entries, &consumer.limits), &mut script);
     }
     // Pass 2: apply and publish again.
     zone.begin_replay(script);
@@ -414,7 +416,7 @@ pub async fn recover(
         let Some(last) = entries.last() else { break };
         last_event_id = Some(last.id.clone());
         replayed += entries.len() as u64;
-        let out = replay_messages(&mut zone, &parsed(&entries));
+        let out = replay_messages(&mut zone, &parsed(&entries, &consumer.limits));
         for (stream, body) in out.messages {
             bus.publish(name, stream, body);
         }
@@ -450,6 +452,7 @@ mod tests {
         (from..to)
             .map(|t| Delivery {
                 id: String::new(),
+                utf8_error_at: None,
                 body: WorldMessage {
                     header: header(format!("t{t}"), "village", 420 + t),
                     event: WorldEvent::TimeAdvanced,
@@ -484,7 +487,7 @@ mod tests {
             let mut whole = village();
             let first = log.record("village", &ticks(1, 40)).await.expect("log");
             let second = log.record("village", &ticks(40, 90)).await.expect("log");
-            let parse = |batch: &[Delivery]| parsed(batch);
+            let parse = |batch: &[Delivery]| parsed(batch, &EnvelopeLimits::default());
             replay_messages(&mut whole, &parse(&ticks(1, 40)));
             store
                 .put(snapshot(
@@ -519,9 +522,17 @@ mod tests {
             store.put(changed).await.expect("put 4");
             let bus = InProcessBus::new(1000);
             let build = || Ok(village());
-            let recovered = recover("village", &build, &store, &log, &bus, "g", 7)
-                .await
-                .expect("recovers");
+            let recovered = recover(
+                "village",
+                &build,
+                &store,
+                &log,
+                &bus,
+                &ConsumerConfig::default(),
+                7,
+            )
+            .await
+            .expect("recovers");
             assert_eq!(recovered.snapshot, Some(1));
             assert_eq!(recovered.newest_sequence, 4);
             assert_eq!(recovered.replayed, 50);
@@ -558,9 +569,17 @@ mod tests {
             log.record("village", &ticks(1, 30)).await.expect("log");
             let bus = InProcessBus::new(1000);
             let build = || Ok(village());
-            let recovered = recover("village", &build, &store, &log, &bus, "g", 4)
-                .await
-                .expect("recovers");
+            let recovered = recover(
+                "village",
+                &build,
+                &store,
+                &log,
+                &bus,
+                &ConsumerConfig::default(),
+                4,
+            )
+            .await
+            .expect("recovers");
             assert_eq!(recovered.snapshot, None);
             assert_eq!(recovered.replayed, 29);
             assert_eq!(recovered.zone.game_time, 420 + 29);

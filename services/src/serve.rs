@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use geppetto_llm::{LlmConfig, TemplateProvider};
+use geppetto_llm::{LlmConfig, TemplateProvider, read_secret};
 use geppetto_storage::{MemorySnapshotStore, RedbFile, RedisSnapshotStore, SnapshotStore};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::sync::{mpsc, watch};
@@ -124,9 +124,12 @@ pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandErro
             }
         },
         SnapshotBackend::Redis => Arc::new(
-            RedisSnapshotStore::connect(&config.bus.redis.url, &storage.stores)
-                .await
-                .map_err(environment)?,
+            RedisSnapshotStore::with_client(
+                crate::bus::redis::client_for(&config.bus.redis).map_err(environment)?,
+                &storage.stores,
+            )
+            .await
+            .map_err(environment)?,
         ),
         SnapshotBackend::Memory | SnapshotBackend::Auto => {
             Arc::new(MemorySnapshotStore::new(&storage.stores).map_err(environment)?)
@@ -184,6 +187,7 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
                     admin::WhatIfSource {
                         world: world_path.display().to_string(),
                         zone_config: config.zone_config(),
+                        limits: config.consumer.limits.clone(),
                         log: durable.log.clone(),
                         store: Arc::clone(&durable.store),
                     },
@@ -207,7 +211,7 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
                 &*durable.store,
                 &durable.log,
                 &*bus,
-                &config.consumer.group,
+                &config.consumer,
                 config.storage.replay_page_messages.max(1),
             )
             .await
@@ -262,9 +266,9 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
                 snapshot_requests: snapshot_senders,
                 bus: Arc::clone(&bus),
                 metrics,
-                token: std::env::var(&config.admin.token_env)
-                    .ok()
-                    .filter(|t| !t.is_empty()),
+                token: read_secret(&config.admin.token_env, config.admin.token_file.as_deref())
+                    .map_err(|e| CommandError::BadInput(format!("admin.token_file: {e}")))?,
+                max_body_bytes: config.admin.max_body_bytes,
             };
             let server = admin::start(state, &config.admin.address)
                 .map_err(|e| environment(format!("admin {}: {e}", config.admin.address)))?;

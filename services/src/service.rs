@@ -17,7 +17,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::actor::{ZoneGone, ZoneHandle};
 use crate::bus::envelope::{
-    DeadLetter, WorldEvent, WorldMessage, dead_letter_envelope, header, parse_world,
+    DeadLetter, EnvelopeError, EnvelopeLimits, WorldEvent, WorldMessage, dead_letter_envelope,
+    header, parse_world_within,
 };
 use crate::bus::{BusError, EventBus, StreamKind};
 use crate::isolation::IsolationState;
@@ -39,6 +40,9 @@ pub struct ConsumerConfig {
     pub block_ms: u64,
     /// Pause after a failed read before retrying, milliseconds.
     pub retry_pause_ms: u64,
+    /// What one world message may be (`[consumer.limits]`); a message over a limit is
+    /// dead-lettered naming it.
+    pub limits: EnvelopeLimits,
 }
 
 impl Default for ConsumerConfig {
@@ -49,6 +53,7 @@ impl Default for ConsumerConfig {
             batch_max_messages: 256,
             block_ms: 200,
             retry_pause_ms: 200,
+            limits: EnvelopeLimits::default(),
         }
     }
 }
@@ -274,45 +279,73 @@ pub async fn run_zone(
             }
         };
         let mut messages = Vec::with_capacity(batch.len());
+        let mut accepted = Vec::with_capacity(batch.len());
         let mut ids = Vec::with_capacity(batch.len());
-        for delivery in &batch {
+        for (index, delivery) in batch.iter().enumerate() {
             ids.push(delivery.id.clone());
-            match parse_world(&delivery.body) {
+            let refused = |event_type: &str, path: &str, reason: String| DeadLetter {
+                source_id: delivery.id.clone(),
+                event_type: event_type.to_owned(),
+                path: path.to_owned(),
+                reason,
+                original: excerpt(&delivery.body, consumer_config.limits.max_bytes).to_owned(),
+            };
+            let parsed = match delivery.utf8_error_at {
+                Some(at) => Err(EnvelopeError {
+                    kind: "unknown".into(),
+                    path: ".".into(),
+                    reason: format!("not UTF-8: invalid byte at {at}"),
+                }),
+                None => parse_world_within(&delivery.body, &consumer_config.limits),
+            };
+            match parsed {
                 Ok(message) if message.header.zone == name => {
                     metrics::event_in(message.event.kind());
                     messages.push(message);
+                    accepted.push(index);
                 }
                 Ok(message) => {
-                    let letter = DeadLetter {
-                        source_id: delivery.id.clone(),
-                        event_type: message.event.kind().into(),
-                        path: "zone".into(),
-                        reason: format!(
-                            "message for zone `{}` on the stream of `{name}`",
-                            message.header.zone
-                        ),
-                        original: delivery.body.clone(),
-                    };
-                    dead_letter(&*bus, &name, letter);
+                    let reason = format!(
+                        "message for zone `{}` on the stream of `{name}`",
+                        message.header.zone
+                    );
+                    dead_letter(&*bus, &name, refused(message.event.kind(), "zone", reason));
                     stats.dead_lettered += 1;
                 }
                 Err(error) => {
-                    let letter = DeadLetter {
-                        source_id: delivery.id.clone(),
-                        event_type: error.kind.clone(),
-                        path: error.path.clone(),
-                        reason: error.reason.clone(),
-                        original: delivery.body.clone(),
-                    };
                     tracing::warn!(zone = %name, %error, "world event refused");
+                    let letter = refused(&error.kind, &error.path, error.reason.clone());
                     dead_letter(&*bus, &name, letter);
                     stats.dead_lettered += 1;
                 }
             }
         }
         let game_time = messages.last().map_or(0, |m| m.header.game_time);
-        stats.applied += messages.len() as u64;
+        let count = messages.len() as u64;
+        // Where each applied message came from, should the zone refuse it.
+        let sources: Vec<(String, usize)> = messages
+            .iter()
+            .zip(&accepted)
+            .map(|(m, &index)| (m.header.id.clone(), index))
+            .collect();
         let output = zone.apply(messages).await?;
+        for refusal in &output.refused {
+            tracing::warn!(zone = %name, id = %refusal.id, reason = %refusal.reason, "world event refused by the zone");
+            let delivery = sources
+                .iter()
+                .find(|(id, _)| *id == refusal.id)
+                .and_then(|&(_, index)| batch.get(index));
+            let letter = DeadLetter {
+                source_id: delivery.map_or_else(|| refusal.id.clone(), |d| d.id.clone()),
+                event_type: refusal.kind.to_owned(),
+                path: refusal.path.clone(),
+                reason: refusal.reason.clone(),
+                original: delivery.map(|d| d.body.clone()).unwrap_or_default(),
+            };
+            dead_letter(&*bus, &name, letter);
+            stats.dead_lettered += 1;
+        }
+        stats.applied += count - output.refused.len() as u64;
         let status = zone.status().await?;
         if let Some(llm) = &llm {
             // Presence first, so the delivery guard already sees this batch's rooms; then one
@@ -360,6 +393,16 @@ pub async fn run_zone(
         }
     }
     Ok(stats)
+}
+
+/// The first `max_bytes` of `body` (on a character boundary): a dead letter keeps at most what
+/// a message may hold.
+fn excerpt(body: &str, max_bytes: usize) -> &str {
+    let mut end = body.len().min(max_bytes);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    &body[..end]
 }
 
 fn dead_letter(bus: &dyn EventBus, zone: &str, letter: DeadLetter) {

@@ -262,6 +262,26 @@ pub struct ZoneOutput {
     pub llm: Vec<LlmRequest>,
     /// Set when isolation counts changed and should be persisted.
     pub isolation_changed: Option<IsolationState>,
+    /// World messages the zone could not apply (an unknown NPC, room or provider, a spawn it
+    /// refused): the loop dead-letters each with its reason.
+    pub refused: Vec<Refusal>,
+}
+
+fn unknown_npc(zone: &str, npc: &str) -> String {
+    format!("unknown NPC `{npc}` in zone `{zone}`")
+}
+
+/// A world message the zone refused when applying it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The message's envelope id.
+    pub id: String,
+    /// Its event type.
+    pub kind: &'static str,
+    /// The field at fault.
+    pub path: String,
+    /// Why.
+    pub reason: String,
 }
 
 /// A goal event of the core as its NPC event, with the change and description the story
@@ -687,8 +707,17 @@ impl Zone {
         header(id, &self.name, self.game_time)
     }
 
-    /// Applies one world message.
+    /// Applies one world message; one naming what this zone does not hold is refused into
+    /// `out.refused`.
     pub fn apply(&mut self, message: &WorldMessage, out: &mut ZoneOutput) {
+        let refuse = |out: &mut ZoneOutput, path: &str, reason: String| {
+            out.refused.push(Refusal {
+                id: message.header.id.clone(),
+                kind: message.event.kind(),
+                path: path.to_owned(),
+                reason,
+            });
+        };
         match &message.event {
             WorldEvent::TimeAdvanced => {
                 let target = message.header.game_time;
@@ -704,11 +733,12 @@ impl Zone {
                     self.run_tick(out);
                 }
             }
-            WorldEvent::PlayerEntered { player, room } => {
-                if let Some(room) = self.rooms.room(room) {
+            WorldEvent::PlayerEntered { player, room } => match self.rooms.room(room) {
+                Some(room) => {
                     self.presence.player_entered(&self.rooms, player, room);
                 }
-            }
+                None => refuse(out, "room", format!("unknown room `{room}`")),
+            },
             WorldEvent::PlayerLeft { player } => {
                 self.presence.player_left(&self.rooms, player);
             }
@@ -734,22 +764,29 @@ impl Zone {
                             );
                         }
                     }
-                    Err(error) => tracing::warn!(%error, "npc_spawned refused"),
+                    Err(error) => refuse(out, "npc", error.to_string()),
                 }
             }
-            WorldEvent::NpcDespawned { npc } => self.despawn(npc, out),
+            WorldEvent::NpcDespawned { npc } => {
+                if self.npc_index(npc).is_none() {
+                    refuse(out, "npc", unknown_npc(&self.name, npc));
+                }
+                self.despawn(npc, out);
+            }
             WorldEvent::ProviderUpdated {
                 provider,
                 state,
                 capacity,
             } => {
-                if let Some(p) = self.world.providers.iter_mut().find(|p| &p.id == provider) {
-                    if let Some(state) = state {
-                        p.state = Some(self.vocabulary.intern(state));
-                    }
-                    if let Some(capacity) = capacity {
-                        p.capacity = *capacity;
-                    }
+                let Some(p) = self.world.providers.iter_mut().find(|p| &p.id == provider) else {
+                    refuse(out, "provider", format!("unknown provider `{provider}`"));
+                    return;
+                };
+                if let Some(state) = state {
+                    p.state = Some(self.vocabulary.intern(state));
+                }
+                if let Some(capacity) = capacity {
+                    p.capacity = *capacity;
                 }
             }
             WorldEvent::SocialEvent {
@@ -760,6 +797,9 @@ impl Zone {
                 mood,
                 about: _,
             } => {
+                if self.npc_index(target).is_none() {
+                    refuse(out, "target", unknown_npc(&self.name, target));
+                }
                 if let Some(index) = self.npc_index(target) {
                     let now_hours = self.now_hours();
                     let npc = &mut self.agents[index];
@@ -842,6 +882,7 @@ impl Zone {
                 hours,
             } => {
                 let Some(index) = self.npc_index(npc) else {
+                    refuse(out, "npc", unknown_npc(&self.name, npc));
                     return;
                 };
                 let now_hours = self.now_hours();
@@ -860,7 +901,7 @@ impl Zone {
                         block,
                         expires_at_hours: now_hours + hours,
                     }),
-                    None => tracing::warn!(%npc, "schedule_override for an NPC without a schedule"),
+                    None => refuse(out, "npc", format!("NPC `{npc}` has no schedule")),
                 }
             }
             WorldEvent::Say {
@@ -874,12 +915,19 @@ impl Zone {
                     out.llm.push(LlmRequest::Perception(request));
                 }
             }
-            WorldEvent::ActionCompleted { .. } => {}
+            WorldEvent::ActionCompleted { npc, .. } => {
+                if self.npc_index(npc).is_none() {
+                    refuse(out, "npc", unknown_npc(&self.name, npc));
+                }
+            }
             WorldEvent::ActionFailed {
                 npc,
                 intent,
                 reason,
             } => {
+                if self.npc_index(npc).is_none() {
+                    refuse(out, "npc", unknown_npc(&self.name, npc));
+                }
                 if let Some(index) = self.npc_index(npc) {
                     self.release_running(index);
                     self.meta[index].current_intent = None;

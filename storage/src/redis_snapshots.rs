@@ -113,10 +113,19 @@ pub enum RedisConnectError {
 impl RedisSnapshotStore {
     /// Connects to the server at `url` with the timeouts and retries of `config.redis`.
     pub async fn connect(url: &str, config: &StorageConfig) -> Result<Self, RedisConnectError> {
-        config.validate()?;
         let client = Client::open(url).map_err(|source| RedisConnectError::InvalidUrl {
             source: Box::new(source),
         })?;
+        Self::with_client(client, config).await
+    }
+
+    /// Connects through `client` (built by the caller with its credentials and TLS roots, as
+    /// the service's bus does) with the timeouts and retries of `config.redis`.
+    pub async fn with_client(
+        client: Client,
+        config: &StorageConfig,
+    ) -> Result<Self, RedisConnectError> {
+        config.validate()?;
         let address = client.get_connection_info().addr().to_string();
         let manager_config = ConnectionManagerConfig::new()
             .set_response_timeout(Some(Duration::from_millis(

@@ -22,43 +22,42 @@ impl RedisServer {
             );
             return Self { child: None, url };
         }
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
+        let port = free_port();
+        Self::start_with(
+            &["--port".into(), port.to_string()],
+            format!("redis://127.0.0.1:{port}/"),
+            || {
+                redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+                    .expect("url")
+                    .get_connection()
+                    .is_ok_and(|mut c| redis::cmd("PING").query::<String>(&mut c).is_ok())
+            },
+        )
+    }
+
+    /// Starts a private one with `args` (its ports among them) on loopback, known as `url`,
+    /// waiting until `ready` holds.
+    pub fn start_with(args: &[String], url: String, ready: impl Fn() -> bool) -> Self {
         let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server is installed (apt-get install -y redis-server)");
-        let url = format!("redis://127.0.0.1:{port}/");
         // Owned by the guard at once, so the child is killed and reaped on every path.
         let server = Self {
             child: Some(child),
             url,
         };
-        let client = redis::Client::open(server.url.as_str()).expect("url");
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            let answered = client
-                .get_connection()
-                .is_ok_and(|mut c| redis::cmd("PING").query::<String>(&mut c).is_ok());
-            if answered {
+            if ready() {
                 return server;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("redis-server on port {port} did not start");
+        panic!("redis-server {args:?} did not start");
     }
 
     /// Every entry body of a stream, oldest first.
@@ -80,6 +79,11 @@ impl RedisServer {
 
     /// Appends a raw body to a stream, as a game server would.
     pub fn xadd(&self, key: &str, body: &str) {
+        self.xadd_bytes(key, body.as_bytes());
+    }
+
+    /// Appends raw bytes (UTF-8 or not) to a stream.
+    pub fn xadd_bytes(&self, key: &str, body: &[u8]) {
         let client = redis::Client::open(self.url.as_str()).expect("url");
         let mut c = client.get_connection().expect("connection");
         redis::cmd("XADD")
@@ -90,6 +94,14 @@ impl RedisServer {
             .query::<String>(&mut c)
             .expect("xadd");
     }
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
 }
 
 impl Drop for RedisServer {

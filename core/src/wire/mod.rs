@@ -4,6 +4,7 @@
 //! contract has one implementation.
 
 pub mod compile;
+pub mod limits;
 pub mod request;
 pub mod response;
 pub mod scenario;
@@ -17,7 +18,8 @@ use crate::scoring::Candidate;
 use crate::tuning::Profile;
 use crate::vocabulary::Vocabulary;
 use crate::world::World;
-use request::{DecideBatchRequest, DecideRequest};
+use limits::{DecideLimits, LimitError, check_json};
+use request::{DecideBatchRequest, DecideRequest, WorldSpec};
 use response::{
     AssignmentOut, BatchAnswer, BreakdownOut, DecideAnswer, IneligibleOut, OrderedMap, RankedOut,
     SelectedOut, round4,
@@ -40,6 +42,12 @@ impl WireError {
             path: path.to_owned(),
             message: message.into(),
         }
+    }
+}
+
+impl From<LimitError> for WireError {
+    fn from(error: LimitError) -> Self {
+        Self::at(".", error.to_string())
     }
 }
 
@@ -72,6 +80,56 @@ pub fn parse<T: DeserializeOwned>(json: &str) -> Result<T, WireError> {
         .end()
         .map_err(|error| WireError::at(".", error.to_string()))?;
     Ok(value)
+}
+
+fn check_world_counts(world: &WorldSpec, limits: &DecideLimits) -> Result<(), LimitError> {
+    limits.check_count(
+        "max_providers",
+        "providers",
+        world.providers.len(),
+        limits.max_providers,
+    )?;
+    let actions = world.providers.iter().map(|p| p.actions.len()).sum();
+    limits.check_count("max_actions", "actions", actions, limits.max_actions)
+}
+
+/// Parses a `decide` request from outside: the raw text is checked against `limits` first,
+/// then parsed, then its counts are checked.
+pub fn parse_decide(json: &str, limits: &DecideLimits) -> Result<DecideRequest, WireError> {
+    check_json(json, &limits.json())?;
+    let request: DecideRequest = parse(json)?;
+    check_world_counts(&request.world, limits)?;
+    Ok(request)
+}
+
+/// Parses a `decide-batch` request from outside, like [`parse_decide`], with its agent count.
+pub fn parse_decide_batch(
+    json: &str,
+    limits: &DecideLimits,
+) -> Result<DecideBatchRequest, WireError> {
+    check_json(json, &limits.json())?;
+    let request: DecideBatchRequest = parse(json)?;
+    limits.check_count(
+        "max_agents",
+        "agents",
+        request.agents.len(),
+        limits.max_agents,
+    )?;
+    check_world_counts(&request.world, limits)?;
+    Ok(request)
+}
+
+/// Refuses an answer holding a utility that overflowed: every number was finite, but their
+/// products were not (huge deltas times huge multipliers). Accepted requests answer with finite
+/// utilities only.
+fn finite_utility(provider: usize, action: usize, utility: f64) -> Result<(), WireError> {
+    if utility.is_finite() {
+        return Ok(());
+    }
+    Err(WireError::at(
+        &format!("world.providers[{provider}].actions[{action}]"),
+        "its utility overflows (the request's numbers are too large to score)",
+    ))
 }
 
 /// The decider a request runs with: the request's tuning over the profile's, weights from the
@@ -122,6 +180,9 @@ pub fn decide(request: &DecideRequest, profile: &Profile) -> Result<DecideAnswer
     let agent = compile::agent("agent", &request.agent, &mut vocabulary)?;
     let world = compile::world("world", &request.world, &mut vocabulary)?;
     let decision = decider.decide(&agent, &world, request.seed);
+    for candidate in &decision.ranking.ranked {
+        finite_utility(candidate.provider, candidate.action, candidate.utility)?;
+    }
     let selected = decision.selected.map(|candidate| {
         let (provider, action) = ids(&world, candidate.provider, candidate.action);
         SelectedOut {
@@ -180,6 +241,11 @@ pub fn decide_batch(
     }
     let world = compile::world("world", &request.world, &mut vocabulary)?;
     let batch = decider.decide_batch(&agents, &world, request.seed, workers);
+    for index in 0..agents.len() {
+        for p in batch.preferences.of(index) {
+            finite_utility(p.provider, p.action, p.utility)?;
+        }
+    }
     let assignments = agents
         .iter()
         .zip(&batch.assignments)

@@ -4,9 +4,15 @@
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
-/// Rounds to four decimals (and turns -0 into 0) for display on the wire.
+/// Rounds to four decimals (and turns -0 into 0) for display on the wire. A value so large
+/// that scaling it would overflow has no fraction left to round and is kept as it is (scaling
+/// `f64::MAX` made an infinity, which JSON writes as `null`).
 pub fn round4(value: f64) -> f64 {
-    let rounded = (value * 10_000.0).round() / 10_000.0;
+    let scaled = value * 10_000.0;
+    if !scaled.is_finite() {
+        return value;
+    }
+    let rounded = scaled.round() / 10_000.0;
     if rounded == 0.0 { 0.0 } else { rounded }
 }
 
@@ -118,5 +124,21 @@ impl<V: Serialize> Serialize for OrderedMap<V> {
             map.serialize_entry(key, value)?;
         }
         map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round4;
+
+    #[test]
+    fn rounding_keeps_every_finite_value_finite() {
+        assert_eq!(round4(81.519_999), 81.52);
+        assert_eq!(round4(-0.000_01), 0.0);
+        assert!(round4(-0.000_01).is_sign_positive());
+        // The proptest's find: a cost of f64::MAX against as much gold.
+        assert_eq!(round4(-f64::MAX), -f64::MAX);
+        assert_eq!(round4(f64::MAX), f64::MAX);
+        assert_eq!(round4(1e305), 1e305);
     }
 }

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use geppetto_core::wire::limits::{JsonLimits, check_json};
 use serde::de::DeserializeOwned;
 use std::fmt::Write as _;
 
@@ -365,9 +366,61 @@ struct Say {
     addressee: Option<String>,
 }
 
-/// Parses one world-stream message. Unknown fields are ignored; a missing or mistyped field,
-/// an unknown type or a newer version is refused with the type and the JSON path.
+/// Limits on one world-stream message (`[consumer.limits]` in `geppetto.toml`), checked on the
+/// raw text before it is parsed.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct EnvelopeLimits {
+    /// Largest message, bytes. Default 1 MiB (a governor record naming thousands of NPCs fits).
+    pub max_bytes: usize,
+    /// Deepest nesting of objects and arrays. Default 16 (an `npc_spawned` spec needs 7).
+    pub max_depth: usize,
+    /// Longest id, name, tag or key, bytes. Default 256.
+    pub max_id_bytes: usize,
+    /// Longest free text (`text` of a `say`, `reason` of an `action_failed`), bytes. Default
+    /// 4096.
+    pub max_text_bytes: usize,
+}
+
+impl Default for EnvelopeLimits {
+    fn default() -> Self {
+        Self {
+            max_bytes: 1024 * 1024,
+            max_depth: 16,
+            max_id_bytes: 256,
+            max_text_bytes: 4096,
+        }
+    }
+}
+
+impl EnvelopeLimits {
+    /// The raw-text limits of a message.
+    pub fn json(&self) -> JsonLimits<'static> {
+        JsonLimits {
+            prefix: "consumer.limits",
+            max_bytes: self.max_bytes,
+            max_depth: self.max_depth,
+            max_id_bytes: self.max_id_bytes,
+            max_text_bytes: self.max_text_bytes,
+            text_fields: &["text", "reason"],
+        }
+    }
+}
+
+/// Parses one world-stream message under the default [`EnvelopeLimits`].
 pub fn parse_world(text: &str) -> Result<WorldMessage, EnvelopeError> {
+    parse_world_within(text, &EnvelopeLimits::default())
+}
+
+/// Parses one world-stream message. A message over `limits` is refused before it is parsed,
+/// naming the limit. Unknown fields are ignored; a missing or mistyped field, an unknown type,
+/// a number out of range or a newer version is refused with the type and the JSON path.
+pub fn parse_world_within(
+    text: &str,
+    limits: &EnvelopeLimits,
+) -> Result<WorldMessage, EnvelopeError> {
+    check_json(text, &limits.json())
+        .map_err(|e| EnvelopeError::new("unknown", ".", e.to_string()))?;
     let value: Value = serde_json::from_str(text)
         .map_err(|e| EnvelopeError::new("unknown", ".", format!("not JSON: {e}")))?;
     let Some(object) = value.as_object() else {
@@ -422,6 +475,13 @@ pub fn parse_world(text: &str) -> Result<WorldMessage, EnvelopeError> {
         }
         "social_event" => {
             let p: SocialEvent = payload(&kind, &value)?;
+            if p.mood.is_some_and(|mood| !(-1.0..=1.0).contains(&mood)) {
+                return Err(EnvelopeError::new(
+                    &kind,
+                    "mood",
+                    "must be between -1 and 1",
+                ));
+            }
             WorldEvent::SocialEvent {
                 kind: p.kind,
                 source: p.source,

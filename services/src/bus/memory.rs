@@ -144,6 +144,7 @@ impl InProcessConsumer {
             .map(|(offset, body)| Delivery {
                 id: (stream.first + offset as u64).to_string(),
                 body: body.to_string(),
+                utf8_error_at: None,
             })
             .collect();
         stream

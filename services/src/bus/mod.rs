@@ -70,8 +70,30 @@ impl StreamKind {
 pub struct Delivery {
     /// The stream entry id (acknowledge it when handled).
     pub id: String,
-    /// The message text.
+    /// The message text (empty when the bytes were not UTF-8).
     pub body: String,
+    /// Where the message stopped being UTF-8, when it did: such a message is refused.
+    pub utf8_error_at: Option<usize>,
+}
+
+impl Delivery {
+    /// A delivery of a stream entry's raw bytes. Bytes that are not UTF-8 are not passed on as
+    /// text — the body is empty, so every reader (the zone loop, recovery, replay) refuses the
+    /// entry alike — and `utf8_error_at` says where they stopped being UTF-8.
+    pub fn from_bytes(id: String, bytes: &[u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Self {
+                id,
+                body: text.to_owned(),
+                utf8_error_at: None,
+            },
+            Err(error) => Self {
+                id,
+                body: String::new(),
+                utf8_error_at: Some(error.valid_up_to()),
+            },
+        }
+    }
 }
 
 /// Counters a bus keeps.
@@ -99,6 +121,9 @@ pub enum BusError {
     /// The bus has been shut down.
     #[error("the bus is closed")]
     Closed,
+    /// The bus config cannot be used (a secret or CA file that cannot be read).
+    #[error("{0}")]
+    Config(String),
 }
 
 /// Publishes and consumes zone streams.

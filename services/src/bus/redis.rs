@@ -8,15 +8,19 @@
 //! buffer drained by one writer task over a `ConnectionManager` (which reconnects); when Redis is
 //! away the buffer fills and further messages are dropped and counted — a tick never waits.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use geppetto_llm::read_secret;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use redis::streams::{
     StreamAutoClaimOptions, StreamAutoClaimReply, StreamMaxlen, StreamReadOptions, StreamReadReply,
 };
-use redis::{AsyncConnectionConfig, Client, RedisError, Value};
+use redis::{
+    AsyncConnectionConfig, Client, IntoConnectionInfo, RedisError, TlsCertificates, Value,
+};
 use serde::Deserialize;
 use tokio::sync::{Notify, mpsc};
 
@@ -32,8 +36,18 @@ const SETTLE_PAGE: usize = 1000;
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedisBusConfig {
-    /// Server URL (loopback by default).
+    /// Server URL (loopback by default): `redis://` or `rediss://` (TLS), with
+    /// `user:password@` for AUTH when the password may sit in the config file.
     pub url: String,
+    /// Environment variable holding the AUTH password; when set it replaces the URL's.
+    /// Default `GEPPETTO_REDIS_PASSWORD`.
+    pub password_env: String,
+    /// A file holding the AUTH password instead (relative to the config file); it wins over
+    /// `password_env`. Default none.
+    pub password_file: Option<PathBuf>,
+    /// PEM file of the CA that signed the server's certificate, for `rediss://` to a server
+    /// whose certificate the system's trust store does not know. Default none (system roots).
+    pub tls_ca_file: Option<PathBuf>,
     /// Approximate length each stream is trimmed to (`XADD MAXLEN ~`).
     pub stream_maxlen: usize,
     /// Messages the outbound buffer holds before it drops.
@@ -58,6 +72,9 @@ impl Default for RedisBusConfig {
     fn default() -> Self {
         Self {
             url: "redis://127.0.0.1:6379/".into(),
+            password_env: "GEPPETTO_REDIS_PASSWORD".into(),
+            password_file: None,
+            tls_ca_file: None,
             stream_maxlen: 100_000,
             outbound_buffer_messages: 65_536,
             write_batch_messages: 256,
@@ -97,6 +114,62 @@ fn redis_error<'a>(
     }
 }
 
+/// `url` with the password of its `user:password@` part replaced by `***`: the form errors
+/// and logs show.
+pub fn redacted_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or("", |(user, _)| user);
+            format!("{scheme}://{user}:***@{host}{path}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// The client of `config` (URL, password from file or environment, CA), for other users of the
+/// same server — the Redis snapshot store.
+pub fn client_for(config: &RedisBusConfig) -> Result<Client, BusError> {
+    client(config, &redacted_url(&config.url))
+}
+
+/// The client of `config`: its URL, the password from `password_file` / `password_env` when
+/// one is set there, and the CA of `tls_ca_file` for `rediss://`. `shown` names the server in
+/// errors.
+fn client(config: &RedisBusConfig, shown: &str) -> Result<Client, BusError> {
+    let mut info = config
+        .url
+        .as_str()
+        .into_connection_info()
+        .map_err(redis_error("open", shown))?;
+    let password = read_secret(&config.password_env, config.password_file.as_deref())
+        .map_err(|e| BusError::Config(format!("bus.redis.password_file: {e}")))?;
+    if let Some(password) = password {
+        let settings = info
+            .redis_settings()
+            .clone()
+            .set_password(password.expose());
+        info = info.set_redis_settings(settings);
+    }
+    match &config.tls_ca_file {
+        None => Client::open(info),
+        Some(file) => {
+            let root_cert = std::fs::read(file).map_err(|e| {
+                BusError::Config(format!("bus.redis.tls_ca_file {}: {e}", file.display()))
+            })?;
+            let certificates = TlsCertificates {
+                client_tls: None,
+                root_cert: Some(root_cert),
+            };
+            Client::build_with_tls(info, certificates)
+        }
+    }
+    .map_err(redis_error("open", shown))
+}
+
 fn backoff(config: &RedisBusConfig, attempt: u32) -> Duration {
     let factor = 1u64 << attempt.min(16);
     Duration::from_millis(
@@ -110,7 +183,8 @@ fn backoff(config: &RedisBusConfig, attempt: u32) -> Duration {
 impl RedisBus {
     /// Connects (must run inside a tokio runtime: it spawns the writer task).
     pub async fn connect(config: RedisBusConfig) -> Result<Self, BusError> {
-        let client = Client::open(config.url.as_str()).map_err(redis_error("open", &config.url))?;
+        let shown = redacted_url(&config.url);
+        let client = client(&config, &shown)?;
         let manager = ConnectionManager::new_with_config(
             client.clone(),
             ConnectionManagerConfig::new().set_connection_timeout(Some(Duration::from_millis(
@@ -118,7 +192,7 @@ impl RedisBus {
             ))),
         )
         .await
-        .map_err(redis_error("connect", &config.url))?;
+        .map_err(redis_error("connect", &shown))?;
         let (outbound, receiver) = mpsc::channel(config.outbound_buffer_messages.max(1));
         let counters = Arc::new(Counters {
             accepted: AtomicU64::new(0),
@@ -437,13 +511,10 @@ impl RedisConsumer {
 fn deliveries(entries: Vec<redis::streams::StreamId>) -> Vec<Delivery> {
     entries
         .into_iter()
-        .map(|entry| {
-            let body = match entry.map.get(BODY_FIELD) {
-                Some(Value::BulkString(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
-                Some(Value::SimpleString(text)) => text.clone(),
-                _ => String::new(),
-            };
-            Delivery { id: entry.id, body }
+        .map(|entry| match entry.map.get(BODY_FIELD) {
+            Some(Value::BulkString(bytes)) => Delivery::from_bytes(entry.id, bytes),
+            Some(Value::SimpleString(text)) => Delivery::from_bytes(entry.id, text.as_bytes()),
+            _ => Delivery::from_bytes(entry.id, &[]),
         })
         .collect()
 }

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::CommandError;
 use crate::bus::StreamKind;
-use crate::bus::envelope::{WorldMessage, parse_world};
+use crate::bus::envelope::{EnvelopeLimits, WorldMessage, parse_world_within};
 use crate::bus::redis::{RedisBus, RedisBusConfig};
 use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::ProfileLibrary;
@@ -88,6 +88,9 @@ pub struct ReplayOptions {
     /// The zone settings the log was recorded under (tick, tiers; the governor's decisions come
     /// from the log).
     pub zone_config: ZoneConfig,
+    /// The world-message limits the log was read under live (`[consumer.limits]`): a message
+    /// the live loop refused is refused here too.
+    pub limits: EnvelopeLimits,
     /// The world file (`village` for the embedded one).
     pub world: String,
     /// The zone (default: the world file's).
@@ -452,7 +455,7 @@ pub fn replay_window(
     )?;
     let messages: Vec<WorldMessage> = entries
         .iter()
-        .filter_map(|(_, body)| parse_world(body).ok())
+        .filter_map(|(_, body)| parse_world_within(body, &options.limits).ok())
         .take_while(|m| end.is_none_or(|end| m.header.game_time <= end))
         .collect();
     let mut script = BTreeMap::new();

@@ -73,8 +73,19 @@ pub fn load_persona(
             })?;
         (format!("config/affect/{persona}.yaml"), (*text).to_owned())
     };
-    let mut merged = parse_yaml(&defaults_file, &defaults_text)?;
-    merge_layers(&mut merged, parse_yaml(&persona_file, &persona_text)?);
+    compile_persona(
+        (&defaults_file, &defaults_text),
+        (&persona_file, &persona_text),
+    )
+}
+
+/// Compiles a persona given as `(file, text)` over the defaults given the same way.
+pub fn compile_persona(
+    (defaults_file, defaults_text): (&str, &str),
+    (persona_file, persona_text): (&str, &str),
+) -> Result<(AffectConfig, AffectModel), ContentError> {
+    let mut merged = parse_yaml(defaults_file, defaults_text)?;
+    merge_layers(&mut merged, parse_yaml(persona_file, persona_text)?);
     let config = AffectConfig::from_value(merged).map_err(|e| ContentError::Invalid {
         file: format!("{persona_file} (over {defaults_file})"),
         reason: e.to_string(),
