@@ -3,8 +3,8 @@
 //! opens it, finds the NPC list, opens an NPC and sees its breakdown and a chart with data
 //! points and every need's response curve, sees a story signal arrive live, and runs a what-if
 //! that shows where the NPC's timeline parts from the recorded one. Screenshots are kept in
-//! `target/inspector-screenshots/`. Needs `chromium` and `npm ci` in `tests/inspector/` (both
-//! done by `.ci/run`).
+//! `target/inspector-screenshots/`. Needs Debian's `chromium` (`.ci/run` installs it); the test
+//! runs `npm ci` in `tests/inspector/` itself when playwright-core is missing.
 
 #[path = "support/http.rs"]
 mod http;
@@ -26,9 +26,21 @@ impl Drop for Demo {
 fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let scripts = root.join("tests/inspector");
+    if !scripts.join("node_modules/playwright-core").is_dir() {
+        let installed = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&scripts)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            installed,
+            "`npm ci` in tests/inspector failed (Node.js and npm are needed)"
+        );
+    }
     assert!(
-        scripts.join("node_modules/playwright-core").is_dir(),
-        "run `npm ci` in tests/inspector (.ci/run does)"
+        Path::new(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))
+            .is_file(),
+        "Debian's chromium is needed (apt-get install chromium; .ci/run does)"
     );
     let port = http::free_port();
     let dir = std::env::temp_dir().join(format!("geppetto-inspector-{}", std::process::id()));
