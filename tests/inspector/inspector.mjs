@@ -29,6 +29,9 @@ try {
   await page.waitForFunction(
     () => Number(document.getElementById("needs-chart").dataset.points) > 3,
     null, { timeout: 60000 });
+  await page.waitForFunction(
+    () => Number(document.getElementById("candidates-chart").dataset.points) > 3,
+    null, { timeout: 60000 });
   // Every need's response curve is drawn over its range; the smith's feelings (affect states)
   // have bars.
   await page.waitForSelector("#curves canvas.curve[data-points='21']", { timeout: 30000 });
