@@ -2,10 +2,13 @@
 //! a free loopback port: health, NPC list, the debug-brain view, Prometheus metrics, and a
 //! despawn and a schedule override that need the bearer token and go through the world log.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+#[path = "support/http.rs"]
+mod http;
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use http::{free_port, request_with};
 
 struct Serve(Child);
 
@@ -20,27 +23,6 @@ fn request(port: u16, method: &str, path: &str, token: Option<&str>) -> Option<(
     request_with(port, method, path, token, "")
 }
 
-fn request_with(
-    port: u16,
-    method: &str,
-    path: &str,
-    token: Option<&str>,
-    body: &str,
-) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-    let length = body.len();
-    let text = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: application/json\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n{body}"
-    );
-    stream.write_all(text.as_bytes()).ok()?;
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).ok()?;
-    let status = reply.split(' ').nth(1)?.parse().ok()?;
-    let body = reply.split_once("\r\n\r\n").map(|(_, b)| b.to_owned())?;
-    Some((status, body))
-}
-
 fn until(port: u16, path: &str, done: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -53,14 +35,6 @@ fn until(port: u16, path: &str, done: impl Fn(&str) -> bool) -> String {
         }
         std::thread::sleep(Duration::from_millis(25));
     }
-}
-
-/// A free loopback port.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("port")
-        .port()
 }
 
 /// Writes `config` (the village, a fast clock, then `rest`) into `dir` and starts `geppetto

@@ -8,65 +8,22 @@
 #[allow(dead_code)]
 #[path = "support/redis_server.rs"]
 mod redis_server;
+#[path = "support/serve.rs"]
+mod serve;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use geppetto_storage::{SnapshotStore, StorageConfig, Zone as StoreZone};
 use redis_server::RedisServer;
 use serde_json::{Value, json};
+use serve::Serve;
 
 const ZONE: &str = "village";
 const EXTRA_RESIDENTS: usize = 200;
 const TICKS: u64 = 800;
 const KILLS: usize = 20;
-
-/// A running `geppetto serve`, killed (SIGKILL) on drop if still running.
-struct Serve(Child);
-
-impl Serve {
-    fn start(config: &Path) -> Self {
-        Self(
-            Command::new(env!("CARGO_BIN_EXE_geppetto"))
-                .args(["serve", "--config"])
-                .arg(config)
-                .env("RUST_LOG", "warn")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("serve starts"),
-        )
-    }
-
-    fn kill_hard(mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-
-    /// Ctrl-C: the service stops reading, writes its shutdown snapshot and exits.
-    fn stop(mut self) {
-        let pid = self.0.id().to_string();
-        let _ = Command::new("kill").args(["-INT", &pid]).status();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.0.try_wait() {
-                assert!(status.success(), "serve exits cleanly: {status}");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("serve did not stop on SIGINT");
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The village plus `EXTRA_RESIDENTS` more, cloned from its residents' patterns.
 fn world_dir(dir: &Path) -> PathBuf {
@@ -308,7 +265,7 @@ fn a_service_killed_twenty_times_emits_the_uninterrupted_intent_stream() {
 
     // The reference: one uninterrupted run.
     load_script(&server, &lines);
-    let serve = Serve::start(&config);
+    let serve = Serve::start(&config, &[("RUST_LOG", "warn")]);
     redis.wait_until_done(Duration::from_secs(600));
     serve.stop();
     let expected = deduplicated_intents(&server);
@@ -326,7 +283,7 @@ fn a_service_killed_twenty_times_emits_the_uninterrupted_intent_stream() {
     load_script(&server, &lines);
     let mut random = 0x9e37_79b9_7f4a_7c15_u64;
     let mut kills = 0;
-    let mut serve = Serve::start(&config);
+    let mut serve = Serve::start(&config, &[("RUST_LOG", "warn")]);
     let mut progress = String::from("0-0");
     while kills < KILLS {
         redis.wait_for_progress_past(&progress, Duration::from_secs(120));
@@ -343,7 +300,7 @@ fn a_service_killed_twenty_times_emits_the_uninterrupted_intent_stream() {
         serve.kill_hard();
         kills += 1;
         progress = redis.group().map(|(last, _)| last).unwrap_or_default();
-        serve = Serve::start(&config);
+        serve = Serve::start(&config, &[("RUST_LOG", "warn")]);
     }
     assert_eq!(kills, KILLS, "every kill landed before the script ran out");
     redis.wait_until_done(Duration::from_secs(600));

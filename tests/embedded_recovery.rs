@@ -8,55 +8,19 @@
 
 #[path = "support/http.rs"]
 mod http;
+// Shared test support: this test stops serve gracefully, never kills it.
+#[allow(dead_code)]
+#[path = "support/serve.rs"]
+mod serve;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use http::{free_port, request_with};
 use serde_json::Value;
+use serve::Serve;
 
 const TOKEN: &str = "embedded-test-token";
-
-struct Serve(Child);
-
-impl Serve {
-    fn start(config: &Path) -> Self {
-        Self(
-            Command::new(env!("CARGO_BIN_EXE_geppetto"))
-                .args(["serve", "--config"])
-                .arg(config)
-                .env("GEPPETTO_TEST_TOKEN", TOKEN)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("serve"),
-        )
-    }
-
-    /// Ctrl-C, then wait for a clean exit (the shutdown snapshot is written on the way out).
-    fn stop(mut self) {
-        let _ = Command::new("kill")
-            .args(["-INT", &self.0.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.0.try_wait() {
-                assert!(status.success(), "serve exits cleanly: {status}");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("serve did not stop on SIGINT");
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Asks for a snapshot until the zone has applied something; returns the report.
 fn snapshot(port: u16) -> Value {
@@ -105,7 +69,7 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
     )
     .expect("config");
 
-    let serve = Serve::start(&config);
+    let serve = Serve::start(&config, &[("GEPPETTO_TEST_TOKEN", TOKEN)]);
     let first = snapshot(port);
     assert_eq!(first["zone"], "village");
     let unauthorised = request_with(port, "POST", "/zones/village/snapshot", None, "");
@@ -144,7 +108,7 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
     serve.stop();
 
     // Restarted, the zone carries on from its shutdown snapshot rather than from the start.
-    let serve = Serve::start(&config);
+    let serve = Serve::start(&config, &[("GEPPETTO_TEST_TOKEN", TOKEN)]);
     let resumed = snapshot(port);
     serve.stop();
     assert!(

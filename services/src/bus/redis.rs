@@ -216,6 +216,14 @@ impl RedisBus {
 }
 
 impl RedisBus {
+    /// A connection of its own for a one-off read (never the writer's, never a consumer's).
+    async fn side_connection(&self, key: &str) -> Result<MultiplexedConnection, BusError> {
+        self.client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(redis_error("connect", key))
+    }
+
     /// Up to `limit` entries of `zone`'s `stream` after `after` (from the start when `None`), in
     /// stream order, read with `XRANGE` on a connection of its own: how recovery and `geppetto
     /// log export` read the world log, whatever the consumer groups have acknowledged.
@@ -227,11 +235,7 @@ impl RedisBus {
         limit: usize,
     ) -> Result<Vec<Delivery>, BusError> {
         let key = stream.key(zone);
-        let mut connection = self
-            .client
-            .get_multiplexed_async_connection()
-            .await
-            .map_err(redis_error("connect", &key))?;
+        let mut connection = self.side_connection(&key).await?;
         let start = after.map_or_else(|| "-".to_owned(), |id| format!("({id}"));
         let reply: redis::streams::StreamRangeReply = redis::cmd("XRANGE")
             .arg(&key)
@@ -244,9 +248,7 @@ impl RedisBus {
             .map_err(redis_error("XRANGE", &key))?;
         Ok(deliveries(reply.ids))
     }
-}
 
-impl RedisBus {
     /// The last entry of `zone`'s `stream` that consumer group `group` has been given (its
     /// `last-delivered-id`), or `None` when the group does not exist yet.
     pub async fn delivered_up_to(
@@ -256,11 +258,7 @@ impl RedisBus {
         group: &str,
     ) -> Result<Option<String>, BusError> {
         let key = stream.key(zone);
-        let mut connection = self
-            .client
-            .get_multiplexed_async_connection()
-            .await
-            .map_err(redis_error("connect", &key))?;
+        let mut connection = self.side_connection(&key).await?;
         let groups: Result<Vec<std::collections::HashMap<String, Value>>, RedisError> =
             redis::cmd("XINFO")
                 .arg("GROUPS")

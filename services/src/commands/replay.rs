@@ -168,6 +168,24 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<LogEntry>, CommandError> {
     Ok(entries)
 }
 
+/// Every entry after `after`, read a page at a time with `page` (given the last id read) until
+/// a page comes back empty.
+async fn all_pages<F, Fut>(after: Option<&str>, mut page: F) -> Result<Vec<LogEntry>, CommandError>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<crate::bus::Delivery>, CommandError>>,
+{
+    let mut all = Vec::new();
+    let mut cursor = after.map(str::to_owned);
+    loop {
+        let entries = page(cursor.clone()).await?;
+        let Some(last) = entries.last() else { break };
+        cursor = Some(last.id.clone());
+        all.extend(entries.into_iter().map(|d| (d.id, d.body)));
+    }
+    Ok(all)
+}
+
 /// Every entry of `zone`'s `stream` after `after` from `source`, in log order.
 pub fn read_log(
     source: &LogSource,
@@ -178,20 +196,11 @@ pub fn read_log(
     const PAGE: usize = 10_000;
     let mut entries = match source {
         LogSource::File(path) => read_jsonl(path)?,
-        LogSource::Service { log, .. } => block_on(async {
-            let mut all = Vec::new();
-            let mut cursor = after.map(str::to_owned);
-            loop {
-                let page = log
-                    .read_after(zone, cursor.as_deref(), PAGE)
-                    .await
-                    .map_err(environment)?;
-                let Some(last) = page.last() else { break };
-                cursor = Some(last.id.clone());
-                all.extend(page.into_iter().map(|d| (d.id, d.body)));
-            }
-            Ok::<_, CommandError>(all)
-        })??,
+        LogSource::Service { log, .. } => block_on(all_pages(after, |cursor| async move {
+            log.read_after(zone, cursor.as_deref(), PAGE)
+                .await
+                .map_err(environment)
+        }))??,
         LogSource::Redis(url) => block_on(async {
             let bus = RedisBus::connect(RedisBusConfig {
                 url: url.clone(),
@@ -199,18 +208,15 @@ pub fn read_log(
             })
             .await
             .map_err(environment)?;
-            let mut all = Vec::new();
-            let mut cursor = after.map(str::to_owned);
-            loop {
-                let page = bus
-                    .read_range(zone, stream, cursor.as_deref(), PAGE)
-                    .await
-                    .map_err(environment)?;
-                let Some(last) = page.last() else { break };
-                cursor = Some(last.id.clone());
-                all.extend(page.into_iter().map(|d| (d.id, d.body)));
-            }
-            Ok::<_, CommandError>(all)
+            all_pages(after, |cursor| {
+                let bus = &bus;
+                async move {
+                    bus.read_range(zone, stream, cursor.as_deref(), PAGE)
+                        .await
+                        .map_err(environment)
+                }
+            })
+            .await
         })??,
         LogSource::Redb(path) => {
             if stream != StreamKind::World {
