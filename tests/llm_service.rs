@@ -132,7 +132,7 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
     let (intents, narrative, world_log, npc_events) =
         geppetto_service::runtime::block_on(2, async move {
             let bus: Arc<dyn EventBus> = Arc::new(InProcessBus::new(100_000));
-            let mut actors = ActorRuntime::new(2);
+            let actors = ActorRuntime::new(2);
             let handle = actors.start(zone);
             let (stop, stopped) = watch::channel(false);
             let config = LlmConfig {

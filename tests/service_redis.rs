@@ -125,7 +125,7 @@ impl Running {
                 };
                 let bus: Arc<dyn EventBus> =
                     Arc::new(RedisBus::connect(config).await.expect("bus"));
-                let mut actors = ActorRuntime::new(2);
+                let actors = ActorRuntime::new(2);
                 let handle = actors.start(zone);
                 let persistence = Persistence {
                     isolation: store.map(|store| IsolationPersistence { store, sequence: 0 }),

@@ -131,7 +131,7 @@ impl ZoneHandle {
 /// running actix `System` (see [`crate::runtime`]).
 pub struct ActorRuntime {
     arbiters: Vec<Arbiter>,
-    next: usize,
+    next: std::sync::atomic::AtomicUsize,
 }
 
 impl ActorRuntime {
@@ -139,15 +139,15 @@ impl ActorRuntime {
     pub fn new(threads: usize) -> Self {
         Self {
             arbiters: (0..threads.max(1)).map(|_| Arbiter::new()).collect(),
-            next: 0,
+            next: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
     /// Starts `zone` on the next arbiter.
-    pub fn start(&mut self, zone: Zone) -> ZoneHandle {
+    pub fn start(&self, zone: Zone) -> ZoneHandle {
         let name = zone.name.clone();
-        let arbiter = &self.arbiters[self.next % self.arbiters.len()];
-        self.next += 1;
+        let next = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let arbiter = &self.arbiters[next % self.arbiters.len()];
         let addr = ZoneActor::start_in_arbiter(&arbiter.handle(), move |_| ZoneActor { zone });
         ZoneHandle { name, addr }
     }

@@ -24,19 +24,70 @@ use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::bus::{EventBus, StreamKind};
 use crate::zone::Zone;
 
+/// The zones this process runs now, by name: fixed for a single instance, changing as a
+/// clustered instance takes and gives up zone leases.
+#[derive(Clone, Default)]
+pub struct ZoneDirectory(Arc<std::sync::RwLock<BTreeMap<String, RunningZone>>>);
+
+/// A zone this process runs: its actor and where its loop takes snapshot requests.
+#[derive(Clone)]
+pub struct RunningZone {
+    /// The zone's actor.
+    pub handle: ZoneHandle,
+    /// Snapshot requests (absent when the zone keeps no snapshots).
+    pub snapshot_requests: Option<tokio::sync::mpsc::Sender<crate::service::SnapshotRequest>>,
+}
+
+impl ZoneDirectory {
+    /// Adds (or replaces) a running zone.
+    pub fn insert(&self, zone: RunningZone) {
+        if let Ok(mut zones) = self.0.write() {
+            zones.insert(zone.handle.name.clone(), zone);
+        }
+    }
+
+    /// Removes the zone `name`.
+    pub fn remove(&self, name: &str) {
+        if let Ok(mut zones) = self.0.write() {
+            zones.remove(name);
+        }
+    }
+
+    /// The zone `name`, if it runs here.
+    pub fn get(&self, name: &str) -> Option<RunningZone> {
+        self.0
+            .read()
+            .ok()
+            .and_then(|zones| zones.get(name).cloned())
+    }
+
+    /// The actors of every zone running here, by name.
+    pub fn handles(&self) -> Vec<ZoneHandle> {
+        self.0
+            .read()
+            .map(|zones| zones.values().map(|z| z.handle.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The names of the zones running here.
+    pub fn names(&self) -> Vec<String> {
+        self.0
+            .read()
+            .map(|zones| zones.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
 /// What the handlers share.
 pub struct AdminState {
-    /// Running zones by name.
-    pub zones: BTreeMap<String, ZoneHandle>,
+    /// The zones running here.
+    pub zones: ZoneDirectory,
     /// Where `POST /whatif` replays from, by zone (zones with a durable log only).
     pub whatif: BTreeMap<String, WhatIfSource>,
     /// Set while a what-if runs (one at a time: it replays on a blocking thread).
     pub whatif_busy: Arc<std::sync::atomic::AtomicBool>,
     /// Story signals of every zone as they are published, for `GET /events`.
     pub story_feed: tokio::sync::broadcast::Sender<String>,
-    /// Where each zone loop takes snapshot requests (zones without snapshots are absent).
-    pub snapshot_requests:
-        BTreeMap<String, tokio::sync::mpsc::Sender<crate::service::SnapshotRequest>>,
     /// The bus (spawn/despawn go to the world stream).
     pub bus: Arc<dyn EventBus>,
     /// Metrics, when a recorder is installed.
@@ -89,7 +140,7 @@ async fn metrics(state: web::Data<AdminState>) -> HttpResponse {
 
 async fn npcs(state: web::Data<AdminState>) -> HttpResponse {
     let mut all = Vec::new();
-    for handle in state.zones.values() {
+    for handle in state.zones.handles() {
         let list = handle
             .with(|zone| {
                 zone.agents
@@ -365,7 +416,7 @@ async fn npc_brain(
     query: web::Query<BrainQuery>,
 ) -> HttpResponse {
     let id = path.into_inner();
-    for handle in state.zones.values() {
+    for handle in state.zones.handles() {
         let wanted = id.clone();
         if let Ok(Some(view)) = handle
             .with(move |zone| brain(zone, &wanted, BRAIN_TOP_CANDIDATES))
@@ -401,7 +452,7 @@ async fn spawn(
         Ok(spawn) => spawn,
         Err(e) => return HttpResponse::BadRequest().json(json!({"error": e.to_string()})),
     };
-    let Some(handle) = state.zones.get(&spawn.zone) else {
+    let Some(handle) = state.zones.get(&spawn.zone).map(|z| z.handle) else {
         return HttpResponse::NotFound()
             .json(json!({"error": format!("no zone `{}`", spawn.zone)}));
     };
@@ -429,8 +480,8 @@ async fn spawn(
 }
 
 /// The zone holding NPC `id` and its game time, if any zone does.
-async fn locate<'s>(state: &'s AdminState, id: &str) -> Option<(&'s ZoneHandle, u64)> {
-    for handle in state.zones.values() {
+async fn locate(state: &AdminState, id: &str) -> Option<(ZoneHandle, u64)> {
+    for handle in state.zones.handles() {
         let wanted = id.to_owned();
         if let Ok(Some(game_time)) = handle
             .with(move |zone| zone.npc_index(&wanted).map(|_| zone.game_time))
@@ -554,7 +605,11 @@ async fn snapshot_now(
         return HttpResponse::Unauthorized().json(json!({"error": "bearer token required"}));
     }
     let zone = path.into_inner();
-    let Some(requests) = state.snapshot_requests.get(&zone) else {
+    let Some(requests) = state
+        .zones
+        .get(&zone)
+        .and_then(|running| running.snapshot_requests)
+    else {
         return HttpResponse::NotFound()
             .json(json!({"error": format!("no zone `{zone}` keeps snapshots here")}));
     };
@@ -674,19 +729,22 @@ async fn whatif(state: web::Data<AdminState>, body: web::Bytes) -> HttpResponse 
 /// Story signals a slow `/events` reader may fall behind by before it skips ahead.
 const STORY_FEED_BUFFER: usize = 256;
 
-/// Starts one reader per zone of its `story` stream (consumer group `inspector`) and returns
-/// the channel they broadcast to; each `GET /events` subscribes to it. Stops with `stopped`.
+/// Starts one reader per zone of its `story` stream (consumer group `group`: each instance of
+/// a cluster has its own, so each sees every signal) and returns the channel they broadcast
+/// to; each `GET /events` subscribes to it. Stops with `stopped`.
 pub fn story_feed(
     bus: &Arc<dyn EventBus>,
     zones: impl IntoIterator<Item = String>,
+    group: &str,
     stopped: &tokio::sync::watch::Receiver<bool>,
 ) -> tokio::sync::broadcast::Sender<String> {
     let (sender, _) = tokio::sync::broadcast::channel(STORY_FEED_BUFFER);
     for zone in zones {
         let (bus, sender, mut stopped) = (Arc::clone(bus), sender.clone(), stopped.clone());
+        let group = group.to_owned();
         tokio::spawn(async move {
             let Ok(mut consumer) = bus
-                .consumer(&zone, StreamKind::Story, "inspector", "inspector")
+                .consumer(&zone, StreamKind::Story, &group, "inspector")
                 .await
             else {
                 tracing::warn!(zone, "inspector: the story stream cannot be read");

@@ -168,6 +168,8 @@ pub struct ServiceConfig {
     pub storage: StorageSection,
     /// Admin API.
     pub admin: AdminConfig,
+    /// Zones shared among instances by lease (`[cluster]`, off by default).
+    pub cluster: crate::cluster::ClusterConfig,
     /// Limits on `decide` / `decide-batch` requests (`geppetto decide --config`).
     pub decide: geppetto_core::wire::limits::DecideLimits,
     /// The LLM seams (`[llm]`, with `[llm.provider]` for an OpenAI-compatible endpoint; none
@@ -224,6 +226,15 @@ pub fn parse_config(file: &str, text: &str) -> Result<ServiceConfig, ConfigError
     if let Err(error) = config.llm.validate() {
         return Err(invalid(&format!("llm.{error}")));
     }
+    if config.cluster.enabled {
+        if config.bus.kind != BusKind::Redis {
+            return Err(invalid("cluster.enabled: needs bus.kind = \"redis\""));
+        }
+        config
+            .cluster
+            .validate(&config.consumer)
+            .map_err(|reason| invalid(&reason))?;
+    }
     Ok(config)
 }
 
@@ -276,6 +287,7 @@ mod tests {
         );
         assert_eq!(config.admin, AdminConfig::default());
         assert_eq!(config.bus.redis, RedisBusConfig::default());
+        assert_eq!(config.cluster, crate::cluster::ClusterConfig::default());
     }
 
     #[test]
@@ -295,6 +307,14 @@ mod tests {
             ),
             ("worlds = ['w.yaml']\n[bus]\nkind = 'kafka'\n", "kafka"),
             ("", "worlds"),
+            (
+                "worlds = ['w.yaml']\n[cluster]\nenabled = true\n",
+                "cluster.enabled",
+            ),
+            (
+                "worlds = ['w.yaml']\n[bus]\nkind = 'redis'\n[cluster]\nenabled = true\n[cluster.lease]\nttl_ms = 1500\n",
+                "renew_every_ms",
+            ),
         ];
         for (text, field) in cases {
             let error = parse_config("g.toml", text)

@@ -325,7 +325,7 @@ fn demo_zone_config() -> ZoneConfig {
 /// persistence that keeps it there.
 async fn kept_village(
     path: &std::path::Path,
-    build: &dyn Fn() -> Result<Zone, crate::zone::ZoneError>,
+    build: &(dyn Fn() -> Result<Zone, crate::zone::ZoneError> + Sync),
     bus: &Arc<dyn EventBus>,
 ) -> Result<(Zone, Persistence, crate::admin::WhatIfSource), CommandError> {
     let storage = crate::config::StorageSection::default();
@@ -364,6 +364,7 @@ async fn kept_village(
         snapshots: Some(keeper),
         resume_after: recovered.last_event_id,
         snapshot_requests: None,
+        lease: None,
     };
     Ok((recovered.zone, persistence, source))
 }
@@ -408,16 +409,27 @@ pub fn run_demo(
         };
         let start = zone.game_time;
         let end = start + (options.hours.max(0.0) * 60.0).round() as u64;
-        let mut actors = ActorRuntime::new(crate::runtime::cores());
+        let actors = ActorRuntime::new(crate::runtime::cores());
         let handle = actors.start(zone);
         let (stop, stopped) = watch::channel(false);
         if let Some(address) = &options.admin {
             let state = crate::admin::AdminState {
-                story_feed: crate::admin::story_feed(&bus, [zone_name.clone()], &stopped),
+                story_feed: crate::admin::story_feed(
+                    &bus,
+                    [zone_name.clone()],
+                    "inspector",
+                    &stopped,
+                ),
                 whatif,
                 whatif_busy: Arc::default(),
-                zones: BTreeMap::from([(zone_name.clone(), handle.clone())]),
-                snapshot_requests: BTreeMap::new(),
+                zones: {
+                    let zones = crate::admin::ZoneDirectory::default();
+                    zones.insert(crate::admin::RunningZone {
+                        handle: handle.clone(),
+                        snapshot_requests: None,
+                    });
+                    zones
+                },
                 bus: Arc::clone(&bus),
                 metrics: None,
                 token: None,

@@ -8,12 +8,14 @@
 pub mod actor;
 pub mod admin;
 pub mod bus;
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod content;
 pub mod demo;
 pub mod governor;
 pub mod isolation;
+pub mod lease;
 pub mod llm_bridge;
 pub mod load;
 pub mod logging;

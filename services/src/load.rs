@@ -180,7 +180,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
             reset_redis_zone(url, LOAD_ZONE).await?;
         }
         let bus = open_bus(options.redis.as_deref()).await?;
-        let mut actors = ActorRuntime::new(1);
+        let actors = ActorRuntime::new(1);
         let handle = actors.start(zone);
         let (stop, stopped) = watch::channel(false);
         let llm = LlmConfig {

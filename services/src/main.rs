@@ -105,6 +105,9 @@ enum Command {
         /// The service config (TOML).
         #[arg(long, default_value = "config/geppetto.toml")]
         config: PathBuf,
+        /// This instance's name in a cluster (overrides `cluster.instance`).
+        #[arg(long)]
+        instance: Option<String>,
         #[command(flatten)]
         log: LogArgs,
     },
@@ -139,6 +142,9 @@ enum Command {
     /// A zone's recorded streams.
     #[command(subcommand)]
     Log(LogCommand),
+    /// Instances sharing zones over Redis.
+    #[command(subcommand)]
+    Cluster(ClusterCommand),
     /// Drive synthetic NPCs with world events and report throughput, latency and tick times.
     Load {
         /// NPCs (all Active: a player stands in every room).
@@ -278,6 +284,19 @@ impl LogSourceArgs {
             (None, None, None) => LogSource::File(PathBuf::from("-")),
         }
     }
+}
+
+#[derive(Subcommand)]
+enum ClusterCommand {
+    /// Live instances, and every zone's owner, fencing token, lease age, expiry and lag.
+    Status {
+        /// The service config (TOML) naming the worlds and the Redis bus.
+        #[arg(long, default_value = "config/geppetto.toml")]
+        config: PathBuf,
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -498,9 +517,17 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             let printed = geppetto_service::demo::run_demo(&options, |line| print_line(&line))?;
             Ok(format!("-- {printed} feed lines, {hours} game hours"))
         }
-        Command::Serve { config, log } => {
+        Command::Serve {
+            config,
+            instance,
+            log,
+        } => {
             geppetto_service::logging::init(&log.log_format)?;
-            geppetto_service::serve::serve(&config)?;
+            geppetto_service::serve::serve(&config, instance.as_deref())?;
+            Ok(String::new())
+        }
+        Command::Cluster(ClusterCommand::Status { config, json }) => {
+            print_line(&geppetto_service::cluster::status_command(&config, json)?);
             Ok(String::new())
         }
         Command::Replay { window, compare } => {

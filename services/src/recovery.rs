@@ -347,7 +347,7 @@ fn parsed(page: &[Delivery], limits: &EnvelopeLimits) -> Vec<WorldMessage> {
 /// world file (called once per attempt).
 pub async fn recover(
     name: &str,
-    build: &dyn Fn() -> Result<Zone, ZoneError>,
+    build: &(dyn Fn() -> Result<Zone, ZoneError> + Sync),
     store: &dyn SnapshotStore,
     log: &WorldLog,
     bus: &dyn EventBus,

@@ -1,9 +1,14 @@
 //! `geppetto serve --config FILE`: loads the config and the world files, opens the bus and the
 //! isolation store, starts one zone actor per world on the arbiters, one consumer loop per zone,
 //! the internal clock when configured, and the admin API; runs until Ctrl-C.
+//!
+//! A zone is started by [`ZoneStarter`]: recover it (snapshot + log), start its actor, run its
+//! loop and clock until told to stop. A single instance starts every zone at once; a clustered
+//! one (`[cluster] enabled`) leaves the choice to [`crate::cluster`], which starts and stops
+//! zones as it takes and gives up their leases.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use geppetto_llm::{LlmConfig, TemplateProvider, read_secret};
@@ -12,7 +17,7 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::sync::{mpsc, watch};
 
 use crate::actor::ActorRuntime;
-use crate::admin::{self, AdminState};
+use crate::admin::{self, AdminState, RunningZone, ZoneDirectory};
 use crate::bus::EventBus;
 use crate::bus::memory::InProcessBus;
 use crate::bus::redis::RedisBus;
@@ -20,12 +25,14 @@ use crate::commands::CommandError;
 use crate::config::{BusKind, ServiceConfig, SnapshotBackend, load_config};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
+use crate::lease::LeaseGuard;
 use crate::llm_bridge::{self, LlmLink};
 use crate::recovery::{SnapshotKeeper, WorldLog, recover};
 use crate::service::{
-    ClockKind, IsolationPersistence, Persistence, load_isolation, run_clock, run_zone,
+    ClockKind, IsolationPersistence, LoopStats, Persistence, ServiceError, load_isolation,
+    run_clock, run_zone,
 };
-use crate::world_file::load_world_file;
+use crate::world_file::{WorldFile, load_world_file};
 use crate::zone::Zone;
 
 fn environment(error: impl std::fmt::Display) -> CommandError {
@@ -72,7 +79,10 @@ pub fn start_llm(
 const SNAPSHOT_REQUESTS_QUEUED: usize = 4;
 
 /// The bus and what makes the service durable: the snapshot store and the world log.
+#[derive(Clone)]
 pub struct Durable {
+    /// The Redis bus, when the bus is Redis (the leases and fences use it).
+    pub redis: Option<Arc<RedisBus>>,
     /// The bus.
     pub bus: Arc<dyn EventBus>,
     /// Snapshots and isolation counts.
@@ -124,8 +134,8 @@ pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandErro
             }
         },
         SnapshotBackend::Redis => Arc::new(
-            RedisSnapshotStore::with_client(
-                crate::bus::redis::client_for(&config.bus.redis).map_err(environment)?,
+            RedisSnapshotStore::with_target(
+                crate::bus::redis::target_for(&config.bus.redis).map_err(environment)?,
                 &storage.stores,
             )
             .await
@@ -135,17 +145,161 @@ pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandErro
             Arc::new(MemorySnapshotStore::new(&storage.stores).map_err(environment)?)
         }
     };
-    let log = match (redis, &redb) {
-        (Some(redis), _) => WorldLog::Stream(redis),
+    let log = match (&redis, &redb) {
+        (Some(redis), _) => WorldLog::Stream(Arc::clone(redis)),
         (None, Some(file)) => WorldLog::Embedded(Arc::new(file.event_log())),
         (None, None) => WorldLog::Volatile,
     };
-    Ok(Durable { bus, store, log })
+    Ok(Durable {
+        redis,
+        bus,
+        store,
+        log,
+    })
 }
 
-/// Runs the service described by the config file at `path` until Ctrl-C.
-pub fn serve(path: &Path) -> Result<(), CommandError> {
-    let config = load_config(path).map_err(|e| CommandError::BadInput(e.to_string()))?;
+/// Everything a zone of this process is started with.
+pub struct ZoneStarter {
+    /// The service config.
+    pub config: ServiceConfig,
+    /// Profiles.
+    pub profiles: ProfileLibrary,
+    /// Reactive sets.
+    pub sets: SetLibrary,
+    /// Bus, store and log.
+    pub durable: Durable,
+    /// The LLM seams' placeholder writer.
+    pub narrator: Arc<TemplateProvider>,
+    /// The LLM seams.
+    pub link: LlmLink,
+    /// Where zone actors run.
+    pub actors: ActorRuntime,
+    /// The zones running here (the admin API's view).
+    pub zones: ZoneDirectory,
+}
+
+/// A recovered zone whose actor runs, ready for its loop.
+pub struct OpenedZone {
+    persistence: Persistence,
+    handle: crate::actor::ZoneHandle,
+    start_time: u64,
+}
+
+impl ZoneStarter {
+    /// Recovers `world`'s zone (the newest usable snapshot, then the log after it), starts its
+    /// actor and lists it in the directory. With a `lease`, everything recovery re-publishes
+    /// is already fenced by it.
+    pub async fn open(&self, world: &WorldFile) -> Result<OpenedZone, CommandError> {
+        let (config, durable) = (&self.config, &self.durable);
+        let (isolation, sequence) = load_isolation(&*durable.store, &world.zone).await;
+        let build = || {
+            let mut zone = Zone::new(
+                world,
+                &self.profiles,
+                &self.sets,
+                config.zone_config(),
+                isolation.clone(),
+            )?;
+            zone.set_narrator(Arc::clone(&self.narrator));
+            Ok(zone)
+        };
+        let recovered = recover(
+            &world.zone,
+            &build,
+            &*durable.store,
+            &durable.log,
+            &*durable.bus,
+            &config.consumer,
+            config.storage.replay_page_messages.max(1),
+        )
+        .await
+        .map_err(|e| CommandError::BadInput(format!("{}: {e}", world.zone)))?;
+        let start_time = recovered.zone.game_time;
+        let keeper = SnapshotKeeper {
+            store: Arc::clone(&durable.store),
+            every_ticks: config.storage.snapshot_every_ticks,
+            sequence: recovered.newest_sequence,
+            last_tick: recovered.zone.tick,
+        };
+        let handle = self.actors.start(recovered.zone);
+        let (requests_tx, requests) = mpsc::channel(SNAPSHOT_REQUESTS_QUEUED);
+        self.zones.insert(RunningZone {
+            handle: handle.clone(),
+            snapshot_requests: Some(requests_tx),
+        });
+        let persistence = Persistence {
+            isolation: Some(IsolationPersistence {
+                store: Arc::clone(&durable.store),
+                sequence,
+            }),
+            log: durable.log.clone(),
+            snapshots: Some(keeper),
+            resume_after: recovered.last_event_id,
+            snapshot_requests: Some(requests),
+            lease: None,
+        };
+        Ok(OpenedZone {
+            persistence,
+            handle,
+            start_time,
+        })
+    }
+
+    /// Runs an opened zone's loop (and its internal clock, when configured) until `stop`
+    /// turns true or — under a `lease` — the lease can no longer be trusted; then takes the
+    /// zone out of the directory (its actor ends with its last handle).
+    pub async fn run(
+        &self,
+        opened: OpenedZone,
+        stop: watch::Receiver<bool>,
+        lease: Option<LeaseGuard>,
+    ) -> Result<LoopStats, ServiceError> {
+        let OpenedZone {
+            mut persistence,
+            handle,
+            start_time,
+        } = opened;
+        let name = handle.name.clone();
+        persistence.lease = lease;
+        let bus = Arc::clone(&self.durable.bus);
+        if self.config.clock.kind == ClockKind::Internal {
+            tokio::spawn(run_clock(
+                Arc::clone(&bus),
+                name.clone(),
+                start_time,
+                None,
+                self.config.clock.clone(),
+                Vec::new(),
+                stop.clone(),
+            ));
+        }
+        let result = run_zone(
+            handle,
+            bus,
+            self.config.consumer.clone(),
+            persistence,
+            Some(self.link.clone()),
+            stop,
+        )
+        .await;
+        self.zones.remove(&name);
+        result
+    }
+}
+
+/// The config and content `serve` runs on, loaded and checked before anything starts.
+struct Loaded {
+    config: ServiceConfig,
+    profiles: ProfileLibrary,
+    sets: SetLibrary,
+    worlds: Vec<(WorldFile, PathBuf)>,
+}
+
+fn load(path: &Path, instance: Option<&str>) -> Result<Loaded, CommandError> {
+    let mut config = load_config(path).map_err(|e| CommandError::BadInput(e.to_string()))?;
+    if let Some(instance) = instance {
+        config.cluster.instance = instance.to_owned();
+    }
     let profiles = match &config.profiles_dir {
         Some(dir) => ProfileLibrary::embedded_and_dir(dir),
         None => ProfileLibrary::embedded(),
@@ -155,8 +309,29 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
     let worlds = config
         .worlds
         .iter()
-        .map(|p| load_world_file(p).map_err(|e| CommandError::BadInput(e.to_string())))
+        .map(|p| {
+            load_world_file(p)
+                .map(|w| (w, p.clone()))
+                .map_err(|e| CommandError::BadInput(e.to_string()))
+        })
         .collect::<Result<Vec<_>, _>>()?;
+    Ok(Loaded {
+        config,
+        profiles,
+        sets,
+        worlds,
+    })
+}
+
+/// Runs the service described by the config file at `path` until Ctrl-C; `instance` names
+/// this instance in a cluster (overriding `cluster.instance`).
+pub fn serve(path: &Path, instance: Option<&str>) -> Result<(), CommandError> {
+    let Loaded {
+        config,
+        profiles,
+        sets,
+        worlds,
+    } = load(path, instance)?;
     let threads = if config.actor_threads == 0 {
         crate::runtime::cores()
     } else {
@@ -166,7 +341,6 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
         let metrics = PrometheusBuilder::new().install_recorder().ok();
         let durable = open_durable(&config).await?;
         let bus = Arc::clone(&durable.bus);
-        let mut actors = ActorRuntime::new(threads);
         let (stop, stopped) = watch::channel(false);
         let seams = start_llm(
             &config.llm,
@@ -174,14 +348,9 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
             &bus,
             &stopped,
         )?;
-        let narrator = seams.narrator;
-        let link = seams.link;
-        let mut tasks = Vec::new();
-        let mut handles = BTreeMap::new();
-        let mut snapshot_senders = BTreeMap::new();
         let mut whatif = BTreeMap::new();
-        for (world, world_path) in worlds.iter().zip(&config.worlds) {
-            if !matches!(durable.log, WorldLog::Volatile) {
+        if !matches!(durable.log, WorldLog::Volatile) {
+            for (world, world_path) in &worlds {
                 whatif.insert(
                     world.zone.clone(),
                     admin::WhatIfSource {
@@ -193,90 +362,68 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
                     },
                 );
             }
-            let (isolation, sequence) = load_isolation(&*durable.store, &world.zone).await;
-            let build = || {
-                let mut zone = Zone::new(
-                    world,
-                    &profiles,
-                    &sets,
-                    config.zone_config(),
-                    isolation.clone(),
-                )?;
-                zone.set_narrator(Arc::clone(&narrator));
-                Ok(zone)
-            };
-            let recovered = recover(
-                &world.zone,
-                &build,
-                &*durable.store,
-                &durable.log,
-                &*bus,
-                &config.consumer,
-                config.storage.replay_page_messages.max(1),
-            )
-            .await
-            .map_err(|e| CommandError::BadInput(format!("{}: {e}", world.zone)))?;
-            let start = recovered.zone.game_time;
-            let keeper = SnapshotKeeper {
-                store: Arc::clone(&durable.store),
-                every_ticks: config.storage.snapshot_every_ticks,
-                sequence: recovered.newest_sequence,
-                last_tick: recovered.zone.tick,
-            };
-            let handle = actors.start(recovered.zone);
-            handles.insert(world.zone.clone(), handle.clone());
-            let (requests_tx, requests) = mpsc::channel(SNAPSHOT_REQUESTS_QUEUED);
-            snapshot_senders.insert(world.zone.clone(), requests_tx);
-            let persistence = Persistence {
-                isolation: Some(IsolationPersistence {
-                    store: Arc::clone(&durable.store),
-                    sequence,
-                }),
-                log: durable.log.clone(),
-                snapshots: Some(keeper),
-                resume_after: recovered.last_event_id,
-                snapshot_requests: Some(requests),
-            };
-            tasks.push(tokio::spawn(run_zone(
-                handle,
-                Arc::clone(&bus),
-                config.consumer.clone(),
-                persistence,
-                Some(link.clone()),
-                stopped.clone(),
-            )));
-            if config.clock.kind == ClockKind::Internal {
-                tokio::spawn(run_clock(
-                    Arc::clone(&bus),
-                    world.zone.clone(),
-                    start,
-                    None,
-                    config.clock.clone(),
-                    Vec::new(),
-                    stopped.clone(),
-                ));
-            }
         }
-        if !config.admin.address.is_empty() {
+        let clustered = config.cluster.enabled;
+        let feed_group = if clustered {
+            format!(
+                "inspector:{}",
+                config.cluster.instance_name(&config.consumer)
+            )
+        } else {
+            "inspector".to_owned()
+        };
+        let admin_config = config.admin.clone();
+        let zone_names: Vec<String> = worlds.iter().map(|(w, _)| w.zone.clone()).collect();
+        let starter = Arc::new(ZoneStarter {
+            config,
+            profiles,
+            sets,
+            durable,
+            narrator: seams.narrator,
+            link: seams.link,
+            actors: ActorRuntime::new(threads),
+            zones: ZoneDirectory::default(),
+        });
+        let mut tasks = Vec::new();
+        let ownership = if clustered {
+            let cluster = crate::cluster::Ownership::new(Arc::clone(&starter), worlds)
+                .map_err(|e| CommandError::BadInput(e.to_string()))?;
+            Some(tokio::spawn(cluster.run(stopped.clone())))
+        } else {
+            for (world, _) in &worlds {
+                let opened = starter.open(world).await?;
+                let starter = Arc::clone(&starter);
+                let stopped = stopped.clone();
+                tasks.push(tokio::spawn(async move {
+                    starter.run(opened, stopped, None).await
+                }));
+            }
+            None
+        };
+        if !admin_config.address.is_empty() {
             let state = AdminState {
-                story_feed: admin::story_feed(&bus, handles.keys().cloned(), &stopped),
+                story_feed: admin::story_feed(&bus, zone_names, &feed_group, &stopped),
                 whatif,
                 whatif_busy: Arc::default(),
-                zones: handles,
-                snapshot_requests: snapshot_senders,
+                zones: starter.zones.clone(),
                 bus: Arc::clone(&bus),
                 metrics,
-                token: read_secret(&config.admin.token_env, config.admin.token_file.as_deref())
+                token: read_secret(&admin_config.token_env, admin_config.token_file.as_deref())
                     .map_err(|e| CommandError::BadInput(format!("admin.token_file: {e}")))?,
-                max_body_bytes: config.admin.max_body_bytes,
+                max_body_bytes: admin_config.max_body_bytes,
             };
-            let server = admin::start(state, &config.admin.address)
-                .map_err(|e| environment(format!("admin {}: {e}", config.admin.address)))?;
+            let server = admin::start(state, &admin_config.address)
+                .map_err(|e| environment(format!("admin {}: {e}", admin_config.address)))?;
             tokio::spawn(server);
-            tracing::info!(address = %config.admin.address, "admin API listening");
+            tracing::info!(address = %admin_config.address, "admin API listening");
         }
         tokio::signal::ctrl_c().await.map_err(environment)?;
         let _ = stop.send(true);
+        if let Some(ownership) = ownership
+            && let Err(error) = ownership.await
+        {
+            tracing::error!(%error, "zone ownership panicked");
+        }
         for task in tasks {
             match task.await {
                 Ok(Ok(_)) => {}
@@ -285,7 +432,9 @@ pub fn serve(path: &Path) -> Result<(), CommandError> {
             }
         }
         let _ = bus.flush().await;
-        actors.stop();
+        if let Ok(starter) = Arc::try_unwrap(starter) {
+            starter.actors.stop();
+        }
         Ok(())
     };
     crate::runtime::block_on(crate::runtime::cores(), future).map_err(environment)?

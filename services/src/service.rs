@@ -22,6 +22,7 @@ use crate::bus::envelope::{
 };
 use crate::bus::{BusError, EventBus, StreamKind};
 use crate::isolation::IsolationState;
+use crate::lease::LeaseGuard;
 use crate::llm_bridge::LlmLink;
 use crate::metrics;
 use crate::recovery::{SnapshotKeeper, SnapshotReport, WorldLog};
@@ -156,6 +157,9 @@ pub struct Persistence {
     pub resume_after: Option<String>,
     /// Snapshot requests from the admin API.
     pub snapshot_requests: Option<mpsc::Receiver<SnapshotRequest>>,
+    /// The zone's lease, when this instance holds the zone under one: the loop reads only
+    /// while the lease certainly holds, and stops (without a snapshot) when it does not.
+    pub lease: Option<LeaseGuard>,
 }
 
 impl Persistence {
@@ -167,6 +171,7 @@ impl Persistence {
             snapshots: None,
             resume_after: None,
             snapshot_requests: None,
+            lease: None,
         }
     }
 }
@@ -216,6 +221,7 @@ pub async fn run_zone(
         mut snapshots,
         resume_after,
         mut snapshot_requests,
+        lease,
     } = persistence;
     let mut consumer = bus
         .consumer(
@@ -232,8 +238,16 @@ pub async fn run_zone(
     let mut stats = LoopStats::default();
     let block = Duration::from_millis(consumer_config.block_ms);
     let pause = Duration::from_millis(consumer_config.retry_pause_ms);
+    let mut lease_lapsed = false;
     loop {
         if *shutdown.borrow() {
+            break;
+        }
+        if let Some(lease) = &lease
+            && !lease.may_read(block)
+        {
+            tracing::warn!(zone = %name, "the zone's lease can no longer be trusted; the loop stops");
+            lease_lapsed = true;
             break;
         }
         let request = async {
@@ -384,7 +398,7 @@ pub async fn run_zone(
         metrics::zone_status(&name, &status);
         metrics::bus_dropped(bus.stats().dropped);
     }
-    if snapshots.is_some() && last_event_id.is_some() {
+    if snapshots.is_some() && last_event_id.is_some() && !lease_lapsed {
         match take_snapshot(snapshots.as_mut(), &zone, &*bus, last_event_id.as_deref()).await {
             Ok(report) => {
                 tracing::info!(zone = %name, sequence = report.sequence, "shutdown snapshot written")

@@ -10,6 +10,7 @@
 //! - [`store`]: the [`SnapshotStore`] trait, its results and errors.
 //! - [`redb_file`], [`redb_snapshots`], [`redb_event_log`]: the embedded default, one redb file.
 //! - [`redis_snapshots`]: snapshots in Redis for shared deployments.
+//! - [`redis_target`]: one Redis server or a Redis Cluster, behind one connection type.
 //! - [`memory`]: in-memory store and log for tests.
 //! - [`event_log`]: the [`EventLog`] trait and [`EventId`].
 //! - [`config`]: every tunable number, with its default.
@@ -24,6 +25,7 @@ pub mod redb_event_log;
 pub mod redb_file;
 pub mod redb_snapshots;
 pub mod redis_snapshots;
+pub mod redis_target;
 pub mod snapshot;
 pub mod store;
 pub mod zone;
@@ -35,6 +37,7 @@ pub use redb_event_log::RedbEventLog;
 pub use redb_file::{RedbFile, RedbOpenError};
 pub use redb_snapshots::RedbSnapshotStore;
 pub use redis_snapshots::{RedisConnectError, RedisSnapshotStore};
+pub use redis_target::{RedisConnection, RedisTarget, SharedSettings};
 pub use snapshot::{EncodeError, Snapshot, SnapshotDefect, SnapshotHeader};
 pub use store::{
     LatestValid, ListedSnapshot, PutOutcome, SkippedSnapshot, SnapshotError, SnapshotStore,

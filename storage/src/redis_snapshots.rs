@@ -18,10 +18,10 @@
 
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, Script};
 
 use crate::config::{ConfigError, StorageConfig};
+use crate::redis_target::{RedisConnection, RedisTarget, SharedSettings};
 use crate::snapshot::{MAX_HEADER_BYTES, Snapshot, SnapshotDefect, SnapshotHeader};
 use crate::store::{
     LatestValid, ListedSnapshot, PutOutcome, SnapshotError, SnapshotStore, StoreFuture,
@@ -72,7 +72,7 @@ return reply
 /// Snapshots in Redis, shared by every service instance.
 #[derive(Clone)]
 pub struct RedisSnapshotStore {
-    connection: ConnectionManager,
+    connection: RedisConnection,
     key_prefix: String,
     snapshots_kept_per_zone: usize,
     put_script: Script,
@@ -125,23 +125,29 @@ impl RedisSnapshotStore {
         client: Client,
         config: &StorageConfig,
     ) -> Result<Self, RedisConnectError> {
+        Self::with_target(RedisTarget::Server(Box::new(client)), config).await
+    }
+
+    /// Connects to `target` — one server or a cluster — with the timeouts and retries of
+    /// `config.redis`.
+    pub async fn with_target(
+        target: RedisTarget,
+        config: &StorageConfig,
+    ) -> Result<Self, RedisConnectError> {
         config.validate()?;
-        let address = client.get_connection_info().addr().to_string();
-        let manager_config = ConnectionManagerConfig::new()
-            .set_response_timeout(Some(Duration::from_millis(
-                config.redis.response_timeout_ms,
-            )))
-            .set_connection_timeout(Some(Duration::from_millis(
-                config.redis.connection_timeout_ms,
-            )))
-            .set_number_of_retries(config.redis.reconnect_retries);
-        let connection = client
-            .get_connection_manager_with_config(manager_config)
-            .await
-            .map_err(|source| RedisConnectError::Connect {
-                address,
-                source: Box::new(source),
-            })?;
+        let settings = SharedSettings {
+            response_timeout: Duration::from_millis(config.redis.response_timeout_ms),
+            connection_timeout: Duration::from_millis(config.redis.connection_timeout_ms),
+            retries: config.redis.reconnect_retries,
+        };
+        let connection =
+            target
+                .shared(settings)
+                .await
+                .map_err(|source| RedisConnectError::Connect {
+                    address: target.describe(),
+                    source: Box::new(source),
+                })?;
         Ok(Self {
             connection,
             key_prefix: config.redis.key_prefix.clone(),

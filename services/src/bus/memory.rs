@@ -114,6 +114,7 @@ impl EventBus for InProcessBus {
         BusStats {
             published: self.inner.published.load(Ordering::Relaxed),
             dropped: self.inner.dropped.load(Ordering::Relaxed),
+            fenced: 0,
         }
     }
 }
@@ -194,7 +195,8 @@ mod tests {
                 bus.stats(),
                 BusStats {
                     published: 5,
-                    dropped: 2
+                    dropped: 2,
+                    fenced: 0,
                 }
             );
             let mut a = bus

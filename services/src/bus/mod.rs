@@ -103,6 +103,8 @@ pub struct BusStats {
     pub published: u64,
     /// Messages dropped because a bounded buffer was full.
     pub dropped: u64,
+    /// Messages not written because the zone's lease was no longer this instance's.
+    pub fenced: u64,
 }
 
 /// What went wrong talking to a bus.

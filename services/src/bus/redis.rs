@@ -1,26 +1,35 @@
 //! The Redis Streams bus: `XADD … MAXLEN ~ N` for publishing, consumer groups (`XREADGROUP`,
 //! `XACK`) for reading, `XAUTOCLAIM` for entries a dead consumer left pending.
 //!
+//! The same code talks to one server or to a Redis Cluster (`cluster_nodes`): every key of a
+//! zone carries the zone as a hash tag, and the writer sends one pipeline (or one script) per
+//! zone, so nothing it sends crosses a slot.
+//!
 //! Two traps of redis-rs decide the wiring (STACK.md): a blocking `XREADGROUP` stalls every
 //! other command on the same multiplexed connection, so each [`Consumer`] opens its own
 //! connection; and async connections time out responses after 500 ms by default, so a
 //! consumer's response timeout is set above its `BLOCK` time. Publishing goes through a bounded
-//! buffer drained by one writer task over a `ConnectionManager` (which reconnects); when Redis is
-//! away the buffer fills and further messages are dropped and counted — a tick never waits.
+//! buffer drained by one writer task over a reconnecting connection; when Redis is away the
+//! buffer fills and further messages are dropped and counted — a tick never waits.
+//!
+//! A zone held under a lease (DESIGN §8) is *fenced*: its messages are written by a Lua script
+//! that first checks the zone's lease still holds this instance's token, atomically with the
+//! `XADD`s, so an instance whose lease lapsed (paused, partitioned) cannot publish for the zone
+//! any more; such a batch is dropped, counted as fenced, and the lease is marked lost.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use geppetto_llm::read_secret;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
+use geppetto_storage::{RedisConnection, RedisTarget, SharedSettings};
+use redis::cluster::ClusterClientBuilder;
 use redis::streams::{
     StreamAutoClaimOptions, StreamAutoClaimReply, StreamMaxlen, StreamReadOptions, StreamReadReply,
 };
-use redis::{
-    AsyncConnectionConfig, Client, IntoConnectionInfo, RedisError, TlsCertificates, Value,
-};
+use redis::{Client, IntoConnectionInfo, RedisError, Script, TlsCertificates, Value};
 use serde::Deserialize;
 use tokio::sync::{Notify, mpsc};
 
@@ -32,6 +41,19 @@ pub const BODY_FIELD: &str = "m";
 /// Pending entries acknowledged per round trip when settling after recovery.
 const SETTLE_PAGE: usize = 1000;
 
+/// Writes a fenced zone's messages only while its lease holds this instance's token.
+/// KEYS: the lease, then one stream key per message. ARGV: the token, MAXLEN, the field, then
+/// one body per message. Reply: 1 written, 0 fenced off (nothing written).
+const FENCED_XADD_SCRIPT: &str = r"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+for i = 2, #KEYS do
+  redis.call('XADD', KEYS[i], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], ARGV[i + 2])
+end
+return 1
+";
+
 /// Settings of the Redis bus (`[bus.redis]` in `geppetto.toml`).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -39,6 +61,9 @@ pub struct RedisBusConfig {
     /// Server URL (loopback by default): `redis://` or `rediss://` (TLS), with
     /// `user:password@` for AUTH when the password may sit in the config file.
     pub url: String,
+    /// Seed nodes of a Redis Cluster (`redis://host:port` each); when given, the bus, the
+    /// snapshot store and the zone leases use the cluster and `url` is not used. Default none.
+    pub cluster_nodes: Vec<String>,
     /// Environment variable holding the AUTH password; when set it replaces the URL's.
     /// Default `GEPPETTO_REDIS_PASSWORD`.
     pub password_env: String,
@@ -72,6 +97,7 @@ impl Default for RedisBusConfig {
     fn default() -> Self {
         Self {
             url: "redis://127.0.0.1:6379/".into(),
+            cluster_nodes: Vec::new(),
             password_env: "GEPPETTO_REDIS_PASSWORD".into(),
             password_file: None,
             tls_ca_file: None,
@@ -92,15 +118,39 @@ struct Counters {
     accepted: AtomicU64,
     settled: AtomicU64,
     dropped: AtomicU64,
+    fenced: AtomicU64,
     settled_notify: Notify,
+}
+
+/// The lease a zone's writes are checked against.
+#[derive(Clone, Debug)]
+pub struct Fence {
+    /// The lease key.
+    pub lease_key: String,
+    /// The value this instance holds it with (owner and fencing token).
+    pub token: String,
+    /// Set when a write found the lease held by someone else (or by no one).
+    pub lost: Arc<AtomicBool>,
+}
+
+type Fences = Arc<RwLock<HashMap<String, Fence>>>;
+
+/// One message waiting for the writer.
+struct Outbound {
+    zone: String,
+    key: String,
+    body: String,
 }
 
 /// Publishes and consumes zone streams on Redis.
 pub struct RedisBus {
     config: RedisBusConfig,
-    client: Client,
-    outbound: mpsc::Sender<(String, String)>,
+    target: RedisTarget,
+    /// For one-off commands (ranges, group info, leases): never blocks.
+    shared: RedisConnection,
+    outbound: mpsc::Sender<Outbound>,
     counters: Arc<Counters>,
+    fences: Fences,
 }
 
 fn redis_error<'a>(
@@ -130,23 +180,57 @@ pub fn redacted_url(url: &str) -> String {
     }
 }
 
-/// The client of `config` (URL, password from file or environment, CA), for other users of the
-/// same server — the Redis snapshot store.
-pub fn client_for(config: &RedisBusConfig) -> Result<Client, BusError> {
-    client(config, &redacted_url(&config.url))
+/// Where `config` points — the server of `url`, or the cluster of `cluster_nodes` — with the
+/// password from `password_file` / `password_env` when one is set there and the CA of
+/// `tls_ca_file` for `rediss://`. The snapshot store and the zone leases use the same.
+pub fn target_for(config: &RedisBusConfig) -> Result<RedisTarget, BusError> {
+    let password = read_secret(&config.password_env, config.password_file.as_deref())
+        .map_err(|e| BusError::Config(format!("bus.redis.password_file: {e}")))?;
+    let certificates = match &config.tls_ca_file {
+        None => None,
+        Some(file) => Some(TlsCertificates {
+            client_tls: None,
+            root_cert: Some(std::fs::read(file).map_err(|e| {
+                BusError::Config(format!("bus.redis.tls_ca_file {}: {e}", file.display()))
+            })?),
+        }),
+    };
+    if config.cluster_nodes.is_empty() {
+        return server_client(config, password, certificates)
+            .map(|client| RedisTarget::Server(Box::new(client)));
+    }
+    let seeds = config
+        .cluster_nodes
+        .iter()
+        .map(|node| redacted_url(node))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut builder = ClusterClientBuilder::new(config.cluster_nodes.iter().map(String::as_str));
+    if let Some(password) = password {
+        builder = builder.password(password.expose());
+    }
+    if let Some(certificates) = certificates {
+        builder = builder.certs(certificates);
+    }
+    let client = builder.build().map_err(redis_error("open", &seeds))?;
+    Ok(RedisTarget::Cluster {
+        client: Box::new(client),
+        seeds,
+    })
 }
 
-/// The client of `config`: its URL, the password from `password_file` / `password_env` when
-/// one is set there, and the CA of `tls_ca_file` for `rediss://`. `shown` names the server in
-/// errors.
-fn client(config: &RedisBusConfig, shown: &str) -> Result<Client, BusError> {
+/// The client of one server: `config.url` with `password` and the CA of `certificates`.
+fn server_client(
+    config: &RedisBusConfig,
+    password: Option<geppetto_llm::Secret>,
+    certificates: Option<TlsCertificates>,
+) -> Result<Client, BusError> {
+    let shown = redacted_url(&config.url);
     let mut info = config
         .url
         .as_str()
         .into_connection_info()
-        .map_err(redis_error("open", shown))?;
-    let password = read_secret(&config.password_env, config.password_file.as_deref())
-        .map_err(|e| BusError::Config(format!("bus.redis.password_file: {e}")))?;
+        .map_err(redis_error("open", &shown))?;
     if let Some(password) = password {
         let settings = info
             .redis_settings()
@@ -154,20 +238,11 @@ fn client(config: &RedisBusConfig, shown: &str) -> Result<Client, BusError> {
             .set_password(password.expose());
         info = info.set_redis_settings(settings);
     }
-    match &config.tls_ca_file {
+    match certificates {
         None => Client::open(info),
-        Some(file) => {
-            let root_cert = std::fs::read(file).map_err(|e| {
-                BusError::Config(format!("bus.redis.tls_ca_file {}: {e}", file.display()))
-            })?;
-            let certificates = TlsCertificates {
-                client_tls: None,
-                root_cert: Some(root_cert),
-            };
-            Client::build_with_tls(info, certificates)
-        }
+        Some(certificates) => Client::build_with_tls(info, certificates),
     }
-    .map_err(redis_error("open", shown))
+    .map_err(redis_error("open", &shown))
 }
 
 fn backoff(config: &RedisBusConfig, attempt: u32) -> Duration {
@@ -183,50 +258,88 @@ fn backoff(config: &RedisBusConfig, attempt: u32) -> Duration {
 impl RedisBus {
     /// Connects (must run inside a tokio runtime: it spawns the writer task).
     pub async fn connect(config: RedisBusConfig) -> Result<Self, BusError> {
-        let shown = redacted_url(&config.url);
-        let client = client(&config, &shown)?;
-        let manager = ConnectionManager::new_with_config(
-            client.clone(),
-            ConnectionManagerConfig::new().set_connection_timeout(Some(Duration::from_millis(
-                config.reconnect_backoff_max_ms.max(1),
-            ))),
-        )
-        .await
-        .map_err(redis_error("connect", &shown))?;
+        let target = target_for(&config)?;
+        let shown = target.describe();
+        let settings = SharedSettings {
+            response_timeout: Duration::from_millis(
+                config.read_block_ms + config.response_timeout_margin_ms,
+            ),
+            connection_timeout: Duration::from_millis(config.reconnect_backoff_max_ms.max(1)),
+            retries: 6,
+        };
+        let writer_connection = target
+            .shared(settings)
+            .await
+            .map_err(redis_error("connect", &shown))?;
+        let shared = target
+            .shared(settings)
+            .await
+            .map_err(redis_error("connect", &shown))?;
         let (outbound, receiver) = mpsc::channel(config.outbound_buffer_messages.max(1));
         let counters = Arc::new(Counters {
             accepted: AtomicU64::new(0),
             settled: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
+            fenced: AtomicU64::new(0),
             settled_notify: Notify::new(),
         });
+        let fences = Fences::default();
         tokio::spawn(writer(
-            manager,
+            writer_connection,
             receiver,
             config.clone(),
             Arc::clone(&counters),
+            Arc::clone(&fences),
         ));
         Ok(Self {
             config,
-            client,
+            target,
+            shared,
             outbound,
             counters,
+            fences,
         })
+    }
+
+    /// Where this bus connects (for the zone leases and the snapshot store to share).
+    pub fn target(&self) -> &RedisTarget {
+        &self.target
+    }
+
+    /// A clone of the bus's reconnecting connection for short commands (never blocks).
+    pub fn shared_connection(&self) -> RedisConnection {
+        self.shared.clone()
+    }
+
+    /// From now on `zone`'s messages are written only while `fence` holds (see the module
+    /// comment); replaces an earlier fence of the zone.
+    pub fn fence(&self, zone: &str, fence: Fence) {
+        if let Ok(mut fences) = self.fences.write() {
+            fences.insert(zone.to_owned(), fence);
+        }
+    }
+
+    /// `zone`'s messages are no longer written (the zone was released or lost): whatever is
+    /// still buffered for it is dropped as fenced.
+    pub fn unfence(&self, zone: &str) {
+        if let Ok(mut fences) = self.fences.write()
+            && let Some(fence) = fences.get_mut(zone)
+        {
+            fence.token.clear();
+            fence.lost.store(true, Ordering::Release);
+        }
     }
 }
 
 impl RedisBus {
-    /// A connection of its own for a one-off read (never the writer's, never a consumer's).
-    async fn side_connection(&self, key: &str) -> Result<MultiplexedConnection, BusError> {
-        self.client
-            .get_multiplexed_async_connection()
-            .await
-            .map_err(redis_error("connect", key))
+    /// The bus's shared connection, for a one-off read (never a consumer's blocking one).
+    fn side_connection(&self) -> RedisConnection {
+        self.shared.clone()
     }
 
     /// Up to `limit` entries of `zone`'s `stream` after `after` (from the start when `None`), in
-    /// stream order, read with `XRANGE` on a connection of its own: how recovery and `geppetto
-    /// log export` read the world log, whatever the consumer groups have acknowledged.
+    /// stream order, read with `XRANGE`: how recovery and `geppetto log export` read the world
+    /// log, whatever the consumer groups have acknowledged.
     pub async fn read_range(
         &self,
         zone: &str,
@@ -235,7 +348,7 @@ impl RedisBus {
         limit: usize,
     ) -> Result<Vec<Delivery>, BusError> {
         let key = stream.key(zone);
-        let mut connection = self.side_connection(&key).await?;
+        let mut connection = self.side_connection();
         let start = after.map_or_else(|| "-".to_owned(), |id| format!("({id}"));
         let reply: redis::streams::StreamRangeReply = redis::cmd("XRANGE")
             .arg(&key)
@@ -249,6 +362,28 @@ impl RedisBus {
         Ok(deliveries(reply.ids))
     }
 
+    /// `XINFO GROUPS` of `zone`'s `stream`: one map per group, empty when the stream does not
+    /// exist yet.
+    pub async fn groups(
+        &self,
+        zone: &str,
+        stream: StreamKind,
+    ) -> Result<Vec<HashMap<String, Value>>, BusError> {
+        let key = stream.key(zone);
+        let mut connection = self.side_connection();
+        let groups: Result<Vec<HashMap<String, Value>>, RedisError> = redis::cmd("XINFO")
+            .arg("GROUPS")
+            .arg(&key)
+            .query_async(&mut connection)
+            .await;
+        match groups {
+            Ok(groups) => Ok(groups),
+            // No stream yet: no group either.
+            Err(error) if error.to_string().contains("no such key") => Ok(Vec::new()),
+            Err(error) => Err(redis_error("XINFO GROUPS", &key)(error)),
+        }
+    }
+
     /// The last entry of `zone`'s `stream` that consumer group `group` has been given (its
     /// `last-delivered-id`), or `None` when the group does not exist yet.
     pub async fn delivered_up_to(
@@ -257,41 +392,36 @@ impl RedisBus {
         stream: StreamKind,
         group: &str,
     ) -> Result<Option<String>, BusError> {
-        let key = stream.key(zone);
-        let mut connection = self.side_connection(&key).await?;
-        let groups: Result<Vec<std::collections::HashMap<String, Value>>, RedisError> =
-            redis::cmd("XINFO")
-                .arg("GROUPS")
-                .arg(&key)
-                .query_async(&mut connection)
-                .await;
-        let groups = match groups {
-            Ok(groups) => groups,
-            // No stream yet: nothing was ever delivered.
-            Err(error) if error.to_string().contains("no such key") => return Ok(None),
-            Err(error) => return Err(redis_error("XINFO GROUPS", &key)(error)),
-        };
-        Ok(groups
+        Ok(self
+            .groups(zone, stream)
+            .await?
             .into_iter()
-            .find(|g| {
-                g.get("name")
-                    .and_then(|v| redis::from_redis_value_ref::<String>(v).ok())
-                    .as_deref()
-                    == Some(group)
-            })
-            .and_then(|g| g.get("last-delivered-id").cloned())
-            .and_then(|v| redis::from_redis_value::<String>(v).ok()))
+            .find(|g| group_field::<String>(g, "name").as_deref() == Some(group))
+            .and_then(|g| group_field(&g, "last-delivered-id")))
     }
 }
 
-/// Drains the outbound buffer into pipelined `XADD`s; on failure waits with backoff and retries
-/// the same batch (the connection manager reconnects underneath).
+/// A field of an `XINFO GROUPS` entry, when present and of type `T`.
+pub fn group_field<T: redis::FromRedisValue>(
+    group: &HashMap<String, Value>,
+    field: &str,
+) -> Option<T> {
+    group
+        .get(field)
+        .and_then(|v| redis::from_redis_value_ref::<T>(v).ok())
+}
+
+/// Drains the outbound buffer: one pipeline of `XADD`s per unfenced zone, one fenced script
+/// per fenced zone; on a Redis failure waits with backoff and retries the same zone's messages
+/// (the connection reconnects underneath).
 async fn writer(
-    mut connection: ConnectionManager,
-    mut receiver: mpsc::Receiver<(String, String)>,
+    mut connection: RedisConnection,
+    mut receiver: mpsc::Receiver<Outbound>,
     config: RedisBusConfig,
     counters: Arc<Counters>,
+    fences: Fences,
 ) {
+    let script = Script::new(FENCED_XADD_SCRIPT);
     let mut batch = Vec::with_capacity(config.write_batch_messages.max(1));
     while let Some(first) = receiver.recv().await {
         batch.push(first);
@@ -301,39 +431,104 @@ async fn writer(
                 Err(_) => break,
             }
         }
-        let mut attempt = 0;
-        loop {
-            let mut pipe = redis::pipe();
-            for (key, body) in &batch {
-                pipe.xadd_maxlen(
-                    key,
-                    StreamMaxlen::Approx(config.stream_maxlen),
-                    "*",
-                    &[(BODY_FIELD, body)],
-                )
-                .ignore();
-            }
-            match pipe.query_async::<()>(&mut connection).await {
-                Ok(()) => break,
-                Err(error) => {
-                    tracing::warn!(%error, attempt, "redis bus: write failed; retrying");
-                    tokio::time::sleep(backoff(&config, attempt)).await;
-                    attempt = attempt.saturating_add(1);
+        let count = batch.len() as u64;
+        // Messages of one zone stay in order; zones are written one after another.
+        let mut by_zone: BTreeMap<String, Vec<Outbound>> = BTreeMap::new();
+        for message in batch.drain(..) {
+            by_zone
+                .entry(message.zone.clone())
+                .or_default()
+                .push(message);
+        }
+        for (zone, messages) in by_zone {
+            let fence = fences.read().ok().and_then(|f| f.get(&zone).cloned());
+            let mut attempt = 0;
+            loop {
+                let written = match &fence {
+                    None => write_plain(&mut connection, &config, &messages).await,
+                    Some(fence) => {
+                        write_fenced(&mut connection, &config, &script, fence, &messages)
+                            .await
+                            .map(|written| {
+                                if !written {
+                                    fence.lost.store(true, Ordering::Release);
+                                    counters
+                                        .fenced
+                                        .fetch_add(messages.len() as u64, Ordering::Relaxed);
+                                    tracing::warn!(
+                                        zone,
+                                        messages = messages.len(),
+                                        "redis bus: lease lost; messages fenced off"
+                                    );
+                                }
+                            })
+                    }
+                };
+                match written {
+                    Ok(()) => break,
+                    Err(error) => {
+                        tracing::warn!(%error, attempt, "redis bus: write failed; retrying");
+                        tokio::time::sleep(backoff(&config, attempt)).await;
+                        attempt = attempt.saturating_add(1);
+                    }
                 }
             }
         }
-        counters
-            .settled
-            .fetch_add(batch.len() as u64, Ordering::Release);
+        counters.settled.fetch_add(count, Ordering::Release);
         counters.settled_notify.notify_waiters();
-        batch.clear();
     }
+}
+
+async fn write_plain(
+    connection: &mut RedisConnection,
+    config: &RedisBusConfig,
+    messages: &[Outbound],
+) -> Result<(), RedisError> {
+    let mut pipe = redis::pipe();
+    for message in messages {
+        pipe.xadd_maxlen(
+            &message.key,
+            StreamMaxlen::Approx(config.stream_maxlen),
+            "*",
+            &[(BODY_FIELD, &message.body)],
+        )
+        .ignore();
+    }
+    pipe.query_async::<()>(connection).await
+}
+
+/// Writes `messages` if `fence` still holds; `Ok(false)` when it does not (nothing written).
+async fn write_fenced(
+    connection: &mut RedisConnection,
+    config: &RedisBusConfig,
+    script: &Script,
+    fence: &Fence,
+    messages: &[Outbound],
+) -> Result<bool, RedisError> {
+    if fence.token.is_empty() || fence.lost.load(Ordering::Acquire) {
+        return Ok(false);
+    }
+    let mut invocation = script.key(&fence.lease_key);
+    invocation
+        .arg(&fence.token)
+        .arg(config.stream_maxlen)
+        .arg(BODY_FIELD);
+    for message in messages {
+        invocation.key(&message.key).arg(&message.body);
+    }
+    let written: i64 = invocation.invoke_async(connection).await?;
+    Ok(written == 1)
 }
 
 impl EventBus for RedisBus {
     fn publish(&self, zone: &str, stream: StreamKind, body: String) {
         self.counters.accepted.fetch_add(1, Ordering::AcqRel);
-        if self.outbound.try_send((stream.key(zone), body)).is_err() {
+        let message = Outbound {
+            zone: zone.to_owned(),
+            key: stream.key(zone),
+            body,
+        };
+        if self.outbound.try_send(message).is_err() {
             self.counters.dropped.fetch_add(1, Ordering::Relaxed);
             self.counters.settled.fetch_add(1, Ordering::Release);
             self.counters.settled_notify.notify_waiters();
@@ -349,7 +544,7 @@ impl EventBus for RedisBus {
     ) -> BusFuture<'a, Box<dyn Consumer>> {
         Box::pin(async move {
             let mut reader = RedisConsumer {
-                client: self.client.clone(),
+                target: self.target.clone(),
                 config: self.config.clone(),
                 key: stream.key(zone),
                 group: group.to_owned(),
@@ -395,17 +590,18 @@ impl EventBus for RedisBus {
         BusStats {
             published: self.counters.accepted.load(Ordering::Relaxed),
             dropped: self.counters.dropped.load(Ordering::Relaxed),
+            fenced: self.counters.fenced.load(Ordering::Relaxed),
         }
     }
 }
 
 struct RedisConsumer {
-    client: Client,
+    target: RedisTarget,
     config: RedisBusConfig,
     key: String,
     group: String,
     name: String,
-    connection: Option<MultiplexedConnection>,
+    connection: Option<RedisConnection>,
     /// On start, first re-read what this consumer was given and never acknowledged.
     reading_own_pending: bool,
     reads: u32,
@@ -414,7 +610,7 @@ struct RedisConsumer {
 
 impl RedisConsumer {
     /// This consumer's own connection, (re)opened with backoff after a failure.
-    async fn connection(&mut self) -> Result<&mut MultiplexedConnection, BusError> {
+    async fn connection(&mut self) -> Result<&mut RedisConnection, BusError> {
         if self.connection.is_none() {
             if self.failures > 0 {
                 tokio::time::sleep(backoff(&self.config, self.failures - 1)).await;
@@ -422,12 +618,7 @@ impl RedisConsumer {
             let timeout = Duration::from_millis(
                 self.config.read_block_ms + self.config.response_timeout_margin_ms,
             );
-            let config = AsyncConnectionConfig::new().set_response_timeout(Some(timeout));
-            match self
-                .client
-                .get_multiplexed_async_connection_with_config(&config)
-                .await
-            {
+            match self.target.dedicated(timeout).await {
                 Ok(connection) => self.connection = Some(connection),
                 Err(error) => {
                     self.failures = self.failures.saturating_add(1);

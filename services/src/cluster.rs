@@ -1,0 +1,571 @@
+//! Zones shared among service instances over Redis (DESIGN §8): which zones this instance
+//! runs, taken and given up by lease.
+//!
+//! Owns the `[cluster]` config and the ownership loop ([`Ownership::run`]). Every
+//! `renew_every_ms` the loop announces the instance, renews the leases it holds, reaps zones
+//! whose loop ended (lease lost, failure), and balances: with `zones = "auto"` it holds its
+//! fair share of the configured zones (the ceiling of zones / live instances), taking free
+//! zones in its own preference order (a hash of instance and zone, so instances prefer
+//! different zones and rarely contend) and giving up its least preferred ones beyond the share;
+//! with a list it takes every listed zone that is free.
+//!
+//! Taking a zone: acquire the lease, fence the bus's writes for the zone with it, then recover
+//! and run the zone in a task of its own (recovery may take a while; renewals never wait for
+//! it). Giving one up: stop its loop (which flushes and writes a snapshot), then release the
+//! lease so the next owner starts from that snapshot. A lease that is lost stops the zone's
+//! loop before its next read, and the fence has already refused its writes. The status of
+//! every zone (`geppetto cluster status`) is read from the same keys ([`status`]).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use geppetto_core::rng::stable_hash;
+use serde::Deserialize;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::bus::StreamKind;
+use crate::bus::redis::{RedisBus, group_field};
+use crate::commands::CommandError;
+use crate::config::load_config;
+use crate::lease::{HeldLease, LeaseConfig, LeaseError, Leases, fair_share};
+use crate::serve::ZoneStarter;
+use crate::service::ConsumerConfig;
+use crate::world_file::{WorldFile, load_world_file};
+
+/// Which zones an instance may take.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ZoneSelection {
+    /// Any configured zone, up to a fair share.
+    #[default]
+    Auto,
+    /// Exactly these zones (each taken whenever it is free).
+    Listed(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for ZoneSelection {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Word(String),
+            List(Vec<String>),
+        }
+        match Raw::deserialize(deserializer)? {
+            Raw::Word(word) if word == "auto" => Ok(Self::Auto),
+            Raw::Word(word) => Err(serde::de::Error::custom(format!(
+                "`{word}` is neither \"auto\" nor a list of zone names"
+            ))),
+            Raw::List(zones) => Ok(Self::Listed(zones)),
+        }
+    }
+}
+
+/// `[cluster]`: running zones across several instances.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterConfig {
+    /// Take zones by lease instead of running every configured zone (needs the Redis bus).
+    /// Default false.
+    pub enabled: bool,
+    /// This instance's name: the lease owner and its consumer name on every zone's world
+    /// stream; unique per instance. Default "" = `consumer.name`. `serve --instance` sets it.
+    pub instance: String,
+    /// `"auto"` (a fair share of the configured zones) or a list of zone names. Default auto.
+    pub zones: ZoneSelection,
+    /// Lease timing (`[cluster.lease]`).
+    pub lease: LeaseConfig,
+}
+
+impl ClusterConfig {
+    /// The instance's name as used: `instance`, or the consumer name when that is empty.
+    pub fn instance_name(&self, consumer: &ConsumerConfig) -> String {
+        if self.instance.is_empty() {
+            consumer.name.clone()
+        } else {
+            self.instance.clone()
+        }
+    }
+
+    /// What is wrong with the section, if anything (field and reason).
+    pub fn validate(&self, consumer: &ConsumerConfig) -> Result<(), String> {
+        let lease = &self.lease;
+        if lease.renew_every_ms == 0 || lease.renew_every_ms.saturating_mul(2) > lease.ttl_ms {
+            return Err(
+                "cluster.lease.renew_every_ms: must be positive and at most half of ttl_ms".into(),
+            );
+        }
+        if lease.read_margin_ms + consumer.block_ms + lease.renew_every_ms >= lease.ttl_ms {
+            return Err(
+                "cluster.lease.ttl_ms: must exceed read_margin_ms + renew_every_ms + consumer.block_ms"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The cluster cannot be joined.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The bus is not Redis.
+    #[error("cluster.enabled needs bus.kind = \"redis\"")]
+    NotRedis,
+    /// A listed zone has no world file here.
+    #[error("cluster.zones: `{0}` is not the zone of any configured world")]
+    UnknownZone(String),
+}
+
+/// A zone this instance holds.
+struct HeldZone {
+    lease: HeldLease,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+    /// Being given up: its loop was told to stop; the lease goes when it has.
+    releasing: bool,
+}
+
+/// The ownership loop of one instance.
+pub struct Ownership {
+    starter: Arc<ZoneStarter>,
+    bus: Arc<RedisBus>,
+    leases: Leases,
+    /// The zones this instance may take, most preferred first.
+    candidates: Vec<Arc<WorldFile>>,
+    /// Whether it takes a fair share (auto) or all its candidates (a list).
+    auto: bool,
+    held: BTreeMap<String, HeldZone>,
+}
+
+impl Ownership {
+    /// The loop for `starter`'s config over `worlds` (the configured world files).
+    pub fn new(
+        starter: Arc<ZoneStarter>,
+        worlds: Vec<(WorldFile, PathBuf)>,
+    ) -> Result<Self, ClusterError> {
+        let bus = starter
+            .durable
+            .redis
+            .clone()
+            .ok_or(ClusterError::NotRedis)?;
+        let config = &starter.config.cluster;
+        let instance = config.instance_name(&starter.config.consumer);
+        let mut candidates: Vec<Arc<WorldFile>> = worlds
+            .into_iter()
+            .map(|(world, _)| Arc::new(world))
+            .collect();
+        let auto = match &config.zones {
+            ZoneSelection::Auto => true,
+            ZoneSelection::Listed(zones) => {
+                if let Some(unknown) = zones
+                    .iter()
+                    .find(|zone| !candidates.iter().any(|w| &w.zone == *zone))
+                {
+                    return Err(ClusterError::UnknownZone(unknown.clone()));
+                }
+                candidates.retain(|w| zones.contains(&w.zone));
+                false
+            }
+        };
+        candidates.sort_by_key(|world| preference(&instance, &world.zone));
+        let leases = Leases::new(bus.shared_connection(), &instance, config.lease.clone());
+        Ok(Self {
+            starter,
+            bus,
+            leases,
+            candidates,
+            auto,
+            held: BTreeMap::new(),
+        })
+    }
+
+    /// Runs until `stopped` turns true, then gives every held zone up cleanly (each loop
+    /// writes its snapshot; the leases are released so others take over at once).
+    pub async fn run(mut self, mut stopped: watch::Receiver<bool>) {
+        let period = Duration::from_millis(self.leases.config().renew_every_ms.max(1));
+        let mut interval = tokio::time::interval(period);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut rounds = 0u64;
+        tracing::info!(
+            instance = self.leases.instance(),
+            zones = self.candidates.len(),
+            "joining the cluster"
+        );
+        loop {
+            tokio::select! {
+                _ = interval.tick() => {}
+                _ = stopped.changed() => break,
+            }
+            let live = match self.leases.heartbeat().await {
+                Ok(live) => live,
+                Err(error) => {
+                    tracing::warn!(%error, "cluster: heartbeat failed");
+                    Vec::new()
+                }
+            };
+            self.renew().await;
+            self.reap().await;
+            rounds += 1;
+            // The first round only announces: instances started together see each other
+            // before any of them takes zones.
+            if rounds < 2 || live.is_empty() {
+                continue;
+            }
+            let share = if self.auto {
+                fair_share(self.candidates.len(), live.len())
+            } else {
+                self.candidates.len()
+            };
+            self.balance(share).await;
+        }
+        self.leave().await;
+    }
+
+    async fn renew(&mut self) {
+        for (zone, held) in &self.held {
+            match self.leases.renew(&held.lease).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::warn!(zone, "cluster: lease lost; the zone stops here");
+                    let _ = held.stop.send(true);
+                }
+                Err(error) => tracing::warn!(%error, "cluster: renewal failed"),
+            }
+        }
+    }
+
+    /// Forgets zones whose loop has ended: releases the lease when it is still ours (a zone
+    /// given up, or a loop that failed) and lifts the fence.
+    async fn reap(&mut self) {
+        let ended: Vec<String> = self
+            .held
+            .iter()
+            .filter(|(_, held)| held.task.is_finished())
+            .map(|(zone, _)| zone.clone())
+            .collect();
+        for zone in ended {
+            let Some(held) = self.held.remove(&zone) else {
+                continue;
+            };
+            let lost = held.lease.guard.is_lost();
+            self.bus.unfence(&zone);
+            if !lost {
+                match self.leases.release(&held.lease).await {
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(%error, "cluster: release failed; the lease will expire")
+                    }
+                }
+            }
+            tracing::info!(
+                zone,
+                given_up = held.releasing,
+                lost,
+                "cluster: zone no longer held"
+            );
+        }
+    }
+
+    async fn balance(&mut self, share: usize) {
+        let active = self.held.values().filter(|h| !h.releasing).count();
+        if active < share {
+            let wanted: Vec<Arc<WorldFile>> = self
+                .candidates
+                .iter()
+                .filter(|w| !self.held.contains_key(&w.zone))
+                .cloned()
+                .collect();
+            let mut taken = active;
+            for world in wanted {
+                if taken >= share {
+                    break;
+                }
+                match self.leases.try_acquire(&world.zone).await {
+                    Ok(Some(lease)) => {
+                        self.take(world, lease);
+                        taken += 1;
+                    }
+                    Ok(None) => {}
+                    Err(error) => {
+                        tracing::warn!(%error, "cluster: acquire failed");
+                        break;
+                    }
+                }
+            }
+        } else if active > share {
+            let excess = active - share;
+            let least_preferred: Vec<String> = self
+                .candidates
+                .iter()
+                .rev()
+                .filter(|w| self.held.get(&w.zone).is_some_and(|h| !h.releasing))
+                .take(excess)
+                .map(|w| w.zone.clone())
+                .collect();
+            for zone in least_preferred {
+                if let Some(held) = self.held.get_mut(&zone) {
+                    tracing::info!(zone, share, "cluster: giving a zone up to rebalance");
+                    held.releasing = true;
+                    let _ = held.stop.send(true);
+                }
+            }
+        }
+    }
+
+    /// Fences the zone's writes with `lease`, then recovers and runs it in a task of its own.
+    fn take(&mut self, world: Arc<WorldFile>, lease: HeldLease) {
+        let zone = world.zone.clone();
+        tracing::info!(zone, token = lease.token(), "cluster: zone taken");
+        self.bus.fence(&zone, lease.fence());
+        let (stop, stopped) = watch::channel(false);
+        let starter = Arc::clone(&self.starter);
+        let guard = lease.guard.clone();
+        let task = tokio::spawn(async move {
+            let opened = match starter.open(&world).await {
+                Ok(opened) => opened,
+                Err(error) => {
+                    tracing::error!(zone = %world.zone, %error, "cluster: recovery failed; giving the zone up");
+                    return;
+                }
+            };
+            if let Err(error) = starter.run(opened, stopped, Some(guard)).await {
+                tracing::error!(zone = %world.zone, %error, "cluster: zone loop failed");
+            }
+        });
+        self.held.insert(
+            zone,
+            HeldZone {
+                lease,
+                stop,
+                task,
+                releasing: false,
+            },
+        );
+    }
+
+    async fn leave(mut self) {
+        for held in self.held.values_mut() {
+            held.releasing = true;
+            let _ = held.stop.send(true);
+        }
+        for (zone, held) in std::mem::take(&mut self.held) {
+            if let Err(error) = held.task.await {
+                tracing::error!(zone, %error, "cluster: zone task panicked");
+            }
+            self.bus.unfence(&zone);
+            if let Err(error) = self.leases.release(&held.lease).await {
+                tracing::warn!(%error, "cluster: release failed; the lease will expire");
+            }
+        }
+        if let Err(error) = self.leases.leave().await {
+            tracing::warn!(%error, "cluster: leaving failed; membership will expire");
+        }
+    }
+}
+
+/// Where `zone` ranks in `instance`'s preferences (lower first): a hash of both, so each
+/// instance prefers a different spread of zones (rendezvous hashing).
+fn preference(instance: &str, zone: &str) -> u64 {
+    stable_hash(&format!("{instance}\u{1f}{zone}"))
+}
+
+/// One zone as `geppetto cluster status` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ZoneStatus {
+    /// Zone.
+    pub zone: String,
+    /// The holding instance, if any.
+    pub owner: Option<String>,
+    /// The lease's fencing token.
+    pub token: Option<u64>,
+    /// How long the current owner has held it, milliseconds.
+    pub held_for_ms: Option<u64>,
+    /// Milliseconds until the lease expires unless renewed.
+    pub expires_in_ms: Option<u64>,
+    /// World entries not yet given to the service's consumer group.
+    pub lag: Option<u64>,
+    /// World entries given but not yet acknowledged.
+    pub pending: Option<u64>,
+}
+
+/// The cluster as seen from Redis: live instances and every zone's lease and lag.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ClusterStatus {
+    /// Live instances.
+    pub instances: Vec<String>,
+    /// Zones, in the order given.
+    pub zones: Vec<ZoneStatus>,
+}
+
+/// Reads the status of `zones` (consumer group `group`) through `bus`.
+pub async fn status(
+    bus: &RedisBus,
+    lease_config: &LeaseConfig,
+    zones: &[String],
+    group: &str,
+) -> Result<ClusterStatus, StatusError> {
+    let leases = Leases::new(bus.shared_connection(), "", lease_config.clone());
+    let instances = leases.live_instances().await?;
+    let now = leases.redis_time_ms().await?;
+    let mut rows = Vec::with_capacity(zones.len());
+    for zone in zones {
+        let lease = leases.state(zone).await?;
+        let groups = bus.groups(zone, StreamKind::World).await?;
+        let ours = groups
+            .iter()
+            .find(|g| group_field::<String>(g, "name").as_deref() == Some(group));
+        rows.push(ZoneStatus {
+            zone: zone.clone(),
+            owner: lease.holder.as_ref().map(|h| h.owner.clone()),
+            token: lease.holder.as_ref().map(|h| h.token),
+            held_for_ms: lease
+                .holder
+                .as_ref()
+                .map(|h| now.saturating_sub(h.acquired_ms)),
+            expires_in_ms: lease.holder.as_ref().and(lease.expires_in_ms),
+            lag: ours.and_then(|g| group_field(g, "lag")),
+            pending: ours.and_then(|g| group_field(g, "pending")),
+        });
+    }
+    Ok(ClusterStatus {
+        instances,
+        zones: rows,
+    })
+}
+
+/// Reading the cluster's status failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    /// A lease or membership read failed.
+    #[error(transparent)]
+    Lease(#[from] LeaseError),
+    /// A stream read failed.
+    #[error(transparent)]
+    Bus(#[from] crate::bus::BusError),
+}
+
+/// `geppetto cluster status --config FILE`: the status of every zone the config's worlds
+/// name, as a table (or JSON).
+pub fn status_command(config_path: &Path, json: bool) -> Result<String, CommandError> {
+    let config = load_config(config_path).map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let zones = config
+        .worlds
+        .iter()
+        .map(|path| {
+            load_world_file(path)
+                .map(|world| world.zone)
+                .map_err(|e| CommandError::BadInput(e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let read = async {
+        let bus = RedisBus::connect(config.bus.redis.clone())
+            .await
+            .map_err(|e| CommandError::Environment(e.to_string()))?;
+        status(&bus, &config.cluster.lease, &zones, &config.consumer.group)
+            .await
+            .map_err(|e| CommandError::Environment(e.to_string()))
+    };
+    let status = crate::runtime::block_on(1, read)
+        .map_err(|e| CommandError::Environment(e.to_string()))??;
+    if json {
+        serde_json::to_string_pretty(&status).map_err(|e| CommandError::Environment(e.to_string()))
+    } else {
+        Ok(status_text(&status))
+    }
+}
+
+/// The status as a table for people.
+pub fn status_text(status: &ClusterStatus) -> String {
+    let mut text = format!(
+        "instances ({}): {}\n",
+        status.instances.len(),
+        status.instances.join(", ")
+    );
+    text.push_str(&format!(
+        "{:<16} {:<16} {:>6} {:>10} {:>10} {:>8} {:>8}\n",
+        "zone", "owner", "token", "held", "expires", "lag", "pending"
+    ));
+    let ms = |v: Option<u64>| {
+        v.map_or_else(
+            || "-".to_owned(),
+            |ms| format!("{:.1}s", ms as f64 / 1000.0),
+        )
+    };
+    let count = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |n| n.to_string());
+    for zone in &status.zones {
+        text.push_str(&format!(
+            "{:<16} {:<16} {:>6} {:>10} {:>10} {:>8} {:>8}\n",
+            zone.zone,
+            zone.owner.as_deref().unwrap_or("(free)"),
+            count(zone.token),
+            ms(zone.held_for_ms),
+            ms(zone.expires_in_ms),
+            count(zone.lag),
+            count(zone.pending),
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zones_are_auto_or_a_list_and_anything_else_is_named() {
+        #[derive(Deserialize)]
+        struct Wrapper {
+            zones: ZoneSelection,
+        }
+        let auto: Wrapper = toml::from_str("zones = 'auto'").expect("auto");
+        assert_eq!(auto.zones, ZoneSelection::Auto);
+        let listed: Wrapper = toml::from_str("zones = ['a', 'b']").expect("list");
+        assert_eq!(
+            listed.zones,
+            ZoneSelection::Listed(vec!["a".into(), "b".into()])
+        );
+        let error = toml::from_str::<Wrapper>("zones = 'most'")
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(error.contains("`most` is neither"), "{error}");
+    }
+
+    #[test]
+    fn lease_timing_that_could_outlive_a_read_is_refused() {
+        let consumer = ConsumerConfig::default();
+        assert!(ClusterConfig::default().validate(&consumer).is_ok());
+        let mut config = ClusterConfig::default();
+        config.lease.renew_every_ms = 3_000;
+        assert!(
+            config
+                .validate(&consumer)
+                .expect_err("refused")
+                .contains("renew_every_ms")
+        );
+        let mut config = ClusterConfig::default();
+        config.lease.read_margin_ms = 4_000;
+        assert!(
+            config
+                .validate(&consumer)
+                .expect_err("refused")
+                .contains("ttl_ms")
+        );
+    }
+
+    #[test]
+    fn instances_prefer_different_zones() {
+        let zones: Vec<String> = (0..12).map(|z| format!("zone{z}")).collect();
+        let first = |instance: &str| {
+            zones
+                .iter()
+                .min_by_key(|zone| preference(instance, zone))
+                .cloned()
+        };
+        let firsts: std::collections::BTreeSet<_> =
+            ["a", "b", "c", "d"].iter().map(|i| first(i)).collect();
+        assert!(firsts.len() > 1, "every instance prefers the same zone");
+    }
+}
