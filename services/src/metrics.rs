@@ -32,6 +32,11 @@ pub fn bus_dropped(total: u64) {
     counter!("geppetto_bus_dropped_total").absolute(total);
 }
 
+/// Messages the bus did not write because the zone's lease was no longer this instance's.
+pub fn bus_fenced(total: u64) {
+    counter!("geppetto_bus_fenced_total").absolute(total);
+}
+
 /// A zone's status after a batch: tick durations, tiers, held NPCs.
 pub fn zone_status(zone: &str, status: &ZoneStatus) {
     let zone = zone.to_owned();

@@ -91,6 +91,15 @@ pub struct Durable {
     pub log: WorldLog,
 }
 
+/// The name a clustered instance's bus writes into every entry (none for a lone instance).
+fn writer_name(config: &ServiceConfig) -> String {
+    if config.cluster.enabled {
+        config.cluster.instance_name(&config.consumer)
+    } else {
+        String::new()
+    }
+}
+
 /// Opens the bus, the snapshot store and the world log `config` names: with Redis the world
 /// stream is the log (and snapshots go to Redis unless told otherwise); with the in-process
 /// bus a redb file holds both the log and the snapshots.
@@ -111,7 +120,7 @@ pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandErro
         ),
         BusKind::Redis => {
             let redis = Arc::new(
-                RedisBus::connect(config.bus.redis.clone())
+                RedisBus::connect_as(config.bus.redis.clone(), &writer_name(config))
                     .await
                     .map_err(environment)?,
             );
@@ -299,6 +308,10 @@ fn load(path: &Path, instance: Option<&str>) -> Result<Loaded, CommandError> {
     let mut config = load_config(path).map_err(|e| CommandError::BadInput(e.to_string()))?;
     if let Some(instance) = instance {
         config.cluster.instance = instance.to_owned();
+    }
+    if config.cluster.enabled {
+        // Each instance reads every zone's world stream under its own consumer name.
+        config.consumer.name = config.cluster.instance_name(&config.consumer);
     }
     let profiles = match &config.profiles_dir {
         Some(dir) => ProfileLibrary::embedded_and_dir(dir),

@@ -278,6 +278,15 @@ pub async fn run_zone(
         if batch.is_empty() {
             continue;
         }
+        // Woken after the lease may have lapsed (a paused process): what was read stays for
+        // the next owner, whose recovery replays everything delivered.
+        if let Some(lease) = &lease
+            && !lease.may_read(Duration::ZERO)
+        {
+            tracing::warn!(zone = %name, "the zone's lease lapsed during a read; the loop stops");
+            lease_lapsed = true;
+            break;
+        }
         // Logged before it is applied (invariant 1); a batch the log refuses is retried, never
         // applied unlogged.
         let log_ids = loop {

@@ -1,6 +1,6 @@
 //! A running `geppetto serve` for one test: started with a config and extra environment,
-//! stopped with Ctrl-C (the graceful path: shutdown snapshot, clean exit) or SIGKILL, and
-//! killed on drop if still running.
+//! stopped with Ctrl-C (the graceful path: shutdown snapshot, clean exit) or SIGKILL, paused
+//! and resumed (SIGSTOP / SIGCONT), and killed on drop if still running.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -11,17 +11,44 @@ pub struct Serve(Child);
 
 impl Serve {
     /// Starts `serve --config config` with `env` set.
+    #[allow(dead_code)]
     pub fn start(config: &Path, env: &[(&str, &str)]) -> Self {
+        Self::start_as(config, None, env, None)
+    }
+
+    /// Starts `serve --config config [--instance NAME]` with `env` set, its log (stderr)
+    /// going to `log` when given.
+    pub fn start_as(
+        config: &Path,
+        instance: Option<&str>,
+        env: &[(&str, &str)],
+        log: Option<&Path>,
+    ) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_geppetto"));
+        command.args(["serve", "--config"]).arg(config);
+        if let Some(instance) = instance {
+            command.args(["--instance", instance]);
+        }
+        let stderr = match log {
+            Some(path) => Stdio::from(std::fs::File::create(path).expect("log file")),
+            None => Stdio::null(),
+        };
         Self(
-            Command::new(env!("CARGO_BIN_EXE_geppetto"))
-                .args(["serve", "--config"])
-                .arg(config)
+            command
                 .envs(env.iter().copied())
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
+                .stderr(stderr)
                 .spawn()
                 .expect("serve starts"),
         )
+    }
+
+    /// Sends `signal` (a `kill` signal name) to the process.
+    #[allow(dead_code)]
+    pub fn signal(&self, signal: &str) {
+        let _ = Command::new("kill")
+            .args([&format!("-{signal}"), &self.0.id().to_string()])
+            .status();
     }
 
     /// SIGKILL: a crash.

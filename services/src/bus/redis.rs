@@ -38,18 +38,23 @@ use super::{BusError, BusFuture, BusStats, Consumer, Delivery, EventBus, StreamK
 /// The field every stream entry carries its envelope in.
 pub const BODY_FIELD: &str = "m";
 
+/// The field naming the instance that wrote an entry (when the bus was given a name): which
+/// instance of a cluster published what, for operators and the fencing tests.
+pub const WRITER_FIELD: &str = "i";
+
 /// Pending entries acknowledged per round trip when settling after recovery.
 const SETTLE_PAGE: usize = 1000;
 
 /// Writes a fenced zone's messages only while its lease holds this instance's token.
-/// KEYS: the lease, then one stream key per message. ARGV: the token, MAXLEN, the field, then
-/// one body per message. Reply: 1 written, 0 fenced off (nothing written).
+/// KEYS: the lease, then one stream key per message. ARGV: the token, MAXLEN, the body field,
+/// the writer field, the writer's name, then one body per message. Reply: 1 written, 0 fenced
+/// off (nothing written).
 const FENCED_XADD_SCRIPT: &str = r"
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 for i = 2, #KEYS do
-  redis.call('XADD', KEYS[i], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], ARGV[i + 2])
+  redis.call('XADD', KEYS[i], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], ARGV[i + 4], ARGV[4], ARGV[5])
 end
 return 1
 ";
@@ -258,6 +263,12 @@ fn backoff(config: &RedisBusConfig, attempt: u32) -> Duration {
 impl RedisBus {
     /// Connects (must run inside a tokio runtime: it spawns the writer task).
     pub async fn connect(config: RedisBusConfig) -> Result<Self, BusError> {
+        Self::connect_as(config, "").await
+    }
+
+    /// Connects as the instance `writer`: every entry it writes names it in the field
+    /// [`WRITER_FIELD`] (none when `writer` is empty).
+    pub async fn connect_as(config: RedisBusConfig, writer: &str) -> Result<Self, BusError> {
         let target = target_for(&config)?;
         let shown = target.describe();
         let settings = SharedSettings {
@@ -284,10 +295,13 @@ impl RedisBus {
             settled_notify: Notify::new(),
         });
         let fences = Fences::default();
-        tokio::spawn(writer(
-            writer_connection,
+        tokio::spawn(write_loop(
+            Writer {
+                connection: writer_connection,
+                config: config.clone(),
+                name: writer.to_owned(),
+            },
             receiver,
-            config.clone(),
             Arc::clone(&counters),
             Arc::clone(&fences),
         ));
@@ -414,18 +428,18 @@ pub fn group_field<T: redis::FromRedisValue>(
 /// Drains the outbound buffer: one pipeline of `XADD`s per unfenced zone, one fenced script
 /// per fenced zone; on a Redis failure waits with backoff and retries the same zone's messages
 /// (the connection reconnects underneath).
-async fn writer(
-    mut connection: RedisConnection,
+async fn write_loop(
+    mut writer: Writer,
     mut receiver: mpsc::Receiver<Outbound>,
-    config: RedisBusConfig,
     counters: Arc<Counters>,
     fences: Fences,
 ) {
     let script = Script::new(FENCED_XADD_SCRIPT);
-    let mut batch = Vec::with_capacity(config.write_batch_messages.max(1));
+    let batch_max = writer.config.write_batch_messages.max(1);
+    let mut batch = Vec::with_capacity(batch_max);
     while let Some(first) = receiver.recv().await {
         batch.push(first);
-        while batch.len() < config.write_batch_messages.max(1) {
+        while batch.len() < batch_max {
             match receiver.try_recv() {
                 Ok(next) => batch.push(next),
                 Err(_) => break,
@@ -445,30 +459,31 @@ async fn writer(
             let mut attempt = 0;
             loop {
                 let written = match &fence {
-                    None => write_plain(&mut connection, &config, &messages).await,
-                    Some(fence) => {
-                        write_fenced(&mut connection, &config, &script, fence, &messages)
-                            .await
-                            .map(|written| {
-                                if !written {
-                                    fence.lost.store(true, Ordering::Release);
-                                    counters
-                                        .fenced
-                                        .fetch_add(messages.len() as u64, Ordering::Relaxed);
-                                    tracing::warn!(
-                                        zone,
-                                        messages = messages.len(),
-                                        "redis bus: lease lost; messages fenced off"
-                                    );
-                                }
-                            })
-                    }
+                    None => writer.plain(&messages).await,
+                    Some(fence) => writer
+                        .fenced(&script, fence, &messages)
+                        .await
+                        .map(|written| {
+                            if !written {
+                                fence.lost.store(true, Ordering::Release);
+                                let total = counters
+                                    .fenced
+                                    .fetch_add(messages.len() as u64, Ordering::Relaxed)
+                                    + messages.len() as u64;
+                                crate::metrics::bus_fenced(total);
+                                tracing::warn!(
+                                    zone,
+                                    messages = messages.len(),
+                                    "redis bus: lease lost; messages fenced off"
+                                );
+                            }
+                        }),
                 };
                 match written {
                     Ok(()) => break,
                     Err(error) => {
                         tracing::warn!(%error, attempt, "redis bus: write failed; retrying");
-                        tokio::time::sleep(backoff(&config, attempt)).await;
+                        tokio::time::sleep(backoff(&writer.config, attempt)).await;
                         attempt = attempt.saturating_add(1);
                     }
                 }
@@ -479,45 +494,59 @@ async fn writer(
     }
 }
 
-async fn write_plain(
-    connection: &mut RedisConnection,
-    config: &RedisBusConfig,
-    messages: &[Outbound],
-) -> Result<(), RedisError> {
-    let mut pipe = redis::pipe();
-    for message in messages {
-        pipe.xadd_maxlen(
-            &message.key,
-            StreamMaxlen::Approx(config.stream_maxlen),
-            "*",
-            &[(BODY_FIELD, &message.body)],
-        )
-        .ignore();
-    }
-    pipe.query_async::<()>(connection).await
+/// The writer task's connection and settings.
+struct Writer {
+    connection: RedisConnection,
+    config: RedisBusConfig,
+    /// The instance named in each entry ("" = none).
+    name: String,
 }
 
-/// Writes `messages` if `fence` still holds; `Ok(false)` when it does not (nothing written).
-async fn write_fenced(
-    connection: &mut RedisConnection,
-    config: &RedisBusConfig,
-    script: &Script,
-    fence: &Fence,
-    messages: &[Outbound],
-) -> Result<bool, RedisError> {
-    if fence.token.is_empty() || fence.lost.load(Ordering::Acquire) {
-        return Ok(false);
+impl Writer {
+    /// One pipeline of `XADD`s.
+    async fn plain(&mut self, messages: &[Outbound]) -> Result<(), RedisError> {
+        let mut pipe = redis::pipe();
+        for message in messages {
+            let maxlen = StreamMaxlen::Approx(self.config.stream_maxlen);
+            if self.name.is_empty() {
+                pipe.xadd_maxlen(&message.key, maxlen, "*", &[(BODY_FIELD, &message.body)]);
+            } else {
+                pipe.xadd_maxlen(
+                    &message.key,
+                    maxlen,
+                    "*",
+                    &[(BODY_FIELD, &message.body), (WRITER_FIELD, &self.name)],
+                );
+            }
+            pipe.ignore();
+        }
+        pipe.query_async::<()>(&mut self.connection).await
     }
-    let mut invocation = script.key(&fence.lease_key);
-    invocation
-        .arg(&fence.token)
-        .arg(config.stream_maxlen)
-        .arg(BODY_FIELD);
-    for message in messages {
-        invocation.key(&message.key).arg(&message.body);
+
+    /// Writes `messages` if `fence` still holds; `Ok(false)` when it does not (nothing
+    /// written).
+    async fn fenced(
+        &mut self,
+        script: &Script,
+        fence: &Fence,
+        messages: &[Outbound],
+    ) -> Result<bool, RedisError> {
+        if fence.token.is_empty() || fence.lost.load(Ordering::Acquire) {
+            return Ok(false);
+        }
+        let mut invocation = script.key(&fence.lease_key);
+        invocation
+            .arg(&fence.token)
+            .arg(self.config.stream_maxlen)
+            .arg(BODY_FIELD)
+            .arg(WRITER_FIELD)
+            .arg(&self.name);
+        for message in messages {
+            invocation.key(&message.key).arg(&message.body);
+        }
+        let written: i64 = invocation.invoke_async(&mut self.connection).await?;
+        Ok(written == 1)
     }
-    let written: i64 = invocation.invoke_async(connection).await?;
-    Ok(written == 1)
 }
 
 impl EventBus for RedisBus {

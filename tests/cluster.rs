@@ -1,0 +1,667 @@
+//! Scale-out end to end: zones shared by `geppetto serve` instances over a real Redis Cluster
+//! (three masters on loopback), taken by lease, failed over after `kill -9`, and fenced so a
+//! paused instance cannot publish once its lease has lapsed.
+//!
+//! - Twelve zones (the village, renamed twelve times) spread over three instances; one is
+//!   killed; its zones are taken over only after its leases expired and within one lease TTL
+//!   of that; every world event is processed; the de-duplicated intent stream of every zone
+//!   equals a single instance's run exactly.
+//! - An instance paused with SIGSTOP past its lease resumes to find its zones held by another
+//!   and never writes to them again.
+//! - The fence itself, deterministically: a write checked against a lease that changed hands
+//!   is refused whole, counted, and marks the lease lost.
+
+#[allow(dead_code)]
+#[path = "support/redis_cluster.rs"]
+mod redis_cluster;
+#[allow(dead_code)]
+#[path = "support/redis_server.rs"]
+mod redis_server;
+#[path = "support/serve.rs"]
+mod serve;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use redis::cluster::ClusterConnection;
+use redis_cluster::RedisCluster;
+use serde_json::{Value, json};
+use serve::Serve;
+
+const ZONES: usize = 12;
+const TICKS: u64 = 160;
+const LEASE_TTL_MS: u64 = 3_000;
+const RENEW_EVERY_MS: u64 = 500;
+
+fn zone_name(n: usize) -> String {
+    format!("zone{n:02}")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("geppetto-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    dir
+}
+
+/// `count` copies of the village, each its own zone (and seed).
+fn worlds(dir: &Path, count: usize) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/worlds/village");
+    (0..count)
+        .map(|n| {
+            let world = dir.join(zone_name(n));
+            std::fs::create_dir_all(&world).expect("world dir");
+            for entry in std::fs::read_dir(&root).expect("village") {
+                let entry = entry.expect("entry");
+                let text = std::fs::read_to_string(entry.path()).expect("read");
+                let text = text
+                    .replace("zone: village", &format!("zone: {}", zone_name(n)))
+                    .replace("seed: 2024", &format!("seed: {}", 2024 + n));
+                std::fs::write(world.join(entry.file_name()), text).expect("write");
+            }
+            world
+        })
+        .collect()
+}
+
+/// Zone `zone`'s world events of ticks `from..=to`: time, players wandering, thefts, insults.
+fn script(zone: &str, from: u64, to: u64) -> Vec<String> {
+    let rooms = ["square", "market", "forge", "tavern", "farm", "chapel"];
+    let kinds = ["theft", "insult", "gift", "threat"];
+    let targets = ["piet", "bjorn", "ulla", "aldo"];
+    let envelope = |kind: &str, id: String, time: u64, fields: Value| {
+        let mut message = json!({"v": 1, "type": kind, "id": id, "zone": zone, "game_time": time});
+        if let (Value::Object(m), Value::Object(f)) = (&mut message, fields) {
+            m.extend(f);
+        }
+        message.to_string()
+    };
+    let mut lines = Vec::new();
+    for tick in from..=to {
+        let now = 420 + tick;
+        if tick % 9 == 1 {
+            let room = rooms[(tick as usize / 9) % rooms.len()];
+            lines.push(envelope(
+                "player_entered",
+                format!("p{tick}"),
+                now,
+                json!({"player": format!("player{}", tick % 3), "room": room}),
+            ));
+        }
+        if tick % 7 == 3 {
+            let i = tick as usize / 7;
+            lines.push(envelope(
+                "social_event",
+                format!("s{tick}"),
+                now,
+                json!({"kind": kinds[i % kinds.len()], "source": "vex",
+                       "target": targets[i % targets.len()], "deltas": {}}),
+            ));
+        }
+        lines.push(envelope(
+            "time_advanced",
+            format!("t{tick}"),
+            now,
+            json!({}),
+        ));
+    }
+    lines
+}
+
+struct Setup<'a> {
+    clustered: bool,
+    zones: &'a str,
+    clock: &'a str,
+    admin: String,
+}
+
+fn config_file(
+    dir: &Path,
+    name: &str,
+    worlds: &[PathBuf],
+    cluster: &RedisCluster,
+    setup: &Setup,
+) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    let worlds: Vec<String> = worlds
+        .iter()
+        .map(|w| format!("'{}'", w.display()))
+        .collect();
+    let nodes: Vec<String> = cluster.urls.iter().map(|u| format!("'{u}'")).collect();
+    std::fs::write(
+        &path,
+        format!(
+            "worlds = [{}]\n\
+             [bus]\nkind = 'redis'\n[bus.redis]\ncluster_nodes = [{}]\nread_block_ms = 100\n\
+             [clock]\n{}\n\
+             [consumer]\nbatch_max_messages = 16\nblock_ms = 100\n\
+             [governor]\ntick_budget_ms_soft = 600000.0\ntick_budget_ms_hard = 600000.0\n\
+             [storage]\nsnapshot_every_ticks = 10\n\
+             [admin]\naddress = '{}'\n\
+             [cluster]\nenabled = {}\nzones = {}\n\
+             [cluster.lease]\nttl_ms = {LEASE_TTL_MS}\nrenew_every_ms = {RENEW_EVERY_MS}\nread_margin_ms = 500\n",
+            worlds.join(", "),
+            nodes.join(", "),
+            setup.clock,
+            setup.admin,
+            setup.clustered,
+            setup.zones,
+        ),
+    )
+    .expect("config");
+    path
+}
+
+fn world_key(zone: &str) -> String {
+    format!("geppetto:{{{zone}}}:world")
+}
+
+/// Every entry of a stream: id, body and the instance that wrote it.
+fn entries(connection: &mut ClusterConnection, key: &str) -> Vec<(String, String, Option<String>)> {
+    let reply: redis::streams::StreamRangeReply = redis::cmd("XRANGE")
+        .arg(key)
+        .arg("-")
+        .arg("+")
+        .query(connection)
+        .expect("xrange");
+    reply
+        .ids
+        .into_iter()
+        .map(|entry| {
+            let body = entry.get::<String>("m").unwrap_or_default();
+            let writer = entry.get::<String>("i");
+            (entry.id, body, writer)
+        })
+        .collect()
+}
+
+fn load(connection: &mut ClusterConnection, zone: &str, lines: &[String]) {
+    for line in lines {
+        redis::cmd("XADD")
+            .arg(world_key(zone))
+            .arg("*")
+            .arg("m")
+            .arg(line)
+            .query::<String>(connection)
+            .expect("xadd");
+    }
+}
+
+/// Whether the service's consumer group has been given, and acknowledged, all of `zone`'s
+/// world stream.
+fn processed(connection: &mut ClusterConnection, zone: &str) -> bool {
+    let last = entries(connection, &world_key(zone))
+        .last()
+        .map(|(id, ..)| id.clone());
+    let groups: Vec<BTreeMap<String, redis::Value>> = redis::cmd("XINFO")
+        .arg("GROUPS")
+        .arg(world_key(zone))
+        .query(connection)
+        .unwrap_or_default();
+    let Some(group) = groups.into_iter().find(|g| {
+        g.get("name")
+            .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
+            .as_deref()
+            == Some("geppetto")
+    }) else {
+        return false;
+    };
+    let delivered = group
+        .get("last-delivered-id")
+        .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok());
+    let pending = group
+        .get("pending")
+        .and_then(|v| redis::from_redis_value::<u64>(v.clone()).ok());
+    delivered == last && pending == Some(0)
+}
+
+fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if done() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("timed out waiting until {what}");
+}
+
+/// `zone`'s intents with duplicates (same id) dropped, first occurrence kept; a duplicate must
+/// repeat its first occurrence exactly.
+fn deduplicated_intents(connection: &mut ClusterConnection, zone: &str) -> Vec<String> {
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut order = Vec::new();
+    for (_, body, _) in entries(connection, &format!("geppetto:{{{zone}}}:intents")) {
+        let id = serde_json::from_str::<Value>(&body).expect("json")["id"]
+            .as_str()
+            .expect("intent id")
+            .to_owned();
+        match seen.get(&id) {
+            Some(first) => assert_eq!(first, &body, "a re-emitted intent is identical"),
+            None => {
+                seen.insert(id, body.clone());
+                order.push(body);
+            }
+        }
+    }
+    order
+}
+
+/// `geppetto cluster status --json`.
+fn status(config: &Path) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_geppetto"))
+        .args(["cluster", "status", "--json", "--config"])
+        .arg(config)
+        .output()
+        .expect("cluster status runs");
+    assert!(
+        output.status.success(),
+        "cluster status: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("status json")
+}
+
+/// Zone → owner, from a status.
+fn owners(status: &Value) -> BTreeMap<String, Option<String>> {
+    status["zones"]
+        .as_array()
+        .expect("zones")
+        .iter()
+        .map(|z| {
+            (
+                z["zone"].as_str().expect("zone").to_owned(),
+                z["owner"].as_str().map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+/// Redis time (ms) and the lease value of `zone`.
+fn lease(connection: &mut ClusterConnection, zone: &str) -> (u64, Option<String>, i64) {
+    let key = format!("geppetto:{{{zone}}}:lease");
+    let value: Option<String> = redis::cmd("GET").arg(&key).query(connection).expect("get");
+    let pttl: i64 = redis::cmd("PTTL")
+        .arg(&key)
+        .query(connection)
+        .expect("pttl");
+    let (seconds, micros): (u64, u64) = redis::cmd("TIME").query(connection).expect("time");
+    (seconds * 1000 + micros / 1000, value, pttl)
+}
+
+fn acquired_ms(value: &str) -> u64 {
+    value
+        .rsplit('#')
+        .next()
+        .and_then(|ms| ms.parse().ok())
+        .expect("lease value ends with its acquisition time")
+}
+
+#[test]
+fn twelve_zones_spread_over_three_instances_fail_over_without_losing_an_event() {
+    let dir = scratch("cluster");
+    let cluster = RedisCluster::start(3, &dir);
+    let mut redis = cluster.connection();
+    let worlds = worlds(&dir, ZONES);
+    let zones: Vec<String> = (0..ZONES).map(zone_name).collect();
+    let env = [("RUST_LOG", "info")];
+    let external = "kind = 'external'";
+    let single = config_file(
+        &dir,
+        "single",
+        &worlds,
+        &cluster,
+        &Setup {
+            clustered: false,
+            zones: "'auto'",
+            clock: external,
+            admin: String::new(),
+        },
+    );
+    let clustered = config_file(
+        &dir,
+        "clustered",
+        &worlds,
+        &cluster,
+        &Setup {
+            clustered: true,
+            zones: "'auto'",
+            clock: external,
+            admin: String::new(),
+        },
+    );
+
+    // The reference: one instance, not clustered, runs all twelve zones.
+    for zone in &zones {
+        load(&mut redis, zone, &script(zone, 1, TICKS));
+    }
+    let reference_run = Serve::start_as(&single, None, &env, Some(&dir.join("single.log")));
+    wait_until(
+        "the single instance processed every zone",
+        Duration::from_secs(600),
+        || zones.iter().all(|zone| processed(&mut redis, zone)),
+    );
+    reference_run.stop();
+    let expected: BTreeMap<&String, Vec<String>> = zones
+        .iter()
+        .map(|zone| (zone, deduplicated_intents(&mut redis, zone)))
+        .collect();
+    assert!(
+        expected.values().all(|intents| intents.len() > 20),
+        "every zone is busy: {:?}",
+        expected.values().map(Vec::len).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        cluster.masters_holding("geppetto:*:world"),
+        cluster.len(),
+        "the zones' streams spread over every master"
+    );
+    cluster.flush_all();
+
+    // Three instances share the same twelve zones.
+    for zone in &zones {
+        load(&mut redis, zone, &script(zone, 1, TICKS / 2));
+    }
+    let names = ["a", "b", "c"];
+    let mut instances: BTreeMap<&str, Serve> = names
+        .iter()
+        .map(|name| {
+            let log = dir.join(format!("{name}.log"));
+            (
+                *name,
+                Serve::start_as(&clustered, Some(name), &env, Some(&log)),
+            )
+        })
+        .collect();
+    wait_until(
+        "the zones are spread four to each instance",
+        Duration::from_secs(120),
+        || {
+            let owners = owners(&status(&clustered));
+            let per_instance = |name: &str| {
+                owners
+                    .values()
+                    .filter(|o| o.as_deref() == Some(name))
+                    .count()
+            };
+            names
+                .iter()
+                .all(|name| per_instance(name) == ZONES / names.len())
+        },
+    );
+    let victim = "b";
+    let victim_zones: Vec<String> = owners(&status(&clustered))
+        .into_iter()
+        .filter(|(_, owner)| owner.as_deref() == Some(victim))
+        .map(|(zone, _)| zone)
+        .collect();
+    assert_eq!(victim_zones.len(), ZONES / names.len());
+
+    // kill -9 one instance; its leases run out on their own.
+    instances.remove(victim).expect("victim").kill_hard();
+    let expiry: BTreeMap<&String, u64> = victim_zones
+        .iter()
+        .map(|zone| {
+            let (now, value, pttl) = lease(&mut redis, zone);
+            assert!(
+                value.is_some_and(|v| v.starts_with("b#")),
+                "{zone} still leased to b"
+            );
+            (zone, now + u64::try_from(pttl.max(0)).unwrap_or(0))
+        })
+        .collect();
+    for zone in &zones {
+        load(&mut redis, zone, &script(zone, TICKS / 2 + 1, TICKS));
+    }
+    wait_until(
+        "the victim's zones are taken over",
+        Duration::from_secs(60),
+        || {
+            let owners = owners(&status(&clustered));
+            victim_zones
+                .iter()
+                .all(|zone| matches!(owners.get(zone), Some(Some(owner)) if owner != victim))
+        },
+    );
+    let mut gaps = Vec::new();
+    for zone in &victim_zones {
+        let (_, value, _) = lease(&mut redis, zone);
+        let acquired = acquired_ms(&value.expect("held"));
+        let expired = expiry[zone];
+        assert!(
+            acquired >= expired,
+            "{zone} was taken at {acquired} before b's lease expired at {expired}"
+        );
+        gaps.push(acquired - expired);
+    }
+    eprintln!(
+        "takeover after lease expiry, ms: {gaps:?} (ttl {LEASE_TTL_MS}, renew every {RENEW_EVERY_MS})"
+    );
+    assert!(
+        gaps.iter().all(|gap| *gap <= LEASE_TTL_MS),
+        "taken over within a lease TTL of the old lease's expiry: {gaps:?}"
+    );
+
+    wait_until(
+        "the survivors processed every zone",
+        Duration::from_secs(600),
+        || zones.iter().all(|zone| processed(&mut redis, zone)),
+    );
+    let owners_at_end = owners(&status(&clustered));
+    assert!(
+        owners_at_end
+            .values()
+            .all(|o| matches!(o.as_deref(), Some("a" | "c"))),
+        "the survivors hold every zone: {owners_at_end:?}"
+    );
+    for (_, instance) in instances {
+        instance.stop();
+    }
+    for zone in &zones {
+        let got = deduplicated_intents(&mut redis, zone);
+        let want = &expected[zone];
+        assert_eq!(got.len(), want.len(), "{zone}: as many distinct intents");
+        for (index, (got, want)) in got.iter().zip(want).enumerate() {
+            assert_eq!(got, want, "{zone}: first difference at intent {index}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_instance_paused_past_its_lease_never_publishes_for_its_zones_again() {
+    let dir = scratch("cluster-pause");
+    let cluster = RedisCluster::start(3, &dir);
+    let mut redis = cluster.connection();
+    let worlds = worlds(&dir, 2);
+    let zones = [zone_name(0), zone_name(1)];
+    let clock = "kind = 'internal'\nspeed_minutes_per_second = 60.0";
+    let paused_config = config_file(
+        &dir,
+        "a",
+        &worlds,
+        &cluster,
+        &Setup {
+            clustered: true,
+            zones: "'auto'",
+            clock,
+            admin: String::new(),
+        },
+    );
+    let taker_config = config_file(
+        &dir,
+        "b",
+        &worlds,
+        &cluster,
+        &Setup {
+            clustered: true,
+            zones: &format!("['{}', '{}']", zones[0], zones[1]),
+            clock,
+            admin: String::new(),
+        },
+    );
+    let env = [("RUST_LOG", "info")];
+    let a_log = dir.join("a.log");
+    let paused = Serve::start_as(&paused_config, Some("a"), &env, Some(&a_log));
+    let writes_by = |redis: &mut ClusterConnection, zone: &str, who: &str| {
+        entries(redis, &world_key(zone))
+            .iter()
+            .filter(|(.., writer)| writer.as_deref() == Some(who))
+            .count()
+    };
+    wait_until(
+        "a holds both zones and its clock runs",
+        Duration::from_secs(60),
+        || {
+            owners(&status(&paused_config))
+                .values()
+                .all(|o| o.as_deref() == Some("a"))
+                && zones
+                    .iter()
+                    .all(|zone| writes_by(&mut redis, zone, "a") > 5)
+        },
+    );
+
+    paused.signal("STOP");
+    let taker = Serve::start_as(&taker_config, Some("b"), &env, Some(&dir.join("b.log")));
+    wait_until(
+        "b holds both zones and its clock runs",
+        Duration::from_secs(60),
+        || {
+            owners(&status(&taker_config))
+                .values()
+                .all(|o| o.as_deref() == Some("b"))
+                && zones
+                    .iter()
+                    .all(|zone| writes_by(&mut redis, zone, "b") > 5)
+        },
+    );
+    paused.signal("CONT");
+    wait_until(
+        "a notices it lost its leases",
+        Duration::from_secs(30),
+        || {
+            std::fs::read_to_string(&a_log).is_ok_and(|log| {
+                zones.iter().all(|zone| {
+                    log.lines().any(|line| {
+                        line.contains(zone.as_str())
+                            && (line.contains("lease lost")
+                                || line.contains("can no longer be trusted")
+                                || line.contains("lapsed"))
+                    })
+                })
+            })
+        },
+    );
+    // Give a resumed instance every chance to misbehave: several renewal rounds.
+    std::thread::sleep(Duration::from_millis(4 * RENEW_EVERY_MS));
+
+    let kinds = [
+        "world",
+        "intents",
+        "story",
+        "narrative",
+        "npc_events",
+        "deadletter",
+    ];
+    for zone in &zones {
+        for kind in kinds {
+            let stream = entries(&mut redis, &format!("geppetto:{{{zone}}}:{kind}"));
+            let Some(first_b) = stream.iter().position(|(.., w)| w.as_deref() == Some("b")) else {
+                continue;
+            };
+            let late: Vec<_> = stream[first_b..]
+                .iter()
+                .filter(|(.., w)| w.as_deref() == Some("a"))
+                .map(|(id, ..)| id.clone())
+                .collect();
+            assert!(
+                late.is_empty(),
+                "{zone} {kind}: a wrote {late:?} after b took over"
+            );
+        }
+    }
+    let status = status(&taker_config);
+    assert!(
+        owners(&status).values().all(|o| o.as_deref() == Some("b")),
+        "b still holds both zones: {status}"
+    );
+    taker.stop();
+    paused.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_write_checked_against_a_lease_that_changed_hands_is_refused_whole() {
+    use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
+    use geppetto_service::bus::{EventBus, StreamKind};
+    use geppetto_service::lease::{LeaseConfig, Leases};
+
+    let server = redis_server::RedisServer::start();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let zone = format!("fence{}", std::process::id());
+    runtime.block_on(async {
+        let config = RedisBusConfig {
+            url: server.url.clone(),
+            ..RedisBusConfig::default()
+        };
+        let bus = RedisBus::connect_as(config.clone(), "x")
+            .await
+            .expect("bus");
+        let leases = Leases::new(bus.shared_connection(), "x", LeaseConfig::default());
+        let held = leases
+            .try_acquire(&zone)
+            .await
+            .expect("acquire")
+            .expect("free");
+        assert!(
+            leases.try_acquire(&zone).await.expect("acquire").is_none(),
+            "a held lease cannot be taken"
+        );
+        bus.fence(&zone, held.fence());
+        bus.publish(&zone, StreamKind::Intents, "{\"n\":1}".into());
+        bus.flush().await.expect("flush");
+
+        // The lease runs out (the holder was paused) and another instance takes it.
+        let mut connection = bus.shared_connection();
+        redis::cmd("DEL")
+            .arg(geppetto_service::lease::lease_key(&zone))
+            .query_async::<()>(&mut connection)
+            .await
+            .expect("expire");
+        let other = Leases::new(bus.shared_connection(), "y", LeaseConfig::default());
+        let taken = other
+            .try_acquire(&zone)
+            .await
+            .expect("acquire")
+            .expect("free");
+        assert!(taken.token() > held.token(), "fencing tokens only grow");
+
+        bus.publish(&zone, StreamKind::Intents, "{\"n\":2}".into());
+        bus.publish(&zone, StreamKind::World, "{\"n\":3}".into());
+        bus.flush().await.expect("flush");
+        assert_eq!(bus.stats().fenced, 2, "both late messages fenced off");
+        assert!(held.guard.is_lost(), "the writer learns its lease is lost");
+        assert!(
+            !leases.renew(&held).await.expect("renew"),
+            "nor can it renew"
+        );
+        assert!(other.renew(&taken).await.expect("renew"));
+    });
+    let intents: Vec<String> = server.bodies(&format!("geppetto:{{{zone}}}:intents"));
+    assert_eq!(
+        intents,
+        ["{\"n\":1}"],
+        "only the write under the lease landed"
+    );
+    assert!(
+        server
+            .bodies(&format!("geppetto:{{{zone}}}:world"))
+            .is_empty()
+    );
+}
