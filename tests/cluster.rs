@@ -12,272 +12,29 @@
 //!   is refused whole, counted, and marks the lease lost.
 
 #[allow(dead_code)]
+#[path = "support/cluster_world.rs"]
+mod cluster_world;
+#[allow(dead_code)]
 #[path = "support/redis_cluster.rs"]
 mod redis_cluster;
 #[allow(dead_code)]
 #[path = "support/redis_server.rs"]
 mod redis_server;
+#[path = "support/schema.rs"]
+mod schema;
 #[path = "support/serve.rs"]
 mod serve;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use cluster_world::*;
 use redis::cluster::ClusterConnection;
 use redis_cluster::RedisCluster;
-use serde_json::{Value, json};
 use serve::Serve;
 
 const ZONES: usize = 12;
 const TICKS: u64 = 160;
-const LEASE_TTL_MS: u64 = 3_000;
-const RENEW_EVERY_MS: u64 = 500;
-
-fn zone_name(n: usize) -> String {
-    format!("zone{n:02}")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("geppetto-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    dir
-}
-
-/// `count` copies of the village, each its own zone (and seed).
-fn worlds(dir: &Path, count: usize) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/worlds/village");
-    (0..count)
-        .map(|n| {
-            let world = dir.join(zone_name(n));
-            std::fs::create_dir_all(&world).expect("world dir");
-            for entry in std::fs::read_dir(&root).expect("village") {
-                let entry = entry.expect("entry");
-                let text = std::fs::read_to_string(entry.path()).expect("read");
-                let text = text
-                    .replace("zone: village", &format!("zone: {}", zone_name(n)))
-                    .replace("seed: 2024", &format!("seed: {}", 2024 + n));
-                std::fs::write(world.join(entry.file_name()), text).expect("write");
-            }
-            world
-        })
-        .collect()
-}
-
-/// Zone `zone`'s world events of ticks `from..=to`: time, players wandering, thefts, insults.
-fn script(zone: &str, from: u64, to: u64) -> Vec<String> {
-    let rooms = ["square", "market", "forge", "tavern", "farm", "chapel"];
-    let kinds = ["theft", "insult", "gift", "threat"];
-    let targets = ["piet", "bjorn", "ulla", "aldo"];
-    let envelope = |kind: &str, id: String, time: u64, fields: Value| {
-        let mut message = json!({"v": 1, "type": kind, "id": id, "zone": zone, "game_time": time});
-        if let (Value::Object(m), Value::Object(f)) = (&mut message, fields) {
-            m.extend(f);
-        }
-        message.to_string()
-    };
-    let mut lines = Vec::new();
-    for tick in from..=to {
-        let now = 420 + tick;
-        if tick % 9 == 1 {
-            let room = rooms[(tick as usize / 9) % rooms.len()];
-            lines.push(envelope(
-                "player_entered",
-                format!("p{tick}"),
-                now,
-                json!({"player": format!("player{}", tick % 3), "room": room}),
-            ));
-        }
-        if tick % 7 == 3 {
-            let i = tick as usize / 7;
-            lines.push(envelope(
-                "social_event",
-                format!("s{tick}"),
-                now,
-                json!({"kind": kinds[i % kinds.len()], "source": "vex",
-                       "target": targets[i % targets.len()], "deltas": {}}),
-            ));
-        }
-        lines.push(envelope(
-            "time_advanced",
-            format!("t{tick}"),
-            now,
-            json!({}),
-        ));
-    }
-    lines
-}
-
-struct Setup<'a> {
-    clustered: bool,
-    zones: &'a str,
-    clock: &'a str,
-    admin: String,
-}
-
-fn config_file(
-    dir: &Path,
-    name: &str,
-    worlds: &[PathBuf],
-    cluster: &RedisCluster,
-    setup: &Setup,
-) -> PathBuf {
-    let path = dir.join(format!("{name}.toml"));
-    let worlds: Vec<String> = worlds
-        .iter()
-        .map(|w| format!("'{}'", w.display()))
-        .collect();
-    let nodes: Vec<String> = cluster.urls.iter().map(|u| format!("'{u}'")).collect();
-    std::fs::write(
-        &path,
-        format!(
-            "worlds = [{}]\n\
-             [bus]\nkind = 'redis'\n[bus.redis]\ncluster_nodes = [{}]\nread_block_ms = 100\n\
-             [clock]\n{}\n\
-             [consumer]\nbatch_max_messages = 16\nblock_ms = 100\n\
-             [governor]\ntick_budget_ms_soft = 600000.0\ntick_budget_ms_hard = 600000.0\n\
-             [storage]\nsnapshot_every_ticks = 10\n\
-             [admin]\naddress = '{}'\n\
-             [cluster]\nenabled = {}\nzones = {}\n\
-             [cluster.lease]\nttl_ms = {LEASE_TTL_MS}\nrenew_every_ms = {RENEW_EVERY_MS}\nread_margin_ms = 500\n",
-            worlds.join(", "),
-            nodes.join(", "),
-            setup.clock,
-            setup.admin,
-            setup.clustered,
-            setup.zones,
-        ),
-    )
-    .expect("config");
-    path
-}
-
-fn world_key(zone: &str) -> String {
-    format!("geppetto:{{{zone}}}:world")
-}
-
-/// Every entry of a stream: id, body and the instance that wrote it.
-fn entries(connection: &mut ClusterConnection, key: &str) -> Vec<(String, String, Option<String>)> {
-    let reply: redis::streams::StreamRangeReply = redis::cmd("XRANGE")
-        .arg(key)
-        .arg("-")
-        .arg("+")
-        .query(connection)
-        .expect("xrange");
-    reply
-        .ids
-        .into_iter()
-        .map(|entry| {
-            let body = entry.get::<String>("m").unwrap_or_default();
-            let writer = entry.get::<String>("i");
-            (entry.id, body, writer)
-        })
-        .collect()
-}
-
-fn load(connection: &mut ClusterConnection, zone: &str, lines: &[String]) {
-    for line in lines {
-        redis::cmd("XADD")
-            .arg(world_key(zone))
-            .arg("*")
-            .arg("m")
-            .arg(line)
-            .query::<String>(connection)
-            .expect("xadd");
-    }
-}
-
-/// Whether the service's consumer group has been given, and acknowledged, all of `zone`'s
-/// world stream.
-fn processed(connection: &mut ClusterConnection, zone: &str) -> bool {
-    let last = entries(connection, &world_key(zone))
-        .last()
-        .map(|(id, ..)| id.clone());
-    let groups: Vec<BTreeMap<String, redis::Value>> = redis::cmd("XINFO")
-        .arg("GROUPS")
-        .arg(world_key(zone))
-        .query(connection)
-        .unwrap_or_default();
-    let Some(group) = groups.into_iter().find(|g| {
-        g.get("name")
-            .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok())
-            .as_deref()
-            == Some("geppetto")
-    }) else {
-        return false;
-    };
-    let delivered = group
-        .get("last-delivered-id")
-        .and_then(|v| redis::from_redis_value::<String>(v.clone()).ok());
-    let pending = group
-        .get("pending")
-        .and_then(|v| redis::from_redis_value::<u64>(v.clone()).ok());
-    delivered == last && pending == Some(0)
-}
-
-fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if done() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("timed out waiting until {what}");
-}
-
-/// `zone`'s intents with duplicates (same id) dropped, first occurrence kept; a duplicate must
-/// repeat its first occurrence exactly.
-fn deduplicated_intents(connection: &mut ClusterConnection, zone: &str) -> Vec<String> {
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
-    let mut order = Vec::new();
-    for (_, body, _) in entries(connection, &format!("geppetto:{{{zone}}}:intents")) {
-        let id = serde_json::from_str::<Value>(&body).expect("json")["id"]
-            .as_str()
-            .expect("intent id")
-            .to_owned();
-        match seen.get(&id) {
-            Some(first) => assert_eq!(first, &body, "a re-emitted intent is identical"),
-            None => {
-                seen.insert(id, body.clone());
-                order.push(body);
-            }
-        }
-    }
-    order
-}
-
-/// `geppetto cluster status --json`.
-fn status(config: &Path) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_geppetto"))
-        .args(["cluster", "status", "--json", "--config"])
-        .arg(config)
-        .output()
-        .expect("cluster status runs");
-    assert!(
-        output.status.success(),
-        "cluster status: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("status json")
-}
-
-/// Zone → owner, from a status.
-fn owners(status: &Value) -> BTreeMap<String, Option<String>> {
-    status["zones"]
-        .as_array()
-        .expect("zones")
-        .iter()
-        .map(|z| {
-            (
-                z["zone"].as_str().expect("zone").to_owned(),
-                z["owner"].as_str().map(str::to_owned),
-            )
-        })
-        .collect()
-}
 
 /// Redis time (ms) and the lease value of `zone`.
 fn lease(connection: &mut ClusterConnection, zone: &str) -> (u64, Option<String>, i64) {
@@ -590,6 +347,105 @@ fn an_instance_paused_past_its_lease_never_publishes_for_its_zones_again() {
     );
     taker.stop();
     paused.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The messages of `zone`'s `kind` stream as JSON.
+fn messages(redis: &mut ClusterConnection, zone: &str, kind: &str) -> Vec<serde_json::Value> {
+    entries(redis, &format!("geppetto:{{{zone}}}:{kind}"))
+        .into_iter()
+        .map(|(_, body, _)| serde_json::from_str(&body).expect("json"))
+        .collect()
+}
+
+#[test]
+fn a_resident_walks_across_a_border_into_another_zone_and_lives_on_there() {
+    let dir = scratch("cluster-border");
+    let cluster = RedisCluster::start(3, &dir);
+    let mut redis = cluster.connection();
+    let worlds = worlds(&dir, 2);
+    let (from, to) = (zone_name(0), zone_name(1));
+    let config = config_file(
+        &dir,
+        "border",
+        &worlds,
+        &cluster,
+        &Setup {
+            clustered: true,
+            zones: "'auto'",
+            clock: "kind = 'external'",
+            admin: String::new(),
+        },
+    );
+    // The two zones are copies of one village: the one vex walks into lets its own vex go.
+    let gone = serde_json::json!({"v": 1, "type": "npc_despawned", "id": "gone-1", "zone": to,
+        "game_time": 421, "npc": "vex"});
+    load(&mut redis, &to, &[gone.to_string()]);
+    for zone in [&from, &to] {
+        load(&mut redis, zone, &script(zone, 1, 30));
+    }
+    let transfer = serde_json::json!({"v": 1, "type": "npc_transfer", "id": "border-1",
+        "zone": from, "game_time": 451, "npc": "vex", "to_zone": to, "room": "woods"});
+    schema::check_schema("world", &transfer);
+    load(&mut redis, &from, &[transfer.to_string()]);
+    load(&mut redis, &from, &script(&from, 31, 60));
+    let serve = Serve::start_as(
+        &config,
+        Some("solo"),
+        &[("RUST_LOG", "info")],
+        Some(&dir.join("solo.log")),
+    );
+    let arrived = |redis: &mut ClusterConnection| {
+        messages(redis, &to, "npc_events")
+            .iter()
+            .any(|m| m["type"] == "npc_arrived" && m["npc"] == "vex")
+    };
+    wait_until("vex arrives", Duration::from_secs(120), || {
+        processed(&mut redis, &from) && arrived(&mut redis)
+    });
+    // Life goes on in the new zone, with vex in it.
+    load(&mut redis, &to, &script(&to, 31, 90));
+    wait_until("both zones are processed", Duration::from_secs(120), || {
+        processed(&mut redis, &from) && processed(&mut redis, &to)
+    });
+    serve.stop();
+
+    let departed: Vec<_> = messages(&mut redis, &from, "npc_events")
+        .into_iter()
+        .filter(|m| m["type"] == "npc_departed")
+        .collect();
+    assert_eq!(departed.len(), 1, "{departed:?}");
+    assert_eq!(departed[0]["npc"], "vex");
+    assert_eq!(departed[0]["to_zone"], to.as_str());
+    schema::check_schema("npc_events", &departed[0]);
+    let handover: Vec<_> = messages(&mut redis, &to, "world")
+        .into_iter()
+        .filter(|m| m["type"] == "npc_arrived")
+        .collect();
+    assert_eq!(handover.len(), 1);
+    assert_eq!(handover[0]["from_zone"], from.as_str());
+    assert_eq!(handover[0]["npc"]["resident"]["room"], "woods");
+    schema::check_schema("world", &handover[0]);
+    for event in messages(&mut redis, &to, "npc_events")
+        .iter()
+        .filter(|m| m["type"] == "npc_arrived")
+    {
+        schema::check_schema("npc_events", event);
+    }
+    let departed_at = departed[0]["game_time"].as_u64().expect("time");
+    assert!(
+        messages(&mut redis, &from, "intents")
+            .iter()
+            .filter(|m| m["npc"] == "vex" && m["type"] != "cancel")
+            .all(|m| m["game_time"].as_u64() < Some(departed_at)),
+        "vex does nothing in the zone it left"
+    );
+    assert!(
+        messages(&mut redis, &to, "intents")
+            .iter()
+            .any(|m| m["npc"] == "vex"),
+        "vex acts in the zone it walked into"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

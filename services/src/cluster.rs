@@ -225,6 +225,11 @@ impl Ownership {
 
     async fn renew(&mut self) {
         for (zone, held) in &self.held {
+            if held.lease.guard.is_lost() {
+                // A fenced write found it gone; the loop is stopping.
+                let _ = held.stop.send(true);
+                continue;
+            }
             match self.leases.renew(&held.lease).await {
                 Ok(true) => {}
                 Ok(false) => {

@@ -420,6 +420,10 @@ pub async fn recover(
         for (stream, body) in out.messages {
             bus.publish(name, stream, body);
         }
+        // Travellers are handed over again (same ids); the zone they went to keeps the first.
+        for (target, body) in out.handovers {
+            bus.publish(&target, StreamKind::World, body);
+        }
     }
     zone.end_replay();
     tracing::info!(zone = name, snapshot, replayed, "zone recovered");

@@ -383,6 +383,11 @@ pub async fn run_zone(
             bus.publish(&name, stream, body);
             stats.published += 1;
         }
+        for (target, body) in output.handovers {
+            metrics::event_out(StreamKind::World);
+            bus.publish(&target, StreamKind::World, body);
+            stats.published += 1;
+        }
         if log_ids.last().is_some() {
             last_event_id = log_ids.last().cloned();
         }

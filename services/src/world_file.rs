@@ -105,7 +105,7 @@ pub struct NpcSpec {
 }
 
 /// An NPC built from an archetype (`config/archetypes/`): it states only what differs.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResidentSpec {
     /// Unique id (among NPCs and residents).
@@ -125,6 +125,43 @@ pub struct ResidentSpec {
     /// Anything that differs from the archetype, in archetype form.
     #[serde(default)]
     pub overrides: serde_json::Value,
+}
+
+/// How a zone builds an NPC its world file does not hold — spawned by the game
+/// (`npc_spawned`) or handed over by another zone (`npc_arrived`): a decide-contract NPC, or
+/// `{"resident": {…}}` for an archetype resident. Kept as JSON in the zone's snapshot.
+#[derive(Clone, Debug)]
+pub enum SpawnRecord {
+    /// A decide-contract NPC.
+    Npc(NpcSpec),
+    /// An archetype resident.
+    Resident(ResidentSpec),
+}
+
+impl SpawnRecord {
+    /// Reads a record; the error names the path inside it and what is wrong.
+    pub fn parse(value: &serde_json::Value) -> Result<Self, (String, String)> {
+        let failed = |error: serde_path_to_error::Error<serde_json::Error>| {
+            (error.path().to_string(), error.into_inner().to_string())
+        };
+        match value.get("resident") {
+            Some(resident) => serde_path_to_error::deserialize(resident)
+                .map(Self::Resident)
+                .map_err(failed)
+                .map_err(|(path, reason)| (format!("resident.{path}"), reason)),
+            None => serde_path_to_error::deserialize(value)
+                .map(Self::Npc)
+                .map_err(failed),
+        }
+    }
+
+    /// The NPC's id.
+    pub fn id(&self) -> &str {
+        match self {
+            Self::Npc(spec) => &spec.agent.id,
+            Self::Resident(spec) => &spec.id,
+        }
+    }
 }
 
 /// A whole world file.

@@ -51,7 +51,7 @@ use crate::governor::{Governor, GovernorConfig, Verdict};
 use crate::isolation::{Isolation, IsolationConfig, IsolationState};
 use crate::social_life::SocialLife;
 use crate::tiers::{NpcTier, Presence, RoomGraph, Tier, TierConfig};
-use crate::world_file::{NpcSpec, ResidentSpec, WorldFile};
+use crate::world_file::{NpcSpec, ResidentSpec, SpawnRecord, WorldFile};
 use geppetto_core::archetype::{CompiledArchetype, NpcRecord};
 use geppetto_core::simulator::AffectLayer;
 
@@ -79,6 +79,9 @@ pub struct TickConfig {
     pub max_decisions_per_tick: usize,
     /// Scoring threads for the zone's batch decision (never changes the result).
     pub decision_workers: usize,
+    /// Handovers from other zones remembered by id, so one handed over again (the other zone
+    /// replaying its log after a failover) is recognised and not applied twice; default 4096.
+    pub arrivals_remembered: usize,
 }
 
 impl Default for TickConfig {
@@ -89,6 +92,7 @@ impl Default for TickConfig {
             max_decisions_per_tick: 1000,
             decision_trace_len: 32,
             decision_workers: 1,
+            arrivals_remembered: 4096,
         }
     }
 }
@@ -237,9 +241,14 @@ pub struct Zone {
     pub perceive_said: bool,
     /// The social fabric and story detector.
     pub social: SocialLife,
-    /// The specs of NPCs spawned by `npc_spawned` since the world file, by id (a snapshot
-    /// rebuilds them from these).
+    /// The records of NPCs spawned by `npc_spawned` or handed over by another zone since the
+    /// world file, by id (a snapshot rebuilds them from these; see `SpawnRecord`).
     spawned: BTreeMap<String, serde_json::Value>,
+    /// The spec each archetype resident was built from (the world file's, or a traveller's),
+    /// by id: what it is handed over as when it leaves for another zone.
+    resident_specs: BTreeMap<String, ResidentSpec>,
+    /// Ids of the latest handovers applied here, oldest first (`tick.arrivals_remembered`).
+    arrivals: VecDeque<String>,
     /// While replaying a log: the governor's logged decisions by tick, applied instead of the
     /// wall clock's (a tick with none processed every NPC). `None` when live.
     governor_script: Option<BTreeMap<u64, GovernorDecision>>,
@@ -258,6 +267,8 @@ pub struct Zone {
 pub struct ZoneOutput {
     /// (stream, envelope) in order: governor records (world) first.
     pub messages: Vec<(StreamKind, String)>,
+    /// (zone, envelope) for other zones' world streams: NPCs handed over across a border.
+    pub handovers: Vec<(String, String)>,
     /// Work for the LLM seams (narration of witnessed interactions, perception of `say`).
     pub llm: Vec<LlmRequest>,
     /// Set when isolation counts changed and should be persisted.
@@ -471,6 +482,8 @@ impl Zone {
             narrator: default_narrator()?,
             social,
             spawned: BTreeMap::new(),
+            resident_specs: BTreeMap::new(),
+            arrivals: VecDeque::new(),
             governor_script: None,
             running_by_provider: None,
             perceive_said: true,
@@ -615,7 +628,9 @@ impl Zone {
             simulated.affect = Some(AffectLayer::new(Arc::new(model), &mut self.vocabulary));
         }
         let name = spec.name.clone().unwrap_or_else(|| spec.id.clone());
-        self.insert_npc(path, simulated, name, Some(spec.archetype.clone()), room)
+        self.insert_npc(path, simulated, name, Some(spec.archetype.clone()), room)?;
+        self.resident_specs.insert(spec.id.clone(), spec.clone());
+        Ok(())
     }
 
     fn reactive_layer(&mut self, path: &str, set: &str) -> Result<ReactiveLayer, ZoneError> {
@@ -742,36 +757,58 @@ impl Zone {
             WorldEvent::PlayerLeft { player } => {
                 self.presence.player_left(&self.rooms, player);
             }
-            WorldEvent::NpcSpawned { npc } => {
-                let spec: Result<NpcSpec, _> = serde_json::from_value(npc.clone());
-                match spec
-                    .map_err(|e| ZoneError::Spec(e.to_string()))
-                    .and_then(|spec| {
-                        self.add_npc("npc", &spec)?;
-                        Ok(spec)
-                    }) {
-                    Ok(spec) => {
-                        self.spawned.insert(spec.agent.id.clone(), npc.clone());
-                        if let Some(index) = self.npc_index(&spec.agent.id) {
-                            self.publish(
-                                index,
-                                StreamKind::NpcEvents,
-                                &NpcEvent::NpcSpawned {
-                                    npc: spec.agent.id.clone(),
-                                    room: spec.room.clone(),
-                                },
-                                out,
-                            );
-                        }
-                    }
-                    Err(error) => refuse(out, "npc", error.to_string()),
+            WorldEvent::NpcSpawned { npc } => match self.spawn_from_record("npc", npc) {
+                Ok(index) => {
+                    let event = NpcEvent::NpcSpawned {
+                        npc: self.agents[index].agent.id.clone(),
+                        room: room_key(&self.room_names, self.meta[index].room).to_owned(),
+                    };
+                    self.publish(index, StreamKind::NpcEvents, &event, out);
                 }
-            }
+                Err(error) => refuse(out, "npc", error.to_string()),
+            },
             WorldEvent::NpcDespawned { npc } => {
                 if self.npc_index(npc).is_none() {
                     refuse(out, "npc", unknown_npc(&self.name, npc));
                 }
-                self.despawn(npc, out);
+                self.despawn(npc, "despawned", out);
+            }
+            WorldEvent::NpcTransfer { npc, to_zone, room } => {
+                if let Err((path, reason)) = self.hand_over(npc, to_zone, room, out) {
+                    refuse(out, path, reason);
+                }
+            }
+            WorldEvent::NpcArrived(arrival) => {
+                let id = match SpawnRecord::parse(&arrival.npc) {
+                    Ok(record) => record.id().to_owned(),
+                    Err((path, reason)) => {
+                        refuse(out, &format!("npc.{path}"), reason);
+                        return;
+                    }
+                };
+                // A zone recovering from its log hands its travellers over again: the first
+                // arrival stands.
+                if self.arrivals.contains(&message.header.id) {
+                    return;
+                }
+                if self.npc_index(&id).is_some() {
+                    refuse(
+                        out,
+                        "npc",
+                        format!("an NPC `{id}` already lives in zone `{}`", self.name),
+                    );
+                    return;
+                }
+                match self.spawn_from_record("npc", &arrival.npc) {
+                    Ok(index) => {
+                        self.arrivals.push_back(message.header.id.clone());
+                        while self.arrivals.len() > self.config.tick.arrivals_remembered {
+                            self.arrivals.pop_front();
+                        }
+                        self.settle_traveller(index, arrival, out);
+                    }
+                    Err(error) => refuse(out, "npc", error.to_string()),
+                }
             }
             WorldEvent::ProviderUpdated {
                 provider,
@@ -1126,7 +1163,126 @@ impl Zone {
         self.game_time = to;
     }
 
-    fn despawn(&mut self, npc: &str, out: &mut ZoneOutput) {
+    /// Builds an NPC from a spawn record (see [`SpawnRecord`]) and keeps the record for
+    /// snapshots; returns its index.
+    pub fn spawn_from_record(
+        &mut self,
+        path: &str,
+        record: &serde_json::Value,
+    ) -> Result<usize, ZoneError> {
+        let parsed = SpawnRecord::parse(record)
+            .map_err(|(at, reason)| ZoneError::Spec(format!("{path}.{at}: {reason}")))?;
+        match &parsed {
+            SpawnRecord::Npc(spec) => self.add_npc(path, spec)?,
+            SpawnRecord::Resident(spec) => self.add_resident(path, spec)?,
+        }
+        let id = parsed.id().to_owned();
+        self.spawned.insert(id.clone(), record.clone());
+        self.npc_index(&id)
+            .ok_or_else(|| ZoneError::Spec(format!("{path}: `{id}` was not added")))
+    }
+
+    /// Hands NPC `npc` over to zone `to_zone`, arriving in `room`: the arrival (how to build
+    /// it, its needs, its rumours) goes to that zone's world stream with an id derived from
+    /// this zone, the NPC and the tick — so a replay hands it over again under the same id —
+    /// and the NPC leaves this zone. Refused (path, reason) when it cannot travel.
+    fn hand_over(
+        &mut self,
+        npc: &str,
+        to_zone: &str,
+        room: &str,
+        out: &mut ZoneOutput,
+    ) -> Result<(), (&'static str, String)> {
+        let index = self
+            .npc_index(npc)
+            .ok_or_else(|| ("npc", unknown_npc(&self.name, npc)))?;
+        if to_zone == self.name {
+            return Err(("to_zone", format!("`{npc}` is already in zone `{to_zone}`")));
+        }
+        let mut record = match (self.spawned.get(npc), self.resident_specs.get(npc)) {
+            (Some(record), _) => record.clone(),
+            (None, Some(resident)) => serde_json::json!({ "resident": resident }),
+            (None, None) => {
+                return Err((
+                    "npc",
+                    format!(
+                        "`{npc}` is an inline NPC of the world file; archetype residents and \
+                         spawned NPCs can move between zones"
+                    ),
+                ));
+            }
+        };
+        let target = match record.get_mut("resident") {
+            Some(resident) => resident,
+            None => &mut record,
+        };
+        target["room"] = serde_json::Value::String(room.to_owned());
+        let agent = &self.agents[index].agent;
+        let needs = agent
+            .considerations
+            .iter()
+            .map(|c| (self.vocabulary.name(c.name).to_owned(), c.value))
+            .collect();
+        let arrival = crate::bus::envelope::Arrival {
+            from_zone: self.name.clone(),
+            npc: record,
+            needs,
+            rumours: self.social.fabric.rumours(npc).to_vec(),
+        };
+        let message = WorldMessage {
+            header: header(
+                format!("{}:{npc}:{}:handover", self.name, self.tick),
+                to_zone,
+                self.game_time,
+            ),
+            event: WorldEvent::NpcArrived(Box::new(arrival)),
+        };
+        out.handovers.push((to_zone.to_owned(), message.to_json()));
+        let departed = NpcEvent::NpcDeparted {
+            npc: npc.to_owned(),
+            to_zone: to_zone.to_owned(),
+        };
+        self.publish(index, StreamKind::NpcEvents, &departed, out);
+        self.despawn(npc, "transferred", out);
+        Ok(())
+    }
+
+    /// A traveller just built here takes on the needs it left with and the rumours it
+    /// carries (told on here like any other: gossip crossing the border).
+    fn settle_traveller(
+        &mut self,
+        index: usize,
+        arrival: &crate::bus::envelope::Arrival,
+        out: &mut ZoneOutput,
+    ) {
+        let npc = self.agents[index].agent.id.clone();
+        for (name, value) in &arrival.needs {
+            let Some(symbol) = self.vocabulary.lookup(name) else {
+                continue;
+            };
+            if let Some(c) = self.agents[index]
+                .agent
+                .considerations
+                .iter_mut()
+                .find(|c| c.name == symbol)
+            {
+                c.value = value.clamp(c.min, c.max.max(c.min));
+            }
+        }
+        for rumour in &arrival.rumours {
+            let mut rumour = rumour.clone();
+            rumour.holder = npc.clone();
+            self.social.fabric.learn(&npc, rumour);
+        }
+        let event = NpcEvent::NpcArrived {
+            npc,
+            from_zone: arrival.from_zone.clone(),
+            room: room_key(&self.room_names, self.meta[index].room).to_owned(),
+        };
+        self.publish(index, StreamKind::NpcEvents, &event, out);
+    }
+
+    fn despawn(&mut self, npc: &str, reason: &str, out: &mut ZoneOutput) {
         let Some(index) = self.npc_index(npc) else {
             return;
         };
@@ -1138,7 +1294,7 @@ impl Zone {
                 &Intent::Cancel {
                     npc: npc.to_owned(),
                     cancelled,
-                    reason: "despawned".into(),
+                    reason: reason.to_owned(),
                 },
             );
         }
@@ -1146,6 +1302,7 @@ impl Zone {
         self.agents.remove(index);
         self.meta.remove(index);
         self.spawned.remove(npc);
+        self.resident_specs.remove(npc);
         self.isolation.forget(npc);
         self.governor.forget(npc);
         let h = header(
@@ -1912,7 +2069,13 @@ pub(crate) mod tests {
     use crate::world_file::embedded_village;
 
     pub(crate) fn village() -> Zone {
-        let world = embedded_village().expect("village");
+        village_named("village")
+    }
+
+    /// The village as zone `name`.
+    fn village_named(name: &str) -> Zone {
+        let mut world = embedded_village().expect("village");
+        world.zone = name.to_owned();
         // The governor's wall-clock budget is out of the way here: these tests are about the
         // engine's determinism, and an unoptimised test build can run over 5 ms a tick.
         let mut config = ZoneConfig::default();
@@ -1950,6 +2113,135 @@ pub(crate) mod tests {
             },
         };
         zone.apply(&message, &mut ZoneOutput::default());
+    }
+
+    #[test]
+    fn a_resident_walks_into_another_zone_with_its_needs_and_rumours_and_arrives_once() {
+        use geppetto_core::social::{Gossip, GossipIntent, GossipKind};
+        let mut here = village();
+        let mut there = village_named("hamlet");
+        there.despawn("vex", "despawned", &mut ZoneOutput::default());
+        let rumour = Gossip {
+            subject: "bjorn".into(),
+            kind: GossipKind::Person,
+            intent: GossipIntent::Defame,
+            about_person: true,
+            confidence: 0.9,
+            origin_event: "village:theft:1".into(),
+            depth: 0,
+            holder: "vex".into(),
+        };
+        assert!(here.social.fabric.learn("vex", rumour.clone()));
+        let index = here.npc_index("vex").expect("vex");
+        let first = &mut here.agents[index].agent.considerations[0];
+        let level = first.min + 0.37 * (first.max - first.min);
+        first.value = level;
+        let need = here
+            .vocabulary
+            .name(here.agents[index].agent.considerations[0].name)
+            .to_owned();
+        let transfer = |npc: &str| WorldMessage {
+            header: header(format!("move-{npc}"), "village", here_time()),
+            event: WorldEvent::NpcTransfer {
+                npc: npc.into(),
+                to_zone: "hamlet".into(),
+                room: "woods".into(),
+            },
+        };
+        fn here_time() -> u64 {
+            420
+        }
+
+        let mut out = ZoneOutput::default();
+        here.apply(&transfer("vex"), &mut out);
+        assert!(out.refused.is_empty(), "{:?}", out.refused);
+        assert!(here.npc_index("vex").is_none(), "vex left the village");
+        assert!(
+            out.messages.iter().any(|(s, m)| *s == StreamKind::NpcEvents
+                && m.contains("\"type\":\"npc_departed\"")
+                && m.contains("\"to_zone\":\"hamlet\"")),
+            "the departure is an NPC event"
+        );
+        assert_eq!(out.handovers.len(), 1);
+        let (target, body) = &out.handovers[0];
+        assert_eq!(target, "hamlet");
+        let arrival = crate::bus::envelope::parse_world(body).expect("an arrival parses");
+        assert_eq!(arrival.header.zone, "hamlet");
+        assert_eq!(
+            arrival.header.id,
+            format!("village:vex:{}:handover", here.tick)
+        );
+
+        let mut arrived = ZoneOutput::default();
+        there.apply(&arrival, &mut arrived);
+        assert!(arrived.refused.is_empty(), "{:?}", arrived.refused);
+        let index = there.npc_index("vex").expect("vex is in the hamlet");
+        let symbol = there.vocabulary.lookup(&need).expect("need");
+        let value = there.agents[index]
+            .agent
+            .considerations
+            .iter()
+            .find(|c| c.name == symbol)
+            .map(|c| c.value);
+        assert_eq!(value, Some(level), "the need travelled");
+        assert_eq!(
+            there.social.fabric.rumours("vex"),
+            &[rumour],
+            "the rumour travelled: vex can tell it here"
+        );
+        assert!(
+            arrived
+                .messages
+                .iter()
+                .any(|(s, m)| *s == StreamKind::NpcEvents
+                    && m.contains("\"type\":\"npc_arrived\"")
+                    && m.contains("\"from_zone\":\"village\"")
+                    && m.contains("\"room\":\"woods\""))
+        );
+
+        // A zone where an NPC of that id already lives refuses the traveller.
+        let mut crowded = ZoneOutput::default();
+        village_named("crowded").apply(&arrival, &mut crowded);
+        assert!(
+            crowded
+                .refused
+                .iter()
+                .any(|r| r.reason.contains("already lives")),
+            "{:?}",
+            crowded.refused
+        );
+
+        // The same handover again (the village replaying its log after a failover): ignored.
+        let npcs = there.agents.len();
+        let mut again = ZoneOutput::default();
+        there.apply(&arrival, &mut again);
+        assert_eq!(there.agents.len(), npcs);
+        assert!(again.messages.is_empty() && again.refused.is_empty());
+
+        // A snapshot of the hamlet keeps the traveller, needs and all.
+        let restored = Zone::restored(village_named("hamlet"), there.capture()).expect("restores");
+        let index = restored.npc_index("vex").expect("vex restored");
+        assert_eq!(
+            restored.agents[index]
+                .agent
+                .considerations
+                .iter()
+                .find(|c| c.name == symbol)
+                .map(|c| c.value),
+            Some(level)
+        );
+
+        // An inline NPC of the world file cannot travel; an unknown one is refused.
+        for (npc, reason) in [("bram", "inline NPC"), ("nobody", "unknown NPC")] {
+            let mut refused = ZoneOutput::default();
+            here.apply(&transfer(npc), &mut refused);
+            assert!(refused.handovers.is_empty());
+            assert!(
+                refused.refused.iter().any(|r| r.reason.contains(reason)),
+                "{npc}: {:?}",
+                refused.refused
+            );
+        }
     }
 
     #[test]

@@ -15,8 +15,6 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::world_file::NpcSpec;
-
 /// The envelope version this build reads and writes.
 pub const ENVELOPE_VERSION: u64 = 1;
 
@@ -83,8 +81,9 @@ pub enum WorldEvent {
     },
     /// A new NPC.
     NpcSpawned {
-        /// Its spec as JSON (the decide-contract agent plus room, name, archetype), checked
-        /// against [`NpcSpec`] when parsed.
+        /// Its spec as JSON — the decide-contract agent plus room, name, archetype; or
+        /// `{"resident": {id, archetype, room, position, places?, overrides?}}` for an NPC
+        /// built from an archetype — checked as a [`crate::world_file::SpawnRecord`] when parsed.
         npc: Value,
     },
     /// An NPC was removed by the game.
@@ -92,6 +91,18 @@ pub enum WorldEvent {
         /// NPC id.
         npc: String,
     },
+    /// An NPC leaves this zone for another (it walked through a border): the zone removes it
+    /// and hands it over through the target zone's world stream as [`WorldEvent::NpcArrived`].
+    NpcTransfer {
+        /// NPC id.
+        npc: String,
+        /// The zone it goes to.
+        to_zone: String,
+        /// The room it arrives in there.
+        room: String,
+    },
+    /// An NPC handed over by another zone (written by geppetto, never by the game).
+    NpcArrived(Box<Arrival>),
     /// A provider's state or capacity changed.
     ProviderUpdated {
         /// Provider id.
@@ -192,6 +203,8 @@ impl WorldEvent {
             Self::PlayerLeft { .. } => "player_left",
             Self::NpcSpawned { .. } => "npc_spawned",
             Self::NpcDespawned { .. } => "npc_despawned",
+            Self::NpcTransfer { .. } => "npc_transfer",
+            Self::NpcArrived(_) => "npc_arrived",
             Self::ProviderUpdated { .. } => "provider_updated",
             Self::SocialEvent { .. } => "social_event",
             Self::ScheduleOverride { .. } => "schedule_override",
@@ -213,6 +226,10 @@ impl WorldEvent {
             Self::PlayerLeft { player } => serde_json::json!({"player": player}),
             Self::NpcSpawned { npc } => serde_json::json!({"npc": npc}),
             Self::NpcDespawned { npc } => serde_json::json!({"npc": npc}),
+            Self::NpcTransfer { npc, to_zone, room } => {
+                serde_json::json!({"npc": npc, "to_zone": to_zone, "room": room})
+            }
+            Self::NpcArrived(arrival) => serde_json::to_value(arrival).unwrap_or(Value::Null),
             Self::ProviderUpdated {
                 provider,
                 state,
@@ -306,13 +323,30 @@ struct PlayerLeft {
     player: String,
 }
 #[derive(Deserialize)]
-struct NpcSpawned {
-    #[serde(rename = "npc")]
-    _npc: NpcSpec,
-}
-#[derive(Deserialize)]
 struct NpcOnly {
     npc: String,
+}
+#[derive(Deserialize)]
+struct NpcTransfer {
+    npc: String,
+    to_zone: String,
+    room: String,
+}
+
+/// A traveller handed from one zone to another: how to build it, and what it brings along.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Arrival {
+    /// The zone it left.
+    pub from_zone: String,
+    /// How to build it (see [`crate::world_file::SpawnRecord`]): a decide-contract NPC, or
+    /// `{"resident": …}` for an archetype resident.
+    pub npc: Value,
+    /// Its needs as it left, by consideration name.
+    #[serde(default)]
+    pub needs: BTreeMap<String, f64>,
+    /// The rumours it carries (it may tell them in its new zone: gossip crossing a border).
+    #[serde(default)]
+    pub rumours: Vec<geppetto_core::social::Gossip>,
 }
 #[derive(Deserialize)]
 struct ProviderUpdated {
@@ -456,14 +490,30 @@ pub fn parse_world_within(
             WorldEvent::PlayerLeft { player: p.player }
         }
         "npc_spawned" => {
-            let _checked: NpcSpawned = payload(&kind, &value)?;
-            WorldEvent::NpcSpawned {
-                npc: value.get("npc").cloned().unwrap_or(Value::Null),
-            }
+            let npc = value.get("npc").cloned().unwrap_or(Value::Null);
+            crate::world_file::SpawnRecord::parse(&npc).map_err(|(path, reason)| {
+                EnvelopeError::new(&kind, &format!("npc.{path}"), reason)
+            })?;
+            WorldEvent::NpcSpawned { npc }
         }
         "npc_despawned" => {
             let p: NpcOnly = payload(&kind, &value)?;
             WorldEvent::NpcDespawned { npc: p.npc }
+        }
+        "npc_transfer" => {
+            let p: NpcTransfer = payload(&kind, &value)?;
+            WorldEvent::NpcTransfer {
+                npc: p.npc,
+                to_zone: p.to_zone,
+                room: p.room,
+            }
+        }
+        "npc_arrived" => {
+            let arrival: Arrival = payload(&kind, &value)?;
+            crate::world_file::SpawnRecord::parse(&arrival.npc).map_err(|(path, reason)| {
+                EnvelopeError::new(&kind, &format!("npc.{path}"), reason)
+            })?;
+            WorldEvent::NpcArrived(Box::new(arrival))
         }
         "provider_updated" => {
             let p: ProviderUpdated = payload(&kind, &value)?;
@@ -804,6 +854,22 @@ pub enum NpcEvent {
     NpcDespawned {
         /// NPC id.
         npc: String,
+    },
+    /// An NPC walked out of this zone into another (handed over through its world stream).
+    NpcDeparted {
+        /// NPC id.
+        npc: String,
+        /// Where it went.
+        to_zone: String,
+    },
+    /// An NPC handed over by another zone arrived here.
+    NpcArrived {
+        /// NPC id.
+        npc: String,
+        /// Where it came from.
+        from_zone: String,
+        /// The room it arrived in.
+        room: String,
     },
     /// The schedule's activity changed (seed 001 §6.5 `ActivityChangedEvent`); `None` when no
     /// block is in force.

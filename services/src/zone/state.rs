@@ -27,7 +27,6 @@ use super::{DecisionTrace, IntentKind, Zone, ZoneError};
 use crate::governor::Governor;
 use crate::isolation::IsolationState;
 use crate::tiers::{NpcTier, Presence};
-use crate::world_file::NpcSpec;
 
 /// The schema version of a zone snapshot's payload; a newer one is refused, never misread.
 pub const ZONE_STATE_SCHEMA_VERSION: u32 = 1;
@@ -59,6 +58,9 @@ pub struct ZoneState {
     pub fabric: SocialFabric,
     /// The story detector's buffer, history and live signals.
     pub detector: StoryDetector,
+    /// Ids of the latest handovers from other zones applied here, oldest first.
+    #[serde(default)]
+    pub arrivals: std::collections::VecDeque<String>,
 }
 
 /// One NPC in a snapshot.
@@ -152,6 +154,7 @@ impl Zone {
             isolation: self.isolation.state.clone(),
             fabric: self.social.fabric.clone(),
             detector: self.social.detector().clone(),
+            arrivals: self.arrivals.clone(),
         }
     }
 
@@ -174,9 +177,15 @@ impl Zone {
         }
         fresh.vocabulary.extend_to(&saved.vocabulary)?;
         // The NPC set: world-file NPCs the snapshot no longer has are gone; spawned ones are
-        // rebuilt from their specs (their names are interned already, so symbols agree).
-        let keep: std::collections::BTreeSet<&str> =
-            saved.npcs.iter().map(|npc| npc.id.as_str()).collect();
+        // rebuilt from their records (their names are interned already, so symbols agree) —
+        // also one that shares its id with a world-file NPC (a villager who left and came
+        // back), whose record then stands.
+        let keep: std::collections::BTreeSet<&str> = saved
+            .npcs
+            .iter()
+            .map(|npc| npc.id.as_str())
+            .filter(|id| !saved.spawned.contains_key(*id))
+            .collect();
         let mut index = 0;
         while index < fresh.agents.len() {
             if keep.contains(fresh.agents[index].agent.id.as_str()) {
@@ -186,14 +195,13 @@ impl Zone {
                 fresh.meta.remove(index);
             }
         }
-        for (npc, spec) in &saved.spawned {
-            let built = serde_json::from_value::<NpcSpec>(spec.clone())
-                .map_err(|e| ZoneError::Spec(e.to_string()))
-                .and_then(|spec| fresh.add_npc("npc", &spec));
-            built.map_err(|source| RestoreError::Spawn {
-                npc: npc.clone(),
-                source,
-            })?;
+        for (npc, record) in &saved.spawned {
+            fresh
+                .spawn_from_record("npc", record)
+                .map_err(|source| RestoreError::Spawn {
+                    npc: npc.clone(),
+                    source,
+                })?;
         }
         for npc in saved.npcs {
             let index = fresh
@@ -216,6 +224,7 @@ impl Zone {
         fresh.game_time = saved.game_time;
         fresh.world = saved.world;
         fresh.spawned = saved.spawned;
+        fresh.arrivals = saved.arrivals;
         fresh.presence.adopt_state(saved.presence);
         fresh.governor.adopt_state(saved.governor);
         fresh.isolation.state = saved.isolation;
