@@ -582,47 +582,60 @@ fn ordered_bits(value: f64) -> u64 {
 /// Up to this many candidates are sorted with keys on the stack (no allocation).
 const STACK_SORT_LIMIT: usize = 64;
 
-/// Sorts by descending utility; ties keep input order. It sorts compact integer keys (on the
-/// stack for the few dozen candidates a decision usually sees) and then moves each large
-/// candidate once, by following the permutation's cycles in place — several times faster than
-/// a stable sort of the candidates themselves, and allocation-free. The keys are unique (the
-/// input index is in them), so the standard library's unstable sort, whose small-input path is
-/// branch-light, gives the stable order.
+/// Sorts by descending utility; ties keep input order. It sorts one `u64` key per candidate
+/// (on the stack for the few dozen candidates a decision usually sees) and then moves each
+/// large candidate once, by following the permutation's cycles in place — several times faster
+/// than a stable sort of the candidates themselves, and allocation-free.
+///
+/// A key is the utility's order bits (inverted, for descending) with the lowest bits replaced
+/// by the input index: the keys are unique, so the standard library's unstable sort (a
+/// branch-free sorting network for small inputs of `u64`) gives a stable order, exact except
+/// where two utilities agree in every bit but the replaced ones. Those meet in one run of
+/// equal high bits, and only such runs are sorted again by the full utility bits.
 pub(crate) fn sort_by_utility(ranked: &mut [Candidate]) {
-    // One integer per candidate: the utility's order bits (inverted for descending) above the
-    // input index, so a plain integer sort is the stable descending sort.
-    let key =
-        |(i, c): (usize, &Candidate)| (u128::from(!ordered_bits(c.utility)) << 32) | i as u128;
-    if ranked.len() <= STACK_SORT_LIMIT {
-        let mut keys = [0u128; STACK_SORT_LIMIT];
-        let keys = &mut keys[..ranked.len()];
+    let Some(last) = ranked.len().checked_sub(1) else {
+        return;
+    };
+    // Enough low bits for every input index (at least one).
+    let index_bits = (usize::BITS - last.leading_zeros()).max(1);
+    let mask = u64::MAX >> (u64::BITS - index_bits);
+    let full = |c: &Candidate| !ordered_bits(c.utility);
+    let key = |(i, c): (usize, &Candidate)| (full(c) & !mask) | i as u64;
+    let mut stack = [0u64; STACK_SORT_LIMIT];
+    let mut heap = Vec::new();
+    let keys = if ranked.len() <= STACK_SORT_LIMIT {
+        let keys = &mut stack[..ranked.len()];
         for (slot, k) in keys.iter_mut().zip(ranked.iter().enumerate().map(key)) {
             *slot = k;
         }
-        keys.sort_unstable();
-        permute(ranked, keys);
+        keys
     } else {
-        let mut keys: Vec<u128> = ranked.iter().enumerate().map(key).collect();
-        keys.sort_unstable();
-        permute(ranked, &mut keys);
+        heap.extend(ranked.iter().enumerate().map(key));
+        heap.as_mut_slice()
+    };
+    keys.sort_unstable();
+    let source = |k: u64| (k & mask) as usize;
+    for run in keys.chunk_by_mut(|a, b| a & !mask == b & !mask) {
+        if run.len() > 1 {
+            run.sort_unstable_by_key(|&k| (full(&ranked[source(k)]), source(k)));
+        }
     }
+    permute(ranked, keys, mask);
 }
 
-/// Marks a key whose move is done.
-const DONE: u128 = u128::MAX;
-
-/// Reorders `items` so position `j` holds what was at the index in the low 32 bits of
-/// `order[j]`; consumes `order` (each visited entry is marked [`DONE`]).
-fn permute(items: &mut [Candidate], order: &mut [u128]) {
+/// Reorders `items` so position `j` holds what was at the index in the `mask` bits of
+/// `order[j]`; consumes `order` (each visited entry is rewritten to point at itself).
+fn permute(items: &mut [Candidate], order: &mut [u64], mask: u64) {
+    let source = |k: u64| (k & mask) as usize;
     for start in 0..items.len() {
-        if order[start] == DONE {
+        if source(order[start]) == start {
             continue;
         }
         let held = items[start];
         let mut at = start;
         loop {
-            let from = (order[at] & u128::from(u32::MAX)) as usize;
-            order[at] = DONE;
+            let from = source(order[at]);
+            order[at] = at as u64;
             if from == start {
                 items[at] = held;
                 break;
@@ -750,6 +763,32 @@ mod tests {
         for len in [0, 1, 2, 7, 64, 65, 300] {
             let mut items: Vec<Candidate> = (0..len)
                 .map(|i| candidate(i, ((i * 7919) % 13) as f64))
+                .collect();
+            let mut expected = items.clone();
+            expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
+            sort_by_utility(&mut items);
+            assert_eq!(items, expected, "len {len}");
+        }
+    }
+
+    /// Utilities that differ only in their lowest bits (where the sort keys hold the index),
+    /// signed zeros and infinities still sort exactly as `total_cmp` orders them, ties stably.
+    #[test]
+    fn sorting_is_exact_for_utilities_that_differ_in_the_last_bits() {
+        let base = 81.52f64.to_bits();
+        for len in [2, 5, 32, 33, 64, 65, 200] {
+            let mut items: Vec<Candidate> = (0..len)
+                .map(|i| {
+                    let utility = match i % 11 {
+                        0 => -0.0,
+                        1 => 0.0,
+                        2 => f64::NEG_INFINITY,
+                        3 => f64::INFINITY,
+                        4 => 81.52,
+                        _ => f64::from_bits(base + ((i * 37) % 19) as u64),
+                    };
+                    candidate(i, utility)
+                })
                 .collect();
             let mut expected = items.clone();
             expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
