@@ -11,7 +11,7 @@ use std::borrow::Borrow;
 use crate::agent::Agent;
 use crate::contention::{self, Preference, PreferenceLists};
 use crate::rng::{DetRng, derive_seed, stable_hash};
-use crate::scoring::{Candidate, Ineligible, ScoringBuffers, ScoringView, sort_by_utility};
+use crate::scoring::{Candidate, Ineligible, ScoringView, sort_by_utility};
 use crate::selection::{self, Pick};
 use crate::spatial::ProviderGrid;
 use crate::tuning::Tuning;
@@ -84,7 +84,9 @@ impl Decider {
     }
 
     fn rank_with(&self, agent: &Agent, world: &World, rng: &mut DetRng) -> Ranking {
+        let mut table = Vec::new();
         let view = ScoringView::new(
+            &mut table,
             agent,
             &world.contexts,
             &self.tuning,
@@ -174,12 +176,12 @@ impl Decider {
         let mut lists = PreferenceLists::with_capacity(agents.len(), keep);
         let mut nearby = Vec::new();
         let mut ranked = Vec::new();
-        let mut buffers = ScoringBuffers::default();
+        let mut table = Vec::new();
         for agent in agents {
             let agent = agent.borrow();
             let mut rng = DetRng::new(batch_agent_seed(seed, &agent.id));
-            let view = ScoringView::reusing(
-                buffers,
+            let view = ScoringView::new(
+                &mut table,
                 agent,
                 &world.contexts,
                 &self.tuning,
@@ -190,7 +192,6 @@ impl Decider {
             ranked.clear();
             let indices = nearby.iter().map(|&index| index as usize);
             view.evaluate_providers(world, indices, &self.tuning, &mut ranked, None);
-            buffers = view.into_buffers();
             sort_by_utility(&mut ranked);
             if let Some(pick) = selection::pick(&ranked, &self.tuning, &mut rng) {
                 let as_preference = |c: &Candidate| Preference {
