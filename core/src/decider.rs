@@ -94,19 +94,18 @@ impl Decider {
             rng,
         );
         let candidate_count = world.providers.iter().map(|p| p.actions.len()).sum();
-        let mut ranking = Ranking {
-            ranked: Vec::with_capacity(candidate_count),
-            ineligible: Vec::new(),
-        };
+        let mut scored = Vec::with_capacity(candidate_count);
+        let mut ineligible = Vec::new();
         view.evaluate_providers(
             world,
             0..world.providers.len(),
             &self.tuning,
-            &mut ranking.ranked,
-            Some(&mut ranking.ineligible),
+            &mut scored,
+            Some(&mut ineligible),
         );
-        sort_by_utility(&mut ranking.ranked);
-        ranking
+        let mut ranked = Vec::with_capacity(scored.len());
+        sort_by_utility(&scored, &mut ranked);
+        Ranking { ranked, ineligible }
     }
 
     /// Every candidate of `agent`, gated and scored. The seed only matters when perception
@@ -175,6 +174,7 @@ impl Decider {
         let keep = self.tuning.reconciliation_top_k.max(1);
         let mut lists = PreferenceLists::with_capacity(agents.len(), keep);
         let mut nearby = Vec::new();
+        let mut scored = Vec::new();
         let mut ranked = Vec::new();
         let mut table = Vec::new();
         for agent in agents {
@@ -189,10 +189,11 @@ impl Decider {
                 &mut rng,
             );
             grid.near(&agent.position, &mut nearby);
-            ranked.clear();
+            scored.clear();
             let indices = nearby.iter().map(|&index| index as usize);
-            view.evaluate_providers(world, indices, &self.tuning, &mut ranked, None);
-            sort_by_utility(&mut ranked);
+            view.evaluate_providers(world, indices, &self.tuning, &mut scored, None);
+            ranked.clear();
+            sort_by_utility(&scored, &mut ranked);
             if let Some(pick) = selection::pick(&ranked, &self.tuning, &mut rng) {
                 let as_preference = |c: &Candidate| Preference {
                     provider: c.provider,

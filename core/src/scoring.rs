@@ -452,18 +452,17 @@ fn ordered_bits(value: f64) -> u64 {
 /// Up to this many candidates are sorted with keys on the stack (no allocation).
 const STACK_SORT_LIMIT: usize = 64;
 
-/// Sorts by descending utility; ties keep input order. It sorts one `u64` key per candidate
-/// (on the stack for the few dozen candidates a decision usually sees) and then moves each
-/// large candidate once, by following the permutation's cycles in place — several times faster
-/// than a stable sort of the candidates themselves, and allocation-free.
+/// Appends `scored` to `ranked` by descending utility; ties keep input order. It sorts one
+/// `u64` key per candidate (on the stack for the few dozen candidates a decision usually sees)
+/// and then copies each large candidate once, straight to its place.
 ///
 /// A key is the utility's order bits (inverted, for descending) with the lowest bits replaced
 /// by the input index: the keys are unique, so the standard library's unstable sort (a
 /// branch-free sorting network for small inputs of `u64`) gives a stable order, exact except
 /// where two utilities agree in every bit but the replaced ones. Those meet in one run of
 /// equal high bits, and only such runs are sorted again by the full utility bits.
-pub(crate) fn sort_by_utility(ranked: &mut [Candidate]) {
-    let Some(last) = ranked.len().checked_sub(1) else {
+pub(crate) fn sort_by_utility(scored: &[Candidate], ranked: &mut Vec<Candidate>) {
+    let Some(last) = scored.len().checked_sub(1) else {
         return;
     };
     // Enough low bits for every input index (at least one).
@@ -473,50 +472,27 @@ pub(crate) fn sort_by_utility(ranked: &mut [Candidate]) {
     let key = |(i, c): (usize, &Candidate)| (full(c) & !mask) | i as u64;
     let mut stack = [0u64; STACK_SORT_LIMIT];
     let mut heap = Vec::new();
-    let keys = if ranked.len() <= STACK_SORT_LIMIT {
-        let keys = &mut stack[..ranked.len()];
-        for (slot, k) in keys.iter_mut().zip(ranked.iter().enumerate().map(key)) {
+    let keys = if scored.len() <= STACK_SORT_LIMIT {
+        let keys = &mut stack[..scored.len()];
+        for (slot, k) in keys.iter_mut().zip(scored.iter().enumerate().map(key)) {
             *slot = k;
         }
         keys
     } else {
-        heap.extend(ranked.iter().enumerate().map(key));
+        heap.extend(scored.iter().enumerate().map(key));
         heap.as_mut_slice()
     };
     keys.sort_unstable();
+    let source = |k: u64| (k & mask) as usize;
     let same_high_bits = |a: u64, b: u64| (a ^ b) & !mask == 0;
     if keys.windows(2).any(|pair| same_high_bits(pair[0], pair[1])) {
-        let source = |k: u64| (k & mask) as usize;
         for run in keys.chunk_by_mut(|&a, &b| same_high_bits(a, b)) {
             if run.len() > 1 {
-                run.sort_unstable_by_key(|&k| (full(&ranked[source(k)]), source(k)));
+                run.sort_unstable_by_key(|&k| (full(&scored[source(k)]), source(k)));
             }
         }
     }
-    permute(ranked, keys, mask);
-}
-
-/// Reorders `items` so position `j` holds what was at the index in the `mask` bits of
-/// `order[j]`; consumes `order` (each visited entry is rewritten to point at itself).
-fn permute(items: &mut [Candidate], order: &mut [u64], mask: u64) {
-    let source = |k: u64| (k & mask) as usize;
-    for start in 0..items.len() {
-        if source(order[start]) == start {
-            continue;
-        }
-        let held = items[start];
-        let mut at = start;
-        loop {
-            let from = source(order[at]);
-            order[at] = at as u64;
-            if from == start {
-                items[at] = held;
-                break;
-            }
-            items[at] = items[from];
-            at = from;
-        }
-    }
+    ranked.extend(keys.iter().map(|&k| scored[source(k)]));
 }
 
 #[cfg(test)]
@@ -623,13 +599,14 @@ mod tests {
     #[test]
     fn sorting_is_descending_and_stable_on_both_paths() {
         for len in [0, 1, 2, 7, 64, 65, 300] {
-            let mut items: Vec<Candidate> = (0..len)
+            let items: Vec<Candidate> = (0..len)
                 .map(|i| candidate(i, ((i * 7919) % 13) as f64))
                 .collect();
             let mut expected = items.clone();
             expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
-            sort_by_utility(&mut items);
-            assert_eq!(items, expected, "len {len}");
+            let mut sorted = Vec::new();
+            sort_by_utility(&items, &mut sorted);
+            assert_eq!(sorted, expected, "len {len}");
         }
     }
 
@@ -639,7 +616,7 @@ mod tests {
     fn sorting_is_exact_for_utilities_that_differ_in_the_last_bits() {
         let base = 81.52f64.to_bits();
         for len in [2, 5, 32, 33, 64, 65, 200] {
-            let mut items: Vec<Candidate> = (0..len)
+            let items: Vec<Candidate> = (0..len)
                 .map(|i| {
                     let utility = match i % 11 {
                         0 => -0.0,
@@ -654,8 +631,9 @@ mod tests {
                 .collect();
             let mut expected = items.clone();
             expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
-            sort_by_utility(&mut items);
-            assert_eq!(items, expected, "len {len}");
+            let mut sorted = Vec::new();
+            sort_by_utility(&items, &mut sorted);
+            assert_eq!(sorted, expected, "len {len}");
         }
     }
 }
