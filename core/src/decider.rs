@@ -11,7 +11,7 @@ use std::borrow::Borrow;
 use crate::agent::Agent;
 use crate::contention::{self, Preference, PreferenceLists};
 use crate::rng::{DetRng, derive_seed, stable_hash};
-use crate::scoring::{Candidate, Ineligible, ScoringBuffers, ScoringView, sort_by_utility};
+use crate::scoring::{Candidate, Ineligible, ScoringView, sort_by_utility};
 use crate::selection::{self, Pick};
 use crate::spatial::ProviderGrid;
 use crate::tuning::Tuning;
@@ -84,7 +84,9 @@ impl Decider {
     }
 
     fn rank_with(&self, agent: &Agent, world: &World, rng: &mut DetRng) -> Ranking {
+        let mut table = Vec::new();
         let view = ScoringView::new(
+            &mut table,
             agent,
             &world.contexts,
             &self.tuning,
@@ -92,19 +94,18 @@ impl Decider {
             rng,
         );
         let candidate_count = world.providers.iter().map(|p| p.actions.len()).sum();
-        let mut ranking = Ranking {
-            ranked: Vec::with_capacity(candidate_count),
-            ineligible: Vec::new(),
-        };
+        let mut scored = Vec::with_capacity(candidate_count);
+        let mut ineligible = Vec::new();
         view.evaluate_providers(
             world,
             0..world.providers.len(),
             &self.tuning,
-            &mut ranking.ranked,
-            Some(&mut ranking.ineligible),
+            &mut scored,
+            Some(&mut ineligible),
         );
-        sort_by_utility(&mut ranking.ranked);
-        ranking
+        let mut ranked = Vec::with_capacity(scored.len());
+        sort_by_utility(&scored, &mut ranked);
+        Ranking { ranked, ineligible }
     }
 
     /// Every candidate of `agent`, gated and scored. The seed only matters when perception
@@ -173,13 +174,14 @@ impl Decider {
         let keep = self.tuning.reconciliation_top_k.max(1);
         let mut lists = PreferenceLists::with_capacity(agents.len(), keep);
         let mut nearby = Vec::new();
+        let mut scored = Vec::new();
         let mut ranked = Vec::new();
-        let mut buffers = ScoringBuffers::default();
+        let mut table = Vec::new();
         for agent in agents {
             let agent = agent.borrow();
             let mut rng = DetRng::new(batch_agent_seed(seed, &agent.id));
-            let view = ScoringView::reusing(
-                buffers,
+            let view = ScoringView::new(
+                &mut table,
                 agent,
                 &world.contexts,
                 &self.tuning,
@@ -187,11 +189,11 @@ impl Decider {
                 &mut rng,
             );
             grid.near(&agent.position, &mut nearby);
-            ranked.clear();
+            scored.clear();
             let indices = nearby.iter().map(|&index| index as usize);
-            view.evaluate_providers(world, indices, &self.tuning, &mut ranked, None);
-            buffers = view.into_buffers();
-            sort_by_utility(&mut ranked);
+            view.evaluate_providers(world, indices, &self.tuning, &mut scored, None);
+            ranked.clear();
+            sort_by_utility(&scored, &mut ranked);
             if let Some(pick) = selection::pick(&ranked, &self.tuning, &mut rng) {
                 let as_preference = |c: &Candidate| Preference {
                     provider: c.provider,

@@ -107,54 +107,28 @@ pub(crate) struct ScoringTerm {
     headroom: f64,
 }
 
-/// An agent prepared for scoring: the per-consideration terms (from a noisy copy when
-/// perception noise is on; the agent itself is never changed) and a dense table by symbol of
-/// what each name means to this agent, so the candidate loop indexes instead of searching.
+/// An agent prepared for scoring: a dense table by symbol of what each name means to this
+/// agent (its consideration's term, from a noisy copy when perception noise is on — the agent
+/// itself is never changed — its tag modifier, the contexts' multipliers), so the candidate
+/// loop indexes instead of searching. The table lives in a buffer the caller owns.
 pub(crate) struct ScoringView<'a> {
     agent: &'a Agent,
-    terms: Buffer<ScoringTerm>,
-    symbols: Buffer<SymbolEntry>,
+    symbols: &'a [SymbolEntry],
 }
 
 /// What one symbol means to the agent being scored.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SymbolEntry {
-    /// Position of the consideration of this name in the terms, or [`NO_TERM`].
-    term: u32,
+    /// The term of the agent's consideration of this name, if it has one.
+    term: Option<ScoringTerm>,
     /// The agent's tag modifier (1 when it has none).
     personality: f64,
     /// `Π m·m` over the world's then the agent's contexts (1 when none names the tag).
     context: f64,
 }
 
-/// A view's tables borrowed as slices for the candidate loop.
-#[derive(Clone, Copy)]
-struct Tables<'v> {
-    terms: &'v [ScoringTerm],
-    symbols: &'v [SymbolEntry],
-}
-
-impl<'v> Tables<'v> {
-    /// What `symbol` means to the agent.
-    fn symbol(self, symbol: Symbol) -> SymbolEntry {
-        self.symbols
-            .get(symbol.index())
-            .copied()
-            .unwrap_or(NEUTRAL_SYMBOL)
-    }
-
-    /// The scoring term of the consideration `name`, if the agent has one.
-    fn term(self, name: Symbol) -> Option<&'v ScoringTerm> {
-        self.terms
-            .get(usize::try_from(self.symbol(name).term).ok()?)
-    }
-}
-
-/// Marks a symbol that names none of the agent's considerations.
-const NO_TERM: u32 = u32::MAX;
-
 const NEUTRAL_SYMBOL: SymbolEntry = SymbolEntry {
-    term: NO_TERM,
+    term: None,
     personality: 1.0,
     context: 1.0,
 };
@@ -186,109 +160,19 @@ fn term(
     }
 }
 
-/// Up to this many elements a scoring table lives on the stack (considerations per agent;
-/// symbols per vocabulary prefix).
-const INLINE: usize = 64;
-
-/// A scoring table: on the stack for a single decision of ordinary size, in a reusable heap
-/// buffer for batches and for larger ones.
-// The inline variant is large on purpose: it lives on the stack and saves a heap allocation
-// per decision.
-#[allow(clippy::large_enum_variant)]
-enum Buffer<T> {
-    Inline([T; INLINE], usize),
-    Heap(Vec<T>),
-}
-
-impl<T: Copy> Buffer<T> {
-    /// `len` copies of `fill`, inline when they fit and no heap buffer is offered.
-    fn filled(len: usize, fill: T, reuse: Option<Vec<T>>) -> Self {
-        match reuse {
-            None if len <= INLINE => Self::Inline([fill; INLINE], len),
-            reuse => {
-                let mut heap = reuse.unwrap_or_default();
-                heap.clear();
-                heap.resize(len, fill);
-                Self::Heap(heap)
-            }
-        }
-    }
-
-    fn as_slice(&self) -> &[T] {
-        match self {
-            Self::Inline(items, len) => &items[..*len],
-            Self::Heap(items) => items,
-        }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [T] {
-        match self {
-            Self::Inline(items, len) => &mut items[..*len],
-            Self::Heap(items) => items,
-        }
-    }
-
-    fn into_vec(self) -> Vec<T> {
-        match self {
-            Self::Heap(items) => items,
-            Self::Inline(..) => Vec::new(),
-        }
-    }
-}
-
-const EMPTY_TERM: ScoringTerm = ScoringTerm {
-    weighted_pressure: 0.0,
-    headroom: 0.0,
-};
-
-/// Heap buffers a batch hands from one agent's view to the next.
-#[derive(Default)]
-pub(crate) struct ScoringBuffers {
-    terms: Vec<ScoringTerm>,
-    symbols: Vec<SymbolEntry>,
-}
-
 impl<'a> ScoringView<'a> {
-    /// Prepares `agent` against the world's `contexts`. Perception noise draws one Gaussian
-    /// per perception-driven consideration, in the agent's order, from `rng`.
+    /// Prepares `agent` against the world's `contexts`, writing its table into `table` (a buffer
+    /// a batch reuses from one agent to the next).
+    /// Perception noise draws one Gaussian per perception-driven consideration, in the agent's
+    /// order, from `rng`.
     pub(crate) fn new(
+        table: &'a mut Vec<SymbolEntry>,
         agent: &'a Agent,
         contexts: &[Context],
         tuning: &Tuning,
         profile_weights: &[(Symbol, f64)],
         rng: &mut DetRng,
     ) -> Self {
-        Self::build(agent, contexts, tuning, profile_weights, rng, None)
-    }
-
-    /// Like [`ScoringView::new`], filling `buffers` so a batch reuses them.
-    pub(crate) fn reusing(
-        buffers: ScoringBuffers,
-        agent: &'a Agent,
-        contexts: &[Context],
-        tuning: &Tuning,
-        profile_weights: &[(Symbol, f64)],
-        rng: &mut DetRng,
-    ) -> Self {
-        Self::build(agent, contexts, tuning, profile_weights, rng, Some(buffers))
-    }
-
-    fn build(
-        agent: &'a Agent,
-        contexts: &[Context],
-        tuning: &Tuning,
-        profile_weights: &[(Symbol, f64)],
-        rng: &mut DetRng,
-        buffers: Option<ScoringBuffers>,
-    ) -> Self {
-        let (terms_buffer, symbols_buffer) = match buffers {
-            Some(b) => (Some(b.terms), Some(b.symbols)),
-            None => (None, None),
-        };
-        let mut terms = Buffer::filled(agent.considerations.len(), EMPTY_TERM, terms_buffer);
-        for (slot, c) in terms.as_mut_slice().iter_mut().zip(&agent.considerations) {
-            *slot = term(c, tuning, profile_weights, rng);
-        }
         let all_contexts = || contexts.iter().chain(&agent.contexts);
         let highest = agent
             .considerations
@@ -298,16 +182,14 @@ impl<'a> ScoringView<'a> {
             .chain(all_contexts().flat_map(|c| c.tag_multipliers.iter().map(|(tag, _)| *tag)))
             .map(Symbol::index)
             .max();
-        let len = highest.map_or(0, |index| index + 1);
-        let mut symbols = Buffer::filled(len, NEUTRAL_SYMBOL, symbols_buffer);
-        let table = symbols.as_mut_slice();
-        // Where a name repeats, the first occurrence counts (as a search would find it):
-        // considerations and modifiers are written last to first.
-        for (position, c) in agent.considerations.iter().enumerate().rev() {
-            if let (Some(entry), Ok(position)) =
-                (table.get_mut(c.name.index()), u32::try_from(position))
-            {
-                entry.term = position;
+        table.clear();
+        table.resize(highest.map_or(0, |index| index + 1), NEUTRAL_SYMBOL);
+        // Where a name repeats, the first occurrence counts (as a search would find it). Every
+        // term is computed, in the agent's order, so the noise draws do not depend on repeats.
+        for c in &agent.considerations {
+            let term = term(c, tuning, profile_weights, rng);
+            if let Some(entry) = table.get_mut(c.name.index()) {
+                entry.term = entry.term.or(Some(term));
             }
         }
         for (tag, modifier) in agent.tag_modifiers.iter().rev() {
@@ -326,25 +208,16 @@ impl<'a> ScoringView<'a> {
         }
         Self {
             agent,
-            terms,
-            symbols,
+            symbols: table.as_slice(),
         }
     }
 
-    /// Gives the buffers back for reuse.
-    pub(crate) fn into_buffers(self) -> ScoringBuffers {
-        ScoringBuffers {
-            terms: self.terms.into_vec(),
-            symbols: self.symbols.into_vec(),
-        }
-    }
-
-    /// The view's tables as plain slices, taken once per evaluation.
-    fn tables(&self) -> Tables<'_> {
-        Tables {
-            terms: self.terms.as_slice(),
-            symbols: self.symbols.as_slice(),
-        }
+    /// What `symbol` means to the agent.
+    fn symbol(&self, symbol: Symbol) -> SymbolEntry {
+        self.symbols
+            .get(symbol.index())
+            .copied()
+            .unwrap_or(NEUTRAL_SYMBOL)
     }
 
     /// The first gate `action` of `provider` fails for this agent at `distance`, if any.
@@ -400,7 +273,6 @@ impl<'a> ScoringView<'a> {
     /// multipliers are those the view was prepared with.
     fn score(
         &self,
-        tables: Tables<'_>,
         action: &AdvertisedAction,
         (distance_factor, location_factor): (f64, f64),
         tuning: &Tuning,
@@ -410,7 +282,7 @@ impl<'a> ScoringView<'a> {
             .deltas
             .iter()
             .filter_map(|(name, delta)| {
-                let term = tables.term(*name)?;
+                let term = self.symbol(*name).term?;
                 Some(term.weighted_pressure * delta.min(term.headroom))
             })
             .sum();
@@ -435,7 +307,7 @@ impl<'a> ScoringView<'a> {
         let mut tag_product = 1.0;
         let mut context = 1.0;
         for tag in &action.tags {
-            let entry = tables.symbol(*tag);
+            let entry = self.symbol(*tag);
             tag_product *= entry.personality;
             context *= entry.context;
         }
@@ -482,7 +354,6 @@ impl<'a> ScoringView<'a> {
         mut ineligible: Option<&mut Vec<Ineligible>>,
     ) {
         const CHUNK: usize = 16;
-        let tables = self.tables();
         let mut chunk = [(0usize, 0.0f64, 0.0f64); CHUNK];
         let mut indices = indices
             .into_iter()
@@ -506,7 +377,7 @@ impl<'a> ScoringView<'a> {
             }
             for &placed in &chunk[..filled] {
                 let ineligible = ineligible.as_deref_mut();
-                self.evaluate_provider(tables, world, placed, tuning, ranked, ineligible);
+                self.evaluate_provider(world, placed, tuning, ranked, ineligible);
             }
         }
     }
@@ -515,7 +386,6 @@ impl<'a> ScoringView<'a> {
     /// `M_distance`.
     fn evaluate_provider(
         &self,
-        tables: Tables<'_>,
         world: &World,
         (provider_index, distance, distance_factor): (usize, f64, f64),
         tuning: &Tuning,
@@ -543,7 +413,7 @@ impl<'a> ScoringView<'a> {
                 }
                 None => {
                     let (utility, breakdown) =
-                        self.score(tables, action, (distance_factor, location_factor), tuning);
+                        self.score(action, (distance_factor, location_factor), tuning);
                     ranked.push(Candidate {
                         provider: provider_index,
                         action: action_index,
@@ -582,55 +452,47 @@ fn ordered_bits(value: f64) -> u64 {
 /// Up to this many candidates are sorted with keys on the stack (no allocation).
 const STACK_SORT_LIMIT: usize = 64;
 
-/// Sorts by descending utility; ties keep input order. It sorts compact integer keys (on the
-/// stack for the few dozen candidates a decision usually sees) and then moves each large
-/// candidate once, by following the permutation's cycles in place — several times faster than
-/// a stable sort of the candidates themselves, and allocation-free. The keys are unique (the
-/// input index is in them), so the standard library's unstable sort, whose small-input path is
-/// branch-light, gives the stable order.
-pub(crate) fn sort_by_utility(ranked: &mut [Candidate]) {
-    // One integer per candidate: the utility's order bits (inverted for descending) above the
-    // input index, so a plain integer sort is the stable descending sort.
-    let key =
-        |(i, c): (usize, &Candidate)| (u128::from(!ordered_bits(c.utility)) << 32) | i as u128;
-    if ranked.len() <= STACK_SORT_LIMIT {
-        let mut keys = [0u128; STACK_SORT_LIMIT];
-        let keys = &mut keys[..ranked.len()];
-        for (slot, k) in keys.iter_mut().zip(ranked.iter().enumerate().map(key)) {
+/// Appends `scored` to `ranked` by descending utility; ties keep input order. It sorts one
+/// `u64` key per candidate (on the stack for the few dozen candidates a decision usually sees)
+/// and then copies each large candidate once, straight to its place.
+///
+/// A key is the utility's order bits (inverted, for descending) with the lowest bits replaced
+/// by the input index: the keys are unique, so the standard library's unstable sort (a
+/// branch-free sorting network for small inputs of `u64`) gives a stable order, exact except
+/// where two utilities agree in every bit but the replaced ones. Those meet in one run of
+/// equal high bits, and only such runs are sorted again by the full utility bits.
+pub(crate) fn sort_by_utility(scored: &[Candidate], ranked: &mut Vec<Candidate>) {
+    let Some(last) = scored.len().checked_sub(1) else {
+        return;
+    };
+    // Enough low bits for every input index (at least one).
+    let index_bits = (usize::BITS - last.leading_zeros()).max(1);
+    let mask = u64::MAX >> (u64::BITS - index_bits);
+    let full = |c: &Candidate| !ordered_bits(c.utility);
+    let key = |(i, c): (usize, &Candidate)| (full(c) & !mask) | i as u64;
+    let mut stack = [0u64; STACK_SORT_LIMIT];
+    let mut heap = Vec::new();
+    let keys = if scored.len() <= STACK_SORT_LIMIT {
+        let keys = &mut stack[..scored.len()];
+        for (slot, k) in keys.iter_mut().zip(scored.iter().enumerate().map(key)) {
             *slot = k;
         }
-        keys.sort_unstable();
-        permute(ranked, keys);
+        keys
     } else {
-        let mut keys: Vec<u128> = ranked.iter().enumerate().map(key).collect();
-        keys.sort_unstable();
-        permute(ranked, &mut keys);
-    }
-}
-
-/// Marks a key whose move is done.
-const DONE: u128 = u128::MAX;
-
-/// Reorders `items` so position `j` holds what was at the index in the low 32 bits of
-/// `order[j]`; consumes `order` (each visited entry is marked [`DONE`]).
-fn permute(items: &mut [Candidate], order: &mut [u128]) {
-    for start in 0..items.len() {
-        if order[start] == DONE {
-            continue;
-        }
-        let held = items[start];
-        let mut at = start;
-        loop {
-            let from = (order[at] & u128::from(u32::MAX)) as usize;
-            order[at] = DONE;
-            if from == start {
-                items[at] = held;
-                break;
+        heap.extend(scored.iter().enumerate().map(key));
+        heap.as_mut_slice()
+    };
+    keys.sort_unstable();
+    let source = |k: u64| (k & mask) as usize;
+    let same_high_bits = |a: u64, b: u64| (a ^ b) & !mask == 0;
+    if keys.windows(2).any(|pair| same_high_bits(pair[0], pair[1])) {
+        for run in keys.chunk_by_mut(|&a, &b| same_high_bits(a, b)) {
+            if run.len() > 1 {
+                run.sort_unstable_by_key(|&k| (full(&scored[source(k)]), source(k)));
             }
-            items[at] = items[from];
-            at = from;
         }
     }
+    ranked.extend(keys.iter().map(|&k| scored[source(k)]));
 }
 
 #[cfg(test)]
@@ -671,8 +533,8 @@ mod tests {
     }
 
     /// The table a view builds must read names exactly as a search of the agent's lists
-    /// would: the first of repeated names counts, names beyond the table are neutral, and the
-    /// heap table (many considerations) scores as the stack table does.
+    /// would: the first of repeated names (considerations, modifiers, multipliers) counts, and
+    /// names beyond the table are neutral.
     #[test]
     fn symbol_table_reads_names_as_a_search_would() {
         use crate::agent::Agent;
@@ -693,6 +555,10 @@ mod tests {
         agent
             .considerations
             .push(Consideration::new(hunger, 20.0, 0.0, 100.0));
+        // A repeated name: the first consideration of it counts.
+        agent
+            .considerations
+            .push(Consideration::new(hunger, 90.0, 0.0, 100.0));
         agent.tag_modifiers = vec![(food, 1.5), (food, 9.0)];
         let contexts = [Context {
             name: storm,
@@ -703,23 +569,13 @@ mod tests {
         action.tags = vec![food, unknown_tag];
 
         let tuning = Tuning::default();
-        let score_of = |agent: &Agent, reuse: bool| {
+        let score_of = |agent: &Agent| {
             let mut rng = DetRng::new(1);
-            let view = if reuse {
-                ScoringView::reusing(
-                    ScoringBuffers::default(),
-                    agent,
-                    &contexts,
-                    &tuning,
-                    &[],
-                    &mut rng,
-                )
-            } else {
-                ScoringView::new(agent, &contexts, &tuning, &[], &mut rng)
-            };
-            view.score(view.tables(), &action, (1.0, 1.0), &tuning)
+            let mut table = Vec::new();
+            let view = ScoringView::new(&mut table, agent, &contexts, &tuning, &[], &mut rng);
+            view.score(&action, (1.0, 1.0), &tuning)
         };
-        let (utility, breakdown) = score_of(&agent, false);
+        let (utility, breakdown) = score_of(&agent);
         assert_eq!(breakdown.personality, 1.5, "first tag modifier wins");
         assert_eq!(
             breakdown.context, 4.0,
@@ -730,31 +586,54 @@ mod tests {
             "{}",
             breakdown.benefit
         );
-        assert_eq!(
-            score_of(&agent, true),
-            (utility, breakdown),
-            "heap buffers agree"
-        );
 
-        // Seventy more considerations (a heap table) change nothing for this action.
+        // Seventy more considerations (a longer table) change nothing for this action.
         for filler in &fillers {
             agent
                 .considerations
                 .push(Consideration::new(*filler, 50.0, 0.0, 100.0));
         }
-        assert_eq!(score_of(&agent, false), (utility, breakdown));
+        assert_eq!(score_of(&agent), (utility, breakdown));
     }
 
     #[test]
     fn sorting_is_descending_and_stable_on_both_paths() {
         for len in [0, 1, 2, 7, 64, 65, 300] {
-            let mut items: Vec<Candidate> = (0..len)
+            let items: Vec<Candidate> = (0..len)
                 .map(|i| candidate(i, ((i * 7919) % 13) as f64))
                 .collect();
             let mut expected = items.clone();
             expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
-            sort_by_utility(&mut items);
-            assert_eq!(items, expected, "len {len}");
+            let mut sorted = Vec::new();
+            sort_by_utility(&items, &mut sorted);
+            assert_eq!(sorted, expected, "len {len}");
+        }
+    }
+
+    /// Utilities that differ only in their lowest bits (where the sort keys hold the index),
+    /// signed zeros and infinities still sort exactly as `total_cmp` orders them, ties stably.
+    #[test]
+    fn sorting_is_exact_for_utilities_that_differ_in_the_last_bits() {
+        let base = 81.52f64.to_bits();
+        for len in [2, 5, 32, 33, 64, 65, 200] {
+            let items: Vec<Candidate> = (0..len)
+                .map(|i| {
+                    let utility = match i % 11 {
+                        0 => -0.0,
+                        1 => 0.0,
+                        2 => f64::NEG_INFINITY,
+                        3 => f64::INFINITY,
+                        4 => 81.52,
+                        _ => f64::from_bits(base + ((i * 37) % 19) as u64),
+                    };
+                    candidate(i, utility)
+                })
+                .collect();
+            let mut expected = items.clone();
+            expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
+            let mut sorted = Vec::new();
+            sort_by_utility(&items, &mut sorted);
+            assert_eq!(sorted, expected, "len {len}");
         }
     }
 }
