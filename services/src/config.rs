@@ -291,6 +291,17 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_redis_and_cluster_configs_load() {
+        let redis = parse_config("r", include_str!("../../config/geppetto-redis.toml"))
+            .expect("redis config");
+        assert_eq!(redis.bus.kind, BusKind::Redis);
+        let cluster = parse_config("c", include_str!("../../config/geppetto-cluster.toml"))
+            .expect("cluster config");
+        assert!(cluster.cluster.enabled);
+        assert_eq!(cluster.cluster.zones, crate::cluster::ZoneSelection::Auto);
+    }
+
+    #[test]
     fn errors_name_file_and_field() {
         let cases = [
             (

@@ -108,6 +108,9 @@ enum Command {
         /// This instance's name in a cluster (overrides `cluster.instance`).
         #[arg(long)]
         instance: Option<String>,
+        /// The admin API's address (overrides `admin.address`; "" turns it off).
+        #[arg(long)]
+        admin: Option<String>,
         #[command(flatten)]
         log: LogArgs,
     },
@@ -520,10 +523,12 @@ fn run(cli: Cli) -> Result<String, CommandError> {
         Command::Serve {
             config,
             instance,
+            admin,
             log,
         } => {
             geppetto_service::logging::init(&log.log_format)?;
-            geppetto_service::serve::serve(&config, instance.as_deref())?;
+            let overrides = geppetto_service::serve::Overrides { instance, admin };
+            geppetto_service::serve::serve(&config, &overrides)?;
             Ok(String::new())
         }
         Command::Cluster(ClusterCommand::Status { config, json }) => {

@@ -304,10 +304,22 @@ struct Loaded {
     worlds: Vec<(WorldFile, PathBuf)>,
 }
 
-fn load(path: &Path, instance: Option<&str>) -> Result<Loaded, CommandError> {
+/// What `serve`'s command line overrides in the config file.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--instance`: `cluster.instance`.
+    pub instance: Option<String>,
+    /// `--admin`: `admin.address`.
+    pub admin: Option<String>,
+}
+
+fn load(path: &Path, overrides: &Overrides) -> Result<Loaded, CommandError> {
     let mut config = load_config(path).map_err(|e| CommandError::BadInput(e.to_string()))?;
-    if let Some(instance) = instance {
-        config.cluster.instance = instance.to_owned();
+    if let Some(instance) = &overrides.instance {
+        config.cluster.instance = instance.clone();
+    }
+    if let Some(admin) = &overrides.admin {
+        config.admin.address = admin.clone();
     }
     if config.cluster.enabled {
         // Each instance reads every zone's world stream under its own consumer name.
@@ -336,15 +348,15 @@ fn load(path: &Path, instance: Option<&str>) -> Result<Loaded, CommandError> {
     })
 }
 
-/// Runs the service described by the config file at `path` until Ctrl-C; `instance` names
-/// this instance in a cluster (overriding `cluster.instance`).
-pub fn serve(path: &Path, instance: Option<&str>) -> Result<(), CommandError> {
+/// Runs the service described by the config file at `path`, with the command line's
+/// `overrides`, until Ctrl-C.
+pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
     let Loaded {
         config,
         profiles,
         sets,
         worlds,
-    } = load(path, instance)?;
+    } = load(path, overrides)?;
     let threads = if config.actor_threads == 0 {
         crate::runtime::cores()
     } else {
