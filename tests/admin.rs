@@ -217,3 +217,139 @@ fn secrets_stay_out_of_responses_and_logs_and_bodies_are_bounded() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The village copied into `dir` (so the test can edit it), and the child archetype copied
+/// into `dir/archetypes`.
+fn editable_content(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../config");
+    let world = dir.join("village");
+    let archetypes = dir.join("archetypes");
+    std::fs::create_dir_all(&world).expect("world dir");
+    std::fs::create_dir_all(&archetypes).expect("archetypes dir");
+    for entry in std::fs::read_dir(root.join("worlds/village")).expect("village") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), world.join(entry.file_name())).expect("copy");
+    }
+    std::fs::copy(
+        root.join("archetypes/child.yaml"),
+        archetypes.join("child.yaml"),
+    )
+    .expect("copy");
+    (world, archetypes)
+}
+
+fn brain(port: u16, npc: &str) -> serde_json::Value {
+    let (status, body) =
+        request(port, "GET", &format!("/npcs/{npc}/brain"), None).expect("brain answers");
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).expect("brain json")
+}
+
+fn comfort_decay(brain: &serde_json::Value) -> f64 {
+    brain["considerations"]
+        .as_array()
+        .expect("considerations")
+        .iter()
+        .find(|c| c["name"] == "COMFORT")
+        .and_then(|c| c["decay_per_hour"].as_f64())
+        .expect("COMFORT decays")
+}
+
+#[test]
+fn content_reloads_into_running_zones_keeping_their_state_and_bad_content_changes_nothing() {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("geppetto-reload-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (world, archetypes) = editable_content(&dir);
+    let config = dir.join("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "worlds = ['{}']\narchetypes_dir = '{}'\n[clock]\nspeed_minutes_per_second = 120.0\n\
+             [admin]\naddress = '127.0.0.1:{port}'\ntoken_env = 'GEPPETTO_TEST_TOKEN'\n",
+            world.display(),
+            archetypes.display()
+        ),
+    )
+    .expect("config");
+    let _serve = Serve(
+        Command::new(env!("CARGO_BIN_EXE_geppetto"))
+            .args(["serve", "--config"])
+            .arg(&config)
+            .env("GEPPETTO_TEST_TOKEN", "s3cret")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve"),
+    );
+    until(port, "/npcs", |b| b.contains("pip"));
+    let before = brain(port, "pip");
+    assert!((comfort_decay(&before) - 0.08).abs() < 1e-9);
+    let reload = |token| request_with(port, "POST", "/content/reload", token, "");
+
+    assert_eq!(
+        reload(None).map(|(s, _)| s),
+        Some(401),
+        "the token is required"
+    );
+
+    // A designer makes children tire of discomfort faster and adds a child to the village.
+    let child = std::fs::read_to_string(archetypes.join("child.yaml")).expect("child");
+    std::fs::write(
+        archetypes.join("child.yaml"),
+        child.replace(
+            "COMFORT: { decay_per_hour: 0.08 }",
+            "COMFORT: { decay_per_hour: 0.5 }",
+        ),
+    )
+    .expect("edit child");
+    std::fs::write(
+        world.join("residents_new.yaml"),
+        "residents:\n  - { id: robin, name: \"Robin\", archetype: child, room: square, position: [3, 3] }\n",
+    )
+    .expect("new resident");
+    let (status, body) = reload(Some("s3cret")).expect("reload answers");
+    assert_eq!(status, 200, "{body}");
+    let report: serde_json::Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(report["reloaded"][0]["zone"], "village", "{report}");
+    assert_eq!(report["reloaded"][0]["npcs"], 25, "{report}");
+    let after = brain(port, "pip");
+    assert!((comfort_decay(&after) - 0.5).abs() < 1e-9, "{after}");
+    assert!(
+        after["game_time"].as_u64() >= before["game_time"].as_u64(),
+        "the zone went on from where it was, not from the world file's start"
+    );
+    assert_eq!(brain(port, "robin")["room"], "square");
+
+    // Content that does not load changes nothing, and says where it is wrong.
+    std::fs::write(world.join("residents_new.yaml"), "residents: [ {").expect("break");
+    let (status, body) = reload(Some("s3cret")).expect("reload answers");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("residents_new.yaml"), "{body}");
+    assert_eq!(
+        brain(port, "robin")["room"],
+        "square",
+        "the zone runs on unchanged"
+    );
+
+    // Content the zone's state does not fit (its room graph changed) is refused for that zone.
+    std::fs::remove_file(world.join("residents_new.yaml")).expect("remove");
+    let rooms = std::fs::read_to_string(world.join("rooms.yaml")).expect("rooms");
+    std::fs::write(
+        world.join("rooms.yaml"),
+        rooms.replace(
+            "  - { id: woods, name: \"the old woods\", neighbours: [river] }",
+            "  - { id: woods, name: \"the old woods\", neighbours: [river, glade] }\n  - { id: glade, name: \"a glade\", neighbours: [woods] }",
+        ),
+    )
+    .expect("rooms");
+    let (status, body) = reload(Some("s3cret")).expect("reload answers");
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("room"), "{body}");
+    assert_eq!(
+        brain(port, "robin")["room"],
+        "square",
+        "the zone runs on unchanged"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -72,6 +72,34 @@ impl Agent {
         }
     }
 
+    /// Takes what changes as the agent lives from `saved` (a snapshot's agent): where it is,
+    /// each consideration's value (by name, kept within this one's bounds), resources,
+    /// commitments, facts, contexts, preferred provider and goal bonuses. What the content
+    /// gives — each consideration's bounds, weight, curve, updater and thresholds, the
+    /// personality, domain preferences and capabilities — stays as built, so a restored agent
+    /// lives by the running version's content; a consideration the content no longer has is
+    /// dropped, a new one starts at the content's value.
+    pub fn take_state_from(&mut self, saved: Agent) {
+        for consideration in &mut self.considerations {
+            if let Some(value) = saved
+                .considerations
+                .iter()
+                .find(|s| s.name == consideration.name)
+                .map(|s| s.value)
+            {
+                let high = consideration.max.max(consideration.min);
+                consideration.value = value.clamp(consideration.min, high);
+            }
+        }
+        self.position = saved.position;
+        self.resources = saved.resources;
+        self.commitments = saved.commitments;
+        self.facts = saved.facts;
+        self.contexts = saved.contexts;
+        self.preferred_provider = saved.preferred_provider;
+        self.goal_bonuses = saved.goal_bonuses;
+    }
+
     /// The consideration named `name`.
     pub fn consideration(&self, name: Symbol) -> Option<&Consideration> {
         self.considerations.iter().find(|c| c.name == name)

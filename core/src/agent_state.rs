@@ -169,7 +169,7 @@ impl AgentState {
                 });
             }
         }
-        agent.agent = self.agent;
+        agent.agent.take_state_from(self.agent);
         agent.rate_adjustments = self.rate_adjustments;
         agent.running = self.running;
         agent.queue = self.queue;

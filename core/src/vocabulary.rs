@@ -69,14 +69,23 @@ impl Vocabulary {
         self.names.is_empty()
     }
 
+    /// A vocabulary holding `names` in order (a snapshot's), so content interned into it
+    /// afterwards keeps every saved symbol's meaning and only adds names after them.
+    pub fn from_names(names: &[String]) -> Result<Self, VocabularyMismatch> {
+        let mut vocabulary = Self::new();
+        vocabulary.extend_to(names)?;
+        Ok(vocabulary)
+    }
+
     /// Every name, in symbol order (what a snapshot keeps so its symbols keep their meaning).
     pub fn names(&self) -> &[String] {
         &self.names
     }
 
-    /// Makes this vocabulary equal to `names`, which must begin with every name it already has
-    /// in the same order (a snapshot's vocabulary over the same content): the rest are interned
-    /// in order, so a snapshot's symbols mean here what they meant when it was written.
+    /// Makes every symbol of `names` (a snapshot's vocabulary) mean here what it meant when it
+    /// was saved. Where both have a name they must agree; the saved names this vocabulary lacks
+    /// are interned in order; names only this one has (content added since, interned after
+    /// the saved ones — see [`Vocabulary::from_names`]) stay as they are.
     pub fn extend_to(&mut self, names: &[String]) -> Result<(), VocabularyMismatch> {
         for (index, (have, want)) in self.names.iter().zip(names).enumerate() {
             if have != want {
@@ -87,13 +96,7 @@ impl Vocabulary {
                 });
             }
         }
-        if names.len() < self.names.len() {
-            return Err(VocabularyMismatch::Shorter {
-                have: self.names.len(),
-                want: names.len(),
-            });
-        }
-        for name in &names[self.names.len()..] {
+        for name in names.iter().skip(self.names.len()) {
             let before = self.names.len();
             if self.intern(name).index() != before {
                 return Err(VocabularyMismatch::Repeated { name: name.clone() });
@@ -115,14 +118,6 @@ pub enum VocabularyMismatch {
         have: String,
         /// The saved name.
         want: String,
-    },
-    /// The saved vocabulary has fewer names than the content already interns.
-    #[error("the content interns {have} names but the saved vocabulary has only {want}")]
-    Shorter {
-        /// Names here.
-        have: usize,
-        /// Names saved.
-        want: usize,
     },
     /// The saved vocabulary names something twice.
     #[error("the saved vocabulary names `{name}` twice")]
@@ -147,5 +142,33 @@ mod tests {
         assert_eq!(vocabulary.lookup("missing"), None);
         assert_eq!(vocabulary.name(food), "food");
         assert_eq!(vocabulary.len(), 2);
+    }
+
+    #[test]
+    fn a_saved_vocabulary_keeps_its_symbols_under_content_that_changed() {
+        let saved: Vec<String> = ["HUNGER", "food", "rest"].map(String::from).to_vec();
+        // Content that now interns its names in another order, plus a new one, built over the
+        // saved names: every saved symbol keeps its number, the new name comes after.
+        let mut over = Vocabulary::from_names(&saved).expect("seeded");
+        for name in ["rest", "THIRST", "HUNGER", "food"] {
+            over.intern(name);
+        }
+        assert_eq!(over.lookup("rest").map(Symbol::index), Some(2));
+        assert_eq!(over.lookup("THIRST").map(Symbol::index), Some(3));
+        assert_eq!(over.extend_to(&saved), Ok(()), "a prefix of this one fits");
+        // Built without the seed, the same content disagrees with the snapshot, and says where.
+        let mut fresh = Vocabulary::new();
+        for name in ["rest", "THIRST", "HUNGER", "food"] {
+            fresh.intern(name);
+        }
+        assert!(matches!(
+            fresh.extend_to(&saved),
+            Err(VocabularyMismatch::Differs { index: 0, .. })
+        ));
+        let repeated: Vec<String> = ["a", "a"].map(String::from).to_vec();
+        assert!(matches!(
+            Vocabulary::from_names(&repeated),
+            Err(VocabularyMismatch::Repeated { .. })
+        ));
     }
 }

@@ -34,8 +34,8 @@ pub struct ZoneDirectory(Arc<std::sync::RwLock<BTreeMap<String, RunningZone>>>);
 pub struct RunningZone {
     /// The zone's actor.
     pub handle: ZoneHandle,
-    /// Snapshot requests (absent when the zone keeps no snapshots).
-    pub snapshot_requests: Option<tokio::sync::mpsc::Sender<crate::service::SnapshotRequest>>,
+    /// Snapshot and reload requests to its loop (absent when the zone takes none).
+    pub controls: Option<tokio::sync::mpsc::Sender<crate::service::ZoneControl>>,
 }
 
 impl ZoneDirectory {
@@ -90,6 +90,8 @@ pub struct AdminState {
     pub story_feed: tokio::sync::broadcast::Sender<String>,
     /// The bus (spawn/despawn go to the world stream).
     pub bus: Arc<dyn EventBus>,
+    /// How `POST /content/reload` reads the content again (`serve` only).
+    pub content_reload: Option<ContentReload>,
     /// Metrics, when a recorder is installed.
     pub metrics: Option<PrometheusHandle>,
     /// The bearer token for mutating calls (none: they are refused).
@@ -605,16 +607,16 @@ async fn snapshot_now(
         return HttpResponse::Unauthorized().json(json!({"error": "bearer token required"}));
     }
     let zone = path.into_inner();
-    let Some(requests) = state
-        .zones
-        .get(&zone)
-        .and_then(|running| running.snapshot_requests)
-    else {
+    let Some(requests) = state.zones.get(&zone).and_then(|running| running.controls) else {
         return HttpResponse::NotFound()
             .json(json!({"error": format!("no zone `{zone}` keeps snapshots here")}));
     };
     let (reply, answer) = tokio::sync::oneshot::channel();
-    if requests.send(reply).await.is_err() {
+    if requests
+        .send(crate::service::ZoneControl::Snapshot(reply))
+        .await
+        .is_err()
+    {
         return HttpResponse::ServiceUnavailable()
             .json(json!({"error": format!("zone `{zone}` is not running")}));
     }
@@ -623,6 +625,63 @@ async fn snapshot_now(
         Ok(Err(reason)) => HttpResponse::Conflict().json(json!({"error": reason})),
         Err(_) => HttpResponse::ServiceUnavailable()
             .json(json!({"error": format!("zone `{zone}` stopped before answering")})),
+    }
+}
+
+/// Reads the content files again (world files, profile and archetype directories) and hands
+/// out one rebuild per running zone; an error names the file, path and reason.
+pub type ContentReload =
+    Arc<dyn Fn(&[String]) -> Result<Vec<(String, crate::service::Rebuild)>, String> + Send + Sync>;
+
+/// `POST /content/reload` (bearer token): reads the content files again and rebuilds every
+/// zone running here from them, each keeping its state (needs, goals, memories, positions);
+/// answers each zone's outcome. Content that does not load is refused whole (400) and nothing
+/// changes; a zone whose state no longer fits the new content (a room removed, an NPC's layers
+/// changed) keeps running as it was and is reported (409).
+async fn reload_content(state: web::Data<AdminState>, request: HttpRequest) -> HttpResponse {
+    if !authorised(&state, &request) {
+        return HttpResponse::Unauthorized().json(json!({"error": "bearer token required"}));
+    }
+    let Some(reload) = state.content_reload.clone() else {
+        return HttpResponse::NotFound()
+            .json(json!({"error": "content reload needs `geppetto serve`"}));
+    };
+    let zones = state.zones.names();
+    let rebuilds = match web::block(move || reload(&zones)).await {
+        Ok(Ok(rebuilds)) => rebuilds,
+        Ok(Err(error)) => return HttpResponse::BadRequest().json(json!({"error": error})),
+        Err(error) => {
+            return HttpResponse::InternalServerError().json(json!({"error": error.to_string()}));
+        }
+    };
+    let mut reloaded = Vec::new();
+    let mut refused = Vec::new();
+    for (zone, rebuild) in rebuilds {
+        let Some(controls) = state.zones.get(&zone).and_then(|running| running.controls) else {
+            refused.push(json!({"zone": zone, "error": "the zone is not running here"}));
+            continue;
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let request = crate::service::ReloadRequest { rebuild, reply };
+        if controls
+            .send(crate::service::ZoneControl::Reload(request))
+            .await
+            .is_err()
+        {
+            refused.push(json!({"zone": zone, "error": "the zone stopped"}));
+            continue;
+        }
+        match answer.await {
+            Ok(Ok(report)) => reloaded.push(json!(report)),
+            Ok(Err(error)) => refused.push(json!({"zone": zone, "error": error})),
+            Err(_) => refused.push(json!({"zone": zone, "error": "the zone stopped"})),
+        }
+    }
+    let body = json!({"reloaded": reloaded, "refused": refused});
+    if refused.is_empty() {
+        HttpResponse::Ok().json(body)
+    } else {
+        HttpResponse::Conflict().json(body)
     }
 }
 
@@ -816,6 +875,7 @@ pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev
             .route("/events", web::get().to(events))
             .route("/whatif", web::post().to(whatif))
             .route("/zones/{zone}/snapshot", web::post().to(snapshot_now))
+            .route("/content/reload", web::post().to(reload_content))
             .route("/npcs", web::post().to(spawn))
             .route("/npcs/{id}", web::delete().to(despawn))
             .route("/npcs/{id}/brain", web::get().to(npc_brain))

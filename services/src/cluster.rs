@@ -17,7 +17,7 @@
 //! every zone (`geppetto cluster status`) is read from the same keys ([`status`]).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,7 +33,7 @@ use crate::config::load_config;
 use crate::lease::{HeldLease, LeaseConfig, LeaseError, Leases, fair_share};
 use crate::serve::ZoneStarter;
 use crate::service::ConsumerConfig;
-use crate::world_file::{WorldFile, load_world_file};
+use crate::world_file::load_world_file;
 
 /// Which zones an instance may take.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -133,7 +133,7 @@ pub struct Ownership {
     bus: Arc<RedisBus>,
     leases: Leases,
     /// The zones this instance may take, most preferred first.
-    candidates: Vec<Arc<WorldFile>>,
+    candidates: Vec<String>,
     /// Whether it takes a fair share (auto) or all its candidates (a list).
     auto: bool,
     held: BTreeMap<String, HeldZone>,
@@ -141,10 +141,7 @@ pub struct Ownership {
 
 impl Ownership {
     /// The loop for `starter`'s config over `worlds` (the configured world files).
-    pub fn new(
-        starter: Arc<ZoneStarter>,
-        worlds: Vec<(WorldFile, PathBuf)>,
-    ) -> Result<Self, ClusterError> {
+    pub fn new(starter: Arc<ZoneStarter>, zones: Vec<String>) -> Result<Self, ClusterError> {
         let bus = starter
             .durable
             .redis
@@ -152,24 +149,18 @@ impl Ownership {
             .ok_or(ClusterError::NotRedis)?;
         let config = &starter.config.cluster;
         let instance = config.instance_name(&starter.config.consumer);
-        let mut candidates: Vec<Arc<WorldFile>> = worlds
-            .into_iter()
-            .map(|(world, _)| Arc::new(world))
-            .collect();
+        let mut candidates = zones;
         let auto = match &config.zones {
             ZoneSelection::Auto => true,
-            ZoneSelection::Listed(zones) => {
-                if let Some(unknown) = zones
-                    .iter()
-                    .find(|zone| !candidates.iter().any(|w| &w.zone == *zone))
-                {
+            ZoneSelection::Listed(listed) => {
+                if let Some(unknown) = listed.iter().find(|zone| !candidates.contains(zone)) {
                     return Err(ClusterError::UnknownZone(unknown.clone()));
                 }
-                candidates.retain(|w| zones.contains(&w.zone));
+                candidates.retain(|zone| listed.contains(zone));
                 false
             }
         };
-        candidates.sort_by_key(|world| preference(&instance, &world.zone));
+        candidates.sort_by_key(|zone| preference(&instance, zone));
         let leases = Leases::new(bus.shared_connection(), &instance, config.lease.clone());
         Ok(Self {
             starter,
@@ -276,20 +267,20 @@ impl Ownership {
     async fn balance(&mut self, share: usize) {
         let active = self.held.values().filter(|h| !h.releasing).count();
         if active < share {
-            let wanted: Vec<Arc<WorldFile>> = self
+            let wanted: Vec<String> = self
                 .candidates
                 .iter()
-                .filter(|w| !self.held.contains_key(&w.zone))
+                .filter(|zone| !self.held.contains_key(*zone))
                 .cloned()
                 .collect();
             let mut taken = active;
-            for world in wanted {
+            for zone in wanted {
                 if taken >= share {
                     break;
                 }
-                match self.leases.try_acquire(&world.zone).await {
+                match self.leases.try_acquire(&zone).await {
                     Ok(Some(lease)) => {
-                        self.take(world, lease);
+                        self.take(zone, lease);
                         taken += 1;
                     }
                     Ok(None) => {}
@@ -305,9 +296,9 @@ impl Ownership {
                 .candidates
                 .iter()
                 .rev()
-                .filter(|w| self.held.get(&w.zone).is_some_and(|h| !h.releasing))
+                .filter(|zone| self.held.get(*zone).is_some_and(|h| !h.releasing))
                 .take(excess)
-                .map(|w| w.zone.clone())
+                .cloned()
                 .collect();
             for zone in least_preferred {
                 if let Some(held) = self.held.get_mut(&zone) {
@@ -320,23 +311,23 @@ impl Ownership {
     }
 
     /// Fences the zone's writes with `lease`, then recovers and runs it in a task of its own.
-    fn take(&mut self, world: Arc<WorldFile>, lease: HeldLease) {
-        let zone = world.zone.clone();
+    fn take(&mut self, zone: String, lease: HeldLease) {
         tracing::info!(zone, token = lease.token(), "cluster: zone taken");
         self.bus.fence(&zone, lease.fence());
         let (stop, stopped) = watch::channel(false);
         let starter = Arc::clone(&self.starter);
         let guard = lease.guard.clone();
+        let name = zone.clone();
         let task = tokio::spawn(async move {
-            let opened = match starter.open(&world).await {
+            let opened = match starter.open(&name).await {
                 Ok(opened) => opened,
                 Err(error) => {
-                    tracing::error!(zone = %world.zone, %error, "cluster: recovery failed; giving the zone up");
+                    tracing::error!(zone = %name, %error, "cluster: recovery failed; giving the zone up");
                     return;
                 }
             };
             if let Err(error) = starter.run(opened, stopped, Some(guard)).await {
-                tracing::error!(zone = %world.zone, %error, "cluster: zone loop failed");
+                tracing::error!(zone = %name, %error, "cluster: zone loop failed");
             }
         });
         self.held.insert(

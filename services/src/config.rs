@@ -148,6 +148,9 @@ pub struct ServiceConfig {
     pub worlds: Vec<PathBuf>,
     /// Extra profile directory.
     pub profiles_dir: Option<PathBuf>,
+    /// Extra archetype directory (its archetypes join and override the shipped ones; read
+    /// again by `POST /content/reload`).
+    pub archetypes_dir: Option<PathBuf>,
     /// Actor threads (0 = one per core).
     pub actor_threads: usize,
     /// Bus.
@@ -256,6 +259,7 @@ pub fn load_config(path: &Path) -> Result<ServiceConfig, ConfigError> {
     };
     config.worlds = config.worlds.iter().map(resolve).collect();
     config.profiles_dir = config.profiles_dir.as_ref().map(resolve);
+    config.archetypes_dir = config.archetypes_dir.as_ref().map(resolve);
     config.storage.redb_path = config.storage.redb_path.as_ref().map(resolve);
     config.llm_assets_dir = config.llm_assets_dir.as_ref().map(resolve);
     config.admin.token_file = config.admin.token_file.as_ref().map(resolve);

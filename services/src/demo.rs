@@ -325,7 +325,7 @@ fn demo_zone_config() -> ZoneConfig {
 /// persistence that keeps it there.
 async fn kept_village(
     path: &std::path::Path,
-    build: &(dyn Fn() -> Result<Zone, crate::zone::ZoneError> + Sync),
+    build: &(dyn Fn(&[String]) -> Result<Zone, crate::zone::ZoneError> + Sync),
     bus: &Arc<dyn EventBus>,
 ) -> Result<(Zone, Persistence, crate::admin::WhatIfSource), CommandError> {
     let storage = crate::config::StorageSection::default();
@@ -363,7 +363,7 @@ async fn kept_village(
         log,
         snapshots: Some(keeper),
         resume_after: recovered.last_event_id,
-        snapshot_requests: None,
+        controls: None,
         lease: None,
     };
     Ok((recovered.zone, persistence, source))
@@ -379,16 +379,18 @@ pub fn run_demo(
     let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let config = demo_zone_config();
-    let build = || {
-        Zone::new(
+    let build = |vocabulary: &[String]| {
+        Zone::over(
             &world,
             &profiles,
             &sets,
+            None,
             config.clone(),
             IsolationState::default(),
+            vocabulary,
         )
     };
-    let zone = build().map_err(|e| CommandError::BadInput(format!("{file}: {e}")))?;
+    let zone = build(&[]).map_err(|e| CommandError::BadInput(format!("{file}: {e}")))?;
     let names = Names::new(&world);
     let zone_name = zone.name.clone();
     let future = async move {
@@ -426,11 +428,12 @@ pub fn run_demo(
                     let zones = crate::admin::ZoneDirectory::default();
                     zones.insert(crate::admin::RunningZone {
                         handle: handle.clone(),
-                        snapshot_requests: None,
+                        controls: None,
                     });
                     zones
                 },
                 bus: Arc::clone(&bus),
+                content_reload: None,
                 metrics: None,
                 token: None,
                 max_body_bytes: crate::config::AdminConfig::default().max_body_bytes,

@@ -344,10 +344,11 @@ fn parsed(page: &[Delivery], limits: &EnvelopeLimits) -> Vec<WorldMessage> {
 /// Brings a zone back: the newest snapshot that loads and fits the current content (each one
 /// refused is reported), then every log entry after it, replayed with the governor's logged
 /// decisions and its outputs published again (same ids). `build` makes the zone from its
-/// world file (called once per attempt).
+/// world file over a vocabulary — a snapshot's, so the snapshot fits content that changed
+/// since, or none for a fresh start (called once per attempt).
 pub async fn recover(
     name: &str,
-    build: &(dyn Fn() -> Result<Zone, ZoneError> + Sync),
+    build: &(dyn Fn(&[String]) -> Result<Zone, ZoneError> + Sync),
     store: &dyn SnapshotStore,
     log: &WorldLog,
     bus: &dyn EventBus,
@@ -382,7 +383,14 @@ pub async fn recover(
                 continue;
             }
         };
-        match Zone::restored(build()?, state) {
+        let fresh = match build(&state.vocabulary) {
+            Ok(fresh) => fresh,
+            Err(error) => {
+                refused.push(format!("snapshot {sequence}: {error}"));
+                continue;
+            }
+        };
+        match Zone::restored(fresh, state) {
             Ok(zone) => {
                 start = Some((zone, sequence, snapshot.last_event_id));
                 break;
@@ -395,7 +403,7 @@ pub async fn recover(
     }
     let (mut zone, snapshot, mut last_event_id) = match start {
         Some((zone, sequence, id)) => (zone, Some(sequence), Some(id)),
-        None => (build()?, None, None),
+        None => (build(&[])?, None, None),
     };
     // Pass 1: the governor's decisions after the snapshot, so a tick replays as it ran.
     let mut script = BTreeMap::new();
@@ -525,7 +533,7 @@ mod tests {
             changed.payload = serde_json::to_vec(&state).expect("state");
             store.put(changed).await.expect("put 4");
             let bus = InProcessBus::new(1000);
-            let build = || Ok(village());
+            let build = |_: &[String]| Ok(village());
             let recovered = recover(
                 "village",
                 &build,
@@ -572,7 +580,7 @@ mod tests {
             let log = WorldLog::Embedded(Arc::new(MemoryEventLog::new()));
             log.record("village", &ticks(1, 30)).await.expect("log");
             let bus = InProcessBus::new(1000);
-            let build = || Ok(village());
+            let build = |_: &[String]| Ok(village());
             let recovered = recover(
                 "village",
                 &build,

@@ -8,7 +8,7 @@
 //! zones as it takes and gives up their leases.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use geppetto_llm::{LlmConfig, TemplateProvider, read_secret};
@@ -23,17 +23,19 @@ use crate::bus::memory::InProcessBus;
 use crate::bus::redis::RedisBus;
 use crate::commands::CommandError;
 use crate::config::{BusKind, ServiceConfig, SnapshotBackend, load_config};
+use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
+use crate::isolation::IsolationState;
 use crate::lease::LeaseGuard;
 use crate::llm_bridge::{self, LlmLink};
 use crate::recovery::{SnapshotKeeper, WorldLog, recover};
 use crate::service::{
-    ClockKind, IsolationPersistence, LoopStats, Persistence, ServiceError, load_isolation,
+    ClockKind, IsolationPersistence, LoopStats, Persistence, Rebuild, ServiceError, load_isolation,
     run_clock, run_zone,
 };
 use crate::world_file::{WorldFile, load_world_file};
-use crate::zone::Zone;
+use crate::zone::{Zone, ZoneConfig, ZoneError};
 
 fn environment(error: impl std::fmt::Display) -> CommandError {
     CommandError::Environment(error.to_string())
@@ -75,8 +77,8 @@ pub fn start_llm(
     })
 }
 
-/// Snapshot requests a zone loop holds before the admin API is told to wait.
-const SNAPSHOT_REQUESTS_QUEUED: usize = 4;
+/// Snapshot and reload requests a zone loop holds before the admin API is told to wait.
+const ZONE_CONTROLS_QUEUED: usize = 4;
 
 /// The bus and what makes the service durable: the snapshot store and the world log.
 #[derive(Clone)]
@@ -167,14 +169,85 @@ pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandErro
     })
 }
 
+/// The content zones are built from: profiles, sets, archetypes and the world files, as read
+/// at start or at the last `POST /content/reload`.
+pub struct Content {
+    /// Profiles (embedded, plus `profiles_dir`).
+    pub profiles: ProfileLibrary,
+    /// Reactive sets (embedded; a world may name a set file, read when its zone is built).
+    pub sets: SetLibrary,
+    /// Archetypes (embedded, plus `archetypes_dir`).
+    pub archetypes: ArchetypeLibrary,
+    /// The world files, one zone each, in config order.
+    pub worlds: Vec<WorldFile>,
+}
+
+impl Content {
+    /// Reads everything `config` names; an error names the file, path and reason.
+    pub fn load(config: &ServiceConfig) -> Result<Self, CommandError> {
+        let bad = |e: crate::content::ContentError| CommandError::BadInput(e.to_string());
+        let profiles = match &config.profiles_dir {
+            Some(dir) => ProfileLibrary::embedded_and_dir(dir),
+            None => ProfileLibrary::embedded(),
+        }
+        .map_err(bad)?;
+        let archetypes = match &config.archetypes_dir {
+            Some(dir) => ArchetypeLibrary::embedded_and_dir(dir),
+            None => ArchetypeLibrary::embedded(),
+        }
+        .map_err(bad)?;
+        let sets = SetLibrary::embedded().map_err(bad)?;
+        let worlds = config
+            .worlds
+            .iter()
+            .map(|path| load_world_file(path).map_err(bad))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            profiles,
+            sets,
+            archetypes,
+            worlds,
+        })
+    }
+
+    /// The world file of `zone`.
+    pub fn world(&self, zone: &str) -> Option<&WorldFile> {
+        self.worlds.iter().find(|w| w.zone == zone)
+    }
+
+    /// Builds `zone` over `vocabulary` (see [`Zone::over`]) with `narrator` for its
+    /// placeholder lines.
+    pub fn build(
+        &self,
+        zone: &str,
+        config: ZoneConfig,
+        isolation: IsolationState,
+        narrator: &Arc<TemplateProvider>,
+        vocabulary: &[String],
+    ) -> Result<Zone, ZoneError> {
+        let world = self.world(zone).ok_or_else(|| {
+            ZoneError::Spec(format!("no configured world file is of zone `{zone}`"))
+        })?;
+        let mut built = Zone::over(
+            world,
+            &self.profiles,
+            &self.sets,
+            Some(&self.archetypes),
+            config,
+            isolation,
+            vocabulary,
+        )?;
+        built.set_narrator(Arc::clone(narrator));
+        Ok(built)
+    }
+}
+
 /// Everything a zone of this process is started with.
 pub struct ZoneStarter {
     /// The service config.
     pub config: ServiceConfig,
-    /// Profiles.
-    pub profiles: ProfileLibrary,
-    /// Reactive sets.
-    pub sets: SetLibrary,
+    /// The content, replaced whole by a reload.
+    content: std::sync::RwLock<Arc<Content>>,
     /// Bus, store and log.
     pub durable: Durable,
     /// The LLM seams' placeholder writer.
@@ -195,26 +268,67 @@ pub struct OpenedZone {
 }
 
 impl ZoneStarter {
-    /// Recovers `world`'s zone (the newest usable snapshot, then the log after it), starts its
-    /// actor and lists it in the directory. With a `lease`, everything recovery re-publishes
-    /// is already fenced by it.
-    pub async fn open(&self, world: &WorldFile) -> Result<OpenedZone, CommandError> {
+    /// The content as it stands.
+    pub fn content(&self) -> Arc<Content> {
+        match self.content.read() {
+            Ok(content) => Arc::clone(&content),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Reads the content files again and, when they load, makes them the content new zones
+    /// are built from; returns one rebuild for each of `zones` (`POST /content/reload`).
+    pub fn reload(&self, zones: &[String]) -> Result<Vec<(String, Rebuild)>, String> {
+        let content = Arc::new(Content::load(&self.config).map_err(|e| e.to_string())?);
+        for zone in zones {
+            if content.world(zone).is_none() {
+                return Err(format!(
+                    "zone `{zone}` runs here but no world file of the new content is of it"
+                ));
+            }
+        }
+        match self.content.write() {
+            Ok(mut current) => *current = Arc::clone(&content),
+            Err(poisoned) => *poisoned.into_inner() = Arc::clone(&content),
+        }
+        Ok(zones
+            .iter()
+            .map(|zone| {
+                let (content, name) = (Arc::clone(&content), zone.clone());
+                let (config, narrator) = (self.config.zone_config(), Arc::clone(&self.narrator));
+                let rebuild: Rebuild = Box::new(move |vocabulary: &[String]| {
+                    content.build(
+                        &name,
+                        config,
+                        IsolationState::default(),
+                        &narrator,
+                        vocabulary,
+                    )
+                });
+                (zone.clone(), rebuild)
+            })
+            .collect())
+    }
+
+    /// Recovers `zone` (the newest usable snapshot, then the log after it), starts its actor
+    /// and lists it in the directory. With a lease, everything recovery re-publishes is
+    /// already fenced by it.
+    pub async fn open(&self, zone: &str) -> Result<OpenedZone, CommandError> {
         let (config, durable) = (&self.config, &self.durable);
-        let (isolation, sequence) = load_isolation(&*durable.store, &world.zone).await;
-        let build = || {
-            let mut zone = Zone::new(
-                world,
-                &self.profiles,
-                &self.sets,
+        let content = self.content();
+        let (isolation, sequence) = load_isolation(&*durable.store, zone).await;
+        let build: &(dyn Fn(&[String]) -> Result<Zone, ZoneError> + Sync) = &|vocabulary| {
+            content.build(
+                zone,
                 config.zone_config(),
                 isolation.clone(),
-            )?;
-            zone.set_narrator(Arc::clone(&self.narrator));
-            Ok(zone)
+                &self.narrator,
+                vocabulary,
+            )
         };
         let recovered = recover(
-            &world.zone,
-            &build,
+            zone,
+            build,
             &*durable.store,
             &durable.log,
             &*durable.bus,
@@ -222,7 +336,7 @@ impl ZoneStarter {
             config.storage.replay_page_messages.max(1),
         )
         .await
-        .map_err(|e| CommandError::BadInput(format!("{}: {e}", world.zone)))?;
+        .map_err(|e| CommandError::BadInput(format!("{zone}: {e}")))?;
         let start_time = recovered.zone.game_time;
         let keeper = SnapshotKeeper {
             store: Arc::clone(&durable.store),
@@ -231,10 +345,10 @@ impl ZoneStarter {
             last_tick: recovered.zone.tick,
         };
         let handle = self.actors.start(recovered.zone);
-        let (requests_tx, requests) = mpsc::channel(SNAPSHOT_REQUESTS_QUEUED);
+        let (controls_tx, controls) = mpsc::channel(ZONE_CONTROLS_QUEUED);
         self.zones.insert(RunningZone {
             handle: handle.clone(),
-            snapshot_requests: Some(requests_tx),
+            controls: Some(controls_tx),
         });
         let persistence = Persistence {
             isolation: Some(IsolationPersistence {
@@ -244,7 +358,7 @@ impl ZoneStarter {
             log: durable.log.clone(),
             snapshots: Some(keeper),
             resume_after: recovered.last_event_id,
-            snapshot_requests: Some(requests),
+            controls: Some(controls),
             lease: None,
         };
         Ok(OpenedZone {
@@ -296,14 +410,6 @@ impl ZoneStarter {
     }
 }
 
-/// The config and content `serve` runs on, loaded and checked before anything starts.
-struct Loaded {
-    config: ServiceConfig,
-    profiles: ProfileLibrary,
-    sets: SetLibrary,
-    worlds: Vec<(WorldFile, PathBuf)>,
-}
-
 /// What `serve`'s command line overrides in the config file.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
@@ -313,7 +419,8 @@ pub struct Overrides {
     pub admin: Option<String>,
 }
 
-fn load(path: &Path, overrides: &Overrides) -> Result<Loaded, CommandError> {
+/// The config as `serve` runs it: the file, then the command line's `overrides`.
+fn load(path: &Path, overrides: &Overrides) -> Result<ServiceConfig, CommandError> {
     let mut config = load_config(path).map_err(|e| CommandError::BadInput(e.to_string()))?;
     if let Some(instance) = &overrides.instance {
         config.cluster.instance = instance.clone();
@@ -325,38 +432,14 @@ fn load(path: &Path, overrides: &Overrides) -> Result<Loaded, CommandError> {
         // Each instance reads every zone's world stream under its own consumer name.
         config.consumer.name = config.cluster.instance_name(&config.consumer);
     }
-    let profiles = match &config.profiles_dir {
-        Some(dir) => ProfileLibrary::embedded_and_dir(dir),
-        None => ProfileLibrary::embedded(),
-    }
-    .map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let worlds = config
-        .worlds
-        .iter()
-        .map(|p| {
-            load_world_file(p)
-                .map(|w| (w, p.clone()))
-                .map_err(|e| CommandError::BadInput(e.to_string()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Loaded {
-        config,
-        profiles,
-        sets,
-        worlds,
-    })
+    Ok(config)
 }
 
 /// Runs the service described by the config file at `path`, with the command line's
 /// `overrides`, until Ctrl-C.
 pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
-    let Loaded {
-        config,
-        profiles,
-        sets,
-        worlds,
-    } = load(path, overrides)?;
+    let config = load(path, overrides)?;
+    let content = Content::load(&config)?;
     let threads = if config.actor_threads == 0 {
         crate::runtime::cores()
     } else {
@@ -375,7 +458,7 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
         )?;
         let mut whatif = BTreeMap::new();
         if !matches!(durable.log, WorldLog::Volatile) {
-            for (world, world_path) in &worlds {
+            for (world, world_path) in content.worlds.iter().zip(&config.worlds) {
                 whatif.insert(
                     world.zone.clone(),
                     admin::WhatIfSource {
@@ -398,11 +481,10 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
             "inspector".to_owned()
         };
         let admin_config = config.admin.clone();
-        let zone_names: Vec<String> = worlds.iter().map(|(w, _)| w.zone.clone()).collect();
+        let zone_names: Vec<String> = content.worlds.iter().map(|w| w.zone.clone()).collect();
         let starter = Arc::new(ZoneStarter {
             config,
-            profiles,
-            sets,
+            content: std::sync::RwLock::new(Arc::new(content)),
             durable,
             narrator: seams.narrator,
             link: seams.link,
@@ -411,12 +493,12 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
         });
         let mut tasks = Vec::new();
         let ownership = if clustered {
-            let cluster = crate::cluster::Ownership::new(Arc::clone(&starter), worlds)
+            let cluster = crate::cluster::Ownership::new(Arc::clone(&starter), zone_names.clone())
                 .map_err(|e| CommandError::BadInput(e.to_string()))?;
             Some(tokio::spawn(cluster.run(stopped.clone())))
         } else {
-            for (world, _) in &worlds {
-                let opened = starter.open(world).await?;
+            for zone in &zone_names {
+                let opened = starter.open(zone).await?;
                 let starter = Arc::clone(&starter);
                 let stopped = stopped.clone();
                 tasks.push(tokio::spawn(async move {
@@ -432,6 +514,10 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
                 whatif_busy: Arc::default(),
                 zones: starter.zones.clone(),
                 bus: Arc::clone(&bus),
+                content_reload: Some({
+                    let starter = Arc::clone(&starter);
+                    Arc::new(move |zones: &[String]| starter.reload(zones))
+                }),
                 metrics,
                 token: read_secret(&admin_config.token_env, admin_config.token_file.as_deref())
                     .map_err(|e| CommandError::BadInput(format!("admin.token_file: {e}")))?,

@@ -26,6 +26,7 @@ use crate::lease::LeaseGuard;
 use crate::llm_bridge::LlmLink;
 use crate::metrics;
 use crate::recovery::{SnapshotKeeper, SnapshotReport, WorldLog};
+use crate::zone::{Zone, ZoneError, ZoneState};
 
 /// Consumer settings (`[consumer]` in `geppetto.toml`).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -144,6 +145,72 @@ async fn persist(
 /// was written or why not.
 pub type SnapshotRequest = oneshot::Sender<Result<SnapshotReport, String>>;
 
+/// Builds a zone from reloaded content over a vocabulary (the running zone's).
+pub type Rebuild = Box<dyn FnOnce(&[String]) -> Result<Zone, ZoneError> + Send>;
+
+/// Asks a zone loop to rebuild its zone from reloaded content, keeping its state
+/// (`POST /content/reload`).
+pub struct ReloadRequest {
+    /// The rebuild.
+    pub rebuild: Rebuild,
+    /// Where the outcome goes.
+    pub reply: oneshot::Sender<Result<ReloadReport, String>>,
+}
+
+/// A zone rebuilt from reloaded content.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ReloadReport {
+    /// Zone.
+    pub zone: String,
+    /// NPCs after the reload.
+    pub npcs: usize,
+    /// Names the new content brought (appended to the zone's vocabulary).
+    pub names_added: usize,
+    /// The snapshot written right after, so a restart starts from the reloaded state.
+    pub snapshot: Option<u64>,
+}
+
+/// What the admin API asks of a zone loop; handled between two reads of the world stream
+/// (never by cancelling a read, which could leave delivered entries behind).
+pub enum ZoneControl {
+    /// Write a snapshot now.
+    Snapshot(SnapshotRequest),
+    /// Rebuild the zone from reloaded content.
+    Reload(ReloadRequest),
+}
+
+/// Swaps `zone` for one rebuilt from new content with the same state: the state is captured,
+/// the new zone built over its vocabulary, and the state laid over it — as a restart on the
+/// new content would. On any refusal the running zone is left as it was.
+async fn reload(zone: &ZoneHandle, rebuild: Rebuild) -> Result<ReloadReport, String> {
+    // Only this loop changes the zone, so the state cannot move on between capture and swap;
+    // the build runs off the actor, which keeps answering the admin API meanwhile.
+    let saved = zone
+        .with(|running| running.capture())
+        .await
+        .map_err(|e| e.to_string())?;
+    let before = saved.vocabulary.len();
+    let restored = tokio::task::spawn_blocking(move || rebuild_over(rebuild, saved))
+        .await
+        .map_err(|e| e.to_string())??;
+    let report = ReloadReport {
+        zone: restored.name.clone(),
+        npcs: restored.agents.len(),
+        names_added: restored.vocabulary.len().saturating_sub(before),
+        snapshot: None,
+    };
+    zone.with(move |running| *running = restored)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(report)
+}
+
+/// The zone `rebuild` makes over `saved`'s vocabulary, with `saved` laid over it.
+fn rebuild_over(rebuild: Rebuild, saved: ZoneState) -> Result<Zone, String> {
+    let fresh = rebuild(&saved.vocabulary).map_err(|e| e.to_string())?;
+    Zone::restored(fresh, saved).map_err(|e| e.to_string())
+}
+
 /// Everything a zone loop keeps durable: isolation counts, the world log it records batches in
 /// before applying them, its snapshots, where recovery left the log, and on-demand requests.
 pub struct Persistence {
@@ -155,8 +222,8 @@ pub struct Persistence {
     pub snapshots: Option<SnapshotKeeper>,
     /// The last log id recovery folded in: the consumer resumes after it.
     pub resume_after: Option<String>,
-    /// Snapshot requests from the admin API.
-    pub snapshot_requests: Option<mpsc::Receiver<SnapshotRequest>>,
+    /// Snapshot and reload requests from the admin API.
+    pub controls: Option<mpsc::Receiver<ZoneControl>>,
     /// The zone's lease, when this instance holds the zone under one: the loop reads only
     /// while the lease certainly holds, and stops (without a snapshot) when it does not.
     pub lease: Option<LeaseGuard>,
@@ -170,7 +237,7 @@ impl Persistence {
             log: WorldLog::Volatile,
             snapshots: None,
             resume_after: None,
-            snapshot_requests: None,
+            controls: None,
             lease: None,
         }
     }
@@ -220,7 +287,7 @@ pub async fn run_zone(
         log,
         mut snapshots,
         resume_after,
-        mut snapshot_requests,
+        mut controls,
         lease,
     } = persistence;
     let mut consumer = bus
@@ -250,20 +317,52 @@ pub async fn run_zone(
             lease_lapsed = true;
             break;
         }
-        let request = async {
-            match snapshot_requests.as_mut() {
-                Some(requests) => requests.recv().await,
-                None => std::future::pending().await,
+        loop {
+            let control = match controls.as_mut() {
+                Some(controls) => controls.try_recv().ok(),
+                None => None,
+            };
+            let Some(control) = control else { break };
+            match control {
+                ZoneControl::Snapshot(reply) => {
+                    let report =
+                        take_snapshot(snapshots.as_mut(), &zone, &*bus, last_event_id.as_deref())
+                            .await;
+                    let _ = reply.send(report);
+                }
+                ZoneControl::Reload(request) => {
+                    let mut outcome = reload(&zone, request.rebuild).await;
+                    if let Ok(report) = &mut outcome
+                        && last_event_id.is_some()
+                    {
+                        match take_snapshot(
+                            snapshots.as_mut(),
+                            &zone,
+                            &*bus,
+                            last_event_id.as_deref(),
+                        )
+                        .await
+                        {
+                            Ok(written) => report.snapshot = Some(written.sequence),
+                            Err(error) => {
+                                tracing::warn!(zone = %name, %error, "no snapshot after the reload")
+                            }
+                        }
+                    }
+                    match &outcome {
+                        Ok(report) => {
+                            tracing::info!(zone = %name, npcs = report.npcs, names_added = report.names_added, "content reloaded")
+                        }
+                        Err(error) => {
+                            tracing::warn!(zone = %name, %error, "content reload refused; the zone runs on")
+                        }
+                    }
+                    let _ = request.reply.send(outcome);
+                }
             }
-        };
+        }
         let batch = tokio::select! {
             batch = consumer.next_batch(consumer_config.batch_max_messages, block) => batch,
-            Some(reply) = request => {
-                let report =
-                    take_snapshot(snapshots.as_mut(), &zone, &*bus, last_event_id.as_deref()).await;
-                let _ = reply.send(report);
-                continue;
-            }
             _ = shutdown.changed() => break,
         };
         let batch = match batch {

@@ -249,6 +249,9 @@ pub struct Zone {
     resident_specs: BTreeMap<String, ResidentSpec>,
     /// Ids of the latest handovers applied here, oldest first (`tick.arrivals_remembered`).
     arrivals: VecDeque<String>,
+    /// Content NPCs that left at run time (despawned or handed over), so a snapshot restored
+    /// over the content keeps them gone.
+    departed: BTreeSet<String>,
     /// While replaying a log: the governor's logged decisions by tick, applied instead of the
     /// wall clock's (a tick with none processed every NPC). `None` when live.
     governor_script: Option<BTreeMap<u64, GovernorDecision>>,
@@ -363,7 +366,25 @@ impl Zone {
         config: ZoneConfig,
         isolation: IsolationState,
     ) -> Result<Self, ZoneError> {
-        Self::build(world_file, profiles, sets, None, config, isolation)
+        Self::build(world_file, profiles, sets, None, config, isolation, &[])
+    }
+
+    /// Builds a zone over a snapshot's `vocabulary`: its names keep their symbols, and names
+    /// the content adds since come after them — so the snapshot lays over the zone even when
+    /// the content changed (`POST /content/reload`, a restart on edited files). Residents come
+    /// from `archetypes` when given, else the shipped ones.
+    pub fn over(
+        world_file: &WorldFile,
+        profiles: &ProfileLibrary,
+        sets: &SetLibrary,
+        archetypes: Option<&ArchetypeLibrary>,
+        config: ZoneConfig,
+        isolation: IsolationState,
+        vocabulary: &[String],
+    ) -> Result<Self, ZoneError> {
+        Self::build(
+            world_file, profiles, sets, archetypes, config, isolation, vocabulary,
+        )
     }
 
     /// Builds a zone whose residents come from `archetypes` (a what-if's changed copy).
@@ -382,6 +403,7 @@ impl Zone {
             Some(archetypes),
             config,
             isolation,
+            &[],
         )
     }
 
@@ -392,12 +414,14 @@ impl Zone {
         archetypes: Option<&ArchetypeLibrary>,
         config: ZoneConfig,
         isolation: IsolationState,
+        vocabulary: &[String],
     ) -> Result<Self, ZoneError> {
         let profile_name = world_file.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
         let profile = profiles
             .get(profile_name)
             .ok_or_else(|| ZoneError::UnknownProfile(profile_name.to_owned()))?;
-        let mut vocabulary = Vocabulary::new();
+        let mut vocabulary = Vocabulary::from_names(vocabulary)
+            .map_err(|e| ZoneError::Spec(format!("saved vocabulary: {e}")))?;
         let decider = wire::decider_for(&TuningPatch::default(), profile, &mut vocabulary)
             .map_err(|e| ZoneError::Spec(e.to_string()))?;
         let tuning = decider.tuning().clone();
@@ -484,6 +508,7 @@ impl Zone {
             spawned: BTreeMap::new(),
             resident_specs: BTreeMap::new(),
             arrivals: VecDeque::new(),
+            departed: BTreeSet::new(),
             governor_script: None,
             running_by_provider: None,
             perceive_said: true,
@@ -1178,6 +1203,7 @@ impl Zone {
         }
         let id = parsed.id().to_owned();
         self.spawned.insert(id.clone(), record.clone());
+        self.departed.remove(&id);
         self.npc_index(&id)
             .ok_or_else(|| ZoneError::Spec(format!("{path}: `{id}` was not added")))
     }
@@ -1301,7 +1327,9 @@ impl Zone {
         self.release_running(index);
         self.agents.remove(index);
         self.meta.remove(index);
-        self.spawned.remove(npc);
+        if self.spawned.remove(npc).is_none() {
+            self.departed.insert(npc.to_owned());
+        }
         self.resident_specs.remove(npc);
         self.isolation.forget(npc);
         self.governor.forget(npc);

@@ -410,25 +410,28 @@ fn starting_zone(
     }
     let mut config = options.zone_config.clone();
     config.tick.decision_workers = options.threads.max(1);
-    let fresh = Zone::with_archetypes(
-        &world,
-        &content.profiles,
-        &content.sets,
-        &content.archetypes,
-        config,
-        IsolationState::default(),
-    )
-    .map_err(bad)?;
+    let build = |vocabulary: &[String]| {
+        Zone::over(
+            &world,
+            &content.profiles,
+            &content.sets,
+            Some(&content.archetypes),
+            config.clone(),
+            IsolationState::default(),
+            vocabulary,
+        )
+    };
     match options.from_snapshot {
         Some(pick) => {
             let snapshot = stored_snapshot(options, &zone_name, pick)?;
             let state: ZoneState = serde_json::from_slice(&snapshot.payload)
                 .map_err(|e| bad(format!("snapshot {}: {e}", snapshot.sequence)))?;
+            let fresh = build(&state.vocabulary).map_err(bad)?;
             let zone = Zone::restored(fresh, state)
                 .map_err(|e| bad(format!("snapshot {}: {e}", snapshot.sequence)))?;
             Ok((zone, Some(snapshot.last_event_id)))
         }
-        None => Ok((fresh, None)),
+        None => Ok((build(&[]).map_err(bad)?, None)),
     }
 }
 

@@ -61,6 +61,11 @@ pub struct ZoneState {
     /// Ids of the latest handovers from other zones applied here, oldest first.
     #[serde(default)]
     pub arrivals: std::collections::VecDeque<String>,
+    /// NPCs of the content that left at run time (despawned, or walked into another zone):
+    /// they stay gone when the snapshot is restored, while NPCs the content added since join.
+    /// Absent in older snapshots, whose NPC set is taken as it was saved.
+    #[serde(default)]
+    pub departed: Option<std::collections::BTreeSet<String>>,
 }
 
 /// One NPC in a snapshot.
@@ -155,6 +160,7 @@ impl Zone {
             fabric: self.social.fabric.clone(),
             detector: self.social.detector().clone(),
             arrivals: self.arrivals.clone(),
+            departed: Some(self.departed.clone()),
         }
     }
 
@@ -176,21 +182,30 @@ impl Zone {
             });
         }
         fresh.vocabulary.extend_to(&saved.vocabulary)?;
-        // The NPC set: world-file NPCs the snapshot no longer has are gone; spawned ones are
-        // rebuilt from their records (their names are interned already, so symbols agree) —
-        // also one that shares its id with a world-file NPC (a villager who left and came
-        // back), whose record then stands.
-        let keep: std::collections::BTreeSet<&str> = saved
-            .npcs
-            .iter()
-            .map(|npc| npc.id.as_str())
-            .filter(|id| !saved.spawned.contains_key(*id))
-            .collect();
+        // The NPC set: content NPCs that left at run time stay gone (older snapshots, which
+        // do not say, keep exactly the NPCs they saved); NPCs the content added since join as
+        // the content builds them; spawned ones are rebuilt from their records (their names
+        // are interned already, so symbols agree) — also one that shares its id with a
+        // content NPC (a villager who left and came back), whose record then stands.
+        let saved_ids: std::collections::BTreeSet<&str> =
+            saved.npcs.iter().map(|npc| npc.id.as_str()).collect();
+        let keep = |id: &str| {
+            !saved.spawned.contains_key(id)
+                && match &saved.departed {
+                    Some(departed) => !departed.contains(id),
+                    None => saved_ids.contains(id),
+                }
+        };
+        let mut left = std::collections::BTreeSet::new();
         let mut index = 0;
         while index < fresh.agents.len() {
-            if keep.contains(fresh.agents[index].agent.id.as_str()) {
+            let id = fresh.agents[index].agent.id.as_str();
+            if keep(id) {
                 index += 1;
             } else {
+                if !saved.spawned.contains_key(id) {
+                    left.insert(id.to_owned());
+                }
                 fresh.agents.remove(index);
                 fresh.meta.remove(index);
             }
@@ -204,9 +219,13 @@ impl Zone {
                 })?;
         }
         for npc in saved.npcs {
-            let index = fresh
-                .npc_index(&npc.id)
-                .ok_or_else(|| RestoreError::UnknownNpc(npc.id.clone()))?;
+            let Some(index) = fresh.npc_index(&npc.id) else {
+                if saved.departed.is_some() {
+                    // Taken out of the content since: it goes.
+                    continue;
+                }
+                return Err(RestoreError::UnknownNpc(npc.id.clone()));
+            };
             npc.state
                 .restore_onto(&mut fresh.agents[index])
                 .map_err(|source| RestoreError::Npc {
@@ -225,6 +244,8 @@ impl Zone {
         fresh.world = saved.world;
         fresh.spawned = saved.spawned;
         fresh.arrivals = saved.arrivals;
+        // An older snapshot's departures are the content NPCs it did not hold.
+        fresh.departed = saved.departed.unwrap_or(left);
         fresh.presence.adopt_state(saved.presence);
         fresh.governor.adopt_state(saved.governor);
         fresh.isolation.state = saved.isolation;
@@ -420,8 +441,29 @@ mod tests {
         let mut saved = zone.capture();
         saved.npcs[0].id = "ghost".into();
         saved.npcs.sort_by(|a, b| a.id.cmp(&b.id));
+        // A snapshot that records departures takes an NPC the content no longer has as
+        // taken out of the content; the content's NPCs it does not hold join fresh.
+        let restored = Zone::restored(village(), saved.clone()).expect("restores");
+        assert!(restored.npc_index("ghost").is_none());
+        assert_eq!(restored.agents.len(), zone.agents.len());
+        // An older snapshot, which does not record them, cannot tell and refuses.
+        saved.departed = None;
         let error = refusal(saved);
         assert!(error.contains("`ghost`"), "{error}");
+    }
+
+    #[test]
+    fn a_despawned_npc_stays_gone_and_one_added_to_the_content_joins() {
+        let mut zone = village();
+        run(&mut zone, &script()[..20]);
+        zone.despawn("pip", "despawned", &mut ZoneOutput::default());
+        let mut saved = zone.capture();
+        // The content grew an NPC since (here: the snapshot never knew `nell`).
+        saved.npcs.retain(|npc| npc.id != "nell");
+        let restored = Zone::restored(village(), saved).expect("restores");
+        assert!(restored.npc_index("pip").is_none(), "pip stays gone");
+        assert!(restored.npc_index("nell").is_some(), "nell joins");
+        assert_eq!(restored.capture().departed, Some(["pip".to_owned()].into()));
     }
 
     #[test]
