@@ -148,7 +148,7 @@ impl SpawnRecord {
             Some(resident) => serde_path_to_error::deserialize(resident)
                 .map(Self::Resident)
                 .map_err(failed)
-                .map_err(|(path, reason)| (format!("resident.{path}"), reason)),
+                .map_err(|(path, reason)| (field_path("resident", &path), reason)),
             None => serde_path_to_error::deserialize(value)
                 .map(Self::Npc)
                 .map_err(failed),
@@ -161,6 +161,15 @@ impl SpawnRecord {
             Self::Npc(spec) => &spec.agent.id,
             Self::Resident(spec) => &spec.id,
         }
+    }
+}
+
+/// `inner` (a path inside `prefix`, as serde_path_to_error writes it: `.` for the value
+/// itself) joined to `prefix`.
+pub fn field_path(prefix: &str, inner: &str) -> String {
+    match inner.trim_start_matches('.') {
+        "" => prefix.to_owned(),
+        rest => format!("{prefix}.{rest}"),
     }
 }
 

@@ -807,7 +807,7 @@ impl Zone {
                 let id = match SpawnRecord::parse(&arrival.npc) {
                     Ok(record) => record.id().to_owned(),
                     Err((path, reason)) => {
-                        refuse(out, &format!("npc.{path}"), reason);
+                        refuse(out, &crate::world_file::field_path("npc", &path), reason);
                         return;
                     }
                 };
@@ -1195,8 +1195,12 @@ impl Zone {
         path: &str,
         record: &serde_json::Value,
     ) -> Result<usize, ZoneError> {
-        let parsed = SpawnRecord::parse(record)
-            .map_err(|(at, reason)| ZoneError::Spec(format!("{path}.{at}: {reason}")))?;
+        let parsed = SpawnRecord::parse(record).map_err(|(at, reason)| {
+            ZoneError::Spec(format!(
+                "{}: {reason}",
+                crate::world_file::field_path(path, &at)
+            ))
+        })?;
         match &parsed {
             SpawnRecord::Npc(spec) => self.add_npc(path, spec)?,
             SpawnRecord::Resident(spec) => self.add_resident(path, spec)?,

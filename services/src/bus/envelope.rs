@@ -492,7 +492,7 @@ pub fn parse_world_within(
         "npc_spawned" => {
             let npc = value.get("npc").cloned().unwrap_or(Value::Null);
             crate::world_file::SpawnRecord::parse(&npc).map_err(|(path, reason)| {
-                EnvelopeError::new(&kind, &format!("npc.{path}"), reason)
+                EnvelopeError::new(&kind, &crate::world_file::field_path("npc", &path), reason)
             })?;
             WorldEvent::NpcSpawned { npc }
         }
@@ -511,7 +511,7 @@ pub fn parse_world_within(
         "npc_arrived" => {
             let arrival: Arrival = payload(&kind, &value)?;
             crate::world_file::SpawnRecord::parse(&arrival.npc).map_err(|(path, reason)| {
-                EnvelopeError::new(&kind, &format!("npc.{path}"), reason)
+                EnvelopeError::new(&kind, &crate::world_file::field_path("npc", &path), reason)
             })?;
             WorldEvent::NpcArrived(Box::new(arrival))
         }
