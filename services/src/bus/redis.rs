@@ -185,6 +185,21 @@ pub fn redacted_url(url: &str) -> String {
     }
 }
 
+/// The server (its URL) or the cluster's seed nodes of `config`, passwords as `***`: how errors
+/// and logs name them.
+fn shown_servers(config: &RedisBusConfig) -> String {
+    if config.cluster_nodes.is_empty() {
+        redacted_url(&config.url)
+    } else {
+        config
+            .cluster_nodes
+            .iter()
+            .map(|node| redacted_url(node))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// Where `config` points — the server of `url`, or the cluster of `cluster_nodes` — with the
 /// password from `password_file` / `password_env` when one is set there and the CA of
 /// `tls_ca_file` for `rediss://`. The snapshot store and the zone leases use the same.
@@ -204,12 +219,7 @@ pub fn target_for(config: &RedisBusConfig) -> Result<RedisTarget, BusError> {
         return server_client(config, password, certificates)
             .map(|client| RedisTarget::Server(Box::new(client)));
     }
-    let seeds = config
-        .cluster_nodes
-        .iter()
-        .map(|node| redacted_url(node))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let seeds = shown_servers(config);
     let mut builder = ClusterClientBuilder::new(config.cluster_nodes.iter().map(String::as_str));
     if let Some(password) = password {
         builder = builder.password(password.expose());
@@ -270,7 +280,7 @@ impl RedisBus {
     /// [`WRITER_FIELD`] (none when `writer` is empty).
     pub async fn connect_as(config: RedisBusConfig, writer: &str) -> Result<Self, BusError> {
         let target = target_for(&config)?;
-        let shown = target.describe();
+        let shown = shown_servers(&config);
         let settings = SharedSettings {
             response_timeout: Duration::from_millis(
                 config.read_block_ms + config.response_timeout_margin_ms,
