@@ -346,9 +346,17 @@ impl Ownership {
             held.releasing = true;
             let _ = held.stop.send(true);
         }
-        for (zone, held) in std::mem::take(&mut self.held) {
-            if let Err(error) = held.task.await {
-                tracing::error!(zone, %error, "cluster: zone task panicked");
+        // A zone's loop stops after its read and writes its snapshot; one that takes longer
+        // than a lease is abandoned (its lease expires, the next owner replays).
+        let patience = Duration::from_millis(self.leases.config().ttl_ms.saturating_mul(2));
+        for (zone, mut held) in std::mem::take(&mut self.held) {
+            match tokio::time::timeout(patience, &mut held.task).await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => tracing::error!(zone, %error, "cluster: zone task panicked"),
+                Err(_) => {
+                    tracing::error!(zone, "cluster: zone loop did not stop; abandoned");
+                    held.task.abort();
+                }
             }
             self.bus.unfence(&zone);
             if let Err(error) = self.leases.release(&held.lease).await {

@@ -85,6 +85,10 @@ pub struct StorageSection {
     pub stores: geppetto_storage::StorageConfig,
     /// World-log entries read per page while recovering or replaying. Default 1000.
     pub replay_page_messages: usize,
+    /// How long a snapshot waits for the bus to write the outputs it covers, milliseconds;
+    /// past it the snapshot is not written (it would claim outputs that may be lost), and a
+    /// stopping zone stops without one. Default 30000.
+    pub snapshot_flush_timeout_ms: u64,
 }
 
 impl Default for StorageSection {
@@ -95,6 +99,7 @@ impl Default for StorageSection {
             snapshot_every_ticks: 600,
             stores: geppetto_storage::StorageConfig::default(),
             replay_page_messages: 1000,
+            snapshot_flush_timeout_ms: 30_000,
         }
     }
 }

@@ -356,6 +356,7 @@ async fn kept_village(
         store,
         every_ticks: storage.snapshot_every_ticks,
         sequence: recovered.newest_sequence,
+        flush_timeout: std::time::Duration::from_millis(storage.snapshot_flush_timeout_ms),
         last_tick: recovered.zone.tick,
     };
     let persistence = Persistence {

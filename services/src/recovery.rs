@@ -232,6 +232,8 @@ pub struct SnapshotKeeper {
     pub every_ticks: u64,
     /// The last sequence stored (or found at start).
     pub sequence: u64,
+    /// How long a snapshot waits for the bus to write what it covers before it is given up.
+    pub flush_timeout: std::time::Duration,
     /// The tick of the last snapshot.
     pub last_tick: u64,
 }
@@ -256,7 +258,14 @@ impl SnapshotKeeper {
             reason,
         };
         let state = zone.with(|zone| zone.capture()).await?;
-        bus.flush().await?;
+        tokio::time::timeout(self.flush_timeout, bus.flush())
+            .await
+            .map_err(|_| {
+                failed(format!(
+                    "the bus did not write its outputs within {} ms",
+                    self.flush_timeout.as_millis()
+                ))
+            })??;
         let (tick, game_time) = (state.tick, state.game_time);
         let payload = tokio::task::spawn_blocking(move || serde_json::to_vec(&state))
             .await

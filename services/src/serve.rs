@@ -342,6 +342,9 @@ impl ZoneStarter {
             store: Arc::clone(&durable.store),
             every_ticks: config.storage.snapshot_every_ticks,
             sequence: recovered.newest_sequence,
+            flush_timeout: std::time::Duration::from_millis(
+                config.storage.snapshot_flush_timeout_ms,
+            ),
             last_tick: recovered.zone.tick,
         };
         let handle = self.actors.start(recovered.zone);
@@ -542,7 +545,14 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
                 Err(error) => tracing::error!(%error, "zone loop panicked"),
             }
         }
-        let _ = bus.flush().await;
+        let flush_timeout =
+            std::time::Duration::from_millis(starter.config.storage.snapshot_flush_timeout_ms);
+        if tokio::time::timeout(flush_timeout, bus.flush())
+            .await
+            .is_err()
+        {
+            tracing::error!("the bus did not write everything before shutdown");
+        }
         if let Ok(starter) = Arc::try_unwrap(starter) {
             starter.actors.stop();
         }

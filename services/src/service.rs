@@ -511,7 +511,9 @@ pub async fn run_zone(
         metrics::zone_status(&name, &status);
         metrics::bus_dropped(bus.stats().dropped);
     }
-    if snapshots.is_some() && last_event_id.is_some() && !lease_lapsed {
+    let lease_lost = lease.as_ref().is_some_and(LeaseGuard::is_lost);
+    tracing::info!(zone = %name, lease_lapsed, lease_lost, "zone loop stopped");
+    if snapshots.is_some() && last_event_id.is_some() && !lease_lapsed && !lease_lost {
         match take_snapshot(snapshots.as_mut(), &zone, &*bus, last_event_id.as_deref()).await {
             Ok(report) => {
                 tracing::info!(zone = %name, sequence = report.sequence, "shutdown snapshot written")

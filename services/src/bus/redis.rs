@@ -288,10 +288,6 @@ impl RedisBus {
             connection_timeout: Duration::from_millis(config.reconnect_backoff_max_ms.max(1)),
             retries: 6,
         };
-        let writer_connection = target
-            .shared(settings)
-            .await
-            .map_err(redis_error("connect", &shown))?;
         let shared = target
             .shared(settings)
             .await
@@ -307,7 +303,9 @@ impl RedisBus {
         let fences = Fences::default();
         tokio::spawn(write_loop(
             Writer {
-                connection: writer_connection,
+                target: target.clone(),
+                settings,
+                connection: None,
                 config: config.clone(),
                 name: writer.to_owned(),
             },
@@ -506,13 +504,44 @@ async fn write_loop(
 
 /// The writer task's connection and settings.
 struct Writer {
-    connection: RedisConnection,
+    target: RedisTarget,
+    settings: SharedSettings,
+    /// The connection, dropped after a failure or a reply that took too long and opened
+    /// again on the next write: a connection that stopped answering (a paused process, a
+    /// half-open socket) never wedges the writer.
+    connection: Option<RedisConnection>,
     config: RedisBusConfig,
     /// The instance named in each entry ("" = none).
     name: String,
 }
 
 impl Writer {
+    /// Runs one round trip on the writer's connection (opened if needed), bounded by the
+    /// response timeout; after any failure the connection is dropped.
+    async fn round_trip<T>(
+        &mut self,
+        send: impl AsyncFnOnce(&mut RedisConnection) -> Result<T, RedisError>,
+    ) -> Result<T, RedisError> {
+        if self.connection.is_none() {
+            self.connection = Some(self.target.shared(self.settings).await?);
+        }
+        let Some(connection) = self.connection.as_mut() else {
+            return Err(RedisError::from((redis::ErrorKind::Io, "no connection")));
+        };
+        let outcome =
+            match tokio::time::timeout(self.settings.response_timeout, send(connection)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(RedisError::from((
+                    redis::ErrorKind::Io,
+                    "no reply within the response timeout",
+                ))),
+            };
+        if outcome.is_err() {
+            self.connection = None;
+        }
+        outcome
+    }
+
     /// One pipeline of `XADD`s.
     async fn plain(&mut self, messages: &[Outbound]) -> Result<(), RedisError> {
         let mut pipe = redis::pipe();
@@ -530,7 +559,8 @@ impl Writer {
             }
             pipe.ignore();
         }
-        pipe.query_async::<()>(&mut self.connection).await
+        self.round_trip(async |connection| pipe.query_async::<()>(connection).await)
+            .await
     }
 
     /// Writes `messages` if `fence` still holds; `Ok(false)` when it does not (nothing
@@ -554,7 +584,9 @@ impl Writer {
         for message in messages {
             invocation.key(&message.key).arg(&message.body);
         }
-        let written: i64 = invocation.invoke_async(&mut self.connection).await?;
+        let written: i64 = self
+            .round_trip(async |connection| invocation.invoke_async(connection).await)
+            .await?;
         Ok(written == 1)
     }
 }
