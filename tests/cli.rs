@@ -693,3 +693,40 @@ fn a_village_week_lets_at_least_eight_kinds_of_story_signal_emerge() {
         .unwrap_or(0);
     assert_eq!(distinct, listed, "{signals}");
 }
+
+#[test]
+fn the_load_generator_reports_throughput_latency_and_the_npcs_per_tier() {
+    // 400 NPCs in 20 rooms, players in 2 of them: their rooms and neighbours Active, rooms up
+    // to five steps away Nearby, the rest Background.
+    let output = geppetto(
+        &[
+            "load",
+            "--npcs",
+            "400",
+            "--player-rooms",
+            "2",
+            "--events-per-sec",
+            "100",
+            "--seconds",
+            "1",
+        ],
+        "",
+    );
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let head = text.lines().next().unwrap_or_default();
+    assert!(head.contains("players in 2 of 20 rooms"), "{head}");
+    let count = |tier: &str| -> usize {
+        head.split(&format!("{tier} "))
+            .nth(1)
+            .and_then(|rest| rest.split([',', ';']).next())
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {tier} count in {head}"))
+    };
+    let (active, nearby, background) = (count("active"), count("nearby"), count("background"));
+    assert_eq!(active + nearby + background, 400, "{head}");
+    assert!(active > 0 && nearby > 0 && background > 0, "{head}");
+    assert!(text.contains("event->output latency"), "{text}");
+    assert!(text.contains("tick duration"), "{text}");
+    assert!(text.contains("rss "), "{text}");
+}

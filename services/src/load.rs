@@ -1,8 +1,10 @@
-//! `geppetto load`: a synthetic zone of N Active NPCs (20 to a room, a player in every room,
-//! three providers per room) driven through the real service loop and bus by an internal clock
-//! at [`LOAD_TICKS_PER_SECOND`] plus social events at the requested rate. Reports world-event
-//! throughput, event→output latency (a social event to its `social_interaction` NPC event, read
-//! back from the bus), time_advanced→first-intent latency, tick duration percentiles and RSS.
+//! `geppetto load`: a synthetic zone of N NPCs (20 to a room, three providers per room, a player
+//! in every room — all NPCs Active — or in `player_rooms` rooms spread along the zone, the rest
+//! Nearby or Background by the tier rules) driven through the real service loop and bus by an
+//! internal clock at [`LOAD_TICKS_PER_SECOND`] plus social events at the requested rate (aimed
+//! at NPCs in rooms with a player). Reports world-event throughput, event→output latency (a
+//! social event to its `social_interaction` NPC event, read back from the bus),
+//! time_advanced→first-intent latency, tick duration percentiles, NPCs per tier and RSS.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -38,6 +40,8 @@ pub const LOAD_ZONE: &str = "load";
 pub struct LoadOptions {
     /// NPCs.
     pub npcs: usize,
+    /// Rooms with a player, spread evenly along the zone; `None`: every room.
+    pub player_rooms: Option<usize>,
     /// Social events per second (besides the clock).
     pub events_per_sec: f64,
     /// Seconds to run.
@@ -92,6 +96,26 @@ pub fn synthetic_world(npcs: usize) -> String {
     json!({"zone": LOAD_ZONE, "seed": 1, "start_game_time": 0, "rooms": room_list,
            "providers": providers, "npcs": npc_list})
     .to_string()
+}
+
+/// Only the game time of an envelope (the reader skips everything else unparsed).
+#[derive(serde::Deserialize)]
+struct GameTime {
+    game_time: u64,
+}
+
+/// The rooms that get a player: all of them, or `count` spread evenly along the list.
+fn rooms_with_players(rooms: &[String], count: Option<usize>) -> Vec<String> {
+    match count {
+        None => rooms.to_vec(),
+        Some(count) => {
+            let count = count.clamp(1, rooms.len().max(1));
+            let step = rooms.len() / count;
+            (0..count)
+                .filter_map(|i| rooms.get(i * step.max(1)).cloned())
+                .collect()
+        }
+    }
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -155,7 +179,8 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
     .map_err(|e| CommandError::BadInput(e.to_string()))?;
     let durations: Arc<Mutex<Vec<f64>>> = Arc::default();
     zone.tick_sink = Some(Arc::clone(&durations));
-    let rooms: Vec<String> = world.rooms.iter().map(|r| r.id.clone()).collect();
+    let all_rooms: Vec<String> = world.rooms.iter().map(|r| r.id.clone()).collect();
+    let rooms = rooms_with_players(&all_rooms, options.player_rooms);
     let mut setup = crate::zone::ZoneOutput::default();
     for (i, room) in rooms.iter().enumerate() {
         zone.apply(
@@ -173,7 +198,13 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
         zone.add_npc(&format!("npcs[{i}]"), npc)
             .map_err(|e| CommandError::BadInput(e.to_string()))?;
     }
-    let npc_ids: Vec<String> = world.npcs.iter().map(|n| n.agent.id.clone()).collect();
+    // Social events go to NPCs a player can see, whose replies are immediate.
+    let npc_ids: Vec<String> = world
+        .npcs
+        .iter()
+        .filter(|n| rooms.contains(&n.room))
+        .map(|n| n.agent.id.clone())
+        .collect();
     let options = options.clone();
     let future = async move {
         if let Some(url) = &options.redis {
@@ -232,6 +263,11 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                     .unwrap_or_default();
                 let now = Instant::now();
                 for d in &batch {
+                    // The reader must not be what saturates the machine: skip the other NPC
+                    // events before parsing.
+                    if !d.body.contains("\"social_interaction\"") {
+                        continue;
+                    }
                     let Ok(v) = serde_json::from_str::<Value>(&d.body) else {
                         continue;
                     };
@@ -249,8 +285,8 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                     .unwrap_or_default();
                 let now = Instant::now();
                 for d in &batch {
-                    if let Ok(v) = serde_json::from_str::<Value>(&d.body) {
-                        let t = v["game_time"].as_u64().unwrap_or_default();
+                    if let Ok(v) = serde_json::from_str::<GameTime>(&d.body) {
+                        let t = v.game_time;
                         if seen_ticks.insert(t) {
                             let key = format!("tick{t}");
                             if let Some(at) =
@@ -339,6 +375,11 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
             }
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
+        let tiers = handle
+            .status()
+            .await
+            .map(|s| s.tiers)
+            .map_err(|e| CommandError::Environment(e.to_string()))?;
         let mut tick_durations = durations.lock().map(|d| d.clone()).unwrap_or_default();
         let wall = started.elapsed().as_secs_f64();
         let _ = stop.send(true);
@@ -352,10 +393,17 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
         actors.stop();
         let bus_stats = bus.stats();
         let mut report = String::new();
+        let tiers: Vec<String> = tiers
+            .iter()
+            .map(|(t, n)| format!("{} {n}", t.as_str()))
+            .collect();
         let _ = writeln!(
             report,
-            "load: {} NPCs (all Active), bus {}, {:.1} s",
+            "load: {} NPCs ({}; players in {} of {} rooms), bus {}, {:.1} s",
             options.npcs,
+            tiers.join(", "),
+            rooms.len(),
+            all_rooms.len(),
             if options.redis.is_some() {
                 "redis"
             } else {
@@ -399,4 +447,18 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
     };
     crate::runtime::block_on(crate::runtime::cores(), future)
         .map_err(|e| CommandError::Environment(e.to_string()))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn players_stand_in_every_room_or_in_a_few_spread_along_the_zone() {
+        let rooms: Vec<String> = (0..10).map(|r| format!("r{r}")).collect();
+        assert_eq!(rooms_with_players(&rooms, None), rooms);
+        assert_eq!(rooms_with_players(&rooms, Some(2)), ["r0", "r5"]);
+        assert_eq!(rooms_with_players(&rooms, Some(0)), ["r0"]);
+        assert_eq!(rooms_with_players(&rooms, Some(99)).len(), 10);
+    }
 }

@@ -150,9 +150,13 @@ enum Command {
     Cluster(ClusterCommand),
     /// Drive synthetic NPCs with world events and report throughput, latency and tick times.
     Load {
-        /// NPCs (all Active: a player stands in every room).
+        /// NPCs (20 to a room).
         #[arg(long, default_value_t = 200)]
         npcs: usize,
+        /// Rooms with a player, spread along the zone (default: every room, so every NPC is
+        /// Active); fewer leaves the rest Nearby or Background, as in a live world.
+        #[arg(long)]
+        player_rooms: Option<usize>,
         /// World events per second besides the clock.
         #[arg(long, default_value_t = 1000.0)]
         events_per_sec: f64,
@@ -586,6 +590,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
         }
         Command::Load {
             npcs,
+            player_rooms,
             events_per_sec,
             seconds,
             redis,
@@ -594,6 +599,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
         } => {
             let options = geppetto_service::load::LoadOptions {
                 npcs,
+                player_rooms,
                 events_per_sec,
                 seconds,
                 redis,
