@@ -228,13 +228,25 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
             "unwitnessed is never narrated: {intent}"
         );
     }
+    // The fabric's own interactions (a share of the social step runs every tick) are
+    // narrated the same way when a player sees them.
+    let witnessed_ids: Vec<&Value> = witnessed
+        .iter()
+        .map(|i| &i["id"])
+        .chain(
+            npc_events
+                .iter()
+                .filter(|m| m["type"] == "interaction" && m["witnessed"] == true)
+                .map(|m| &m["id"]),
+        )
+        .collect();
     let ready = &narrative[0];
     assert_eq!(ready["type"], "narrative_ready");
     assert_eq!(ready["text"], NARRATION);
     assert_eq!(ready["room"], "square");
     assert!(
-        witnessed.iter().any(|i| i["id"] == ready["interaction_id"]),
-        "{ready} answers one of the witnessed intents"
+        witnessed_ids.contains(&&ready["interaction_id"]),
+        "{ready} answers one of the witnessed intents or interactions"
     );
 
     // The said line: one valid event logged before it is applied, the gold refused.

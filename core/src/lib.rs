@@ -68,9 +68,9 @@ pub use curve::{ResponseCurve, SampledCurve, Shape, ShapeParams};
 pub use decider::{BatchDecision, Decider, Decision, Ranking, batch_agent_seed};
 pub use scoring::{Breakdown, Candidate, Ineligible, IneligibleReason};
 pub use simulator::{
-    AffectLayer, AgentTick, DetailLevel, Prepared, QueuedAction, ReactiveLayer, RunningAction,
-    SimEvent, SimulatedAgent, Simulator, Stage, TickRequest, TickResult, ValueSource,
-    apply_occupancy, zone_agent_seed,
+    AffectLayer, AgentTick, DetailLevel, Prepared, ProviderIndex, QueuedAction, ReactiveLayer,
+    RunningAction, SimEvent, SimulatedAgent, Simulator, Stage, TickRequest, TickResult,
+    ValueSource, apply_occupancy, zone_agent_seed,
 };
 pub use tuning::{Profile, Tuning, TuningPatch};
 pub use vocabulary::{Symbol, Vocabulary};

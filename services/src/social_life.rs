@@ -1,7 +1,8 @@
 //! A zone's social life: the core's social fabric (NPCs meet, talk, trade, argue, scheme and
 //! pass rumours on, choosing partners through the decision engine) and its story-signal
-//! detector, run inside the zone's tick. This module owns the glue: who takes part as what
-//! (an archetype's gossip tendency, initiative, influence and faction), what NPCs see of the
+//! detector, run inside the zone's tick (a share of the social step every tick). This module
+//! owns the glue: who takes part as what (an archetype's gossip tendency, initiative,
+//! influence and faction), what NPCs see of the
 //! game's hostile acts (a theft in their room becomes first-hand knowledge), the story events
 //! the zone feeds the detector (goal changes), and the messages a step becomes:
 //!
@@ -15,7 +16,9 @@ use geppetto_core::Decider;
 use geppetto_core::archetype::ArchetypeSpec;
 use geppetto_core::rng::{derive_seed, stable_hash};
 use geppetto_core::simulator::SimulatedAgent;
-use geppetto_core::social::{FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep};
+use geppetto_core::social::{
+    FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep, Whereabouts,
+};
 use geppetto_core::story::{
     DetectorConfig, GoalChange, StoryDetector, StoryEventKind, StorySignal,
 };
@@ -115,22 +118,22 @@ impl SocialLife {
         self.fabric.set_profile(npc, profile);
     }
 
-    /// One social step when due at zone tick `tick` (else an empty one).
+    /// The share of the social step due at zone tick `tick`: the step is spread over its
+    /// `step_every_ticks` ticks (see [`SocialFabric::step_slice`]), so no tick carries a whole
+    /// step.
     pub fn step(
         &mut self,
         agents: &mut [SimulatedAgent],
-        places: &[SocialPlace],
+        whereabouts: Whereabouts<'_>,
         now_hours: f64,
         tick: u64,
         decider: &Decider,
     ) -> SocialStep {
-        if !self.fabric.is_due(tick) {
-            return SocialStep::default();
-        }
-        let step = self.fabric.step(
+        let step = self.fabric.step_slice(
             agents,
-            places,
+            whereabouts,
             now_hours,
+            tick,
             derive_seed(self.seed, tick),
             decider,
         );

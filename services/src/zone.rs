@@ -24,12 +24,12 @@ use geppetto_core::simulator::{
     DetailLevel, Prepared, ReactiveLayer, SimEvent, SimulatedAgent, Simulator, Stage, TickRequest,
     TickResult,
 };
-use geppetto_core::social::{SocialPlace, SocialStep};
+use geppetto_core::social::{SocialPlace, SocialStep, Whereabouts};
 use geppetto_core::story::{GoalChange, StoryEventKind};
 use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::{self, compile};
-use geppetto_core::world::{Context, World};
-use geppetto_core::{Decider, TuningPatch};
+use geppetto_core::world::{Context, Position, World};
+use geppetto_core::{Decider, ProviderIndex, TuningPatch};
 use geppetto_llm::{
     LlmConfig, LlmRequest, NarrationRequest, NpcRef, Participant, PerceptionContext,
     PerceptionRequest, Priority, TemplateProvider,
@@ -257,6 +257,8 @@ pub struct Zone {
     governor_script: Option<BTreeMap<u64, GovernorDecision>>,
     /// Who runs what where, while a tick's events are emitted (see `running_at`).
     running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
+    /// The world's providers by id while a tick's events are emitted (see `provider_position`).
+    provider_index: Option<ProviderIndex>,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
     /// Where the load generator collects every tick duration, milliseconds (None in service).
@@ -511,6 +513,7 @@ impl Zone {
             departed: BTreeSet::new(),
             governor_script: None,
             running_by_provider: None,
+            provider_index: None,
             perceive_said: true,
             tick_durations_ms: Vec::new(),
             tick_sink: None,
@@ -1029,6 +1032,16 @@ impl Zone {
         by_provider.get(provider).cloned().unwrap_or_default()
     }
 
+    /// Where provider `id` stands: through the tick's index during its emit pass (a tick of
+    /// many starts would otherwise scan every provider for each), else by a scan.
+    fn provider_position(&self, id: &str) -> Option<Position> {
+        let at = match &self.provider_index {
+            Some(index) => index.find(&self.world, id),
+            None => self.world.providers.iter().position(|p| p.id == id),
+        };
+        at.map(|p| self.world.providers[p].position)
+    }
+
     /// Ends NPC `index`'s running action without completing it, freeing its slot.
     fn release_running(&mut self, index: usize) {
         if let Some(running) = self.agents[index].running.take() {
@@ -1419,7 +1432,7 @@ impl Zone {
                 Tier::Nearby => self.config.tiers.nearby_every_ticks.max(1),
                 Tier::Background => self.config.tiers.background_every_ticks.max(1),
             };
-            if tick.wrapping_add(stable_hash(id)).is_multiple_of(every) {
+            if every == 1 || tick.wrapping_add(stable_hash(id)).is_multiple_of(every) {
                 due.push((index, tier));
             }
         }
@@ -1444,19 +1457,19 @@ impl Zone {
         let mut isolation_changed = false;
         for &(index, tier) in &due {
             let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-            let id = self.agents[index].agent.id.clone();
+            let id = &self.agents[index].agent.id;
             let verdict = match &self.governor_script {
-                Some(script) => Self::scripted_verdict(script.get(&tick), &id),
-                None => self.governor.verdict(&id, tier == Tier::Active, elapsed_ms),
+                Some(script) => Self::scripted_verdict(script.get(&tick), id),
+                None => self.governor.verdict(id, tier == Tier::Active, elapsed_ms),
             };
             match verdict {
                 Verdict::Process => {}
                 Verdict::Demote => {
-                    decision.demote.push(id);
+                    decision.demote.push(id.clone());
                     continue;
                 }
                 Verdict::Skip => {
-                    decision.skipped.push(id);
+                    decision.skipped.push(id.clone());
                     continue;
                 }
             }
@@ -1471,10 +1484,10 @@ impl Zone {
                 level,
                 simplified_event: None,
             };
+            #[cfg(feature = "fault-injection")]
+            let (fault, id) = (self.faults.get(id).copied(), id.clone());
             let agent = &mut self.agents[index];
             let seed = geppetto_core::zone_agent_seed(zone_seed, agent);
-            #[cfg(feature = "fault-injection")]
-            let fault = self.faults.get(&id).copied();
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 #[cfg(feature = "fault-injection")]
                 match fault {
@@ -1490,7 +1503,7 @@ impl Zone {
             match outcome {
                 Ok(result) => {
                     prepared[index] = result;
-                    isolation_changed |= self.isolation.succeeded(&id);
+                    isolation_changed |= self.isolation.succeeded(&self.agents[index].agent.id);
                 }
                 Err(panic) => {
                     let reason = panic
@@ -1582,13 +1595,15 @@ impl Zone {
         }
         // 6. Intents and events.
         self.running_by_provider = None;
+        self.provider_index = Some(ProviderIndex::new(&self.world));
         for (index, result) in results.into_iter().enumerate() {
             if !result.events.is_empty() {
                 self.emit(index, &result.events, out);
             }
         }
         self.running_by_provider = None;
-        // 7. Social life: interactions and rumours when a step is due, then story signals.
+        self.provider_index = None;
+        // 7. Social life: this tick's share of the social step, then story signals.
         self.social_tick(out);
         let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         if self.tick_durations_ms.len() < MAX_BUFFERED_TICK_DURATIONS {
@@ -1599,16 +1614,13 @@ impl Zone {
         }
     }
 
-    /// Where each NPC is and which players are there (parallel to `agents`).
-    fn social_places(&self) -> Vec<SocialPlace> {
-        (0..self.meta.len())
-            .map(|index| self.social_place(index))
-            .collect()
-    }
-
     /// NPC `index`'s place for the story detector.
     fn social_place(&self, index: usize) -> SocialPlace {
-        let room = self.meta[index].room;
+        self.room_place(self.meta[index].room)
+    }
+
+    /// Room `room` as a place of social life: its id and the players in it.
+    fn room_place(&self, room: usize) -> SocialPlace {
         SocialPlace {
             location: room_key(&self.room_names, room).to_owned(),
             players: self.presence.players_in(room).to_vec(),
@@ -1617,18 +1629,24 @@ impl Zone {
 
     fn social_tick(&mut self, out: &mut ZoneOutput) {
         let now_hours = self.now_hours();
-        if self.social.fabric.is_due(self.tick) {
-            let places = self.social_places();
-            let simulator = Arc::clone(&self.simulator);
-            let step = self.social.step(
-                &mut self.agents,
-                &places,
-                now_hours,
-                self.tick,
-                simulator.decider(),
-            );
-            self.publish_social(step, out);
-        }
+        // A share of the step every tick: the rooms' places (one per room, not per NPC) and
+        // where each NPC is.
+        let places: Vec<SocialPlace> = (0..self.room_names.len())
+            .map(|room| self.room_place(room))
+            .collect();
+        let at: Vec<usize> = self.meta.iter().map(|meta| meta.room).collect();
+        let simulator = Arc::clone(&self.simulator);
+        let step = self.social.step(
+            &mut self.agents,
+            Whereabouts {
+                places: &places,
+                at: &at,
+            },
+            now_hours,
+            self.tick,
+            simulator.decider(),
+        );
+        self.publish_social(step, out);
         for signal in self.social.signals(now_hours) {
             let h = header(
                 format!("{}:story:{}", self.name, signal.signal),
@@ -1720,8 +1738,10 @@ impl Zone {
                             player_queued: *player_queued,
                         });
                     }
-                    let place = self.providers.get(provider).cloned();
-                    let provider_room = place.as_ref().map_or(self.meta[index].room, |p| p.room);
+                    let provider_room = self
+                        .providers
+                        .get(provider)
+                        .map_or(self.meta[index].room, |p| p.room);
                     if provider_room != self.meta[index].room {
                         let h = self.header_for(index);
                         let from_room =
@@ -1744,8 +1764,8 @@ impl Zone {
                         .as_ref()
                         .map(|r| (r.action.duration_hours, r.action.tags.clone()))
                         .unwrap_or_default();
-                    if let Some(p) = self.world.providers.iter().find(|p| &p.id == provider) {
-                        self.agents[index].agent.position = p.position;
+                    if let Some(position) = self.provider_position(provider) {
+                        self.agents[index].agent.position = position;
                     }
                     let h = self.header_for(index);
                     let duration_ticks =

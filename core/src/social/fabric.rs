@@ -1,7 +1,8 @@
 //! The social fabric of a zone (seed 001 §4.4): who holds which rumours, who is engaged with
 //! whom, and the social step that lets NPCs meet, talk, trade, argue and scheme.
 //!
-//! A step (every `step_every_ticks` ticks, default 10):
+//! A step (every `step_every_ticks` ticks, default 10; or spread over them, see
+//! [`SocialFabric::step_slice`]):
 //! 1. Sweep expired reservations and cooldowns; invalidate the cached friend/rival/ally
 //!    queries.
 //! 2. Observe every NPC: a move, a significant mood shift (≥ 0.15) and a need falling below
@@ -186,6 +187,47 @@ pub struct SocialPlace {
     pub location: String,
     /// Players present.
     pub players: Vec<String>,
+}
+
+/// The place of an NPC whose place index is out of range: nowhere, seen by nobody.
+static NOWHERE: SocialPlace = SocialPlace {
+    location: String::new(),
+    players: Vec::new(),
+};
+
+/// Where a zone's NPCs are for a step: the distinct places, and each NPC's place among them
+/// (`at`, parallel to the agents). NPCs at the same place index meet; an index out of range
+/// is nowhere.
+#[derive(Clone, Copy, Debug)]
+pub struct Whereabouts<'a> {
+    /// The distinct places (a zone's rooms).
+    pub places: &'a [SocialPlace],
+    /// Each NPC's index into `places`.
+    pub at: &'a [usize],
+}
+
+impl Whereabouts<'_> {
+    /// NPC `npc`'s place.
+    pub fn of(&self, npc: usize) -> &SocialPlace {
+        self.at
+            .get(npc)
+            .and_then(|&place| self.places.get(place))
+            .unwrap_or(&NOWHERE)
+    }
+
+    /// NPC `npc`'s place index (`usize::MAX` when it has none).
+    fn index(&self, npc: usize) -> usize {
+        self.at.get(npc).copied().unwrap_or(usize::MAX)
+    }
+}
+
+/// Which NPCs a call of the step covers: indices `offset, offset + stride, …`, with at most
+/// `cap` interactions.
+#[derive(Clone, Copy, Debug)]
+struct Slice {
+    offset: usize,
+    stride: usize,
+    cap: usize,
 }
 
 impl SocialPlace {
@@ -402,12 +444,8 @@ impl SocialFabric {
             .unwrap_or_default()
     }
 
-    /// Whether a step is due at zone tick `tick` (every `step_every_ticks`).
-    pub fn is_due(&self, tick: u64) -> bool {
-        tick.is_multiple_of(self.config.step_every_ticks.max(1))
-    }
-
-    /// One social step over `agents` (with `places`, parallel to it) at `now_hours`.
+    /// One social step over `agents` (with `places`, parallel to it) at `now_hours`. NPCs
+    /// whose places share a location meet; events there carry the first such place's players.
     pub fn step(
         &mut self,
         agents: &mut [SimulatedAgent],
@@ -416,32 +454,102 @@ impl SocialFabric {
         seed: u64,
         decider: &Decider,
     ) -> SocialStep {
+        let mut distinct: Vec<SocialPlace> = Vec::new();
+        let mut by_location: BTreeMap<&str, usize> = BTreeMap::new();
+        let at: Vec<usize> = places
+            .iter()
+            .map(|place| {
+                *by_location
+                    .entry(place.location.as_str())
+                    .or_insert_with(|| {
+                        distinct.push(place.clone());
+                        distinct.len() - 1
+                    })
+            })
+            .collect();
+        let whereabouts = Whereabouts {
+            places: &distinct,
+            at: &at,
+        };
+        let whole = Slice {
+            offset: 0,
+            stride: 1,
+            cap: self.config.max_interactions_per_step,
+        };
+        self.run(agents, whereabouts, now_hours, seed, decider, whole)
+    }
+
+    /// The share of a step due at zone tick `tick` when the step is spread over its
+    /// `step_every_ticks` ticks (`n` of them): the NPCs at indices `tick mod n, + n, …` are
+    /// observed and may start an interaction — each NPC once every `n` ticks, as with whole
+    /// steps — with at most `⌈max_interactions_per_step / n⌉` interactions; hostile acts
+    /// started since the previous call are witnessed by everyone in their place. A zone ticks
+    /// this every tick so no tick carries a whole step.
+    pub fn step_slice(
+        &mut self,
+        agents: &mut [SimulatedAgent],
+        whereabouts: Whereabouts<'_>,
+        now_hours: f64,
+        tick: u64,
+        seed: u64,
+        decider: &Decider,
+    ) -> SocialStep {
+        let every = self.config.step_every_ticks.max(1);
+        let slice = Slice {
+            offset: usize::try_from(tick % every).unwrap_or(0),
+            stride: usize::try_from(every).unwrap_or(1),
+            cap: self
+                .config
+                .max_interactions_per_step
+                .div_ceil(usize::try_from(every).unwrap_or(1)),
+        };
+        self.run(agents, whereabouts, now_hours, seed, decider, slice)
+    }
+
+    fn run(
+        &mut self,
+        agents: &mut [SimulatedAgent],
+        whereabouts: Whereabouts<'_>,
+        now_hours: f64,
+        seed: u64,
+        decider: &Decider,
+        slice: Slice,
+    ) -> SocialStep {
         let mut out = SocialStep::default();
-        let count = agents.len().min(places.len());
+        let count = agents.len().min(whereabouts.at.len());
+        let covered = || (slice.offset..count).step_by(slice.stride.max(1));
         self.reservations.sweep(now_hours);
         self.cache.invalidate();
+        for index in covered() {
+            self.observe(&agents[index], whereabouts.of(index), now_hours, &mut out);
+        }
+        self.witness_hostile_acts(agents, whereabouts, count, now_hours, seed, &mut out);
+        let mut by_place: Vec<Vec<usize>> = vec![Vec::new(); whereabouts.places.len()];
         for index in 0..count {
-            self.observe(&agents[index], &places[index], now_hours, &mut out);
+            if let Some(here) = by_place.get_mut(whereabouts.index(index)) {
+                here.push(index);
+            }
         }
-        self.witness_hostile_acts(agents, places, count, now_hours, seed, &mut out);
-        let mut by_place: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (index, place) in places.iter().enumerate().take(count) {
-            by_place.entry(&place.location).or_default().push(index);
-        }
-        for initiator in 0..count {
-            if out.interactions.len() >= self.config.max_interactions_per_step {
+        for initiator in covered() {
+            if out.interactions.len() >= slice.cap {
                 break;
             }
-            let id = agents[initiator].agent.id.clone();
-            if !self.reservations.is_available(&id, now_hours) {
+            let id = &agents[initiator].agent.id;
+            if !self.reservations.is_available(id, now_hours) {
                 continue;
             }
-            let mut rng = DetRng::new(derive_seed(seed, stable_hash(&id)));
-            if rng.next_unit() >= self.profile(&id).social_initiative {
+            let mut rng = DetRng::new(derive_seed(seed, stable_hash(id)));
+            let initiative = self
+                .members
+                .get(id.as_str())
+                .map_or(SocialProfile::default().social_initiative, |m| {
+                    m.profile.social_initiative
+                });
+            if rng.next_unit() >= initiative {
                 continue;
             }
             let here = by_place
-                .get(places[initiator].location.as_str())
+                .get(whereabouts.index(initiator))
                 .map_or(&[][..], Vec::as_slice);
             let partners = self.nearest_partners(agents, initiator, here);
             if partners.is_empty() {
@@ -464,7 +572,7 @@ impl SocialFabric {
                 agents,
                 initiator,
                 &offer,
-                &places[initiator],
+                whereabouts.of(initiator),
                 now_hours,
                 draw,
                 &mut out,
@@ -543,7 +651,7 @@ impl SocialFabric {
     fn witness_hostile_acts(
         &mut self,
         agents: &mut [SimulatedAgent],
-        places: &[SocialPlace],
+        whereabouts: Whereabouts<'_>,
         count: usize,
         now_hours: f64,
         seed: u64,
@@ -569,7 +677,9 @@ impl SocialFabric {
         for (actor, act) in acts {
             let actor_id = agents[actor].agent.id.clone();
             for witness in 0..count {
-                if witness == actor || places[witness].location != places[actor].location {
+                if witness == actor
+                    || whereabouts.of(witness).location != whereabouts.of(actor).location
+                {
                     continue;
                 }
                 let stream = derive_seed(
@@ -582,7 +692,7 @@ impl SocialFabric {
                         witness,
                         &actor_id,
                         &act,
-                        &places[witness],
+                        whereabouts.of(witness),
                         now_hours,
                         out,
                     );

@@ -22,7 +22,7 @@ pub mod resolve;
 pub use advert::Offer;
 pub use fabric::{
     FabricConfig, InteractionRecord, Member, NeedNames, SocialFabric, SocialPlace, SocialProfile,
-    SocialStep,
+    SocialStep, Whereabouts,
 };
 pub use gossip::{
     Gossip, GossipConfig, GossipIntent, GossipKind, GossipReaction, Reception, RumourBook,
