@@ -24,6 +24,9 @@ mod redis_server;
 mod schema;
 #[path = "support/serve.rs"]
 mod serve;
+#[allow(dead_code)]
+#[path = "support/world_script.rs"]
+mod world_script;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

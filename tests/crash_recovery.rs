@@ -10,6 +10,8 @@
 mod redis_server;
 #[path = "support/serve.rs"]
 mod serve;
+#[path = "support/world_script.rs"]
+mod world_script;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +21,7 @@ use geppetto_storage::{SnapshotStore, StorageConfig, Zone as StoreZone};
 use redis_server::RedisServer;
 use serde_json::{Value, json};
 use serve::Serve;
+use world_script::Cast;
 
 const ZONE: &str = "village";
 const EXTRA_RESIDENTS: usize = 200;
@@ -65,49 +68,14 @@ fn world_dir(dir: &Path) -> PathBuf {
 
 /// The script: a tick at a time, players wandering, thefts, insults and gifts.
 fn script() -> Vec<String> {
-    let rooms = [
-        "square", "market", "forge", "tavern", "farm", "chapel", "lane",
-    ];
-    let kinds = ["theft", "insult", "gift", "threat"];
-    let targets = ["piet", "bjorn", "ulla", "x010", "x042", "aldo", "x117"];
-    let mut lines = Vec::new();
-    let envelope = |kind: &str, id: String, time: u64, fields: Value| {
-        let mut message = json!({"v": 1, "type": kind, "id": id, "zone": ZONE, "game_time": time});
-        if let (Value::Object(m), Value::Object(f)) = (&mut message, fields) {
-            m.extend(f);
-        }
-        message.to_string()
+    let cast = Cast {
+        rooms: &[
+            "square", "market", "forge", "tavern", "farm", "chapel", "lane",
+        ],
+        kinds: &["theft", "insult", "gift", "threat"],
+        targets: &["piet", "bjorn", "ulla", "x010", "x042", "aldo", "x117"],
     };
-    let start = 420;
-    for tick in 1..=TICKS {
-        let now = start + tick;
-        if tick % 9 == 1 {
-            let room = rooms[(tick as usize / 9) % rooms.len()];
-            lines.push(envelope(
-                "player_entered",
-                format!("p{tick}"),
-                now,
-                json!({"player": format!("player{}", tick % 3), "room": room}),
-            ));
-        }
-        if tick % 7 == 3 {
-            let i = tick as usize / 7;
-            lines.push(envelope(
-                "social_event",
-                format!("s{tick}"),
-                now,
-                json!({"kind": kinds[i % kinds.len()], "source": "vex",
-                       "target": targets[i % targets.len()], "deltas": {}}),
-            ));
-        }
-        lines.push(envelope(
-            "time_advanced",
-            format!("t{tick}"),
-            now,
-            json!({}),
-        ));
-    }
-    lines
+    world_script::script(ZONE, 1, TICKS, &cast)
 }
 
 fn config_file(dir: &Path, world: &Path, url: &str) -> PathBuf {

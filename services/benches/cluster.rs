@@ -24,6 +24,9 @@ mod redis_server;
 #[allow(dead_code)]
 #[path = "../../tests/support/serve.rs"]
 mod serve;
+#[allow(dead_code)]
+#[path = "../../tests/support/world_script.rs"]
+mod world_script;
 
 use std::time::{Duration, Instant};
 

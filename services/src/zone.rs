@@ -368,7 +368,7 @@ impl Zone {
         config: ZoneConfig,
         isolation: IsolationState,
     ) -> Result<Self, ZoneError> {
-        Self::build(world_file, profiles, sets, None, config, isolation, &[])
+        Self::over(world_file, profiles, sets, None, config, isolation, &[])
     }
 
     /// Builds a zone over a snapshot's `vocabulary`: its names keep their symbols, and names
@@ -376,40 +376,6 @@ impl Zone {
     /// the content changed (`POST /content/reload`, a restart on edited files). Residents come
     /// from `archetypes` when given, else the shipped ones.
     pub fn over(
-        world_file: &WorldFile,
-        profiles: &ProfileLibrary,
-        sets: &SetLibrary,
-        archetypes: Option<&ArchetypeLibrary>,
-        config: ZoneConfig,
-        isolation: IsolationState,
-        vocabulary: &[String],
-    ) -> Result<Self, ZoneError> {
-        Self::build(
-            world_file, profiles, sets, archetypes, config, isolation, vocabulary,
-        )
-    }
-
-    /// Builds a zone whose residents come from `archetypes` (a what-if's changed copy).
-    pub fn with_archetypes(
-        world_file: &WorldFile,
-        profiles: &ProfileLibrary,
-        sets: &SetLibrary,
-        archetypes: &ArchetypeLibrary,
-        config: ZoneConfig,
-        isolation: IsolationState,
-    ) -> Result<Self, ZoneError> {
-        Self::build(
-            world_file,
-            profiles,
-            sets,
-            Some(archetypes),
-            config,
-            isolation,
-            &[],
-        )
-    }
-
-    fn build(
         world_file: &WorldFile,
         profiles: &ProfileLibrary,
         sets: &SetLibrary,

@@ -8,9 +8,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use redis::cluster::ClusterConnection;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::redis_cluster::RedisCluster;
+use crate::world_script::{self, Cast};
 
 /// Lease TTL of the scripted instances, milliseconds.
 pub const LEASE_TTL_MS: u64 = 3_000;
@@ -50,46 +51,12 @@ pub fn worlds(dir: &Path, count: usize) -> Vec<PathBuf> {
 
 /// Zone `zone`'s world events of ticks `from..=to`: time, players wandering, thefts, insults.
 pub fn script(zone: &str, from: u64, to: u64) -> Vec<String> {
-    let rooms = ["square", "market", "forge", "tavern", "farm", "chapel"];
-    let kinds = ["theft", "insult", "gift", "threat"];
-    let targets = ["piet", "bjorn", "ulla", "aldo"];
-    let envelope = |kind: &str, id: String, time: u64, fields: Value| {
-        let mut message = json!({"v": 1, "type": kind, "id": id, "zone": zone, "game_time": time});
-        if let (Value::Object(m), Value::Object(f)) = (&mut message, fields) {
-            m.extend(f);
-        }
-        message.to_string()
+    let cast = Cast {
+        rooms: &["square", "market", "forge", "tavern", "farm", "chapel"],
+        kinds: &["theft", "insult", "gift", "threat"],
+        targets: &["piet", "bjorn", "ulla", "aldo"],
     };
-    let mut lines = Vec::new();
-    for tick in from..=to {
-        let now = 420 + tick;
-        if tick % 9 == 1 {
-            let room = rooms[(tick as usize / 9) % rooms.len()];
-            lines.push(envelope(
-                "player_entered",
-                format!("p{tick}"),
-                now,
-                json!({"player": format!("player{}", tick % 3), "room": room}),
-            ));
-        }
-        if tick % 7 == 3 {
-            let i = tick as usize / 7;
-            lines.push(envelope(
-                "social_event",
-                format!("s{tick}"),
-                now,
-                json!({"kind": kinds[i % kinds.len()], "source": "vex",
-                       "target": targets[i % targets.len()], "deltas": {}}),
-            ));
-        }
-        lines.push(envelope(
-            "time_advanced",
-            format!("t{tick}"),
-            now,
-            json!({}),
-        ));
-    }
-    lines
+    world_script::script(zone, from, to, &cast)
 }
 
 /// How an instance's config differs.
