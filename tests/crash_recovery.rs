@@ -178,22 +178,7 @@ fn newer(a: &str, b: &str) -> bool {
 /// The intents stream with duplicates (same id) dropped, first occurrence kept; a duplicate
 /// must repeat its first occurrence exactly.
 fn deduplicated_intents(server: &RedisServer) -> Vec<String> {
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
-    let mut order = Vec::new();
-    for body in server.bodies(&format!("geppetto:{{{ZONE}}}:intents")) {
-        let id = serde_json::from_str::<Value>(&body).expect("json")["id"]
-            .as_str()
-            .expect("intent id")
-            .to_owned();
-        match seen.get(&id) {
-            Some(first) => assert_eq!(first, &body, "a re-emitted intent is identical"),
-            None => {
-                seen.insert(id, body.clone());
-                order.push(body);
-            }
-        }
-    }
-    order
+    world_script::deduplicated(server.bodies(&format!("geppetto:{{{ZONE}}}:intents")))
 }
 
 /// The payload of the zone's newest snapshot.

@@ -192,22 +192,8 @@ pub fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool)
 /// `zone`'s intents with duplicates (same id) dropped, first occurrence kept; a duplicate must
 /// repeat its first occurrence exactly.
 pub fn deduplicated_intents(connection: &mut ClusterConnection, zone: &str) -> Vec<String> {
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
-    let mut order = Vec::new();
-    for (_, body, _) in entries(connection, &format!("geppetto:{{{zone}}}:intents")) {
-        let id = serde_json::from_str::<Value>(&body).expect("json")["id"]
-            .as_str()
-            .expect("intent id")
-            .to_owned();
-        match seen.get(&id) {
-            Some(first) => assert_eq!(first, &body, "a re-emitted intent is identical"),
-            None => {
-                seen.insert(id, body.clone());
-                order.push(body);
-            }
-        }
-    }
-    order
+    let stream = entries(connection, &format!("geppetto:{{{zone}}}:intents"));
+    world_script::deduplicated(stream.into_iter().map(|(_, body, _)| body))
 }
 
 /// `geppetto cluster status --json`.

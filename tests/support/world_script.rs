@@ -1,5 +1,8 @@
 //! Scripted world events for the end-to-end tests and benchmarks: a tick at a time, players
-//! wandering from room to room, and thefts, insults, gifts and threats by Vex.
+//! wandering from room to room, and thefts, insults, gifts and threats by Vex; and the intent
+//! stream they yield, read back with duplicates dropped.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
@@ -53,4 +56,25 @@ pub fn script(zone: &str, from: u64, to: u64, cast: &Cast) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// An intent stream's `bodies` with duplicates (same id) dropped, first occurrence kept; a
+/// duplicate must repeat its first occurrence exactly (a re-emitted intent is identical).
+pub fn deduplicated(bodies: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut order = Vec::new();
+    for body in bodies {
+        let id = serde_json::from_str::<Value>(&body).expect("json")["id"]
+            .as_str()
+            .expect("intent id")
+            .to_owned();
+        match seen.get(&id) {
+            Some(first) => assert_eq!(first, &body, "a re-emitted intent is identical"),
+            None => {
+                seen.insert(id, body.clone());
+                order.push(body);
+            }
+        }
+    }
+    order
 }
