@@ -11,7 +11,7 @@ use std::borrow::Borrow;
 use crate::agent::Agent;
 use crate::contention::{self, Preference, PreferenceLists};
 use crate::rng::{DetRng, derive_seed, stable_hash};
-use crate::scoring::{Candidate, Ineligible, ScoringView, sort_by_utility};
+use crate::scoring::{Candidate, Ineligible, ScoringView, SymbolEntry, sort_by_utility};
 use crate::selection::{self, Pick};
 use crate::spatial::ProviderGrid;
 use crate::tuning::Tuning;
@@ -54,6 +54,16 @@ pub struct BatchDecision {
 /// exactly what [`Decider::decide`] picks with this seed.
 pub fn batch_agent_seed(seed: u64, agent_id: &str) -> u64 {
     derive_seed(seed, stable_hash(agent_id))
+}
+
+/// Buffers reused from one agent's scoring to the next.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    table: Vec<SymbolEntry>,
+    nearby: Vec<u32>,
+    scored: Vec<Candidate>,
+    /// The last agent's eligible candidates by descending utility.
+    pub(crate) ranked: Vec<Candidate>,
 }
 
 /// The decision engine, configured with a tuning and optional profile weights.
@@ -164,6 +174,34 @@ impl Decider {
         }
     }
 
+    /// Scores `agent` over the providers `grid` finds near it into `scratch.ranked` (by
+    /// descending utility) and picks from them with `rng`: the pick [`Decider::decide`] makes
+    /// from the same stream, since every provider the grid leaves out fails a gate.
+    pub(crate) fn pick_near(
+        &self,
+        agent: &Agent,
+        world: &World,
+        grid: &ProviderGrid,
+        rng: &mut DetRng,
+        scratch: &mut Scratch,
+    ) -> Option<Pick> {
+        let view = ScoringView::new(
+            &mut scratch.table,
+            agent,
+            &world.contexts,
+            &self.tuning,
+            &self.consideration_weights,
+            rng,
+        );
+        grid.near(&agent.position, &mut scratch.nearby);
+        scratch.scored.clear();
+        let indices = scratch.nearby.iter().map(|&index| index as usize);
+        view.evaluate_providers(world, indices, &self.tuning, &mut scratch.scored, None);
+        scratch.ranked.clear();
+        sort_by_utility(&scratch.scored, &mut scratch.ranked);
+        selection::pick(&scratch.ranked, &self.tuning, rng)
+    }
+
     fn preferences<A: Borrow<Agent>>(
         &self,
         agents: &[A],
@@ -173,28 +211,13 @@ impl Decider {
     ) -> PreferenceLists {
         let keep = self.tuning.reconciliation_top_k.max(1);
         let mut lists = PreferenceLists::with_capacity(agents.len(), keep);
-        let mut nearby = Vec::new();
-        let mut scored = Vec::new();
-        let mut ranked = Vec::new();
-        let mut table = Vec::new();
+        let mut scratch = Scratch::default();
         for agent in agents {
             let agent = agent.borrow();
             let mut rng = DetRng::new(batch_agent_seed(seed, &agent.id));
-            let view = ScoringView::new(
-                &mut table,
-                agent,
-                &world.contexts,
-                &self.tuning,
-                &self.consideration_weights,
-                &mut rng,
-            );
-            grid.near(&agent.position, &mut nearby);
-            scored.clear();
-            let indices = nearby.iter().map(|&index| index as usize);
-            view.evaluate_providers(world, indices, &self.tuning, &mut scored, None);
-            ranked.clear();
-            sort_by_utility(&scored, &mut ranked);
-            if let Some(pick) = selection::pick(&ranked, &self.tuning, &mut rng) {
+            let picked = self.pick_near(agent, world, grid, &mut rng, &mut scratch);
+            let ranked = &scratch.ranked;
+            if let Some(pick) = picked {
                 let as_preference = |c: &Candidate| Preference {
                     provider: c.provider,
                     action: c.action,

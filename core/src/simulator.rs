@@ -44,7 +44,7 @@ use crate::affect::{AffectEvent, AffectModel, AffectState};
 use crate::agent::{Agent, lookup};
 use crate::bark::{self, BarkMemory, BarkTemplate};
 use crate::consideration::Updater;
-use crate::decider::Decider;
+use crate::decider::{Decider, Scratch};
 use crate::goals::{GoalBook, GoalEvent};
 use crate::planner::PlannerConfig;
 use crate::reactive::{SetState, UtilitySet};
@@ -52,6 +52,7 @@ use crate::rng::DetRng;
 use crate::rng::{derive_seed, stable_hash};
 use crate::schedule::ScheduleLayer;
 use crate::scoring::{Breakdown, Candidate};
+use crate::spatial::ProviderGrid;
 use crate::vocabulary::{Symbol, Vocabulary};
 use crate::wellbeing::{Wellbeing, WellbeingConfig};
 use crate::world::{AdvertisedAction, World};
@@ -723,7 +724,8 @@ impl Simulator {
         match stage {
             Stage::Idle => self.start_next(agent, &request, seed, &mut result.events),
             Stage::Continuing => {
-                self.consider_preemption(agent, &request, derive_seed(seed, 2), &mut result.events);
+                let seed = derive_seed(seed, 2);
+                self.consider_preemption(agent, &request, seed, &mut None, &mut result.events);
             }
             Stage::Settled => {}
         }
@@ -830,6 +832,7 @@ impl Simulator {
                 results[index].events.push(event);
             }
         }
+        let mut near = None;
         for (index, agent) in agents.iter_mut().enumerate() {
             if stages[index] != Stage::Continuing {
                 continue;
@@ -837,7 +840,8 @@ impl Simulator {
             let request = TickRequest::full(now_hours, world);
             let from = results[index].events.len();
             let preemption_seed = derive_seed(zone_agent_seed(seed, agent), 2);
-            self.consider_preemption(agent, &request, preemption_seed, &mut results[index].events);
+            let events = &mut results[index].events;
+            self.consider_preemption(agent, &request, preemption_seed, &mut near, events);
             apply_occupancy(world, &results[index].events[from..]);
         }
         results
@@ -1320,11 +1324,15 @@ impl Simulator {
         }
     }
 
+    /// `near` holds a grid of every provider and scoring buffers, built by the first agent
+    /// that needs them and reused by the next (positions and radii do not change within a
+    /// tick; occupancy does, so the grid keeps full providers too).
     fn consider_preemption(
         &self,
         agent: &mut SimulatedAgent,
         request: &TickRequest<'_>,
         seed: u64,
+        near: &mut Option<(ProviderGrid, Scratch)>,
         events: &mut Vec<SimEvent>,
     ) {
         let Some(running) = agent.running.as_ref() else {
@@ -1342,11 +1350,19 @@ impl Simulator {
         {
             return;
         }
-        let decision = self.decider.decide(&agent.agent, request.world, seed);
-        let Some(candidate) = decision.selected else {
+        let world = request.world;
+        let (grid, scratch) =
+            near.get_or_insert_with(|| (ProviderGrid::of_all(world), Scratch::default()));
+        let mut rng = DetRng::new(seed);
+        let Some(pick) = self
+            .decider
+            .pick_near(&agent.agent, world, grid, &mut rng, scratch)
+        else {
             return;
         };
-        let world = request.world;
+        let Some(candidate) = scratch.ranked.get(pick.index).copied() else {
+            return;
+        };
         let replacement = &world.providers[candidate.provider];
         let same = replacement.id == running.provider
             && replacement.actions[candidate.action].id == running.action.id;

@@ -35,12 +35,22 @@ struct Member {
 }
 
 impl ProviderGrid {
+    /// A grid of the providers with a free slot now (valid while no slot frees up).
     pub(crate) fn new(world: &World) -> Self {
+        Self::build(world, true)
+    }
+
+    /// A grid of every provider with actions, full or not (valid while occupancy changes).
+    pub(crate) fn of_all(world: &World) -> Self {
+        Self::build(world, false)
+    }
+
+    fn build(world: &World, only_free: bool) -> Self {
         let mut bounded: Vec<Member> = Vec::new();
         let mut unbounded = Vec::new();
         let mut reach: f64 = 0.0;
         for (index, provider) in world.providers.iter().enumerate() {
-            if provider.free_slots() == 0 || provider.actions.is_empty() {
+            if (only_free && provider.free_slots() == 0) || provider.actions.is_empty() {
                 continue;
             }
             let index = u32::try_from(index).unwrap_or(u32::MAX);

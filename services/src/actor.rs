@@ -9,7 +9,7 @@
 use actix::{Actor, Addr, Arbiter, Context, Handler, Message, MessageResult};
 
 use crate::bus::envelope::WorldMessage;
-use crate::tiers::Tier;
+pub use crate::zone::ZoneStatus;
 use crate::zone::{Zone, ZoneOutput};
 
 /// The actor owning one zone.
@@ -21,11 +21,12 @@ impl Actor for ZoneActor {
     type Context = Context<Self>;
 }
 
-/// Apply world messages in order; answers the outputs.
+/// Apply world messages in order; answers the outputs and the zone's status after them (one
+/// round trip per batch).
 struct Apply(Vec<WorldMessage>);
 
 impl Message for Apply {
-    type Result = ZoneOutput;
+    type Result = (ZoneOutput, ZoneStatus);
 }
 
 impl Handler<Apply> for ZoneActor {
@@ -36,7 +37,7 @@ impl Handler<Apply> for ZoneActor {
         for world_message in &message.0 {
             self.zone.apply(world_message, &mut out);
         }
-        MessageResult(out)
+        MessageResult((out, self.zone.status()))
     }
 }
 
@@ -63,23 +64,6 @@ where
     }
 }
 
-/// A summary of a zone for the service loop, metrics and the admin API.
-#[derive(Clone, Debug, Default)]
-pub struct ZoneStatus {
-    /// Game time in ticks.
-    pub game_time: u64,
-    /// Ticks run.
-    pub tick: u64,
-    /// NPCs per tier.
-    pub tiers: Vec<(Tier, usize)>,
-    /// Tick durations since the last status, milliseconds.
-    pub tick_durations_ms: Vec<f64>,
-    /// NPCs held back by isolation.
-    pub held: usize,
-    /// Rooms holding a player, by id.
-    pub rooms_with_players: std::collections::BTreeSet<String>,
-}
-
 /// The actor is gone (its arbiter stopped).
 #[derive(Debug, thiserror::Error)]
 #[error("zone `{0}` is not running")]
@@ -94,8 +78,11 @@ pub struct ZoneHandle {
 }
 
 impl ZoneHandle {
-    /// Applies world messages in order and returns the outputs.
-    pub async fn apply(&self, messages: Vec<WorldMessage>) -> Result<ZoneOutput, ZoneGone> {
+    /// Applies world messages in order and returns the outputs and the status after them.
+    pub async fn apply(
+        &self,
+        messages: Vec<WorldMessage>,
+    ) -> Result<(ZoneOutput, ZoneStatus), ZoneGone> {
         self.addr
             .send(Apply(messages))
             .await
@@ -115,15 +102,7 @@ impl ZoneHandle {
 
     /// The zone's status (drains its measured tick durations).
     pub async fn status(&self) -> Result<ZoneStatus, ZoneGone> {
-        self.with(|zone| ZoneStatus {
-            game_time: zone.game_time,
-            tick: zone.tick,
-            tiers: zone.tier_counts().into_iter().collect(),
-            tick_durations_ms: std::mem::take(&mut zone.tick_durations_ms),
-            held: zone.held_npcs().len(),
-            rooms_with_players: zone.rooms_with_players(),
-        })
-        .await
+        self.with(Zone::status).await
     }
 }
 

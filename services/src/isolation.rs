@@ -58,6 +58,11 @@ impl Isolation {
         Self { config, state }
     }
 
+    /// Whether any NPC or archetype is held at all (the common answer is no, and it is cheap).
+    pub fn holds_any(&self) -> bool {
+        !(self.state.demoted_npcs.is_empty() && self.state.demoted_archetypes.is_empty())
+    }
+
     /// Whether `npc` (of `archetype`) is held back from updates.
     pub fn is_held(&self, npc: &str, archetype: Option<&str>) -> bool {
         self.state.demoted_npcs.contains(npc)

@@ -88,11 +88,11 @@ pub struct RoomsWithPlayers {
 }
 
 /// One zone's occupied rooms and game time.
-type ZonePresence = (BTreeSet<String>, u64);
+type ZonePresence = (Arc<BTreeSet<String>>, u64);
 
 impl RoomsWithPlayers {
     /// Records `zone`'s occupied rooms and game time.
-    pub fn update(&self, zone: &str, rooms: BTreeSet<String>, game_time: u64) {
+    pub fn update(&self, zone: &str, rooms: Arc<BTreeSet<String>>, game_time: u64) {
         if let Ok(mut zones) = self.zones.write() {
             zones.insert(zone.to_owned(), (rooms, game_time));
         }

@@ -450,7 +450,7 @@ pub async fn run_zone(
             .zip(&accepted)
             .map(|(m, &index)| (m.header.id.clone(), index))
             .collect();
-        let output = zone.apply(messages).await?;
+        let (output, status) = zone.apply(messages).await?;
         for refusal in &output.refused {
             tracing::warn!(zone = %name, id = %refusal.id, reason = %refusal.reason, "world event refused by the zone");
             let delivery = sources
@@ -468,7 +468,6 @@ pub async fn run_zone(
             stats.dead_lettered += 1;
         }
         stats.applied += count - output.refused.len() as u64;
-        let status = zone.status().await?;
         if let Some(llm) = &llm {
             // Presence first, so the delivery guard already sees this batch's rooms; then one
             // budget refill per batch (the tick boundary the seams can see) and the requests.

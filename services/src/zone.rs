@@ -146,6 +146,9 @@ pub struct NpcMeta {
     pub current_intent: Option<(String, IntentKind)>,
     /// Id sequence within the current tick.
     seq: (u64, u32),
+    /// `stable_hash` of its id, which staggers its steps and seeds its decisions (kept: the
+    /// id never changes).
+    id_hash: u64,
     /// Its most recent decisions, oldest first (at most `tick.decision_trace_len`).
     pub decisions: VecDeque<DecisionTrace>,
 }
@@ -259,12 +262,42 @@ pub struct Zone {
     running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
     /// The world's providers by id while a tick's events are emitted (see `provider_position`).
     provider_index: Option<ProviderIndex>,
+    /// What [`Zone::status`] computed and still holds (cleared where it changes).
+    derived: Derived,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
     /// Where the load generator collects every tick duration, milliseconds (None in service).
     pub tick_sink: Option<Arc<std::sync::Mutex<Vec<f64>>>>,
     #[cfg(feature = "fault-injection")]
     faults: BTreeMap<String, Fault>,
+}
+
+/// A summary of a zone for the service loop, metrics and the admin API, answered with every
+/// applied batch.
+#[derive(Clone, Debug, Default)]
+pub struct ZoneStatus {
+    /// Game time in ticks.
+    pub game_time: u64,
+    /// Ticks run.
+    pub tick: u64,
+    /// NPCs per tier.
+    pub tiers: Vec<(Tier, usize)>,
+    /// Tick durations since the last status, milliseconds.
+    pub tick_durations_ms: Vec<f64>,
+    /// NPCs held back by isolation.
+    pub held: usize,
+    /// Rooms holding a player, by id (shared: rebuilt only when a player moves).
+    pub rooms_with_players: Arc<BTreeSet<String>>,
+}
+
+/// The parts of a [`ZoneStatus`] that cost a pass over every NPC or room, kept until what
+/// they count changes (NPCs' tiers or membership; players' rooms).
+#[derive(Clone, Debug, Default)]
+struct Derived {
+    tiers: Option<Vec<(Tier, usize)>>,
+    rooms_with_players: Option<Arc<BTreeSet<String>>>,
+    /// The NPCs in each room, by index in ascending order (who witnesses what happens there).
+    roster: Option<Vec<Vec<usize>>>,
 }
 
 /// The zone's outputs, in publication order.
@@ -481,6 +514,7 @@ impl Zone {
             running_by_provider: None,
             provider_index: None,
             perceive_said: true,
+            derived: Derived::default(),
             tick_durations_ms: Vec::new(),
             tick_sink: None,
             #[cfg(feature = "fault-injection")]
@@ -664,6 +698,8 @@ impl Zone {
             .as_deref()
             .and_then(|name| self.archetypes.get(name).map(|c| (name, &c.spec)));
         self.social.join(&simulated.agent.id, profile);
+        self.derived.tiers = None;
+        self.derived.roster = None;
         self.agents.insert(index, simulated);
         self.meta.insert(
             index,
@@ -674,10 +710,34 @@ impl Zone {
                 tier: NpcTier::new(tier),
                 current_intent: None,
                 seq: (u64::MAX, 0),
+                id_hash: stable_hash(&self.agents[index].agent.id),
                 decisions: VecDeque::new(),
             },
         );
         Ok(())
+    }
+
+    /// NPC `index` is now in `room`.
+    fn move_npc(&mut self, index: usize, room: usize) {
+        if self.meta[index].room != room {
+            self.meta[index].room = room;
+            self.derived.roster = None;
+        }
+    }
+
+    /// The NPCs in `room`, by index.
+    fn npcs_in(&mut self, room: usize) -> &[usize] {
+        let (meta, rooms) = (&self.meta, self.room_names.len());
+        let roster = self.derived.roster.get_or_insert_with(|| {
+            let mut roster = vec![Vec::new(); rooms];
+            for (index, meta) in meta.iter().enumerate() {
+                if let Some(members) = roster.get_mut(meta.room) {
+                    members.push(index);
+                }
+            }
+            roster
+        });
+        roster.get(room).map_or(&[], Vec::as_slice)
     }
 
     fn next_id(&mut self, index: usize) -> String {
@@ -745,11 +805,13 @@ impl Zone {
             WorldEvent::PlayerEntered { player, room } => match self.rooms.room(room) {
                 Some(room) => {
                     self.presence.player_entered(&self.rooms, player, room);
+                    self.derived.rooms_with_players = None;
                 }
                 None => refuse(out, "room", format!("unknown room `{room}`")),
             },
             WorldEvent::PlayerLeft { player } => {
                 self.presence.player_left(&self.rooms, player);
+                self.derived.rooms_with_players = None;
             }
             WorldEvent::NpcSpawned { npc } => match self.spawn_from_record("npc", npc) {
                 Ok(index) => {
@@ -888,11 +950,8 @@ impl Zone {
                     }
                     // Whoever is in the room sees a hostile act first-hand (and will talk).
                     let room = self.meta[index].room;
-                    let witnesses: Vec<usize> = (0..self.agents.len())
-                        .filter(|&i| {
-                            self.meta[i].room == room && self.agents[i].agent.id != *source
-                        })
-                        .collect();
+                    let mut witnesses = self.npcs_in(room).to_vec();
+                    witnesses.retain(|&i| self.agents[i].agent.id != *source);
                     let place = self.social_place(index);
                     let seen = self.social.witness(
                         &mut self.agents,
@@ -1100,11 +1159,33 @@ impl Zone {
     }
 
     /// The rooms holding a player now, by id.
-    pub fn rooms_with_players(&self) -> BTreeSet<String> {
-        (0..self.room_names.len())
-            .filter(|room| self.presence.player_in(*room))
-            .map(|room| room_key(&self.room_names, room).to_owned())
-            .collect()
+    pub fn rooms_with_players(&mut self) -> Arc<BTreeSet<String>> {
+        let (presence, names) = (&self.presence, &self.room_names);
+        let rooms = self.derived.rooms_with_players.get_or_insert_with(|| {
+            Arc::new(
+                (0..names.len())
+                    .filter(|room| presence.player_in(*room))
+                    .map(|room| room_key(names, room).to_owned())
+                    .collect(),
+            )
+        });
+        Arc::clone(rooms)
+    }
+
+    /// The zone's status; drains the tick durations measured since the last one.
+    pub fn status(&mut self) -> ZoneStatus {
+        ZoneStatus {
+            game_time: self.game_time,
+            tick: self.tick,
+            tiers: self.tier_counts(),
+            tick_durations_ms: std::mem::take(&mut self.tick_durations_ms),
+            held: if self.isolation.holds_any() {
+                self.held_npcs().len()
+            } else {
+                0
+            },
+            rooms_with_players: self.rooms_with_players(),
+        }
     }
 
     /// Brings every NPC (not held by isolation) from now to game time `to` in one analytic
@@ -1148,7 +1229,7 @@ impl Zone {
                 .and_then(|s| s.location_at(&self.world, to_hours))
                 .and_then(|place| self.providers.get(&place));
             if let Some(place) = place {
-                self.meta[index].room = place.room;
+                self.move_npc(index, place.room);
             }
             let failed: Vec<SimEvent> = report
                 .events
@@ -1308,6 +1389,8 @@ impl Zone {
             );
         }
         self.release_running(index);
+        self.derived.tiers = None;
+        self.derived.roster = None;
         self.agents.remove(index);
         self.meta.remove(index);
         if self.spawned.remove(npc).is_none() {
@@ -1340,32 +1423,32 @@ impl Zone {
             tracing::debug_span!("tick", zone = %self.name, tick, game_time = self.game_time)
                 .entered();
         let mut zone_seq = 0u32;
-        // 1. Tiers.
+        // 1. Tiers. Every NPC steps towards its room's tier; promotions out of Background (a
+        // catch-up each) are limited per tick and go to those near a player first (Active
+        // targets, then Nearby), by id.
+        let hysteresis = self.config.tiers.demotion_hysteresis_ticks;
         let mut promotions_left = self.config.tiers.catch_up_per_tick;
         let mut tier_events = Vec::new();
-        // Catch-up goes to those near a player first (Active targets, then Nearby), by id.
-        let mut order: Vec<(std::cmp::Reverse<Tier>, usize)> = (0..self.agents.len())
-            .map(|index| {
-                (
-                    std::cmp::Reverse(self.presence.room_tier(self.meta[index].room)),
-                    index,
-                )
-            })
-            .collect();
-        order.sort();
-        for (std::cmp::Reverse(target), index) in order {
-            let current = self.meta[index].tier.tier;
-            let may_promote = current != Tier::Background || promotions_left > 0;
-            if let Some(new) = self.meta[index].tier.step(
-                target,
-                may_promote,
-                self.config.tiers.demotion_hysteresis_ticks,
-            ) {
-                if current == Tier::Background && new > current {
-                    promotions_left -= 1;
-                }
+        let mut catching_up: Vec<(std::cmp::Reverse<Tier>, usize)> = Vec::new();
+        for (index, meta) in self.meta.iter_mut().enumerate() {
+            let target = self.presence.room_tier(meta.room);
+            let current = meta.tier.tier;
+            if current == Tier::Background && target > current {
+                catching_up.push((std::cmp::Reverse(target), index));
+            } else if let Some(new) = meta.tier.step(target, true, hysteresis) {
                 tier_events.push((index, current, new));
             }
+        }
+        catching_up.sort_unstable();
+        for (std::cmp::Reverse(target), index) in catching_up {
+            let tier = &mut self.meta[index].tier;
+            if let Some(new) = tier.step(target, promotions_left > 0, hysteresis) {
+                promotions_left -= 1;
+                tier_events.push((index, Tier::Background, new));
+            }
+        }
+        if !tier_events.is_empty() {
+            self.derived.tiers = None;
         }
         tier_events.sort_by_key(|(index, _, _)| *index);
         for (index, from, to) in tier_events {
@@ -1381,8 +1464,9 @@ impl Zone {
                 },
             );
         }
-        // 2. Who is due, in priority order (Active by closeness to a player, then id).
-        let mut due: Vec<(usize, Tier)> = Vec::new();
+        // 2. Who is due, in priority order: by tier (Active first), those in a room with a
+        // player first, then by id.
+        let mut due: Vec<(std::cmp::Reverse<Tier>, bool, usize)> = Vec::new();
         for index in 0..self.agents.len() {
             let meta = &self.meta[index];
             let id = &self.agents[index].agent.id;
@@ -1398,14 +1482,12 @@ impl Zone {
                 Tier::Nearby => self.config.tiers.nearby_every_ticks.max(1),
                 Tier::Background => self.config.tiers.background_every_ticks.max(1),
             };
-            if every == 1 || tick.wrapping_add(stable_hash(id)).is_multiple_of(every) {
-                due.push((index, tier));
+            if every == 1 || tick.wrapping_add(meta.id_hash).is_multiple_of(every) {
+                let with_player = self.presence.player_in(meta.room);
+                due.push((std::cmp::Reverse(tier), !with_player, index));
             }
         }
-        due.sort_by_key(|&(index, tier)| {
-            let with_player = self.presence.player_in(self.meta[index].room);
-            (std::cmp::Reverse(tier), !with_player, index)
-        });
+        due.sort_unstable();
         // 3. Prepare each due NPC in isolation, under the governor.
         let zone_seed = derive_seed(self.seed, tick);
         let mut prepared: Vec<Prepared> = (0..self.agents.len())
@@ -1421,7 +1503,7 @@ impl Zone {
         let mut failures = Vec::new();
         let mut processed = 0usize;
         let mut isolation_changed = false;
-        for &(index, tier) in &due {
+        for &(std::cmp::Reverse(tier), _, index) in &due {
             let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
             let id = &self.agents[index].agent.id;
             let verdict = match &self.governor_script {
@@ -1453,7 +1535,8 @@ impl Zone {
             #[cfg(feature = "fault-injection")]
             let (fault, id) = (self.faults.get(id).copied(), id.clone());
             let agent = &mut self.agents[index];
-            let seed = geppetto_core::zone_agent_seed(zone_seed, agent);
+            // `zone_agent_seed`, with the id's hash kept.
+            let seed = derive_seed(zone_seed, self.meta[index].id_hash);
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 #[cfg(feature = "fault-injection")]
                 match fault {
@@ -1485,7 +1568,7 @@ impl Zone {
         // the rest stay idle and decide next tick (a count, so deterministic: no log needed).
         let cap = self.config.tick.max_decisions_per_tick.max(1);
         let mut deciding = 0usize;
-        for &(index, _) in &due {
+        for &(_, _, index) in &due {
             if prepared[index].stage == Stage::Idle && self.agents[index].queue.is_empty() {
                 deciding += 1;
                 if deciding > cap {
@@ -1723,7 +1806,7 @@ impl Zone {
                                 provider: provider.clone(),
                             },
                         );
-                        self.meta[index].room = provider_room;
+                        self.move_npc(index, provider_room);
                     }
                     let (duration_hours, tags) = self.agents[index]
                         .running
@@ -2022,14 +2105,18 @@ impl Zone {
         );
     }
 
-    /// NPC ids per tier.
-    pub fn tier_counts(&self) -> BTreeMap<Tier, usize> {
-        let mut counts =
-            BTreeMap::from([(Tier::Background, 0), (Tier::Nearby, 0), (Tier::Active, 0)]);
-        for meta in &self.meta {
-            *counts.entry(meta.tier.tier).or_insert(0) += 1;
-        }
-        counts
+    /// How many NPCs each tier holds (Background, Nearby, Active).
+    pub fn tier_counts(&mut self) -> Vec<(Tier, usize)> {
+        let meta = &self.meta;
+        self.derived
+            .tiers
+            .get_or_insert_with(|| {
+                [Tier::Background, Tier::Nearby, Tier::Active]
+                    .into_iter()
+                    .map(|tier| (tier, meta.iter().filter(|m| m.tier.tier == tier).count()))
+                    .collect()
+            })
+            .clone()
     }
 
     /// The ids of NPCs held back by isolation.
@@ -2628,7 +2715,7 @@ pub(crate) mod tests {
         advance(&mut zone, 60);
         let market = zone.rooms.room("market").expect("market");
         let piet = zone.npc_index("piet").expect("piet");
-        zone.meta[piet].room = market;
+        zone.move_npc(piet, market);
         let witnesses: Vec<String> = (0..zone.agents.len())
             .filter(|&i| zone.meta[i].room == market && zone.agents[i].agent.id != "vex")
             .map(|i| zone.agents[i].agent.id.clone())
@@ -2768,14 +2855,15 @@ pub(crate) mod tests {
     #[test]
     fn tiers_follow_the_player_with_hysteresis() {
         let mut zone = village();
-        assert_eq!(zone.tier_counts().get(&Tier::Active), Some(&0));
+        assert!(zone.tier_counts().contains(&(Tier::Active, 0)));
         enter(&mut zone, "woods");
         advance(&mut zone, 1);
         let wren = zone.npc_index("wren").expect("wren");
         let bram = zone.npc_index("bram").expect("bram");
         assert_eq!(zone.meta[wren].tier.tier, Tier::Active);
         assert_eq!(zone.meta[bram].tier.tier, Tier::Background);
-        zone.meta[wren].room = zone.rooms.room("woods").expect("room");
+        let woods = zone.rooms.room("woods").expect("room");
+        zone.move_npc(wren, woods);
         enter(&mut zone, "square");
         advance(&mut zone, 2);
         assert_eq!(

@@ -1,8 +1,10 @@
 //! The in-process bus, the embedded default: one bounded log per zone stream in memory, with
 //! consumer-group cursors, so the embedded service and the demo run with no external server.
 //!
-//! A stream holds at most `capacity` messages; publishing to a full stream drops its oldest
-//! message and counts the drop (the same bound `MAXLEN` gives on Redis). Delivery is at most
+//! A stream holds at most `capacity` messages; publishing to a full stream trims its oldest
+//! message (the same bound `MAXLEN` gives on Redis), and counts it as dropped when a consumer
+//! group of the stream had not read it yet (trimming what every reader has seen loses
+//! nothing; a stream nobody reads is only retention). Delivery is at most
 //! once per group within the process (acks are accepted and ignored): the in-process bus does
 //! not survive a restart, so there is nothing to redeliver.
 
@@ -81,9 +83,12 @@ impl EventBus for InProcessBus {
             let mut streams = self.inner.lock();
             let entry = streams.entry((zone.to_owned(), stream)).or_default();
             if entry.messages.len() >= self.inner.capacity {
+                let trimmed = entry.first;
                 entry.messages.pop_front();
                 entry.first += 1;
-                self.inner.dropped.fetch_add(1, Ordering::Relaxed);
+                if entry.cursors.values().any(|&next| next <= trimmed) {
+                    self.inner.dropped.fetch_add(1, Ordering::Relaxed);
+                }
             }
             entry.messages.push_back(Arc::from(body));
         }
@@ -98,6 +103,12 @@ impl EventBus for InProcessBus {
         group: &'a str,
         _consumer: &'a str,
     ) -> BusFuture<'a, Box<dyn Consumer>> {
+        // The group reads from the oldest message held (as `XGROUP CREATE … 0` would).
+        let mut streams = self.inner.lock();
+        let entry = streams.entry((zone.to_owned(), stream)).or_default();
+        let first = entry.first;
+        entry.cursors.entry(group.to_owned()).or_insert(first);
+        drop(streams);
         let consumer = InProcessConsumer {
             inner: Arc::clone(&self.inner),
             key: (zone.to_owned(), stream),
@@ -188,9 +199,14 @@ mod tests {
     fn groups_read_in_order_and_full_streams_drop_the_oldest() {
         runtime().block_on(async {
             let bus = InProcessBus::new(3);
+            let mut a = bus
+                .consumer("z", StreamKind::Intents, "g", "c")
+                .await
+                .expect("consumer");
             for i in 0..5 {
                 bus.publish("z", StreamKind::Intents, format!("m{i}"));
             }
+            // m0 and m1 were trimmed before group g read them.
             assert_eq!(
                 bus.stats(),
                 BusStats {
@@ -199,15 +215,17 @@ mod tests {
                     fenced: 0,
                 }
             );
-            let mut a = bus
-                .consumer("z", StreamKind::Intents, "g", "c")
-                .await
-                .expect("consumer");
             let batch = a.next_batch(2, Duration::ZERO).await.expect("batch");
             let bodies: Vec<_> = batch.iter().map(|d| d.body.as_str()).collect();
             assert_eq!(bodies, ["m2", "m3"]);
             let rest = a.next_batch(10, Duration::ZERO).await.expect("batch");
             assert_eq!(rest.len(), 1);
+            // Trimming what every group has read, or a stream no group reads, drops nothing.
+            bus.publish("z", StreamKind::Intents, "m5".into());
+            for i in 0..5 {
+                bus.publish("z", StreamKind::Story, format!("s{i}"));
+            }
+            assert_eq!(bus.stats().dropped, 2);
             let mut other = bus
                 .consumer("z", StreamKind::Intents, "g2", "c")
                 .await

@@ -23,7 +23,7 @@ use geppetto_core::vocabulary::VocabularyMismatch;
 use geppetto_core::world::World;
 use serde::{Deserialize, Serialize};
 
-use super::{DecisionTrace, IntentKind, Zone, ZoneError};
+use super::{DecisionTrace, Derived, IntentKind, Zone, ZoneError};
 use crate::governor::Governor;
 use crate::isolation::IsolationState;
 use crate::tiers::{NpcTier, Presence};
@@ -250,6 +250,7 @@ impl Zone {
         fresh.governor.adopt_state(saved.governor);
         fresh.isolation.state = saved.isolation;
         fresh.social.adopt_state(saved.fabric, saved.detector);
+        fresh.derived = Derived::default();
         Ok(fresh)
     }
 }
