@@ -512,9 +512,10 @@ pub struct AgentTick {
 pub enum Stage {
     /// Nothing runs: it needs a queue entry or a decision.
     Idle,
-    /// An action runs on from an earlier tick: it may be preempted.
+    /// An action runs on from an earlier tick while a need is critical: it may be preempted.
     Continuing,
-    /// Nothing more to do this tick (simplified, just started, or held by a reactive set).
+    /// Nothing more to do this tick (simplified, just started, held by a reactive set, or
+    /// running on with no need critical).
     Settled,
 }
 
@@ -979,11 +980,13 @@ impl Simulator {
             }
         }
         let held = self.run_reactive(agent, request, derive_seed(seed, 3), &mut events);
+        // Only a critical need can preempt a running action; asked here, while the agent's
+        // considerations are fresh in cache, instead of in a second pass over every agent.
         let stage = if held {
             Stage::Settled
         } else if agent.running.is_none() {
             Stage::Idle
-        } else if continuing {
+        } else if continuing && agent.agent.considerations.iter().any(|c| c.is_critical()) {
             Stage::Continuing
         } else {
             Stage::Settled

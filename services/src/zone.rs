@@ -296,8 +296,36 @@ pub struct ZoneStatus {
 struct Derived {
     tiers: Option<Vec<(Tier, usize)>>,
     rooms_with_players: Option<Arc<BTreeSet<String>>>,
-    /// The NPCs in each room, by index in ascending order (who witnesses what happens there).
-    roster: Option<Vec<Vec<usize>>>,
+    /// Where the NPCs are (cleared when one moves, joins or leaves).
+    roster: Option<Roster>,
+    /// Every room as a place of social life, with its players (cleared when a player moves).
+    places: Option<Vec<SocialPlace>>,
+}
+
+/// Each NPC's room, and the NPCs of each room by index in ascending order (who meets and who
+/// witnesses what happens there).
+#[derive(Clone, Debug, Default)]
+struct Roster {
+    at: Vec<usize>,
+    by_room: Vec<Vec<usize>>,
+}
+
+impl Roster {
+    fn of(meta: &[NpcMeta], rooms: usize) -> Self {
+        let at: Vec<usize> = meta.iter().map(|meta| meta.room).collect();
+        Self {
+            by_room: Whereabouts::group(rooms, &at),
+            at,
+        }
+    }
+}
+
+/// Room `room` as a place of social life: its id and the players in it.
+fn room_place(presence: &Presence, names: &[(String, String)], room: usize) -> SocialPlace {
+    SocialPlace {
+        location: room_key(names, room).to_owned(),
+        players: presence.players_in(room).to_vec(),
+    }
 }
 
 /// The zone's outputs, in publication order.
@@ -728,16 +756,14 @@ impl Zone {
     /// The NPCs in `room`, by index.
     fn npcs_in(&mut self, room: usize) -> &[usize] {
         let (meta, rooms) = (&self.meta, self.room_names.len());
-        let roster = self.derived.roster.get_or_insert_with(|| {
-            let mut roster = vec![Vec::new(); rooms];
-            for (index, meta) in meta.iter().enumerate() {
-                if let Some(members) = roster.get_mut(meta.room) {
-                    members.push(index);
-                }
-            }
-            roster
-        });
-        roster.get(room).map_or(&[], Vec::as_slice)
+        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, rooms));
+        roster.by_room.get(room).map_or(&[], Vec::as_slice)
+    }
+
+    /// A player entered or left a room.
+    fn players_moved(&mut self) {
+        self.derived.rooms_with_players = None;
+        self.derived.places = None;
     }
 
     fn next_id(&mut self, index: usize) -> String {
@@ -805,13 +831,13 @@ impl Zone {
             WorldEvent::PlayerEntered { player, room } => match self.rooms.room(room) {
                 Some(room) => {
                     self.presence.player_entered(&self.rooms, player, room);
-                    self.derived.rooms_with_players = None;
+                    self.players_moved();
                 }
                 None => refuse(out, "room", format!("unknown room `{room}`")),
             },
             WorldEvent::PlayerLeft { player } => {
                 self.presence.player_left(&self.rooms, player);
-                self.derived.rooms_with_players = None;
+                self.players_moved();
             }
             WorldEvent::NpcSpawned { npc } => match self.spawn_from_record("npc", npc) {
                 Ok(index) => {
@@ -1670,30 +1696,30 @@ impl Zone {
 
     /// Room `room` as a place of social life: its id and the players in it.
     fn room_place(&self, room: usize) -> SocialPlace {
-        SocialPlace {
-            location: room_key(&self.room_names, room).to_owned(),
-            players: self.presence.players_in(room).to_vec(),
-        }
+        room_place(&self.presence, &self.room_names, room)
     }
 
     fn social_tick(&mut self, out: &mut ZoneOutput) {
         let now_hours = self.now_hours();
         // A share of the step every tick: the rooms' places (one per room, not per NPC) and
-        // where each NPC is.
-        let places: Vec<SocialPlace> = (0..self.room_names.len())
-            .map(|room| self.room_place(room))
-            .collect();
-        let at: Vec<usize> = self.meta.iter().map(|meta| meta.room).collect();
-        let simulator = Arc::clone(&self.simulator);
+        // where each NPC is, both kept between ticks until someone moves.
+        let (meta, presence, names) = (&self.meta, &self.presence, &self.room_names);
+        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, names.len()));
+        let places = self.derived.places.get_or_insert_with(|| {
+            (0..names.len())
+                .map(|room| room_place(presence, names, room))
+                .collect()
+        });
         let step = self.social.step(
             &mut self.agents,
             Whereabouts {
-                places: &places,
-                at: &at,
+                places,
+                at: &roster.at,
+                by_place: &roster.by_room,
             },
             now_hours,
             self.tick,
-            simulator.decider(),
+            self.simulator.decider(),
         );
         self.publish_social(step, out);
         for signal in self.social.signals(now_hours) {

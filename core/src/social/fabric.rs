@@ -195,18 +195,33 @@ static NOWHERE: SocialPlace = SocialPlace {
     players: Vec::new(),
 };
 
-/// Where a zone's NPCs are for a step: the distinct places, and each NPC's place among them
-/// (`at`, parallel to the agents). NPCs at the same place index meet; an index out of range
-/// is nowhere.
+/// Where a zone's NPCs are for a step: the distinct places, each NPC's place among them
+/// (`at`, parallel to the agents), and the same grouped by place (`by_place`, as
+/// [`Whereabouts::group`] makes it; a zone keeps it between steps). NPCs at the same place
+/// index meet; an index out of range is nowhere.
 #[derive(Clone, Copy, Debug)]
 pub struct Whereabouts<'a> {
     /// The distinct places (a zone's rooms).
     pub places: &'a [SocialPlace],
     /// Each NPC's index into `places`.
     pub at: &'a [usize],
+    /// The NPCs at each place, by ascending index.
+    pub by_place: &'a [Vec<usize>],
 }
 
 impl Whereabouts<'_> {
+    /// `at` grouped by place: the NPCs at each of `places` places, by ascending index (an NPC
+    /// whose place is out of range is in none).
+    pub fn group(places: usize, at: &[usize]) -> Vec<Vec<usize>> {
+        let mut by_place = vec![Vec::new(); places];
+        for (npc, &place) in at.iter().enumerate() {
+            if let Some(here) = by_place.get_mut(place) {
+                here.push(npc);
+            }
+        }
+        by_place
+    }
+
     /// NPC `npc`'s place.
     pub fn of(&self, npc: usize) -> &SocialPlace {
         self.at
@@ -467,9 +482,11 @@ impl SocialFabric {
                     })
             })
             .collect();
+        let by_place = Whereabouts::group(distinct.len(), &at);
         let whereabouts = Whereabouts {
             places: &distinct,
             at: &at,
+            by_place: &by_place,
         };
         let whole = Slice {
             offset: 0,
@@ -520,35 +537,26 @@ impl SocialFabric {
         let covered = || (slice.offset..count).step_by(slice.stride.max(1));
         self.reservations.sweep(now_hours);
         self.cache.invalidate();
-        for index in covered() {
-            self.observe(&agents[index], whereabouts.of(index), now_hours, &mut out);
-        }
+        // Observing looks each covered NPC up once and notes its initiative on the way.
+        let initiatives: Vec<f64> = covered()
+            .map(|index| self.observe(&agents[index], whereabouts.of(index), now_hours, &mut out))
+            .collect();
         self.witness_hostile_acts(agents, whereabouts, count, now_hours, seed, &mut out);
-        let mut by_place: Vec<Vec<usize>> = vec![Vec::new(); whereabouts.places.len()];
-        for index in 0..count {
-            if let Some(here) = by_place.get_mut(whereabouts.index(index)) {
-                here.push(index);
-            }
-        }
-        for initiator in covered() {
+        for (initiator, initiative) in covered().zip(initiatives) {
             if out.interactions.len() >= slice.cap {
                 break;
             }
             let id = &agents[initiator].agent.id;
-            if !self.reservations.is_available(id, now_hours) {
-                continue;
-            }
+            // Both checks only skip; the cheaper one (no lookup) goes first.
             let mut rng = DetRng::new(derive_seed(seed, stable_hash(id)));
-            let initiative = self
-                .members
-                .get(id.as_str())
-                .map_or(SocialProfile::default().social_initiative, |m| {
-                    m.profile.social_initiative
-                });
             if rng.next_unit() >= initiative {
                 continue;
             }
-            let here = by_place
+            if !self.reservations.is_available(id, now_hours) {
+                continue;
+            }
+            let here = whereabouts
+                .by_place
                 .get(whereabouts.index(initiator))
                 .map_or(&[][..], Vec::as_slice);
             let partners = self.nearest_partners(agents, initiator, here);
@@ -588,17 +596,13 @@ impl SocialFabric {
         place: &SocialPlace,
         now_hours: f64,
         out: &mut SocialStep,
-    ) {
+    ) -> f64 {
         let agent = &simulated.agent;
         let needs = self.needs;
         let (mood_change_min, low_line) = (self.config.mood_change_min, self.config.need_low_below);
-        // Observed every step: no allocation unless something changed.
-        if !self.members.contains_key(&agent.id) {
-            self.members.insert(agent.id.clone(), Member::default());
-        }
-        let Some(member) = self.members.get_mut(&agent.id) else {
-            return;
-        };
+        // One lookup (a key is cloned to ask: cheaper than walking the tree twice).
+        let member = self.members.entry(agent.id.clone()).or_default();
+        let initiative = member.profile.social_initiative;
         let event = |kind| place.event(now_hours, kind);
         if member.location.as_deref() != Some(place.location.as_str())
             && let Some(from) = member.location.replace(place.location.clone())
@@ -646,6 +650,7 @@ impl SocialFabric {
                 member.low_needs.retain(|n| *n != need);
             }
         }
+        initiative
     }
 
     fn witness_hostile_acts(
@@ -661,7 +666,10 @@ impl SocialFabric {
         let acts: Vec<(usize, String)> = (0..count)
             .filter_map(|i| {
                 let running = agents[i].running.as_ref()?;
-                let fresh = last.is_none_or(|last| running.started_at_hours > last);
+                // Only acts started since the last call (asked first: it is the common no).
+                if last.is_some_and(|last| running.started_at_hours <= last) {
+                    return None;
+                }
                 let tag = running
                     .action
                     .tags
@@ -671,15 +679,17 @@ impl SocialFabric {
                     .config
                     .hostile_act_tags
                     .get(self.hostile_tags.iter().position(|h| h == tag)?)?;
-                fresh.then(|| (i, act.clone()))
+                Some((i, act.clone()))
             })
             .collect();
         for (actor, act) in acts {
             let actor_id = agents[actor].agent.id.clone();
-            for witness in 0..count {
-                if witness == actor
-                    || whereabouts.of(witness).location != whereabouts.of(actor).location
-                {
+            let here = whereabouts
+                .by_place
+                .get(whereabouts.index(actor))
+                .map_or(&[][..], Vec::as_slice);
+            for &witness in here {
+                if witness == actor || witness >= count {
                     continue;
                 }
                 let stream = derive_seed(
