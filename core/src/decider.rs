@@ -237,3 +237,85 @@ impl Decider {
         lists
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consideration::Consideration;
+    use crate::tuning::TuningPatch;
+    use crate::vocabulary::Vocabulary;
+    use crate::world::{AdvertisedAction, Position, Provider};
+
+    /// Random scenes (providers near and far, full and free, some with an unlimited radius)
+    /// under perception noise and convention breaking: scoring only what a grid of every
+    /// provider finds in reach picks exactly what a full `decide` picks from the same seed —
+    /// which is what lets preemption score only the providers near the agent.
+    #[test]
+    fn picking_among_providers_in_reach_is_deciding_over_all_of_them() {
+        let mut names = Vocabulary::default();
+        let needs = [names.intern("HUNGER"), names.intern("ENERGY")];
+        let decider = Decider::new(
+            TuningPatch {
+                perception_noise: Some(0.2),
+                convention_break_probability: Some(0.3),
+                ..Default::default()
+            }
+            .resolve(),
+        );
+        let mut scratch = Scratch::default();
+        let mut picked = 0;
+        for scene in 0..300u64 {
+            let mut rng = DetRng::new(scene);
+            let mut agent = Agent::new(
+                "a",
+                Position::new(rng.next_unit() * 60.0, rng.next_unit() * 60.0),
+            );
+            for &need in &needs {
+                agent.considerations.push(Consideration::new(
+                    need,
+                    rng.next_unit() * 100.0,
+                    0.0,
+                    100.0,
+                ));
+            }
+            let providers = (0..(rng.next_u64() % 40) as usize)
+                .map(|p| {
+                    let actions = (0..1 + (rng.next_u64() % 3) as usize)
+                        .map(|a| {
+                            let mut action = AdvertisedAction::new(format!("x{a}"));
+                            action.deltas = vec![(needs[a % 2], 10.0 + rng.next_unit() * 40.0)];
+                            action.radius = (rng.next_unit() > 0.1).then(|| rng.next_unit() * 25.0);
+                            action
+                        })
+                        .collect();
+                    let capacity = (rng.next_u64() % 3) as u32;
+                    Provider {
+                        id: format!("p{p}"),
+                        position: Position::new(rng.next_unit() * 60.0, rng.next_unit() * 60.0),
+                        capacity,
+                        occupants: (rng.next_u64() % 2) as u32,
+                        state: None,
+                        actions,
+                    }
+                })
+                .collect();
+            let world = World {
+                now_hours: 8.0,
+                providers,
+                ..World::default()
+            };
+            let grid = ProviderGrid::of_all(&world);
+            let seed = rng.next_u64();
+            let whole = decider.decide(&agent, &world, seed).selected;
+            let near = decider
+                .pick_near(&agent, &world, &grid, &mut DetRng::new(seed), &mut scratch)
+                .and_then(|pick| scratch.ranked.get(pick.index).copied());
+            assert_eq!(near, whole, "scene {scene}");
+            picked += usize::from(whole.is_some());
+        }
+        assert!(
+            picked > 100,
+            "too few scenes had anything to pick: {picked}"
+        );
+    }
+}

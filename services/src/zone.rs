@@ -2879,6 +2879,58 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_status_follows_players_and_npcs_as_they_come_and_go() {
+        let mut zone = village();
+        let npcs = zone.agents.len();
+        let total = |status: &ZoneStatus| status.tiers.iter().map(|(_, n)| n).sum::<usize>();
+        let status = zone.status();
+        assert!(status.rooms_with_players.is_empty());
+        assert_eq!(total(&status), npcs);
+        enter(&mut zone, "market");
+        assert_eq!(
+            *zone.status().rooms_with_players,
+            BTreeSet::from(["market".to_owned()])
+        );
+        advance(&mut zone, 1);
+        let active = |zone: &mut Zone| {
+            let status = zone.status();
+            status
+                .tiers
+                .iter()
+                .find(|(t, _)| *t == Tier::Active)
+                .map(|(_, n)| *n)
+        };
+        assert!(
+            active(&mut zone).is_some_and(|n| n > 0),
+            "{:?}",
+            zone.status().tiers
+        );
+        let gone = zone.agents[0].agent.id.clone();
+        let mut out = ZoneOutput::default();
+        zone.apply(
+            &WorldMessage {
+                header: header("d", "village", zone.game_time),
+                event: WorldEvent::NpcDespawned { npc: gone },
+            },
+            &mut out,
+        );
+        assert_eq!(total(&zone.status()), npcs - 1);
+        zone.apply(
+            &WorldMessage {
+                header: header("l", "village", zone.game_time),
+                event: WorldEvent::PlayerLeft {
+                    player: "ann".into(),
+                },
+            },
+            &mut out,
+        );
+        assert!(zone.status().rooms_with_players.is_empty());
+        // Its tiers fall back after the hysteresis, and the counts follow.
+        advance(&mut zone, 10);
+        assert_eq!(active(&mut zone), Some(0), "{:?}", zone.status().tiers);
+    }
+
+    #[test]
     fn tiers_follow_the_player_with_hysteresis() {
         let mut zone = village();
         assert!(zone.tier_counts().contains(&(Tier::Active, 0)));
