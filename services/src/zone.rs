@@ -262,7 +262,8 @@ pub struct Zone {
     running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
     /// The world's providers by id while a tick's events are emitted (see `provider_position`).
     provider_index: Option<ProviderIndex>,
-    /// What [`Zone::status`] computed and still holds (cleared where it changes).
+    /// Views derived from the zone's state for its status and its social step, kept until
+    /// what they count changes.
     derived: Derived,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
@@ -290,8 +291,8 @@ pub struct ZoneStatus {
     pub rooms_with_players: Arc<BTreeSet<String>>,
 }
 
-/// The parts of a [`ZoneStatus`] that cost a pass over every NPC or room, kept until what
-/// they count changes (NPCs' tiers or membership; players' rooms).
+/// What costs a pass over every NPC or room (for a [`ZoneStatus`] and the social step), kept
+/// until what it counts changes: NPCs' tiers, rooms or membership; players' rooms.
 #[derive(Clone, Debug, Default)]
 struct Derived {
     tiers: Option<Vec<(Tier, usize)>>,
