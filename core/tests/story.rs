@@ -616,10 +616,10 @@ fn the_buffer_keeps_the_newest_thousand_and_swaps_out_in_one_step() {
 }
 
 #[test]
-fn detection_runs_every_thirty_ticks() {
+fn detection_starts_every_thirty_ticks_and_runs_a_rule_a_tick() {
     let mut detector = StoryDetector::new(DetectorConfig::default());
     let mut raised_at = Vec::new();
-    for tick in 1..=60u64 {
+    for tick in 1..=90u64 {
         detector.push(mood(&format!("n{tick}"), -0.9, 0.0));
         let now = 12.0 + tick as f64 / 60.0;
         if !detector.tick(now).is_empty() {
@@ -629,10 +629,84 @@ fn detection_runs_every_thirty_ticks() {
             assert!(detector.buffered() > 0, "gathering until tick 30");
         }
     }
+    // The crisis rule is the twelfth step of a detection: it runs 11 ticks after the start.
     assert_eq!(
         raised_at,
-        [30],
-        "the second crisis merges into the live one"
+        [41],
+        "raised once; later crises merge into the live one"
+    );
+    assert_eq!(geppetto_core::story::detector::DETECTION_STEPS, 15);
+}
+
+/// A day of a small village's events, a few a minute, that raise several kinds of signal.
+fn busy_minute(minute: u64) -> Vec<StoryEvent> {
+    let hours = 8.0 + minute as f64 / 60.0;
+    let npc = |k: u64| format!("n{}", (minute * 7 + k * 13) % 12);
+    let mut events = vec![
+        at(
+            hours,
+            "market",
+            interaction(
+                &npc(0),
+                &npc(1),
+                InteractionKind::Trade,
+                !minute.is_multiple_of(3),
+            ),
+        ),
+        at(hours, "square", trust(&npc(2), &npc(3), -0.2, 0.3)),
+        at(
+            hours,
+            "square",
+            StoryEventKind::MoodChanged {
+                npc: npc(4),
+                previous: 0.0,
+                mood: if minute.is_multiple_of(5) { -0.6 } else { 0.2 },
+                stress: 0.1,
+            },
+        ),
+    ];
+    if minute.is_multiple_of(17) {
+        events.push(at(
+            hours,
+            "gate",
+            StoryEventKind::Witnessed {
+                witness: npc(5),
+                actor: npc(6),
+                act: "theft".into(),
+            },
+        ));
+    }
+    events
+}
+
+#[test]
+fn a_detection_spread_over_ticks_raises_what_an_all_at_once_one_does() {
+    let mut ticking = StoryDetector::new(DetectorConfig::default());
+    let mut at_once = StoryDetector::new(DetectorConfig::default());
+    let (mut spread, mut whole) = (Vec::new(), Vec::new());
+    // Ten detections; the last one's steps finish on the ticks after them.
+    for minute in 1..=300 + 15u64 {
+        for event in busy_minute(minute) {
+            ticking.push(event.clone());
+            at_once.push(event);
+        }
+        let now = 8.0 + minute as f64 / 60.0;
+        spread.extend(ticking.tick(now));
+        if minute % 30 == 0 {
+            whole.extend(at_once.detect(now));
+        }
+    }
+    let kinds: std::collections::BTreeSet<_> = whole.iter().map(|s| s.signal_type).collect();
+    assert!(
+        kinds.len() >= 4 && whole.len() >= 8,
+        "the village raises several kinds of signal: {kinds:?}"
+    );
+    assert_eq!(spread, whole, "same signals, ids, hours and contents");
+    let live = |d: &StoryDetector| d.live().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        live(&ticking),
+        live(&at_once),
+        "same live signals after merging"
     );
 }
 

@@ -1,10 +1,20 @@
 //! The story-signal detector (seed 001 §4.6). Events accumulate in a bounded buffer
 //! (default 1000, oldest dropped); every `every_ticks` ticks (default 30) the buffer is swapped
 //! out and appended to a bounded history, and each rule reads the history over its window.
+//! A ticking detector spreads a detection over [`DETECTION_STEPS`] ticks, one rule a tick and
+//! the influence ranking last, each reading the history and game hour of the tick the detection
+//! began: its signals come out over those ticks exactly as an all-at-once detection would raise
+//! them (same ids, hours and contents), and no tick carries every rule.
 //! A rule fires only on evidence newer than the previous detection; a situation already live
 //! (same type and anchor — the pair, subject, place… it is about) is merged into the live
 //! signal (involved NPCs and players joined, importance raised, expiry extended) rather than
 //! raised again. Signals expire `signal_ttl_hours` (24) after their last evidence.
+//!
+//! Because only fresh evidence fires, the costly rules first note which situations (pairs,
+//! places, the market) have any, and gather the window's evidence for those alone: a detection
+//! costs a cheap pass over the window plus work in proportion to what is new, not to the
+//! history a 48-hour window holds. What they find is exactly what gathering everything and
+//! then dropping the stale would find.
 //!
 //! The rules (thresholds are [`DetectorConfig`] fields; windows: rivalry 48 h, gatherings
 //! 2 h, the rest 6 h):
@@ -27,9 +37,10 @@
 //! | celebration | ≥ 3 friendly interactions succeeded in one place among ≥ 4 NPCs whose mean mood ≥ 0.3 | mean mood |
 //! | migration | ≥ 4 NPCs arrived in, or left, one place | NPCs / 8 |
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::event::{EventBuffer, GoalChange, StoryEvent, StoryEventKind};
+use super::history::{EventKeys, History};
 use super::signal::{SignalType, StorySignal};
 use crate::social::gossip::GossipKind;
 use crate::social::interaction::InteractionKind;
@@ -205,6 +216,35 @@ impl<'e> Found<'e> {
 /// A detection rule over the history at a game hour (power shift, which keeps state, aside).
 type Rule = for<'d> fn(&'d StoryDetector, f64) -> Vec<Found<'d>>;
 
+/// The rules, in the order a detection runs them.
+const RULES: [Rule; 14] = [
+    StoryDetector::rivalry,
+    StoryDetector::faction_tension,
+    StoryDetector::threats,
+    StoryDetector::scarcity,
+    StoryDetector::trade,
+    StoryDetector::alliances,
+    StoryDetector::discoveries,
+    StoryDetector::blocked_goals,
+    StoryDetector::betrayals,
+    StoryDetector::secrets,
+    StoryDetector::unrequited,
+    StoryDetector::crises,
+    StoryDetector::celebrations,
+    StoryDetector::migrations,
+];
+
+/// Steps of a detection: each rule, then the influence ranking (power shift). A ticking
+/// detector runs one a tick.
+pub const DETECTION_STEPS: usize = RULES.len() + 1;
+
+/// A detection in progress: the game hour it reads the history at and its next step.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Detecting {
+    now_hours: f64,
+    next_step: usize,
+}
+
 /// NPCs gathered by a rule and the events that show it.
 type Gathering<'e> = (BTreeSet<&'e str>, Vec<&'e StoryEvent>);
 
@@ -247,11 +287,12 @@ struct Candidate {
 
 impl Found<'_> {
     fn finish(self) -> Candidate {
-        let players = self
+        let seen: BTreeSet<&str> = self
             .evidence
             .iter()
-            .flat_map(|e| e.players.iter().cloned())
+            .flat_map(|e| e.players.iter().map(String::as_str))
             .collect();
+        let players = seen.into_iter().map(str::to_owned).collect();
         let location = self.location.unwrap_or_else(|| {
             self.evidence
                 .iter()
@@ -278,10 +319,13 @@ pub struct StoryDetector {
     #[serde(skip)]
     pub config: DetectorConfig,
     buffer: EventBuffer,
-    history: VecDeque<StoryEvent>,
+    history: History,
     ticks: u64,
     last_detection_hours: Option<f64>,
     live: Vec<(String, StorySignal)>,
+    /// The detection in progress (absent from snapshots taken before detections were spread).
+    #[serde(default)]
+    detecting: Option<Detecting>,
     sequence: u64,
     respect: BTreeMap<String, BTreeMap<String, f64>>,
     top: Option<String>,
@@ -301,10 +345,11 @@ impl StoryDetector {
         Self {
             buffer: EventBuffer::new(config.buffer_capacity),
             config,
-            history: VecDeque::new(),
+            history: History::default(),
             ticks: 0,
             last_detection_hours: None,
             live: Vec::new(),
+            detecting: None,
             sequence: 0,
             respect: BTreeMap::new(),
             top: None,
@@ -331,19 +376,42 @@ impl StoryDetector {
         self.live.iter().map(|(_, s)| s)
     }
 
-    /// Counts a tick; every `every_ticks`-th runs a detection at `now_hours`.
+    /// Counts a tick. Every `every_ticks`-th starts a detection at `now_hours`, and a detection
+    /// runs one step a tick from then (see [`DETECTION_STEPS`]): its signals come out over the
+    /// following ticks, each exactly as an all-at-once [`StoryDetector::detect`] at `now_hours`
+    /// would raise it, and no tick carries every rule.
     pub fn tick(&mut self, now_hours: f64) -> Vec<StorySignal> {
         self.ticks += 1;
+        let mut raised = Vec::new();
         if self.ticks.is_multiple_of(self.config.every_ticks.max(1)) {
-            self.detect(now_hours)
-        } else {
-            Vec::new()
+            raised = self.finish_detection();
+            self.begin_detection(now_hours);
         }
+        raised.extend(self.detection_step());
+        raised
     }
 
     /// Swaps the buffer out, runs every rule and returns the new signals (merged ones are not
-    /// returned again).
+    /// returned again). A detection still in progress finishes first.
     pub fn detect(&mut self, now_hours: f64) -> Vec<StorySignal> {
+        let mut raised = self.finish_detection();
+        self.begin_detection(now_hours);
+        raised.extend(self.finish_detection());
+        raised
+    }
+
+    /// Runs the steps left of the detection in progress, if any.
+    fn finish_detection(&mut self) -> Vec<StorySignal> {
+        let mut raised = Vec::new();
+        while self.detecting.is_some() {
+            raised.extend(self.detection_step());
+        }
+        raised
+    }
+
+    /// Moves the buffered events into the history (the rules read it as it is now until the
+    /// detection ends), forgets what fell out of every window and the signals that expired.
+    fn begin_detection(&mut self, now_hours: f64) {
         let batch = self.buffer.take();
         for event in &batch {
             if let StoryEventKind::RelationshipChanged {
@@ -367,37 +435,52 @@ impl StoryDetector {
                 .rivalry_window_hours
                 .max(self.config.pattern_window_hours)
                 .max(self.config.gathering_window_hours);
-        while self.history.front().is_some_and(|e| e.at_hours < keep_from)
-            || self.history.len() > self.config.history_capacity
-        {
-            self.history.pop_front();
-        }
+        let capacity = self.config.history_capacity;
+        self.history
+            .trim_front(|oldest, len| oldest.at_hours < keep_from || len > capacity);
         self.live.retain(|(_, s)| s.expires_at_hours > now_hours);
-        let since = self.last_detection_hours.unwrap_or(f64::NEG_INFINITY);
-        self.last_detection_hours = Some(now_hours);
-        let power = self.power_shift();
-        let rules: [Rule; 14] = [
-            Self::rivalry,
-            Self::faction_tension,
-            Self::threats,
-            Self::scarcity,
-            Self::trade,
-            Self::alliances,
-            Self::discoveries,
-            Self::blocked_goals,
-            Self::betrayals,
-            Self::secrets,
-            Self::unrequited,
-            Self::crises,
-            Self::celebrations,
-            Self::migrations,
-        ];
-        let found: Vec<Candidate> = rules
-            .iter()
-            .flat_map(|rule| rule(self, now_hours))
-            .filter(|f| f.latest() >= since)
-            .map(Found::finish)
-            .collect();
+        self.detecting = Some(Detecting {
+            now_hours,
+            next_step: 0,
+        });
+    }
+
+    /// The next step of the detection in progress: a rule, or last the influence ranking; its
+    /// situations raised or merged into the live signals.
+    fn detection_step(&mut self) -> Vec<StorySignal> {
+        let Some(Detecting {
+            now_hours,
+            next_step,
+        }) = self.detecting
+        else {
+            return Vec::new();
+        };
+        let found: Vec<Candidate> = match RULES.get(next_step) {
+            Some(rule) => {
+                let since = self.since();
+                rule(self, now_hours)
+                    .into_iter()
+                    .filter(|f| f.latest() >= since)
+                    .map(Found::finish)
+                    .collect()
+            }
+            None => self.power_shift().into_iter().collect(),
+        };
+        if next_step + 1 >= DETECTION_STEPS {
+            self.detecting = None;
+            self.last_detection_hours = Some(now_hours);
+        } else {
+            self.detecting = Some(Detecting {
+                now_hours,
+                next_step: next_step + 1,
+            });
+        }
+        self.raise_or_merge(found, now_hours)
+    }
+
+    /// Raises each of `found` as a new signal, or merges it into the live one about the same
+    /// situation; returns the new ones.
+    fn raise_or_merge(&mut self, found: Vec<Candidate>, now_hours: f64) -> Vec<StorySignal> {
         let mut raised = Vec::new();
         for Candidate {
             signal_type,
@@ -407,7 +490,7 @@ impl StoryDetector {
             players,
             location,
             context,
-        } in found.into_iter().chain(power)
+        } in found
         {
             let expires = now_hours + self.config.signal_ttl_hours;
             if let Some((_, live)) = self
@@ -457,34 +540,84 @@ impl StoryDetector {
         raised
     }
 
+    /// The game hour of the previous detection (evidence from then on is fresh), or −∞.
+    fn since(&self) -> f64 {
+        self.last_detection_hours.unwrap_or(f64::NEG_INFINITY)
+    }
+
+    /// Whether `event` is fresh evidence: from the previous detection on.
+    fn fresh(&self, event: &StoryEvent) -> bool {
+        event.at_hours >= self.since()
+    }
+
     fn within(&self, now_hours: f64, hours: f64) -> impl Iterator<Item = &StoryEvent> {
+        self.keyed_within(now_hours, hours).map(|(_, e)| e)
+    }
+
+    /// The window's events with their keys.
+    fn keyed_within(
+        &self,
+        now_hours: f64,
+        hours: f64,
+    ) -> impl Iterator<Item = (EventKeys, &StoryEvent)> {
         self.history
-            .iter()
-            .filter(move |e| e.at_hours > now_hours - hours)
+            .keyed()
+            .filter(move |(_, e)| e.at_hours > now_hours - hours)
     }
 
     fn pattern(&self, now_hours: f64) -> impl Iterator<Item = &StoryEvent> {
         self.within(now_hours, self.config.pattern_window_hours)
     }
 
-    fn rivalry(&self, now_hours: f64) -> Vec<Found<'_>> {
-        let mut pairs: BTreeMap<String, Vec<&StoryEvent>> = BTreeMap::new();
-        let mut conflicts: BTreeMap<String, usize> = BTreeMap::new();
-        for e in self.within(now_hours, self.config.rivalry_window_hours) {
+    /// The pattern window's fresh events: what a rule reads whose every event is a situation of
+    /// its own (a stale one could not fire).
+    fn fresh_pattern(&self, now_hours: f64) -> impl Iterator<Item = &StoryEvent> {
+        self.pattern(now_hours).filter(|e| self.fresh(e))
+    }
+
+    fn rivalry<'d>(&'d self, now_hours: f64) -> Vec<Found<'d>> {
+        let window = || self.keyed_within(now_hours, self.config.rivalry_window_hours);
+        let is_trust = |e: &StoryEvent| {
+            matches!(
+                &e.kind,
+                StoryEventKind::RelationshipChanged {
+                    facet: Facet::Trust,
+                    ..
+                }
+            )
+        };
+        // A pair's evidence is its trust changes: only pairs with a fresh one can fire.
+        let fresh: BTreeSet<u64> = window()
+            .filter(|(_, e)| self.fresh(e) && is_trust(e))
+            .map(|(keys, _)| keys.pair)
+            .collect();
+        if fresh.is_empty() {
+            return Vec::new();
+        }
+        // Keyed by the pair's hash first (a cheap compare), then its names in `pair`'s order
+        // (two pairs sharing a hash stay apart).
+        let ordered = |a: &'d str, b: &'d str| if a <= b { (a, b) } else { (b, a) };
+        let mut pairs: BTreeMap<(u64, &str, &str), Vec<&StoryEvent>> = BTreeMap::new();
+        let mut conflicts: BTreeMap<(u64, &str, &str), usize> = BTreeMap::new();
+        for (keys, e) in window().filter(|(keys, _)| fresh.contains(&keys.pair)) {
             match &e.kind {
                 StoryEventKind::RelationshipChanged {
                     from,
                     to,
                     facet: Facet::Trust,
                     ..
-                } => pairs.entry(pair(from, to)).or_default().push(e),
+                } => {
+                    let (a, b) = ordered(from, to);
+                    pairs.entry((keys.pair, a, b)).or_default().push(e);
+                }
                 StoryEventKind::Interaction {
                     initiator,
                     target,
                     interaction,
                     ..
                 } if interaction.is_hostile() => {
-                    *conflicts.entry(pair(initiator, target)).or_default() += 1;
+                    let (a, b) = ordered(initiator, target);
+                    *conflicts.entry((keys.pair, a, b)).or_default() += 1;
                 }
                 _ => {}
             }
@@ -494,7 +627,7 @@ impl StoryDetector {
             let mut fall = 0.0;
             let mut latest_cause = None;
             let mut trust_level = None;
-            let mut names = (String::new(), String::new());
+            let mut names = ("", "");
             for e in &events {
                 if let StoryEventKind::RelationshipChanged {
                     from,
@@ -507,16 +640,16 @@ impl StoryDetector {
                 {
                     fall += delta;
                     if *delta < 0.0 {
-                        latest_cause = Some(cause.clone());
+                        latest_cause = Some(cause.as_str());
                     }
                     trust_level = Some(*value);
-                    names = (from.clone(), to.clone());
+                    names = (from.as_str(), to.as_str());
                 }
             }
             if fall <= -self.config.rivalry_trust_drop {
                 found.push(
-                    Found::new(SignalType::RivalryEscalation, key.clone(), -fall)
-                        .npcs([names.0.as_str(), names.1.as_str()])
+                    Found::new(SignalType::RivalryEscalation, pair(key.1, key.2), -fall)
+                        .npcs([names.0, names.1])
                         .evidence(events)
                         .context("cause", latest_cause.unwrap_or_default())
                         .context("trust_level", format!("{:.2}", trust_level.unwrap_or(0.0)))
@@ -528,6 +661,8 @@ impl StoryDetector {
                 );
             }
         }
+        // In the order of their anchors, as the rule has always listed them.
+        found.sort_by(|a, b| a.anchor.cmp(&b.anchor));
         found
     }
 
@@ -655,8 +790,28 @@ impl StoryDetector {
     }
 
     fn trade(&self, now_hours: f64) -> Vec<Found<'_>> {
-        let mut demand: BTreeSet<&str> = BTreeSet::new();
-        let mut supply: BTreeSet<&str> = BTreeSet::new();
+        let evidence_of_trade = |e: &StoryEvent| {
+            matches!(
+                &e.kind,
+                StoryEventKind::Interaction {
+                    interaction: InteractionKind::Trade,
+                    ..
+                } | StoryEventKind::RumourHeard {
+                    gossip: GossipKind::Opportunity,
+                    accepted: true,
+                    ..
+                }
+            )
+        };
+        if !self
+            .pattern(now_hours)
+            .any(|e| self.fresh(e) && evidence_of_trade(e))
+        {
+            return Vec::new();
+        }
+        // Sets only counted and joined into the signal's (sorted) NPCs: their order is moot.
+        let mut demand: HashSet<&str> = HashSet::new();
+        let mut supply: HashSet<&str> = HashSet::new();
         let mut evidence = Vec::new();
         let mut market = None;
         for e in self.pattern(now_hours) {
@@ -715,7 +870,7 @@ impl StoryDetector {
     fn alliances(&self, now_hours: f64) -> Vec<Found<'_>> {
         let awareness = self.threat_awareness(now_hours);
         let mut found = Vec::new();
-        for e in self.pattern(now_hours) {
+        for e in self.fresh_pattern(now_hours) {
             match &e.kind {
                 StoryEventKind::Interaction {
                     initiator,
@@ -767,7 +922,7 @@ impl StoryDetector {
     }
 
     fn discoveries(&self, now_hours: f64) -> Vec<Found<'_>> {
-        self.pattern(now_hours)
+        self.fresh_pattern(now_hours)
             .filter_map(|e| match &e.kind {
                 StoryEventKind::Witnessed {
                     witness,
@@ -854,7 +1009,7 @@ impl StoryDetector {
 
     fn betrayals(&self, now_hours: f64) -> Vec<Found<'_>> {
         let ally = self.config.ally_loyalty_above;
-        self.pattern(now_hours)
+        self.fresh_pattern(now_hours)
             .filter_map(|e| {
                 let StoryEventKind::Interaction {
                     initiator,
@@ -892,7 +1047,7 @@ impl StoryDetector {
     }
 
     fn secrets(&self, now_hours: f64) -> Vec<Found<'_>> {
-        self.pattern(now_hours)
+        self.fresh_pattern(now_hours)
             .filter_map(|e| match &e.kind {
                 StoryEventKind::RumourHeard {
                     listener,
@@ -935,7 +1090,7 @@ impl StoryDetector {
         }
         let location = self
             .history
-            .iter()
+            .events()
             .rev()
             .find(|e| matches!(&e.kind, StoryEventKind::RelationshipChanged { to, facet: Facet::Respect, .. } if *to == ranked.0))
             .map(|e| e.location.clone())
@@ -957,7 +1112,7 @@ impl StoryDetector {
     }
 
     fn unrequited(&self, now_hours: f64) -> Vec<Found<'_>> {
-        self.pattern(now_hours)
+        self.fresh_pattern(now_hours)
             .filter_map(|e| match &e.kind {
                 StoryEventKind::Interaction {
                     initiator,
@@ -1023,21 +1178,31 @@ impl StoryDetector {
     }
 
     fn celebrations(&self, now_hours: f64) -> Vec<Found<'_>> {
+        let window = || self.keyed_within(now_hours, self.config.gathering_window_hours);
+        let friendly = |e: &StoryEvent| match &e.kind {
+            StoryEventKind::Interaction {
+                interaction,
+                success: true,
+                ..
+            } => !interaction.is_hostile() && *interaction != InteractionKind::Favor,
+            _ => false,
+        };
+        // A place's evidence is its friendly interactions: only places with a fresh one can
+        // fire.
+        let fresh: BTreeSet<u64> = window()
+            .filter(|(_, e)| self.fresh(e) && friendly(e))
+            .map(|(keys, _)| keys.place)
+            .collect();
         let mut places: BTreeMap<&str, (BTreeMap<&str, f64>, Vec<&StoryEvent>)> = BTreeMap::new();
-        for e in self.within(now_hours, self.config.gathering_window_hours) {
+        for (_, e) in window().filter(|(keys, e)| fresh.contains(&keys.place) && friendly(e)) {
             if let StoryEventKind::Interaction {
                 initiator,
                 target,
-                interaction,
-                success: true,
                 initiator_mood,
                 target_mood,
                 ..
             } = &e.kind
             {
-                if interaction.is_hostile() || *interaction == InteractionKind::Favor {
-                    continue;
-                }
                 let entry = places.entry(e.location.as_str()).or_default();
                 entry.0.insert(initiator.as_str(), *initiator_mood);
                 entry.0.insert(target.as_str(), *target_mood);

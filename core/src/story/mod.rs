@@ -3,10 +3,12 @@
 //!
 //! - [`event`]: the events the detector reads and their bounded buffer (atomic swap).
 //! - [`signal`]: the fifteen signal types and the signal itself.
+//! - [`history`]: the events the rules read over their windows, with their keys hashed.
 //! - [`detector`]: the detection rules, their named thresholds, cadence and merging.
 
 pub mod detector;
 pub mod event;
+pub mod history;
 pub mod signal;
 
 pub use detector::{DetectorConfig, StoryDetector};
