@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 
 use geppetto_core::wire::limits::{JsonLimits, check_json};
 use serde::de::DeserializeOwned;
-use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -1003,32 +1002,41 @@ pub struct DeadLetter {
     pub original: String,
 }
 
+/// Bytes reserved for an envelope line up front: most intents and events fit.
+const ENVELOPE_CAPACITY_HINT: usize = 256;
+
 /// Serialises a tagged payload (an [`Intent`] or [`NpcEvent`]) into an envelope line.
 pub fn to_envelope<T: Serialize>(header: &Header, body: &T) -> String {
-    // The body serialises straight to text and the header is written in front of its fields:
-    // no intermediate JSON tree (this runs for every intent and event). Bodies are tagged
-    // structs (`{"type": …, …}`) whose absent options are skipped, as the schemas expect.
-    let body = serde_json::to_string(body).unwrap_or_default();
-    let fields = body
-        .strip_prefix('{')
-        .and_then(|b| b.strip_suffix('}'))
-        .unwrap_or_default();
-    let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
-    let mut out = String::with_capacity(body.len() + header.id.len() + header.zone.len() + 48);
-    let _ = write!(
-        out,
-        "{{\"v\":{},\"id\":{},\"zone\":{},\"game_time\":{}",
-        header.v,
-        quoted(&header.id),
-        quoted(&header.zone),
-        header.game_time
-    );
-    if !fields.is_empty() {
-        out.push(',');
-        out.push_str(fields);
+    // The header goes first, then the body serialises straight into the same buffer and its
+    // opening brace becomes the comma after the header: one allocation, no intermediate JSON
+    // tree (this runs for every intent and event). Bodies are tagged structs (`{"type": …, …}`)
+    // whose absent options are skipped, as the schemas expect.
+    let mut out: Vec<u8> = Vec::with_capacity(ENVELOPE_CAPACITY_HINT);
+    out.extend_from_slice(b"{\"v\":");
+    out.extend_from_slice(header.v.to_string().as_bytes());
+    out.extend_from_slice(b",\"id\":");
+    let header_written = serde_json::to_writer(&mut out, &header.id)
+        .and_then(|()| {
+            out.extend_from_slice(b",\"zone\":");
+            serde_json::to_writer(&mut out, &header.zone)
+        })
+        .is_ok();
+    out.extend_from_slice(b",\"game_time\":");
+    out.extend_from_slice(header.game_time.to_string().as_bytes());
+    let body_at = out.len();
+    let body_written = header_written && serde_json::to_writer(&mut out, body).is_ok();
+    match out.get(body_at..) {
+        // `{…}` with fields: its brace becomes the separator, its closing brace ours.
+        Some([b'{', rest @ ..]) if body_written && rest.len() > 1 && rest.ends_with(b"}") => {
+            out[body_at] = b',';
+        }
+        // `{}`, or a body that did not serialise: the header alone.
+        _ => {
+            out.truncate(body_at);
+            out.push(b'}');
+        }
     }
-    out.push('}');
-    out
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The dead-letter envelope for a refused message.
