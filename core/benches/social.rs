@@ -8,7 +8,8 @@
 
 use std::sync::Arc;
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use geppetto_core::goals::GoalBook;
 use geppetto_core::rng::{DetRng, derive_seed};
 use geppetto_core::social::{
@@ -36,7 +37,7 @@ struct Town {
     places: Vec<SocialPlace>,
 }
 
-fn town(npcs: usize, place_count: usize) -> Town {
+fn town() -> Town {
     let mut vocabulary = Vocabulary::new();
     let mut fabric = SocialFabric::new(FabricConfig::default(), &mut vocabulary);
     let needs: Vec<_> = ["SOCIAL", "ECONOMIC", "SURVIVAL", "PURPOSE", "AMBITION"]
@@ -44,14 +45,14 @@ fn town(npcs: usize, place_count: usize) -> Town {
         .map(|n| vocabulary.intern(n))
         .collect();
     let wellbeing = Arc::new(WellbeingConfig::default());
-    let mut agents = Vec::with_capacity(npcs);
-    let mut places = Vec::with_capacity(npcs);
-    for i in 0..npcs {
+    let mut agents = Vec::with_capacity(NPCS);
+    let mut places = Vec::with_capacity(NPCS);
+    for i in 0..NPCS {
         let id = format!("npc{i:05}");
-        let place = i % place_count;
+        let place = i % PLACES;
         let mut agent = Agent::new(
             id.clone(),
-            Position::new((i / place_count) as f64 * 0.5, place as f64 * 100.0),
+            Position::new((i / PLACES) as f64 * 0.5, place as f64 * 100.0),
         );
         for (k, need) in needs.iter().enumerate() {
             let level = 0.3 + 0.1 * ((i + k) % 5) as f64;
@@ -75,11 +76,11 @@ fn town(npcs: usize, place_count: usize) -> Town {
                 ..SocialProfile::default()
             },
         );
-        if i % place_count == i / place_count {
+        if i % PLACES == i / PLACES {
             fabric.learn(
                 &id,
                 Gossip {
-                    subject: format!("npc{:05}", (i + 1) % npcs),
+                    subject: format!("npc{:05}", (i + 1) % NPCS),
                     kind: GossipKind::Threat,
                     intent: GossipIntent::Warn,
                     about_person: true,
@@ -100,7 +101,7 @@ fn town(npcs: usize, place_count: usize) -> Town {
 
 fn social(c: &mut Criterion) {
     let decider = Decider::default();
-    let base = town(NPCS, PLACES);
+    let base = town();
     let mut group = c.benchmark_group("social");
     group.sample_size(10);
     group.bench_function("step_10k_npcs", |b| {
@@ -133,19 +134,13 @@ fn social(c: &mut Criterion) {
         warmed.detect(9.0);
     }
     let batch: Vec<StoryEvent> = events.iter().rev().take(1000).cloned().collect();
-    group.bench_function("detect_full_buffer_10k_npcs", |b| {
-        b.iter_batched(
-            || {
-                let mut detector = warmed.clone();
-                for event in &batch {
-                    detector.push(event.clone());
-                }
-                detector
-            },
-            |mut detector| detector.detect(9.5),
-            BatchSize::LargeInput,
-        );
-    });
+    bench_detection(
+        &mut group,
+        "detect_full_buffer_10k_npcs",
+        &warmed,
+        &batch,
+        9.5,
+    );
     let mut detector = StoryDetector::new(DetectorConfig::default());
     let mut rng = DetRng::new(11);
     for step in 1..=VILLAGE_STEPS - DETECT_EVERY {
@@ -161,20 +156,37 @@ fn social(c: &mut Criterion) {
         .flat_map(|step| village_minute(&mut rng, 8.0 + step as f64 / 60.0))
         .collect();
     let end = 8.0 + VILLAGE_STEPS as f64 / 60.0;
-    group.bench_function("detect_village_200_npcs_5_hours", |b| {
+    bench_detection(
+        &mut group,
+        "detect_village_200_npcs_5_hours",
+        &detector,
+        &last_batch,
+        end,
+    );
+    group.finish();
+}
+
+/// Benches one detection at `now` by a copy of `warmed` with `batch` buffered.
+fn bench_detection(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    warmed: &StoryDetector,
+    batch: &[StoryEvent],
+    now: f64,
+) {
+    group.bench_function(name, |b| {
         b.iter_batched(
             || {
-                let mut warmed = detector.clone();
-                for event in &last_batch {
-                    warmed.push(event.clone());
+                let mut detector = warmed.clone();
+                for event in batch {
+                    detector.push(event.clone());
                 }
-                warmed
+                detector
             },
-            |mut warmed| warmed.detect(end),
+            |mut detector| detector.detect(now),
             BatchSize::LargeInput,
         );
     });
-    group.finish();
 }
 
 /// One minute of a village's social life at `now`: who changed their mind about whom, who
