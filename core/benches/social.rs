@@ -189,6 +189,27 @@ fn bench_detection(
     });
 }
 
+/// The facets a village's relationship changes touch.
+const FACETS: [Facet; 4] = [
+    Facet::Trust,
+    Facet::Respect,
+    Facet::Loyalty,
+    Facet::Affinity,
+];
+
+/// The interactions a village's NPCs have.
+const VILLAGE_INTERACTIONS: [InteractionKind; 4] = [
+    InteractionKind::Trade,
+    InteractionKind::Conversation,
+    InteractionKind::Argument,
+    InteractionKind::Gossip,
+];
+
+/// One of `choices`, drawn from `rng`.
+fn pick<'c, T>(rng: &mut DetRng, choices: &'c [T]) -> &'c T {
+    &choices[rng.next_index(choices.len())]
+}
+
 /// One minute of a village's social life at `now`: who changed their mind about whom, who
 /// traded, chatted or argued, who heard what.
 fn village_minute(rng: &mut DetRng, now: f64) -> Vec<StoryEvent> {
@@ -198,12 +219,7 @@ fn village_minute(rng: &mut DetRng, now: f64) -> Vec<StoryEvent> {
             let (a, b) = (npc(rng), npc(rng));
             let roll = rng.next_unit();
             let kind = if roll < 0.7 {
-                let facet = [
-                    Facet::Trust,
-                    Facet::Respect,
-                    Facet::Loyalty,
-                    Facet::Affinity,
-                ][rng.next_index(4)];
+                let facet = *pick(rng, &FACETS);
                 let delta = rng.next_unit() * 0.2 - 0.12;
                 StoryEventKind::RelationshipChanged {
                     from: a,
@@ -214,12 +230,7 @@ fn village_minute(rng: &mut DetRng, now: f64) -> Vec<StoryEvent> {
                     cause: "conversation".into(),
                 }
             } else if roll < 0.95 {
-                let interaction = [
-                    InteractionKind::Trade,
-                    InteractionKind::Conversation,
-                    InteractionKind::Argument,
-                    InteractionKind::Gossip,
-                ][rng.next_index(4)];
+                let interaction = *pick(rng, &VILLAGE_INTERACTIONS);
                 StoryEventKind::Interaction {
                     initiator: a,
                     target: b,
