@@ -9,7 +9,7 @@
 use super::fabric::{ROLES, Role, SocialFabric, level, role_delta};
 use super::gossip::Gossip;
 use super::interaction::InteractionKind;
-use super::relationships::Facet;
+use super::relationships::{Facet, Relationship};
 use crate::simulator::SimulatedAgent;
 use crate::world::{AdvertisedAction, Provider, World};
 
@@ -80,6 +80,7 @@ impl SocialFabric {
             now_hours,
             ..World::default()
         };
+        let never_met = Relationship::default();
         let mut offers = Vec::with_capacity(partners.len());
         for &partner in partners {
             let Some(them) = agents
@@ -89,7 +90,9 @@ impl SocialFabric {
             else {
                 continue;
             };
-            let trust = rel.value(&me.id, &them.id, Facet::Trust);
+            // One look-up per partner; never having met reads as neutral.
+            let regard = rel.find(&me.id, &them.id).unwrap_or(&never_met);
+            let trust = regard.trust;
             let mut provider_offers = Vec::new();
             let mut actions = Vec::new();
             for kind in InteractionKind::ALL {
@@ -135,8 +138,8 @@ impl SocialFabric {
                         && trust > adverts.favor_trust_above)
                         .then_some(0.0),
                     InteractionKind::Intimidation => {
-                        let respect = rel.value(&me.id, &them.id, Facet::Respect);
-                        let loyal = self.config.thresholds.is_ally(&rel.get(&me.id, &them.id));
+                        let respect = regard.respect;
+                        let loyal = self.config.thresholds.is_ally(regard);
                         (respect < adverts.intimidate_respect_below && !loyal).then(|| {
                             adverts.intimidate_drive * (adverts.intimidate_respect_below - respect)
                                 / adverts.intimidate_respect_below
@@ -159,7 +162,7 @@ impl SocialFabric {
                         .filter(|(mine, theirs)| mine - theirs >= adverts.mentor_purpose_gap)
                         .map(|_| adverts.mentor_priority),
                     InteractionKind::Courtship => {
-                        let affinity = rel.value(&me.id, &them.id, Facet::Affinity);
+                        let affinity = regard.affinity;
                         (affinity > adverts.court_affinity_above).then(|| {
                             adverts.court_drive * (affinity - adverts.court_affinity_above)
                                 / (1.0 - adverts.court_affinity_above).max(f64::EPSILON)
