@@ -751,6 +751,49 @@ fn a_live_signal_absorbs_its_duplicates_and_lapses_after_its_time() {
 }
 
 #[test]
+fn evidence_is_fresh_once_by_arrival_not_by_its_game_hour() {
+    let mut detector = StoryDetector::new(DetectorConfig::default());
+    let seen = |witness: &str, h: f64| {
+        at(
+            h,
+            "market",
+            StoryEventKind::Witnessed {
+                witness: witness.into(),
+                actor: "vex".into(),
+                act: "theft".into(),
+            },
+        )
+    };
+    let threat = |d: &StoryDetector| {
+        d.live()
+            .find(|s| s.signal_type == SignalType::ThreatDetected)
+            .map(|s| (s.merged, s.expires_at_hours, s.involved_npcs.clone()))
+    };
+    // Stamped at the hour of the detection that reads it.
+    detector.push(seen("ada", 1.5));
+    assert_eq!(
+        of(&detector.detect(1.5), SignalType::ThreatDetected).len(),
+        1
+    );
+    // The next detection has no new evidence: the same event does not count again.
+    assert!(detector.detect(2.0).is_empty());
+    assert_eq!(
+        threat(&detector),
+        Some((0, 25.5, vec!["ada".to_owned(), "vex".to_owned()]))
+    );
+    // A report that arrives late, stamped before the previous detection, is still new evidence.
+    detector.push(seen("bo", 1.5));
+    assert!(
+        of(&detector.detect(2.5), SignalType::ThreatDetected).is_empty(),
+        "merged, not raised"
+    );
+    assert_eq!(
+        threat(&detector),
+        Some((1, 26.5, ["ada", "bo", "vex"].map(str::to_owned).to_vec()))
+    );
+}
+
+#[test]
 fn every_signal_type_has_a_distinct_wire_name() {
     let names: std::collections::BTreeSet<&str> =
         SignalType::ALL.iter().map(|t| t.as_str()).collect();

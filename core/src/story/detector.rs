@@ -5,7 +5,8 @@
 //! the influence ranking last, each reading the history and game hour of the tick the detection
 //! began: its signals come out over those ticks exactly as an all-at-once detection would raise
 //! them (same ids, hours and contents), and no tick carries every rule.
-//! A rule fires only on evidence newer than the previous detection; a situation already live
+//! A rule fires only on fresh evidence — events that arrived since the previous detection
+//! began (by arrival, not game hour: see [`super::history`]); a situation already live
 //! (same type and anchor — the pair, subject, place… it is about) is merged into the live
 //! signal (involved NPCs and players joined, importance raised, expiry extended) rather than
 //! raised again. Signals expire `signal_ttl_hours` (24) after their last evidence.
@@ -205,11 +206,9 @@ impl<'e> Found<'e> {
         self
     }
 
-    fn latest(&self) -> f64 {
-        self.evidence
-            .iter()
-            .map(|e| e.at_hours)
-            .fold(f64::NEG_INFINITY, f64::max)
+    /// Whether any of its evidence is fresh in `history`.
+    fn has_fresh_evidence(&self, history: &History) -> bool {
+        self.evidence.iter().any(|e| history.is_fresh(e))
     }
 }
 
@@ -321,7 +320,6 @@ pub struct StoryDetector {
     buffer: EventBuffer,
     history: History,
     ticks: u64,
-    last_detection_hours: Option<f64>,
     live: Vec<(String, StorySignal)>,
     /// The detection in progress (absent from snapshots taken before detections were spread).
     #[serde(default)]
@@ -347,7 +345,6 @@ impl StoryDetector {
             config,
             history: History::default(),
             ticks: 0,
-            last_detection_hours: None,
             live: Vec::new(),
             detecting: None,
             sequence: 0,
@@ -456,19 +453,15 @@ impl StoryDetector {
             return Vec::new();
         };
         let found: Vec<Candidate> = match RULES.get(next_step) {
-            Some(rule) => {
-                let since = self.since();
-                rule(self, now_hours)
-                    .into_iter()
-                    .filter(|f| f.latest() >= since)
-                    .map(Found::finish)
-                    .collect()
-            }
+            Some(rule) => rule(self, now_hours)
+                .into_iter()
+                .filter(|f| f.has_fresh_evidence(&self.history))
+                .map(Found::finish)
+                .collect(),
             None => self.power_shift().into_iter().collect(),
         };
         if next_step + 1 >= DETECTION_STEPS {
             self.detecting = None;
-            self.last_detection_hours = Some(now_hours);
         } else {
             self.detecting = Some(Detecting {
                 now_hours,
@@ -540,14 +533,10 @@ impl StoryDetector {
         raised
     }
 
-    /// The game hour of the previous detection (evidence from then on is fresh), or −∞.
-    fn since(&self) -> f64 {
-        self.last_detection_hours.unwrap_or(f64::NEG_INFINITY)
-    }
-
-    /// Whether `event` is fresh evidence: from the previous detection on.
+    /// Whether `event` (read from the history) is fresh evidence: it arrived with this
+    /// detection's batch.
     fn fresh(&self, event: &StoryEvent) -> bool {
-        event.at_hours >= self.since()
+        self.history.is_fresh(event)
     }
 
     fn within(&self, now_hours: f64, hours: f64) -> impl Iterator<Item = &StoryEvent> {

@@ -7,8 +7,14 @@
 //! comparisons in maps. Two situations sharing a hash only cost time: the rule still decides
 //! on the names it reads.
 //!
-//! It serialises as the plain list of events (snapshots stay as they were); the keys are
-//! rebuilt when it is read back.
+//! The events of the newest batch (the last [`History::extend`]) are *fresh*: the evidence that
+//! arrived since the detection before. Freshness is by arrival, not by game hour, so an event
+//! stamped at the hour of the previous detection but buffered after it began is fresh once, and
+//! one that a detection has read is never fresh again.
+//!
+//! It serialises as its events and how many of them are fresh; the keys are rebuilt when it is
+//! read back. A plain event list (snapshots from before freshness was by arrival) still reads,
+//! with no event fresh.
 
 use std::collections::VecDeque;
 
@@ -60,15 +66,32 @@ pub fn place_key(location: &str) -> u64 {
 pub struct History {
     events: VecDeque<StoryEvent>,
     keys: VecDeque<EventKeys>,
+    /// How many of the newest events came in the last batch.
+    fresh: usize,
 }
 
 impl History {
-    /// Appends `events`, hashing their keys.
+    /// Appends a batch of `events`, hashing their keys: they are the fresh ones until the next
+    /// batch.
     pub fn extend(&mut self, events: impl IntoIterator<Item = StoryEvent>) {
+        let before = self.events.len();
         for event in events {
             self.keys.push_back(EventKeys::of(&event));
             self.events.push_back(event);
         }
+        self.fresh = self.events.len() - before;
+    }
+
+    /// Whether `event` — a reference into this history, as the rules hold — came in the newest
+    /// batch. An event held elsewhere is never fresh.
+    pub fn is_fresh(&self, event: &StoryEvent) -> bool {
+        let (front, back) = self.events.as_slices();
+        // The newest `fresh` events: the tail of `back`, and of `front` when `back` is shorter.
+        let in_back = self.fresh.min(back.len());
+        let in_front = (self.fresh - in_back).min(front.len());
+        let held_in =
+            |events: &[StoryEvent]| events.as_ptr_range().contains(&std::ptr::from_ref(event));
+        held_in(&back[back.len() - in_back..]) || held_in(&front[front.len() - in_front..])
     }
 
     /// Drops the oldest events while `drop` says so of the oldest.
@@ -80,6 +103,7 @@ impl History {
             self.events.pop_front();
             self.keys.pop_front();
         }
+        self.fresh = self.fresh.min(self.events.len());
     }
 
     /// The events, oldest first.
@@ -104,21 +128,54 @@ impl History {
 }
 
 impl From<VecDeque<StoryEvent>> for History {
+    /// A history of `events` with none of them fresh.
     fn from(events: VecDeque<StoryEvent>) -> Self {
         let keys = events.iter().map(EventKeys::of).collect();
-        Self { events, keys }
+        Self {
+            events,
+            keys,
+            fresh: 0,
+        }
     }
+}
+
+/// How a history is written: its events and how many of the newest are fresh.
+#[derive(Serialize)]
+struct Written<'h> {
+    events: &'h VecDeque<StoryEvent>,
+    fresh: usize,
+}
+
+/// What a history is read from: the written form, or the plain event list of older snapshots.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Read {
+    Written {
+        events: VecDeque<StoryEvent>,
+        fresh: usize,
+    },
+    Plain(VecDeque<StoryEvent>),
 }
 
 impl Serialize for History {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.events.serialize(serializer)
+        Written {
+            events: &self.events,
+            fresh: self.fresh,
+        }
+        .serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for History {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        VecDeque::<StoryEvent>::deserialize(deserializer).map(Self::from)
+        Ok(match Read::deserialize(deserializer)? {
+            Read::Written { events, fresh } => Self {
+                fresh: fresh.min(events.len()),
+                ..Self::from(events)
+            },
+            Read::Plain(events) => Self::from(events),
+        })
     }
 }
 
@@ -151,23 +208,57 @@ mod tests {
     }
 
     #[test]
-    fn keys_follow_their_events_through_trimming_and_a_round_trip() -> serde_json::Result<()> {
+    fn keys_and_freshness_follow_their_events_through_trimming_and_a_round_trip()
+    -> serde_json::Result<()> {
         let mut history = History::default();
-        history.extend(["gate", "market", "well"].map(|l| event(l, moved("ada"))));
+        history.extend(["gate", "market"].map(|l| event(l, moved("ada"))));
+        history.extend(["well"].map(|l| event(l, moved("bo"))));
         history.trim_front(|e, _| e.location == "gate");
         let places: Vec<u64> = history.keyed().map(|(k, _)| k.place).collect();
         assert_eq!(places, [place_key("market"), place_key("well")]);
+        let fresh = |h: &History| h.events().map(|e| h.is_fresh(e)).collect::<Vec<_>>();
+        assert_eq!(fresh(&history), [false, true]);
         let json = serde_json::to_string(&history)?;
-        assert!(
-            json.starts_with("[{"),
-            "serialised as the plain event list: {json}"
-        );
         let back: History = serde_json::from_str(&json)?;
         assert_eq!(
             back.keyed().map(|(k, _)| k).collect::<Vec<_>>(),
             history.keyed().map(|(k, _)| k).collect::<Vec<_>>()
         );
+        assert_eq!(fresh(&back), [false, true]);
+        Ok(())
+    }
+
+    #[test]
+    fn only_the_newest_batch_is_fresh_wherever_the_ring_wraps() {
+        let mut history = History::default();
+        let mut wrapped = 0;
+        for batch in 0..40 {
+            let size = batch % 4;
+            history.extend((0..size).map(|i| event(&format!("{batch}.{i}"), moved("ada"))));
+            // Trimming from the front makes the ring wrap around its storage.
+            history.trim_front(|_, len| len > 5);
+            wrapped += usize::from(!history.events.as_slices().1.is_empty());
+            let newest = size.min(history.len());
+            let flags: Vec<bool> = history.events().map(|e| history.is_fresh(e)).collect();
+            let expected: Vec<bool> = (0..history.len())
+                .map(|i| i >= history.len() - newest)
+                .collect();
+            assert_eq!(flags, expected, "after batch {batch}");
+        }
+        assert!(wrapped > 0, "the ring wrapped at least once");
+        let elsewhere = event("0.0", moved("ada"));
+        assert!(
+            !history.is_fresh(&elsewhere),
+            "a copy held elsewhere is not fresh"
+        );
+    }
+
+    #[test]
+    fn a_plain_event_list_from_an_older_snapshot_reads_with_none_fresh() -> serde_json::Result<()> {
+        let events = vec![event("gate", moved("ada")), event("well", moved("bo"))];
+        let back: History = serde_json::from_str(&serde_json::to_string(&events)?)?;
         assert_eq!(back.len(), 2);
+        assert!(back.events().all(|e| !back.is_fresh(e)));
         Ok(())
     }
 }
