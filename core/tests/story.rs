@@ -118,6 +118,21 @@ fn rivalry_escalation_when_a_pairs_trust_falls_by_a_third_within_two_days() {
 }
 
 #[test]
+fn two_pairs_stay_two_rivalries_even_when_their_ids_contain_the_separator() {
+    // Joined naively, both pairs would read `a|b|c` and one would merge into the other.
+    let signals = detect(vec![
+        at(1.0, "market", trust("a|b", "c", -0.4, 0.1)),
+        at(1.0, "market", trust("a", "b|c", -0.4, 0.1)),
+    ]);
+    let mut pairs: Vec<Vec<String>> = of(&signals, SignalType::RivalryEscalation)
+        .into_iter()
+        .map(|s| s.involved_npcs.clone())
+        .collect();
+    pairs.sort();
+    assert_eq!(pairs, [["a", "b|c"], ["a|b", "c"]]);
+}
+
+#[test]
 fn faction_tension_after_three_conflicts_across_two_factions() {
     let clash = |i: &str, t: &str, fi: &str, ft: &str| {
         let mut kind = interaction(i, t, InteractionKind::Argument, true);

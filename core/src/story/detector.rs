@@ -38,6 +38,7 @@
 //! | celebration | ≥ 3 friendly interactions succeeded in one place among ≥ 4 NPCs whose mean mood ≥ 0.3 | mean mood |
 //! | migration | ≥ 4 NPCs arrived in, or left, one place | NPCs / 8 |
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::event::{EventBuffer, GoalChange, StoryEvent, StoryEventKind};
@@ -252,12 +253,18 @@ fn ratio(count: usize, threshold: usize, scale: f64) -> f64 {
     (count as f64 / (scale * threshold.max(1) as f64)).clamp(0.0, 1.0)
 }
 
+/// The pair `a`, `b` as one name, the same either way round: `a|b`. A `|` or `\` inside an id
+/// is escaped with `\`, so two different pairs never share a name (it anchors their signals).
 fn pair(a: &str, b: &str) -> String {
-    if a <= b {
-        format!("{a}|{b}")
-    } else {
-        format!("{b}|{a}")
+    fn escaped(id: &str) -> Cow<'_, str> {
+        if id.contains(['|', '\\']) {
+            Cow::Owned(id.replace('\\', "\\\\").replace('|', "\\|"))
+        } else {
+            Cow::Borrowed(id)
+        }
     }
+    let (first, second) = if a <= b { (a, b) } else { (b, a) };
+    format!("{}|{}", escaped(first), escaped(second))
 }
 
 /// The most common location among `events` (ties by name).
