@@ -540,12 +540,6 @@ impl StoryDetector {
         raised
     }
 
-    /// Whether `event` (read from the history) is fresh evidence: it arrived with this
-    /// detection's batch.
-    fn fresh(&self, event: &StoryEvent) -> bool {
-        self.history.is_fresh(event)
-    }
-
     fn within(&self, now_hours: f64, hours: f64) -> impl Iterator<Item = &StoryEvent> {
         self.keyed_within(now_hours, hours).map(|(_, e)| e)
     }
@@ -565,14 +559,28 @@ impl StoryDetector {
         self.within(now_hours, self.config.pattern_window_hours)
     }
 
+    /// The fresh events within `hours` of `now_hours`, with their keys: read from the newest
+    /// batch alone, in the same order as [`Self::keyed_within`] gives them.
+    fn fresh_within(
+        &self,
+        now_hours: f64,
+        hours: f64,
+    ) -> impl Iterator<Item = (EventKeys, &StoryEvent)> {
+        self.history
+            .fresh_keyed()
+            .filter(move |(_, e)| e.at_hours > now_hours - hours)
+    }
+
     /// The pattern window's fresh events: what a rule reads whose every event is a situation of
     /// its own (a stale one could not fire).
     fn fresh_pattern(&self, now_hours: f64) -> impl Iterator<Item = &StoryEvent> {
-        self.pattern(now_hours).filter(|e| self.fresh(e))
+        self.fresh_within(now_hours, self.config.pattern_window_hours)
+            .map(|(_, e)| e)
     }
 
     fn rivalry<'d>(&'d self, now_hours: f64) -> Vec<Found<'d>> {
-        let window = || self.keyed_within(now_hours, self.config.rivalry_window_hours);
+        let hours = self.config.rivalry_window_hours;
+        let window = || self.keyed_within(now_hours, hours);
         let is_trust = |e: &StoryEvent| {
             matches!(
                 &e.kind,
@@ -583,8 +591,9 @@ impl StoryDetector {
             )
         };
         // A pair's evidence is its trust changes: only pairs with a fresh one can fire.
-        let fresh: BTreeSet<u64> = window()
-            .filter(|(_, e)| self.fresh(e) && is_trust(e))
+        let fresh: BTreeSet<u64> = self
+            .fresh_within(now_hours, hours)
+            .filter(|(_, e)| is_trust(e))
             .map(|(keys, _)| keys.pair)
             .collect();
         if fresh.is_empty() {
@@ -799,10 +808,7 @@ impl StoryDetector {
                 }
             )
         };
-        if !self
-            .pattern(now_hours)
-            .any(|e| self.fresh(e) && evidence_of_trade(e))
-        {
+        if !self.fresh_pattern(now_hours).any(evidence_of_trade) {
             return Vec::new();
         }
         // Sets only counted and joined into the signal's (sorted) NPCs: their order is moot.
@@ -1174,7 +1180,8 @@ impl StoryDetector {
     }
 
     fn celebrations(&self, now_hours: f64) -> Vec<Found<'_>> {
-        let window = || self.keyed_within(now_hours, self.config.gathering_window_hours);
+        let hours = self.config.gathering_window_hours;
+        let window = || self.keyed_within(now_hours, hours);
         let friendly = |e: &StoryEvent| match &e.kind {
             StoryEventKind::Interaction {
                 interaction,
@@ -1185,8 +1192,9 @@ impl StoryDetector {
         };
         // A place's evidence is its friendly interactions: only places with a fresh one can
         // fire.
-        let fresh: BTreeSet<u64> = window()
-            .filter(|(_, e)| self.fresh(e) && friendly(e))
+        let fresh: BTreeSet<u64> = self
+            .fresh_within(now_hours, hours)
+            .filter(|(_, e)| friendly(e))
             .map(|(keys, _)| keys.place)
             .collect();
         let mut places: BTreeMap<&str, (BTreeMap<&str, f64>, Vec<&StoryEvent>)> = BTreeMap::new();

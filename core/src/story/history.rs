@@ -116,6 +116,16 @@ impl History {
         self.keys.iter().copied().zip(&self.events)
     }
 
+    /// The newest batch with its keys, oldest first: the fresh events alone, so a rule that
+    /// needs fresh evidence reads what is new rather than the whole history.
+    pub fn fresh_keyed(&self) -> impl Iterator<Item = (EventKeys, &StoryEvent)> {
+        let from = self.events.len() - self.fresh;
+        self.keys
+            .range(from..)
+            .copied()
+            .zip(self.events.range(from..))
+    }
+
     /// How many events it holds.
     pub fn len(&self) -> usize {
         self.events.len()
