@@ -118,7 +118,7 @@ fn rivalry_escalation_when_a_pairs_trust_falls_by_a_third_within_two_days() {
 }
 
 #[test]
-fn two_pairs_stay_two_rivalries_even_when_their_ids_contain_the_separator() {
+fn ids_holding_the_separator_never_merge_two_situations() {
     // Joined naively, both pairs would read `a|b|c` and one would merge into the other.
     let signals = detect(vec![
         at(1.0, "market", trust("a|b", "c", -0.4, 0.1)),
@@ -130,6 +130,20 @@ fn two_pairs_stay_two_rivalries_even_when_their_ids_contain_the_separator() {
         .collect();
     pairs.sort();
     assert_eq!(pairs, [["a", "b|c"], ["a|b", "c"]]);
+    // The same for an NPC's blocked goal.
+    let blocked = |npc: &str, description: &str| {
+        at(
+            1.0,
+            "forge",
+            StoryEventKind::Goal {
+                npc: npc.into(),
+                description: description.into(),
+                change: GoalChange::Blocked,
+            },
+        )
+    };
+    let signals = detect(vec![blocked("a|b", "c"), blocked("a", "b|c")]);
+    assert_eq!(of(&signals, SignalType::GoalBlocked).len(), 2);
 }
 
 #[test]

@@ -253,9 +253,9 @@ fn ratio(count: usize, threshold: usize, scale: f64) -> f64 {
     (count as f64 / (scale * threshold.max(1) as f64)).clamp(0.0, 1.0)
 }
 
-/// The pair `a`, `b` as one name, the same either way round: `a|b`. A `|` or `\` inside an id
-/// is escaped with `\`, so two different pairs never share a name (it anchors their signals).
-fn pair(a: &str, b: &str) -> String {
+/// `a` and `b` joined as `a|b`, with a `|` or `\` inside either escaped by `\`, so two
+/// different couples never share a name (it anchors their signals).
+fn joined(a: &str, b: &str) -> String {
     fn escaped(id: &str) -> Cow<'_, str> {
         if id.contains(['|', '\\']) {
             Cow::Owned(id.replace('\\', "\\\\").replace('|', "\\|"))
@@ -263,8 +263,12 @@ fn pair(a: &str, b: &str) -> String {
             Cow::Borrowed(id)
         }
     }
-    let (first, second) = if a <= b { (a, b) } else { (b, a) };
-    format!("{}|{}", escaped(first), escaped(second))
+    format!("{}|{}", escaped(a), escaped(b))
+}
+
+/// The pair `a`, `b` as one name, the same either way round (see [`joined`]).
+fn pair(a: &str, b: &str) -> String {
+    if a <= b { joined(a, b) } else { joined(b, a) }
 }
 
 /// The most common location among `events` (ties by name).
@@ -972,7 +976,7 @@ impl StoryDetector {
                 } => found.push(
                     Found::new(
                         SignalType::GoalBlocked,
-                        format!("{npc}|{description}"),
+                        joined(npc, description),
                         self.config.goal_blocked_importance,
                     )
                     .npcs([npc.as_str()])
@@ -996,7 +1000,7 @@ impl StoryDetector {
                 found.push(
                     Found::new(
                         SignalType::GoalBlocked,
-                        format!("{npc}|{description}"),
+                        joined(npc, description),
                         self.config.goal_failing_importance,
                     )
                     .npcs([npc])
