@@ -42,7 +42,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::event::{EventBuffer, GoalChange, StoryEvent, StoryEventKind};
-use super::history::{EventKeys, History};
+use super::history::{EventClass, EventKeys, History};
 use super::signal::{SignalType, StorySignal};
 use crate::social::gossip::GossipKind;
 use crate::social::interaction::InteractionKind;
@@ -269,6 +269,11 @@ fn joined(a: &str, b: &str) -> String {
 /// The pair `a`, `b` as one name, the same either way round (see [`joined`]).
 fn pair(a: &str, b: &str) -> String {
     if a <= b { joined(a, b) } else { joined(b, a) }
+}
+
+/// Whether an event with `keys` is after `after_hours` and of one of `classes`.
+fn in_window(keys: &EventKeys, after_hours: f64, classes: &[EventClass]) -> bool {
+    keys.at_hours > after_hours && classes.contains(&keys.class)
 }
 
 /// The most common location among `events` (ties by name).
@@ -544,47 +549,70 @@ impl StoryDetector {
         raised
     }
 
-    fn within(&self, now_hours: f64, hours: f64) -> impl Iterator<Item = &StoryEvent> {
-        self.keyed_within(now_hours, hours).map(|(_, e)| e)
-    }
-
-    /// The window's events with their keys.
+    /// The events of `classes` within `hours` of `now_hours`, with their keys, oldest first;
+    /// chosen by their keys alone, so the events a rule does not read are never touched.
     fn keyed_within(
         &self,
         now_hours: f64,
         hours: f64,
+        classes: &'static [EventClass],
     ) -> impl Iterator<Item = (EventKeys, &StoryEvent)> {
         self.history
             .keyed()
-            .filter(move |(_, e)| e.at_hours > now_hours - hours)
+            .filter(move |(keys, _)| in_window(keys, now_hours - hours, classes))
     }
 
-    fn pattern(&self, now_hours: f64) -> impl Iterator<Item = &StoryEvent> {
-        self.within(now_hours, self.config.pattern_window_hours)
+    fn within(
+        &self,
+        now_hours: f64,
+        hours: f64,
+        classes: &'static [EventClass],
+    ) -> impl Iterator<Item = &StoryEvent> {
+        self.keyed_within(now_hours, hours, classes).map(|(_, e)| e)
     }
 
-    /// The fresh events within `hours` of `now_hours`, with their keys: read from the newest
-    /// batch alone, in the same order as [`Self::keyed_within`] gives them.
+    /// The pattern window's events of `classes`.
+    fn pattern(
+        &self,
+        now_hours: f64,
+        classes: &'static [EventClass],
+    ) -> impl Iterator<Item = &StoryEvent> {
+        self.within(now_hours, self.config.pattern_window_hours, classes)
+    }
+
+    /// The fresh events of `classes` within `hours` of `now_hours`, with their keys: read from
+    /// the newest batch alone, in the same order as [`Self::keyed_within`] gives them.
     fn fresh_within(
         &self,
         now_hours: f64,
         hours: f64,
+        classes: &'static [EventClass],
     ) -> impl Iterator<Item = (EventKeys, &StoryEvent)> {
         self.history
             .fresh_keyed()
-            .filter(move |(_, e)| e.at_hours > now_hours - hours)
+            .filter(move |(keys, _)| in_window(keys, now_hours - hours, classes))
     }
 
-    /// The pattern window's fresh events: what a rule reads whose every event is a situation of
-    /// its own (a stale one could not fire).
-    fn fresh_pattern(&self, now_hours: f64) -> impl Iterator<Item = &StoryEvent> {
-        self.fresh_within(now_hours, self.config.pattern_window_hours)
+    /// The pattern window's fresh events of `classes`: what a rule reads whose every event is a
+    /// situation of its own (a stale one could not fire).
+    fn fresh_pattern(
+        &self,
+        now_hours: f64,
+        classes: &'static [EventClass],
+    ) -> impl Iterator<Item = &StoryEvent> {
+        self.fresh_within(now_hours, self.config.pattern_window_hours, classes)
             .map(|(_, e)| e)
     }
 
     fn rivalry<'d>(&'d self, now_hours: f64) -> Vec<Found<'d>> {
         let hours = self.config.rivalry_window_hours;
-        let window = || self.keyed_within(now_hours, hours);
+        let window = || {
+            self.keyed_within(
+                now_hours,
+                hours,
+                &[EventClass::RelationshipChanged, EventClass::Interaction],
+            )
+        };
         let is_trust = |e: &StoryEvent| {
             matches!(
                 &e.kind,
@@ -596,7 +624,7 @@ impl StoryDetector {
         };
         // A pair's evidence is its trust changes: only pairs with a fresh one can fire.
         let fresh: BTreeSet<u64> = self
-            .fresh_within(now_hours, hours)
+            .fresh_within(now_hours, hours, &[EventClass::RelationshipChanged])
             .filter(|(_, e)| is_trust(e))
             .map(|(keys, _)| keys.pair)
             .collect();
@@ -677,7 +705,7 @@ impl StoryDetector {
 
     fn faction_tension(&self, now_hours: f64) -> Vec<Found<'_>> {
         let mut sides: BTreeMap<String, Vec<&StoryEvent>> = BTreeMap::new();
-        for e in self.pattern(now_hours) {
+        for e in self.pattern(now_hours, &[EventClass::Interaction]) {
             if let StoryEventKind::Interaction {
                 interaction: InteractionKind::Argument | InteractionKind::Intimidation,
                 initiator_faction: Some(a),
@@ -727,7 +755,7 @@ impl StoryDetector {
         now_hours: f64,
     ) -> BTreeMap<&str, (BTreeSet<&str>, f64, Vec<&StoryEvent>)> {
         let mut subjects: BTreeMap<&str, (BTreeSet<&str>, f64, Vec<&StoryEvent>)> = BTreeMap::new();
-        for e in self.pattern(now_hours) {
+        for e in self.pattern(now_hours, &[EventClass::Witnessed, EventClass::RumourHeard]) {
             let (subject, aware, importance) = match &e.kind {
                 StoryEventKind::Witnessed { witness, actor, .. } => (
                     actor.as_str(),
@@ -769,7 +797,7 @@ impl StoryDetector {
 
     fn scarcity(&self, now_hours: f64) -> Vec<Found<'_>> {
         let mut short: BTreeMap<&str, (BTreeSet<&str>, Vec<&StoryEvent>)> = BTreeMap::new();
-        for e in self.pattern(now_hours) {
+        for e in self.pattern(now_hours, &[EventClass::NeedLow]) {
             if let StoryEventKind::NeedLow { npc, need, .. } = &e.kind {
                 let entry = short.entry(need.as_str()).or_default();
                 entry.0.insert(npc.as_str());
@@ -799,6 +827,7 @@ impl StoryDetector {
     }
 
     fn trade(&self, now_hours: f64) -> Vec<Found<'_>> {
+        const TRADE: &[EventClass] = &[EventClass::Interaction, EventClass::RumourHeard];
         let evidence_of_trade = |e: &StoryEvent| {
             matches!(
                 &e.kind,
@@ -812,7 +841,7 @@ impl StoryDetector {
                 }
             )
         };
-        if !self.fresh_pattern(now_hours).any(evidence_of_trade) {
+        if !self.fresh_pattern(now_hours, TRADE).any(evidence_of_trade) {
             return Vec::new();
         }
         // Sets only counted and joined into the signal's (sorted) NPCs: their order is moot.
@@ -820,7 +849,7 @@ impl StoryDetector {
         let mut supply: HashSet<&str> = HashSet::new();
         let mut evidence = Vec::new();
         let mut market = None;
-        for e in self.pattern(now_hours) {
+        for e in self.pattern(now_hours, TRADE) {
             match &e.kind {
                 StoryEventKind::Interaction {
                     initiator,
@@ -876,7 +905,10 @@ impl StoryDetector {
     fn alliances(&self, now_hours: f64) -> Vec<Found<'_>> {
         let awareness = self.threat_awareness(now_hours);
         let mut found = Vec::new();
-        for e in self.fresh_pattern(now_hours) {
+        for e in self.fresh_pattern(
+            now_hours,
+            &[EventClass::Interaction, EventClass::RelationshipChanged],
+        ) {
             match &e.kind {
                 StoryEventKind::Interaction {
                     initiator,
@@ -928,7 +960,7 @@ impl StoryDetector {
     }
 
     fn discoveries(&self, now_hours: f64) -> Vec<Found<'_>> {
-        self.fresh_pattern(now_hours)
+        self.fresh_pattern(now_hours, &[EventClass::Witnessed, EventClass::RumourHeard])
             .filter_map(|e| match &e.kind {
                 StoryEventKind::Witnessed {
                     witness,
@@ -967,7 +999,7 @@ impl StoryDetector {
     fn blocked_goals(&self, now_hours: f64) -> Vec<Found<'_>> {
         let mut failures: BTreeMap<(&str, &str), Vec<&StoryEvent>> = BTreeMap::new();
         let mut found = Vec::new();
-        for e in self.pattern(now_hours) {
+        for e in self.pattern(now_hours, &[EventClass::Goal]) {
             match &e.kind {
                 StoryEventKind::Goal {
                     npc,
@@ -1015,7 +1047,7 @@ impl StoryDetector {
 
     fn betrayals(&self, now_hours: f64) -> Vec<Found<'_>> {
         let ally = self.config.ally_loyalty_above;
-        self.fresh_pattern(now_hours)
+        self.fresh_pattern(now_hours, &[EventClass::Interaction])
             .filter_map(|e| {
                 let StoryEventKind::Interaction {
                     initiator,
@@ -1053,7 +1085,7 @@ impl StoryDetector {
     }
 
     fn secrets(&self, now_hours: f64) -> Vec<Found<'_>> {
-        self.fresh_pattern(now_hours)
+        self.fresh_pattern(now_hours, &[EventClass::RumourHeard])
             .filter_map(|e| match &e.kind {
                 StoryEventKind::RumourHeard {
                     listener,
@@ -1118,7 +1150,7 @@ impl StoryDetector {
     }
 
     fn unrequited(&self, now_hours: f64) -> Vec<Found<'_>> {
-        self.fresh_pattern(now_hours)
+        self.fresh_pattern(now_hours, &[EventClass::Interaction])
             .filter_map(|e| match &e.kind {
                 StoryEventKind::Interaction {
                     initiator,
@@ -1151,7 +1183,11 @@ impl StoryDetector {
     fn crises(&self, now_hours: f64) -> Vec<Found<'_>> {
         let mut distressed = BTreeSet::new();
         let mut evidence = Vec::new();
-        for e in self.within(now_hours, self.config.gathering_window_hours) {
+        for e in self.within(
+            now_hours,
+            self.config.gathering_window_hours,
+            &[EventClass::MoodChanged],
+        ) {
             if let StoryEventKind::MoodChanged {
                 npc, mood, stress, ..
             } = &e.kind
@@ -1185,7 +1221,7 @@ impl StoryDetector {
 
     fn celebrations(&self, now_hours: f64) -> Vec<Found<'_>> {
         let hours = self.config.gathering_window_hours;
-        let window = || self.keyed_within(now_hours, hours);
+        let window = || self.keyed_within(now_hours, hours, &[EventClass::Interaction]);
         let friendly = |e: &StoryEvent| match &e.kind {
             StoryEventKind::Interaction {
                 interaction,
@@ -1197,7 +1233,7 @@ impl StoryDetector {
         // A place's evidence is its friendly interactions: only places with a fresh one can
         // fire.
         let fresh: BTreeSet<u64> = self
-            .fresh_within(now_hours, hours)
+            .fresh_within(now_hours, hours, &[EventClass::Interaction])
             .filter(|(_, e)| friendly(e))
             .map(|(keys, _)| keys.place)
             .collect();
@@ -1237,7 +1273,11 @@ impl StoryDetector {
 
     fn migrations(&self, now_hours: f64) -> Vec<Found<'_>> {
         let mut flows: BTreeMap<(bool, &str), Gathering<'_>> = BTreeMap::new();
-        for e in self.within(now_hours, self.config.gathering_window_hours) {
+        for e in self.within(
+            now_hours,
+            self.config.gathering_window_hours,
+            &[EventClass::Moved],
+        ) {
             if let StoryEventKind::Moved { npc, from } = &e.kind {
                 for key in [(true, e.location.as_str()), (false, from.as_str())] {
                     let entry = flows.entry(key).or_default();

@@ -23,9 +23,52 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::event::{StoryEvent, StoryEventKind};
 use crate::rng::{derive_seed, stable_hash};
 
-/// An event's keys, hashed with [`stable_hash`].
+/// Which kind of event it is, without its fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventClass {
+    /// [`StoryEventKind::Interaction`].
+    Interaction,
+    /// [`StoryEventKind::RelationshipChanged`].
+    RelationshipChanged,
+    /// [`StoryEventKind::RumourHeard`].
+    RumourHeard,
+    /// [`StoryEventKind::Witnessed`].
+    Witnessed,
+    /// [`StoryEventKind::Goal`].
+    Goal,
+    /// [`StoryEventKind::MoodChanged`].
+    MoodChanged,
+    /// [`StoryEventKind::Moved`].
+    Moved,
+    /// [`StoryEventKind::NeedLow`].
+    NeedLow,
+}
+
+impl EventClass {
+    /// The class of `kind`.
+    pub fn of(kind: &StoryEventKind) -> Self {
+        match kind {
+            StoryEventKind::Interaction { .. } => Self::Interaction,
+            StoryEventKind::RelationshipChanged { .. } => Self::RelationshipChanged,
+            StoryEventKind::RumourHeard { .. } => Self::RumourHeard,
+            StoryEventKind::Witnessed { .. } => Self::Witnessed,
+            StoryEventKind::Goal { .. } => Self::Goal,
+            StoryEventKind::MoodChanged { .. } => Self::MoodChanged,
+            StoryEventKind::Moved { .. } => Self::Moved,
+            StoryEventKind::NeedLow { .. } => Self::NeedLow,
+        }
+    }
+}
+
+/// What a rule asks of an event before reading it: when, what kind, between whom, where (the
+/// names hashed with [`stable_hash`]). Kept beside the events, so a pass that skips most of
+/// them touches only these few bytes each.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EventKeys {
+    /// Its game hour.
+    pub at_hours: f64,
+    /// Its kind.
+    pub class: EventClass,
     /// The two NPCs of an interaction or a relationship change, in either order; 0 for other
     /// kinds.
     pub pair: u64,
@@ -44,6 +87,8 @@ impl EventKeys {
             _ => 0,
         };
         Self {
+            at_hours: event.at_hours,
+            class: EventClass::of(&event.kind),
             pair,
             place: place_key(&event.location),
         }
