@@ -9,7 +9,7 @@ use geppetto_core::goals::{GoalBook, GoalPredicate, ReactionRule};
 use geppetto_core::rng::derive_seed;
 use geppetto_core::social::{
     FabricConfig, Facet, Gossip, GossipIntent, GossipKind, InteractionKind, NEUTRAL, Offer,
-    SocialFabric, SocialPlace, SocialProfile, SocialStep,
+    SocialFabric, SocialPlace, SocialProfile, SocialStep, Whereabouts,
 };
 use geppetto_core::story::{DetectorConfig, SignalType, StoryDetector};
 use geppetto_core::wellbeing::{Wellbeing, WellbeingConfig};
@@ -140,6 +140,27 @@ impl Village {
             &mut self.agents,
             &self.places,
             now_hours,
+            seed,
+            &self.decider,
+        )
+    }
+}
+
+impl Village {
+    /// Zone tick `tick`'s slice of a step spread over `step_every_ticks` ticks.
+    fn slice(&mut self, now_hours: f64, tick: u64, seed: u64) -> SocialStep {
+        let at: Vec<usize> = vec![0; self.agents.len()];
+        let by_place = Whereabouts::group(1, &at);
+        let whereabouts = Whereabouts {
+            places: &self.places[..1],
+            at: &at,
+            by_place: &by_place,
+        };
+        self.fabric.step_slice(
+            &mut self.agents,
+            whereabouts,
+            now_hours,
+            tick,
             seed,
             &self.decider,
         )
@@ -632,6 +653,25 @@ fn a_reserved_partner_is_not_chased_and_cooldowns_space_interactions() {
     );
     let later = v.step(2.5, 9);
     assert!(!later.interactions.is_empty());
+}
+
+#[test]
+fn a_spread_step_ignores_expired_engagements_and_sweeps_them_once_a_step() {
+    let mut v = Village::new(&["ada", "bo", "cy"]);
+    v.fabric.config.step_every_ticks = 10;
+    v.fabric.config.max_interactions_per_step = 0;
+    assert!(v.fabric.reservations.reserve("ada", "bo", 0.0, 0.5));
+    // Ticks 1–9 are slices past a step's first: the expired engagement stays in the map…
+    for tick in 1..10 {
+        v.slice(1.0, tick, 7);
+    }
+    assert_eq!(v.fabric.reservations.engaged_count(), 2);
+    // …and blocks nobody meanwhile.
+    assert!(v.fabric.reservations.is_available("bo", 1.0));
+    assert!(v.fabric.reservations.reserve("cy", "bo", 1.0, 0.1));
+    // The next step's first slice sweeps what has expired by then.
+    v.slice(2.0, 10, 7);
+    assert_eq!(v.fabric.reservations.engaged_count(), 0);
 }
 
 #[test]

@@ -535,7 +535,11 @@ impl SocialFabric {
         let mut out = SocialStep::default();
         let count = agents.len().min(whereabouts.at.len());
         let covered = || (slice.offset..count).step_by(slice.stride.max(1));
-        self.reservations.sweep(now_hours);
+        // Every query already ignores what has expired: sweeping only bounds the maps, so once
+        // a step (a spread step's first slice) is enough.
+        if slice.offset == 0 {
+            self.reservations.sweep(now_hours);
+        }
         self.cache.invalidate();
         // Observing looks each covered NPC up once and notes its initiative on the way.
         let initiatives: Vec<f64> = covered()
