@@ -271,9 +271,13 @@ fn pair(a: &str, b: &str) -> String {
     if a <= b { joined(a, b) } else { joined(b, a) }
 }
 
-/// Whether an event with `keys` is after `after_hours` and of one of `classes`.
-fn in_window(keys: &EventKeys, after_hours: f64, classes: &[EventClass]) -> bool {
-    keys.at_hours > after_hours && classes.contains(&keys.class)
+/// What of the history a rule reads.
+#[derive(Clone, Copy)]
+enum Reading {
+    /// Every event.
+    All,
+    /// The newest batch alone: the fresh evidence.
+    Fresh,
 }
 
 /// The most common location among `events` (ties by name).
@@ -549,65 +553,58 @@ impl StoryDetector {
         raised
     }
 
-    /// The events of `classes` within `hours` of `now_hours`, with their keys, oldest first;
-    /// chosen by their keys alone, so the events a rule does not read are never touched.
+    /// The events of `classes` within `hours` of `now_hours` in `reading`, with their keys,
+    /// oldest first; chosen by their keys alone, so the events a rule does not read are never
+    /// touched.
     fn keyed_within(
         &self,
+        reading: Reading,
         now_hours: f64,
         hours: f64,
         classes: &'static [EventClass],
     ) -> impl Iterator<Item = (EventKeys, &StoryEvent)> {
+        let from = match reading {
+            Reading::All => 0,
+            Reading::Fresh => self.history.fresh_start(),
+        };
+        let after_hours = now_hours - hours;
         self.history
-            .keyed()
-            .filter(move |(keys, _)| in_window(keys, now_hours - hours, classes))
+            .keyed_from(from)
+            .filter(move |(keys, _)| keys.at_hours > after_hours && classes.contains(&keys.class))
     }
 
     fn within(
         &self,
+        reading: Reading,
         now_hours: f64,
         hours: f64,
         classes: &'static [EventClass],
     ) -> impl Iterator<Item = &StoryEvent> {
-        self.keyed_within(now_hours, hours, classes).map(|(_, e)| e)
+        self.keyed_within(reading, now_hours, hours, classes)
+            .map(|(_, e)| e)
     }
 
-    /// The pattern window's events of `classes`.
+    /// The pattern window's events of `classes` in `reading`. A rule whose every event is a
+    /// situation of its own reads the fresh ones alone (a stale one could not fire).
     fn pattern(
         &self,
+        reading: Reading,
         now_hours: f64,
         classes: &'static [EventClass],
     ) -> impl Iterator<Item = &StoryEvent> {
-        self.within(now_hours, self.config.pattern_window_hours, classes)
-    }
-
-    /// The fresh events of `classes` within `hours` of `now_hours`, with their keys: read from
-    /// the newest batch alone, in the same order as [`Self::keyed_within`] gives them.
-    fn fresh_within(
-        &self,
-        now_hours: f64,
-        hours: f64,
-        classes: &'static [EventClass],
-    ) -> impl Iterator<Item = (EventKeys, &StoryEvent)> {
-        self.history
-            .fresh_keyed()
-            .filter(move |(keys, _)| in_window(keys, now_hours - hours, classes))
-    }
-
-    /// The pattern window's fresh events of `classes`: what a rule reads whose every event is a
-    /// situation of its own (a stale one could not fire).
-    fn fresh_pattern(
-        &self,
-        now_hours: f64,
-        classes: &'static [EventClass],
-    ) -> impl Iterator<Item = &StoryEvent> {
-        self.fresh_within(now_hours, self.config.pattern_window_hours, classes)
-            .map(|(_, e)| e)
+        self.within(
+            reading,
+            now_hours,
+            self.config.pattern_window_hours,
+            classes,
+        )
     }
 
     fn rivalry<'d>(&'d self, now_hours: f64) -> Vec<Found<'d>> {
         let hours = self.config.rivalry_window_hours;
         let window = || {
             self.keyed_within(
+                Reading::All,
                 now_hours,
                 hours,
                 &[EventClass::RelationshipChanged, EventClass::Interaction],
@@ -624,7 +621,12 @@ impl StoryDetector {
         };
         // A pair's evidence is its trust changes: only pairs with a fresh one can fire.
         let fresh: BTreeSet<u64> = self
-            .fresh_within(now_hours, hours, &[EventClass::RelationshipChanged])
+            .keyed_within(
+                Reading::Fresh,
+                now_hours,
+                hours,
+                &[EventClass::RelationshipChanged],
+            )
             .filter(|(_, e)| is_trust(e))
             .map(|(keys, _)| keys.pair)
             .collect();
@@ -705,7 +707,7 @@ impl StoryDetector {
 
     fn faction_tension(&self, now_hours: f64) -> Vec<Found<'_>> {
         let mut sides: BTreeMap<String, Vec<&StoryEvent>> = BTreeMap::new();
-        for e in self.pattern(now_hours, &[EventClass::Interaction]) {
+        for e in self.pattern(Reading::All, now_hours, &[EventClass::Interaction]) {
             if let StoryEventKind::Interaction {
                 interaction: InteractionKind::Argument | InteractionKind::Intimidation,
                 initiator_faction: Some(a),
@@ -755,7 +757,11 @@ impl StoryDetector {
         now_hours: f64,
     ) -> BTreeMap<&str, (BTreeSet<&str>, f64, Vec<&StoryEvent>)> {
         let mut subjects: BTreeMap<&str, (BTreeSet<&str>, f64, Vec<&StoryEvent>)> = BTreeMap::new();
-        for e in self.pattern(now_hours, &[EventClass::Witnessed, EventClass::RumourHeard]) {
+        for e in self.pattern(
+            Reading::All,
+            now_hours,
+            &[EventClass::Witnessed, EventClass::RumourHeard],
+        ) {
             let (subject, aware, importance) = match &e.kind {
                 StoryEventKind::Witnessed { witness, actor, .. } => (
                     actor.as_str(),
@@ -797,7 +803,7 @@ impl StoryDetector {
 
     fn scarcity(&self, now_hours: f64) -> Vec<Found<'_>> {
         let mut short: BTreeMap<&str, (BTreeSet<&str>, Vec<&StoryEvent>)> = BTreeMap::new();
-        for e in self.pattern(now_hours, &[EventClass::NeedLow]) {
+        for e in self.pattern(Reading::All, now_hours, &[EventClass::NeedLow]) {
             if let StoryEventKind::NeedLow { npc, need, .. } = &e.kind {
                 let entry = short.entry(need.as_str()).or_default();
                 entry.0.insert(npc.as_str());
@@ -841,7 +847,10 @@ impl StoryDetector {
                 }
             )
         };
-        if !self.fresh_pattern(now_hours, TRADE).any(evidence_of_trade) {
+        if !self
+            .pattern(Reading::Fresh, now_hours, TRADE)
+            .any(evidence_of_trade)
+        {
             return Vec::new();
         }
         // Sets only counted and joined into the signal's (sorted) NPCs: their order is moot.
@@ -849,7 +858,7 @@ impl StoryDetector {
         let mut supply: HashSet<&str> = HashSet::new();
         let mut evidence = Vec::new();
         let mut market = None;
-        for e in self.pattern(now_hours, TRADE) {
+        for e in self.pattern(Reading::All, now_hours, TRADE) {
             match &e.kind {
                 StoryEventKind::Interaction {
                     initiator,
@@ -905,7 +914,8 @@ impl StoryDetector {
     fn alliances(&self, now_hours: f64) -> Vec<Found<'_>> {
         let awareness = self.threat_awareness(now_hours);
         let mut found = Vec::new();
-        for e in self.fresh_pattern(
+        for e in self.pattern(
+            Reading::Fresh,
             now_hours,
             &[EventClass::Interaction, EventClass::RelationshipChanged],
         ) {
@@ -960,46 +970,50 @@ impl StoryDetector {
     }
 
     fn discoveries(&self, now_hours: f64) -> Vec<Found<'_>> {
-        self.fresh_pattern(now_hours, &[EventClass::Witnessed, EventClass::RumourHeard])
-            .filter_map(|e| match &e.kind {
-                StoryEventKind::Witnessed {
-                    witness,
-                    actor,
-                    act,
-                } => Some(
-                    Found::new(
-                        SignalType::Discovery,
-                        pair(witness, actor),
-                        self.config.discovery_importance,
-                    )
-                    .npcs([witness.as_str(), actor.as_str()])
-                    .context("learned", format!("{actor} {act}"))
-                    .context("first_hand", true)
+        self.pattern(
+            Reading::Fresh,
+            now_hours,
+            &[EventClass::Witnessed, EventClass::RumourHeard],
+        )
+        .filter_map(|e| match &e.kind {
+            StoryEventKind::Witnessed {
+                witness,
+                actor,
+                act,
+            } => Some(
+                Found::new(
+                    SignalType::Discovery,
+                    pair(witness, actor),
+                    self.config.discovery_importance,
+                )
+                .npcs([witness.as_str(), actor.as_str()])
+                .context("learned", format!("{actor} {act}"))
+                .context("first_hand", true)
+                .evidence([e]),
+            ),
+            StoryEventKind::RumourHeard {
+                listener,
+                subject,
+                gossip,
+                credibility,
+                accepted: true,
+                ..
+            } if *credibility >= self.config.discovery_credibility_above => Some(
+                Found::new(SignalType::Discovery, pair(listener, subject), *credibility)
+                    .npcs([listener.as_str()])
+                    .context("learned", format!("{} about {subject}", gossip.as_str()))
+                    .context("first_hand", false)
                     .evidence([e]),
-                ),
-                StoryEventKind::RumourHeard {
-                    listener,
-                    subject,
-                    gossip,
-                    credibility,
-                    accepted: true,
-                    ..
-                } if *credibility >= self.config.discovery_credibility_above => Some(
-                    Found::new(SignalType::Discovery, pair(listener, subject), *credibility)
-                        .npcs([listener.as_str()])
-                        .context("learned", format!("{} about {subject}", gossip.as_str()))
-                        .context("first_hand", false)
-                        .evidence([e]),
-                ),
-                _ => None,
-            })
-            .collect()
+            ),
+            _ => None,
+        })
+        .collect()
     }
 
     fn blocked_goals(&self, now_hours: f64) -> Vec<Found<'_>> {
         let mut failures: BTreeMap<(&str, &str), Vec<&StoryEvent>> = BTreeMap::new();
         let mut found = Vec::new();
-        for e in self.pattern(now_hours, &[EventClass::Goal]) {
+        for e in self.pattern(Reading::All, now_hours, &[EventClass::Goal]) {
             match &e.kind {
                 StoryEventKind::Goal {
                     npc,
@@ -1047,7 +1061,7 @@ impl StoryDetector {
 
     fn betrayals(&self, now_hours: f64) -> Vec<Found<'_>> {
         let ally = self.config.ally_loyalty_above;
-        self.fresh_pattern(now_hours, &[EventClass::Interaction])
+        self.pattern(Reading::Fresh, now_hours, &[EventClass::Interaction])
             .filter_map(|e| {
                 let StoryEventKind::Interaction {
                     initiator,
@@ -1085,7 +1099,7 @@ impl StoryDetector {
     }
 
     fn secrets(&self, now_hours: f64) -> Vec<Found<'_>> {
-        self.fresh_pattern(now_hours, &[EventClass::RumourHeard])
+        self.pattern(Reading::Fresh, now_hours, &[EventClass::RumourHeard])
             .filter_map(|e| match &e.kind {
                 StoryEventKind::RumourHeard {
                     listener,
@@ -1150,7 +1164,7 @@ impl StoryDetector {
     }
 
     fn unrequited(&self, now_hours: f64) -> Vec<Found<'_>> {
-        self.fresh_pattern(now_hours, &[EventClass::Interaction])
+        self.pattern(Reading::Fresh, now_hours, &[EventClass::Interaction])
             .filter_map(|e| match &e.kind {
                 StoryEventKind::Interaction {
                     initiator,
@@ -1184,6 +1198,7 @@ impl StoryDetector {
         let mut distressed = BTreeSet::new();
         let mut evidence = Vec::new();
         for e in self.within(
+            Reading::All,
             now_hours,
             self.config.gathering_window_hours,
             &[EventClass::MoodChanged],
@@ -1221,7 +1236,8 @@ impl StoryDetector {
 
     fn celebrations(&self, now_hours: f64) -> Vec<Found<'_>> {
         let hours = self.config.gathering_window_hours;
-        let window = || self.keyed_within(now_hours, hours, &[EventClass::Interaction]);
+        let window =
+            || self.keyed_within(Reading::All, now_hours, hours, &[EventClass::Interaction]);
         let friendly = |e: &StoryEvent| match &e.kind {
             StoryEventKind::Interaction {
                 interaction,
@@ -1233,7 +1249,7 @@ impl StoryDetector {
         // A place's evidence is its friendly interactions: only places with a fresh one can
         // fire.
         let fresh: BTreeSet<u64> = self
-            .fresh_within(now_hours, hours, &[EventClass::Interaction])
+            .keyed_within(Reading::Fresh, now_hours, hours, &[EventClass::Interaction])
             .filter(|(_, e)| friendly(e))
             .map(|(keys, _)| keys.place)
             .collect();
@@ -1274,6 +1290,7 @@ impl StoryDetector {
     fn migrations(&self, now_hours: f64) -> Vec<Found<'_>> {
         let mut flows: BTreeMap<(bool, &str), Gathering<'_>> = BTreeMap::new();
         for e in self.within(
+            Reading::All,
             now_hours,
             self.config.gathering_window_hours,
             &[EventClass::Moved],

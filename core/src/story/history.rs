@@ -158,17 +158,23 @@ impl History {
 
     /// The events with their keys, oldest first.
     pub fn keyed(&self) -> impl Iterator<Item = (EventKeys, &StoryEvent)> {
-        self.keys.iter().copied().zip(&self.events)
+        self.keyed_from(0)
     }
 
-    /// The newest batch with its keys, oldest first: the fresh events alone, so a rule that
-    /// needs fresh evidence reads what is new rather than the whole history.
-    pub fn fresh_keyed(&self) -> impl Iterator<Item = (EventKeys, &StoryEvent)> {
-        let from = self.events.len() - self.fresh;
+    /// The events from the `from`-th on (0 is the oldest) with their keys, oldest first.
+    pub fn keyed_from(&self, from: usize) -> impl Iterator<Item = (EventKeys, &StoryEvent)> {
+        let from = from.min(self.events.len());
         self.keys
             .range(from..)
             .copied()
             .zip(self.events.range(from..))
+    }
+
+    /// Where the newest batch begins: [`History::keyed_from`] that index gives the fresh events
+    /// alone, so a rule that needs fresh evidence reads what is new rather than the whole
+    /// history.
+    pub fn fresh_start(&self) -> usize {
+        self.events.len() - self.fresh
     }
 
     /// How many events it holds.
