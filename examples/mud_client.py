@@ -17,8 +17,10 @@ for stream in ("intents", "story"):               # our own consumer group on ea
     try: r.xgroup_create(key(stream), "mud", id="0", mkstream=True)
     except redis.ResponseError: pass                 # BUSYGROUP: it already exists
 
-send("player_entered", 420, player="ann", room="square")
-for t in range(421, 421 + ticks): send("time_advanced", t)  # the game's clock: one tick a minute
+last = r.xrevrange(key("world"), count=1)              # the zone's time: its log's newest event
+now = json.loads(last[0][1]["m"])["game_time"] if last else 420   # (a zone drops older clock events)
+send("player_entered", now, player="ann", room="square")
+for t in range(now + 1, now + 1 + ticks): send("time_advanced", t)  # the game's clock: a tick a minute
 
 handled = 0
 while True:

@@ -648,6 +648,65 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
 }
 
 #[test]
+fn a_world_simulation_honours_seed_hours_and_profiles_dir() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["simulate", "--world", "village"];
+        args.extend_from_slice(extra);
+        let output = geppetto(&args, "");
+        assert!(
+            output.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let body = |text: &str| text.lines().skip(1).collect::<Vec<_>>().join("\n");
+    let one = run(&["--hours", "12", "--seed", "1"]);
+    assert!(
+        one.starts_with("village for 0.5 game days (24 NPCs"),
+        "{one}"
+    );
+    assert!(
+        one.lines().next().is_some_and(|l| l.ends_with(", seed 1")),
+        "{one}"
+    );
+    assert_eq!(
+        one,
+        run(&["--hours", "12", "--seed", "1"]),
+        "a seed is deterministic"
+    );
+    let two = run(&["--hours", "12", "--seed", "2"]);
+    assert_ne!(body(&one), body(&two), "another seed, another village");
+    // --hours wins over --days; a profiles directory is read (and a missing one refused).
+    assert!(run(&["--days", "3", "--hours", "1"]).starts_with("village for 0.041"));
+    assert_eq!(
+        body(&run(&[
+            "--hours",
+            "12",
+            "--profiles-dir",
+            "config/profiles"
+        ])),
+        body(&run(&["--hours", "12"])),
+        "the shipped profiles are the embedded ones"
+    );
+    let missing = geppetto(
+        &[
+            "simulate",
+            "--world",
+            "village",
+            "--profiles-dir",
+            "no/such/dir",
+        ],
+        "",
+    );
+    assert_eq!(
+        missing.status.code(),
+        Some(2),
+        "a missing profiles dir is refused"
+    );
+}
+
+#[test]
 fn a_village_week_lets_at_least_eight_kinds_of_story_signal_emerge() {
     let output = geppetto(
         &[

@@ -40,7 +40,7 @@ fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
     assert!(
         Path::new(&std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()))
             .is_file(),
-        "Debian's chromium is needed (apt-get install chromium; .ci/run does)"
+        "Debian's chromium is needed (apt-get install chromium; scripts/test does)"
     );
     let port = http::free_port();
     let dir = std::env::temp_dir().join(format!("geppetto-inspector-{}", std::process::id()));

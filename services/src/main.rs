@@ -185,10 +185,10 @@ enum Command {
         /// Game days to run a world.
         #[arg(long, default_value_t = 1.0)]
         days: f64,
-        /// Game hours to run (overrides the scenario's).
+        /// Game hours to run (overrides the scenario's hours, or a world's `--days`).
         #[arg(long)]
         hours: Option<f64>,
-        /// Seed (overrides the scenario's).
+        /// Seed (overrides the scenario's or the world file's).
         #[arg(long)]
         seed: Option<u64>,
         /// Print an hour-by-hour table instead of JSONL.
@@ -488,7 +488,12 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             profiles_dir,
         } => {
             if let Some(world) = world {
-                return commands::world::simulate_world(&world, days);
+                let run = commands::world::WorldRun {
+                    hours: hours.unwrap_or(days * 24.0),
+                    seed,
+                    profiles: profiles(profiles_dir.as_ref())?,
+                };
+                return commands::world::simulate_world(&world, &run);
             }
             let scenario = scenario
                 .ok_or_else(|| CommandError::BadInput("--scenario or --world is needed".into()))?;

@@ -438,6 +438,70 @@ fn load(path: &Path, overrides: &Overrides) -> Result<ServiceConfig, CommandErro
     Ok(config)
 }
 
+/// What `serve` prints on stderr as it starts: the zones, the bus, the clock, the admin API and
+/// the inspector's address, and a warning when no admin token is set (mutating admin calls are
+/// then refused). A Redis URL is shown without its credentials.
+pub fn start_banner(config: &ServiceConfig, zones: &[String], admin_token_set: bool) -> String {
+    let mut lines = Vec::new();
+    let bus = match config.bus.kind {
+        BusKind::Memory => "the in-process bus".to_owned(),
+        BusKind::Redis if !config.bus.redis.cluster_nodes.is_empty() => format!(
+            "a Redis Cluster ({} seed nodes)",
+            config.bus.redis.cluster_nodes.len()
+        ),
+        BusKind::Redis => format!("Redis at {}", without_credentials(&config.bus.redis.url)),
+    };
+    let clock = match config.clock.kind {
+        crate::service::ClockKind::Internal => format!(
+            "its own clock, {} game minutes a second",
+            config.clock.speed_minutes_per_second
+        ),
+        crate::service::ClockKind::External => "the game's `time_advanced` events".to_owned(),
+    };
+    let instance = if config.cluster.enabled {
+        format!(
+            " as instance `{}` of a cluster",
+            config.cluster.instance_name(&config.consumer)
+        )
+    } else {
+        String::new()
+    };
+    lines.push(format!(
+        "geppetto serve{instance}: {} zone(s) ({}) on {bus}, time from {clock}",
+        zones.len(),
+        zones.join(", ")
+    ));
+    if config.admin.address.is_empty() {
+        lines.push("admin API: off (admin.address is empty)".to_owned());
+    } else {
+        let address = &config.admin.address;
+        lines.push(format!(
+            "admin API: http://{address}  inspector: http://{address}/inspector"
+        ));
+        if !admin_token_set {
+            let source = match &config.admin.token_file {
+                Some(file) => format!("admin.token_file {}", file.display()),
+                None => format!("the environment variable {}", config.admin.token_env),
+            };
+            lines.push(format!(
+                "warning: no admin token in {source}: snapshot, reload, spawn, despawn and schedule calls \
+                 are refused; choose a token and export it to allow them"
+            ));
+        }
+    }
+    lines.join("\n")
+}
+
+/// `url` with any `user:password@` removed.
+fn without_credentials(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
 /// Runs the service described by the config file at `path`, with the command line's
 /// `overrides`, until Ctrl-C.
 pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
@@ -485,6 +549,16 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
         };
         let admin_config = config.admin.clone();
         let zone_names: Vec<String> = content.worlds.iter().map(|w| w.zone.clone()).collect();
+        let admin_token = if admin_config.address.is_empty() {
+            None
+        } else {
+            read_secret(&admin_config.token_env, admin_config.token_file.as_deref())
+                .map_err(|e| CommandError::BadInput(format!("admin.token_file: {e}")))?
+        };
+        eprintln!(
+            "{}",
+            start_banner(&config, &zone_names, admin_token.is_some())
+        );
         let starter = Arc::new(ZoneStarter {
             config,
             content: std::sync::RwLock::new(Arc::new(content)),
@@ -522,8 +596,7 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
                     Arc::new(move |zones: &[String]| starter.reload(zones))
                 }),
                 metrics,
-                token: read_secret(&admin_config.token_env, admin_config.token_file.as_deref())
-                    .map_err(|e| CommandError::BadInput(format!("admin.token_file: {e}")))?,
+                token: admin_token,
                 max_body_bytes: admin_config.max_body_bytes,
             };
             let server = admin::start(state, &admin_config.address)
@@ -559,4 +632,38 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
         Ok(())
     };
     crate::runtime::block_on(crate::runtime::cores(), future).map_err(environment)?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_banner_names_zones_bus_clock_and_addresses_and_warns_without_a_token() {
+        let mut config = ServiceConfig::default();
+        config.bus.kind = BusKind::Redis;
+        config.bus.redis.url = "redis://ann:secret@127.0.0.1:6379/0".into();
+        let zones = ["village".to_owned(), "mine".to_owned()];
+        let banner = start_banner(&config, &zones, false);
+        assert!(banner.contains("2 zone(s) (village, mine)"), "{banner}");
+        assert!(
+            banner.contains("Redis at redis://127.0.0.1:6379/0"),
+            "{banner}"
+        );
+        assert!(!banner.contains("secret"), "{banner}");
+        assert!(
+            banner.contains("inspector: http://127.0.0.1:7878/inspector"),
+            "{banner}"
+        );
+        assert!(
+            banner.contains(
+                "warning: no admin token in the environment variable GEPPETTO_ADMIN_TOKEN"
+            ),
+            "{banner}"
+        );
+        let with_token = start_banner(&config, &zones, true);
+        assert!(!with_token.contains("warning"), "{with_token}");
+        config.admin.address.clear();
+        assert!(start_banner(&config, &zones, false).contains("admin API: off"));
+    }
 }

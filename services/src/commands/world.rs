@@ -51,13 +51,12 @@ fn observer(room: &str) -> String {
 }
 
 /// A zone with an observer in every room and the governor's budget out of the way.
-fn offline_zone(world: &WorldFile) -> Result<Zone, CommandError> {
+fn offline_zone(world: &WorldFile, profiles: &ProfileLibrary) -> Result<Zone, CommandError> {
     let mut config = ZoneConfig::default();
     config.governor.tick_budget_ms_soft = f64::MAX;
     config.governor.tick_budget_ms_hard = f64::MAX;
-    let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let mut zone = Zone::new(world, &profiles, &sets, config, IsolationState::default())
+    let mut zone = Zone::new(world, profiles, &sets, config, IsolationState::default())
         .map_err(|e| CommandError::BadInput(e.to_string()))?;
     let mut out = ZoneOutput::default();
     for room in &world.rooms {
@@ -166,20 +165,34 @@ fn advance(
     }
 }
 
-/// Runs `world` for `days` game days and renders a summary per NPC: actions started, share of
-/// scheduled time spent at the schedule's place, share of time with a need critical, goals
-/// completed and failed, barks.
-pub fn simulate_world(world_path: &str, days: f64) -> Result<String, CommandError> {
-    if !(days.is_finite() && days > 0.0) {
+/// How long and under which seed and profiles a world runs offline.
+pub struct WorldRun {
+    /// Game hours to run.
+    pub hours: f64,
+    /// Replaces the world file's seed.
+    pub seed: Option<u64>,
+    /// The profiles the world's `profile` names are looked up in.
+    pub profiles: ProfileLibrary,
+}
+
+/// Runs `world` for `run.hours` game hours and renders a summary per NPC: actions started,
+/// share of scheduled time spent at the schedule's place, share of time with a need critical,
+/// goals completed and failed, barks.
+pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, CommandError> {
+    let hours = run.hours;
+    if !(hours.is_finite() && hours > 0.0) {
         return Err(CommandError::BadInput(
-            "--days: must be a positive number".into(),
+            "--days/--hours: must be a positive number".into(),
         ));
     }
-    let world = world(world_path)?;
-    let mut zone = offline_zone(&world)?;
+    let mut world = world(world_path)?;
+    if let Some(seed) = run.seed {
+        world.seed = seed;
+    }
+    let mut zone = offline_zone(&world, &run.profiles)?;
     let mut social = SocialTally::default();
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
-    let ticks = (days * 24.0 * 60.0).round() as u64;
+    let ticks = (hours * 60.0).round() as u64;
     let mut clock = 0;
     while clock < ticks {
         let step = TICKS_PER_CLOCK_EVENT.min(ticks - clock);
@@ -227,9 +240,12 @@ pub fn simulate_world(world_path: &str, days: f64) -> Result<String, CommandErro
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} for {days} game days ({} NPCs, every one at full detail)",
+        "{} for {} game days ({} NPCs, every one at full detail){}",
         world.zone,
-        tallies.len()
+        hours / 24.0,
+        tallies.len(),
+        run.seed
+            .map_or(String::new(), |seed| format!(", seed {seed}"))
     );
     let _ = writeln!(
         out,
@@ -326,7 +342,8 @@ pub fn brain_view(
         ));
     }
     let world = world(world_path)?;
-    let mut zone = offline_zone(&world)?;
+    let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let mut zone = offline_zone(&world, &profiles)?;
     advance(&mut zone, (hours * 60.0).round() as u64, |_, _| {});
     let view = brain(&zone, npc, BRAIN_TOP_CANDIDATES).ok_or_else(|| {
         CommandError::BadInput(format!("--npc: no NPC `{npc}` in {}", world.zone))
