@@ -195,7 +195,28 @@ fn the_demo_keeps_its_village_between_runs_and_replays_it_from_a_snapshot() {
         "need.COMFORT=0.02",
     ]);
     assert!(columns.contains("first divergence at step"), "{columns}");
+    assert!(
+        columns.starts_with("window: from the world file"),
+        "the report says which window it replayed: {columns}"
+    );
     assert_eq!(columns.matches(">> ").count(), 1, "{columns}");
+    // From the shutdown snapshot nothing follows: the report says so rather than "no divergence".
+    let (empty, _) = geppetto(&[
+        "whatif",
+        "--redb",
+        data,
+        "--from-snapshot",
+        "latest",
+        "--npc",
+        "bjorn",
+        "--set",
+        "need.COMFORT=0.02",
+    ]);
+    assert!(empty.starts_with("window: from snapshot "), "{empty}");
+    assert!(
+        empty.contains("nothing to compare: bjorn emitted no intent in this window"),
+        "{empty}"
+    );
     let (json, _) = geppetto(&[
         "whatif",
         "--redb",

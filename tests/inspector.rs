@@ -88,9 +88,9 @@ fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
     assert!(seen["points"].as_u64() > Some(0), "{seen}");
     assert!(seen["signals"].as_u64() >= Some(1), "{seen}");
     assert!(
-        seen["divergence"]
-            .as_str()
-            .is_some_and(|d| d.starts_with("first divergence at step")),
+        seen["divergence"].as_str().is_some_and(
+            |d| d.starts_with("window: from") && d.contains("first divergence at step")
+        ),
         "{seen}"
     );
     assert!(shots.join("inspector.png").is_file() && shots.join("whatif.png").is_file());

@@ -327,7 +327,7 @@ async fn kept_village(
     path: &std::path::Path,
     build: &(dyn Fn(&[String]) -> Result<Zone, crate::zone::ZoneError> + Sync),
     bus: &Arc<dyn EventBus>,
-) -> Result<(Zone, Persistence, crate::admin::WhatIfSource), CommandError> {
+) -> Result<(Zone, Persistence, crate::http::WhatIfSource), CommandError> {
     let storage = crate::config::StorageSection::default();
     let file = geppetto_storage::RedbFile::open(path, &storage.stores)
         .map_err(|e| CommandError::Environment(e.to_string()))?;
@@ -345,7 +345,7 @@ async fn kept_village(
     )
     .await
     .map_err(|e| CommandError::Environment(format!("{}: {e}", path.display())))?;
-    let source = crate::admin::WhatIfSource {
+    let source = crate::http::WhatIfSource {
         world: "village".into(),
         zone_config: demo_zone_config(),
         limits: consumer.limits.clone(),
@@ -416,8 +416,8 @@ pub fn run_demo(
         let handle = actors.start(zone);
         let (stop, stopped) = watch::channel(false);
         if let Some(address) = &options.admin {
-            let state = crate::admin::AdminState {
-                story_feed: crate::admin::story_feed(
+            let state = crate::http::AdminState {
+                story_feed: crate::http::story_feed(
                     &bus,
                     [zone_name.clone()],
                     "inspector",
@@ -426,8 +426,8 @@ pub fn run_demo(
                 whatif,
                 whatif_busy: Arc::default(),
                 zones: {
-                    let zones = crate::admin::ZoneDirectory::default();
-                    zones.insert(crate::admin::RunningZone {
+                    let zones = crate::http::ZoneDirectory::default();
+                    zones.insert(crate::http::RunningZone {
                         handle: handle.clone(),
                         controls: None,
                     });
@@ -439,7 +439,7 @@ pub fn run_demo(
                 token: None,
                 max_body_bytes: crate::config::AdminConfig::default().max_body_bytes,
             };
-            let server = crate::admin::start(state, address)
+            let server = crate::http::start(state, address)
                 .map_err(|e| CommandError::Environment(format!("admin {address}: {e}")))?;
             tokio::spawn(server);
         }

@@ -6,7 +6,7 @@
 //! The `geppetto` binary in `main.rs` only parses arguments and maps errors to exit codes.
 
 pub mod actor;
-pub mod admin;
+pub mod brain;
 pub mod bus;
 pub mod cluster;
 pub mod commands;
@@ -14,6 +14,7 @@ pub mod config;
 pub mod content;
 pub mod demo;
 pub mod governor;
+pub mod http;
 pub mod isolation;
 pub mod lease;
 pub mod llm_bridge;

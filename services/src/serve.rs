@@ -17,7 +17,6 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::sync::{mpsc, watch};
 
 use crate::actor::ActorRuntime;
-use crate::admin::{self, AdminState, RunningZone, ZoneDirectory};
 use crate::bus::EventBus;
 use crate::bus::memory::InProcessBus;
 use crate::bus::redis::RedisBus;
@@ -26,6 +25,7 @@ use crate::config::{BusKind, ServiceConfig, SnapshotBackend, load_config};
 use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
+use crate::http::{self, AdminState, RunningZone, ZoneDirectory};
 use crate::isolation::IsolationState;
 use crate::lease::LeaseGuard;
 use crate::llm_bridge::{self, LlmLink};
@@ -528,7 +528,7 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
             for (world, world_path) in content.worlds.iter().zip(&config.worlds) {
                 whatif.insert(
                     world.zone.clone(),
-                    admin::WhatIfSource {
+                    http::WhatIfSource {
                         world: world_path.display().to_string(),
                         zone_config: config.zone_config(),
                         limits: config.consumer.limits.clone(),
@@ -586,7 +586,7 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
         };
         if !admin_config.address.is_empty() {
             let state = AdminState {
-                story_feed: admin::story_feed(&bus, zone_names, &feed_group, &stopped),
+                story_feed: http::story_feed(&bus, zone_names, &feed_group, &stopped),
                 whatif,
                 whatif_busy: Arc::default(),
                 zones: starter.zones.clone(),
@@ -599,7 +599,7 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
                 token: admin_token,
                 max_body_bytes: admin_config.max_body_bytes,
             };
-            let server = admin::start(state, &admin_config.address)
+            let server = http::start(state, &admin_config.address)
                 .map_err(|e| environment(format!("admin {}: {e}", admin_config.address)))?;
             tokio::spawn(server);
             tracing::info!(address = %admin_config.address, "admin API listening");

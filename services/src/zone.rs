@@ -2484,7 +2484,8 @@ pub(crate) mod tests {
             goals(&zone),
             vec![("report the theft by vex".to_owned(), Some("vex".to_owned()))]
         );
-        let brain = crate::admin::brain(&zone, "piet", 3).expect("piet");
+        let brain = crate::brain::Brain::of(&zone, "piet", 3).expect("piet");
+        let brain = serde_json::to_value(&brain).expect("json");
         let shown = brain["goals"].as_array().expect("goals");
         let goal = shown
             .iter()
@@ -2759,8 +2760,8 @@ pub(crate) mod tests {
                 .trust;
             assert!(trust < 0.5, "{witness} trusts the thief {trust}");
         }
-        let brain = crate::admin::brain(&zone, &witnesses[0], 3).expect("witness");
-        let text = crate::admin::brain_text(&brain);
+        let brain = crate::brain::Brain::of(&zone, &witnesses[0], 3).expect("witness");
+        let text = brain.to_string();
         assert!(
             text.contains("rumour: threat about stranger"),
             "the brain view shows what the witness knows: {text}"

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use serde::de::DeserializeOwned;
 
 use crate::decider::Decider;
-use crate::scoring::Candidate;
+use crate::scoring::{Candidate, Ineligible};
 use crate::tuning::Profile;
 use crate::vocabulary::Vocabulary;
 use crate::world::World;
@@ -155,7 +155,8 @@ fn ids(world: &World, candidate_provider: usize, candidate_action: usize) -> (St
     )
 }
 
-fn ranked_out(world: &World, candidate: &Candidate) -> RankedOut {
+/// A ranked candidate as the wire shows it: ids, and the utility and its factors rounded.
+pub fn ranked_out(world: &World, candidate: &Candidate) -> RankedOut {
     let (provider, action) = ids(world, candidate.provider, candidate.action);
     let b = candidate.breakdown;
     RankedOut {
@@ -170,6 +171,16 @@ fn ranked_out(world: &World, candidate: &Candidate) -> RankedOut {
             distance: round4(b.distance),
             cost: round4(b.cost),
         },
+    }
+}
+
+/// A removed candidate as the wire shows it: ids and the first gate that failed.
+pub fn ineligible_out(world: &World, ineligible: &Ineligible) -> IneligibleOut {
+    let (provider, action) = ids(world, ineligible.provider, ineligible.action);
+    IneligibleOut {
+        provider,
+        action,
+        reason: ineligible.reason.as_str(),
     }
 }
 
@@ -204,14 +215,7 @@ pub fn decide(request: &DecideRequest, profile: &Profile) -> Result<DecideAnswer
             .ranking
             .ineligible
             .iter()
-            .map(|i| {
-                let (provider, action) = ids(&world, i.provider, i.action);
-                IneligibleOut {
-                    provider,
-                    action,
-                    reason: i.reason.as_str(),
-                }
-            })
+            .map(|i| ineligible_out(&world, i))
             .collect(),
     })
 }

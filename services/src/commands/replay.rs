@@ -399,7 +399,7 @@ impl ReplayContent {
 fn starting_zone(
     options: &ReplayOptions,
     content: &ReplayContent,
-) -> Result<(Zone, Option<String>), CommandError> {
+) -> Result<(Zone, Option<(u64, String)>), CommandError> {
     let world = super::world::world(&options.world)?;
     let zone_name = options.zone.clone().unwrap_or_else(|| world.zone.clone());
     if zone_name != world.zone {
@@ -429,16 +429,29 @@ fn starting_zone(
             let fresh = build(&state.vocabulary).map_err(bad)?;
             let zone = Zone::restored(fresh, state)
                 .map_err(|e| bad(format!("snapshot {}: {e}", snapshot.sequence)))?;
-            Ok((zone, Some(snapshot.last_event_id)))
+            Ok((zone, Some((snapshot.sequence, snapshot.last_event_id))))
         }
         None => Ok((build(&[]).map_err(bad)?, None)),
     }
 }
 
+/// Where a replayed window starts and ends.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Window {
+    /// The snapshot it starts from (`None`: the world file, at the log's beginning).
+    pub snapshot: Option<u64>,
+    /// Game time at its start, ticks.
+    pub from_game_time: u64,
+    /// Game time at its end, ticks.
+    pub to_game_time: u64,
+    /// World events replayed.
+    pub events: u64,
+}
+
 /// What a replay of a window produced.
 pub struct ReplayRun {
-    /// Log entries read.
-    pub replayed: u64,
+    /// The window replayed.
+    pub window: Window,
     /// The intents emitted, in order.
     pub intents: Vec<String>,
     /// The zone as the window left it.
@@ -453,7 +466,9 @@ pub fn replay_window(
     adjust: impl FnOnce(&mut Zone) -> Result<(), CommandError>,
     ticks: Option<u64>,
 ) -> Result<ReplayRun, CommandError> {
-    let (mut zone, after) = starting_zone(options, content)?;
+    let (mut zone, start) = starting_zone(options, content)?;
+    let (snapshot, after) = start.unzip();
+    let from_game_time = zone.game_time;
     adjust(&mut zone)?;
     let end = ticks.map(|t| zone.game_time.saturating_add(t));
     let entries = read_log(
@@ -481,7 +496,12 @@ pub fn replay_window(
         );
     }
     Ok(ReplayRun {
-        replayed: messages.len() as u64,
+        window: Window {
+            snapshot,
+            from_game_time,
+            to_game_time: zone.game_time,
+            events: messages.len() as u64,
+        },
         intents,
         zone,
     })
@@ -506,7 +526,7 @@ pub fn replay(
         }
     };
     Ok(ReplaySummary {
-        replayed: run.replayed,
+        replayed: run.window.events,
         intents: run.intents.len(),
         difference,
     })

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::CommandError;
-use super::replay::{ReplayContent, ReplayOptions, replay_window};
+use super::replay::{ReplayContent, ReplayOptions, Window, replay_window};
 use crate::content::profiles::DEFAULT_PROFILE;
 use crate::zone::Zone;
 
@@ -130,6 +130,12 @@ pub struct Step {
 pub struct WhatIfReport {
     /// The NPC.
     pub npc: String,
+    /// The recorded window both runs replayed.
+    pub window: Window,
+    /// The NPC emitted no intent in the window as recorded, so there was nothing to part
+    /// from (a window that starts at a snapshot taken just before it ends, or an NPC that did
+    /// nothing in it): no divergence means nothing then.
+    pub empty: bool,
     /// As recorded.
     pub baseline: Vec<Step>,
     /// With the changes.
@@ -301,6 +307,7 @@ pub fn what_if(
         |zone| set_needs(zone, npc, changes),
         ticks,
     )?;
+    let window = baseline.window.clone();
     let baseline = timeline(&baseline.intents, npc);
     let changed = timeline(&changed.intents, npc);
     let first_divergence = baseline
@@ -310,6 +317,8 @@ pub fn what_if(
         .or_else(|| (baseline.len() != changed.len()).then(|| baseline.len().min(changed.len())));
     Ok(WhatIfReport {
         npc: npc.to_owned(),
+        window,
+        empty: baseline.is_empty(),
         baseline,
         changed,
         first_divergence,
@@ -324,11 +333,12 @@ pub fn report_text(report: &WhatIfReport) -> String {
             format!("{} {} {}", clock(s.game_time), s.intent, s.what)
         })
     };
-    let mut lines = vec![format!(
+    let mut lines = vec![window_text(&report.window, clock)];
+    lines.push(format!(
         "{:<3}{:<48} | with the change",
         "",
         format!("{} as recorded", report.npc)
-    )];
+    ));
     let rows = report.baseline.len().max(report.changed.len());
     for row in 0..rows {
         let mark = if report.first_divergence == Some(row) {
@@ -344,9 +354,30 @@ pub fn report_text(report: &WhatIfReport) -> String {
     }
     lines.push(match report.first_divergence {
         Some(row) => format!("first divergence at step {row}"),
+        None if report.empty => format!(
+            "nothing to compare: {} emitted no intent in this window; replay a longer one \
+             (from the world file, or an older snapshot)",
+            report.npc
+        ),
         None => "no divergence: the change made no difference in this window".into(),
     });
     lines.join("\n")
+}
+
+/// One line naming the window: where it starts, its game times and how many events.
+fn window_text(window: &Window, clock: impl Fn(u64) -> String) -> String {
+    let start = match window.snapshot {
+        Some(sequence) => format!("snapshot {sequence}"),
+        None => "the world file".to_owned(),
+    };
+    format!(
+        "window: from {start}, game time {} to {} (ticks {}..{}), {} world events",
+        clock(window.from_game_time),
+        clock(window.to_game_time),
+        window.from_game_time,
+        window.to_game_time,
+        window.events
+    )
 }
 
 #[cfg(test)]

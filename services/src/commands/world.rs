@@ -16,7 +16,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::CommandError;
-use crate::admin::{brain, brain_text};
+use crate::brain::{BRAIN_TOP_CANDIDATES, Brain};
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
@@ -26,9 +26,6 @@ use crate::zone::{Zone, ZoneConfig, ZoneOutput};
 
 /// Game ticks handed to the zone per clock event while simulating (one game hour).
 const TICKS_PER_CLOCK_EVENT: u64 = 60;
-
-/// Candidates the brain view lists.
-pub const BRAIN_TOP_CANDIDATES: usize = 5;
 
 /// The world at `path` (a file or a directory), or the embedded village for `village`.
 pub fn world(path: &str) -> Result<WorldFile, CommandError> {
@@ -278,7 +275,6 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
     Ok(out)
 }
 
-/// Runs `world` for `hours` and prints the debug-brain view of `npc`.
 /// The brain view of `npc` in a running service, from its admin API at `admin`
 /// (`http://127.0.0.1:7878`): once, or with `follow` every `every` until `count` views (or
 /// forever), each handed to `write`.
@@ -293,7 +289,11 @@ pub fn brain_live(
         .enable_all()
         .build()
         .map_err(|e| CommandError::Environment(e.to_string()))?;
-    let url = format!("{}/npcs/{npc}/brain", admin.trim_end_matches('/'));
+    let format = if json { "json" } else { "text" };
+    let url = format!(
+        "{}/npcs/{npc}/brain?format={format}",
+        admin.trim_end_matches('/')
+    );
     let client = reqwest::Client::new();
     let mut shown = 0u64;
     runtime.block_on(async {
@@ -308,15 +308,11 @@ pub fn brain_live(
                     "--npc: no NPC `{npc}` at {admin}"
                 )));
             }
-            let view: Value = response
-                .json()
+            let view = response
+                .text()
                 .await
                 .map_err(|e| CommandError::Environment(format!("{url}: {e}")))?;
-            if json {
-                write(&view.to_string());
-            } else {
-                write(&brain_text(&view));
-            }
+            write(view.trim_end());
             shown += 1;
             let Some((every, count)) = follow else {
                 return Ok(());
@@ -330,6 +326,7 @@ pub fn brain_live(
     })
 }
 
+/// Runs `world` for `hours` and prints the debug-brain view of `npc`.
 pub fn brain_view(
     world_path: &str,
     npc: &str,
@@ -345,12 +342,12 @@ pub fn brain_view(
     let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let mut zone = offline_zone(&world, &profiles)?;
     advance(&mut zone, (hours * 60.0).round() as u64, |_, _| {});
-    let view = brain(&zone, npc, BRAIN_TOP_CANDIDATES).ok_or_else(|| {
+    let view = Brain::of(&zone, npc, BRAIN_TOP_CANDIDATES).ok_or_else(|| {
         CommandError::BadInput(format!("--npc: no NPC `{npc}` in {}", world.zone))
     })?;
     Ok(if json {
         serde_json::to_string_pretty(&view).unwrap_or_default()
     } else {
-        brain_text(&view)
+        view.to_string()
     })
 }

@@ -1,0 +1,166 @@
+//! The admin HTTP API (actix-web), loopback by default, and the web inspector it serves.
+//!
+//! | route | module | token |
+//! |---|---|---|
+//! | `GET /healthz`, `GET /metrics`, `GET /inspector` | [`pages`] | — |
+//! | `GET /events` (story signals as Server-Sent Events) | [`feed`] | — |
+//! | `GET /npcs`, `GET /npcs/{id}/brain`, `GET /npcs/{id}/decisions` | [`npcs`] | — |
+//! | `POST /npcs`, `DELETE /npcs/{id}`, `POST /npcs/{id}/schedule_override` | [`npcs`] | bearer |
+//! | `POST /zones/{zone}/snapshot`, `POST /content/reload` | [`zones`] | bearer |
+//! | `POST /whatif` | [`zones`] | — |
+//!
+//! Mutating calls need `Authorization: Bearer <token>` ([`auth`]); every refusal is an
+//! [`error::ApiError`] answered as `{"error": "…"}` with its status. This module owns what the
+//! handlers share ([`AdminState`], the [`ZoneDirectory`] of zones running here) and the route
+//! table; it changes no zone itself — spawns and the like go to a zone's world stream, snapshots
+//! and reloads to its loop.
+
+pub mod auth;
+pub mod error;
+pub mod feed;
+pub mod npcs;
+pub mod pages;
+pub mod zones;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use actix_web::{App, HttpServer, web};
+use geppetto_llm::Secret;
+use metrics_exporter_prometheus::PrometheusHandle;
+
+use crate::actor::ZoneHandle;
+use crate::bus::EventBus;
+
+pub use feed::story_feed;
+
+/// The zones this process runs now, by name: fixed for a single instance, changing as a
+/// clustered instance takes and gives up zone leases.
+#[derive(Clone, Default)]
+pub struct ZoneDirectory(Arc<std::sync::RwLock<BTreeMap<String, RunningZone>>>);
+
+/// A zone this process runs: its actor and where its loop takes snapshot requests.
+#[derive(Clone)]
+pub struct RunningZone {
+    /// The zone's actor.
+    pub handle: ZoneHandle,
+    /// Snapshot and reload requests to its loop (absent when the zone takes none).
+    pub controls: Option<tokio::sync::mpsc::Sender<crate::service::ZoneControl>>,
+}
+
+impl ZoneDirectory {
+    /// Adds (or replaces) a running zone.
+    pub fn insert(&self, zone: RunningZone) {
+        if let Ok(mut zones) = self.0.write() {
+            zones.insert(zone.handle.name.clone(), zone);
+        }
+    }
+
+    /// Removes the zone `name`.
+    pub fn remove(&self, name: &str) {
+        if let Ok(mut zones) = self.0.write() {
+            zones.remove(name);
+        }
+    }
+
+    /// The zone `name`, if it runs here.
+    pub fn get(&self, name: &str) -> Option<RunningZone> {
+        self.0
+            .read()
+            .ok()
+            .and_then(|zones| zones.get(name).cloned())
+    }
+
+    /// The actors of every zone running here, by name.
+    pub fn handles(&self) -> Vec<ZoneHandle> {
+        self.0
+            .read()
+            .map(|zones| zones.values().map(|z| z.handle.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The names of the zones running here.
+    pub fn names(&self) -> Vec<String> {
+        self.0
+            .read()
+            .map(|zones| zones.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Reads the content files again (world files, profile and archetype directories) and hands
+/// out one rebuild per running zone; an error names the file, path and reason.
+pub type ContentReload =
+    Arc<dyn Fn(&[String]) -> Result<Vec<(String, crate::service::Rebuild)>, String> + Send + Sync>;
+
+/// What a zone's what-if replays: its world file, zone settings, log and snapshots.
+#[derive(Clone)]
+pub struct WhatIfSource {
+    /// The world file (path, or `village`).
+    pub world: String,
+    /// The zone's settings.
+    pub zone_config: crate::zone::ZoneConfig,
+    /// The world-message limits its loop reads under.
+    pub limits: crate::bus::envelope::EnvelopeLimits,
+    /// The zone's world log.
+    pub log: crate::recovery::WorldLog,
+    /// Its snapshots.
+    pub store: Arc<dyn geppetto_storage::SnapshotStore>,
+}
+
+/// What the handlers share.
+pub struct AdminState {
+    /// The zones running here.
+    pub zones: ZoneDirectory,
+    /// Where `POST /whatif` replays from, by zone (zones with a durable log only).
+    pub whatif: BTreeMap<String, WhatIfSource>,
+    /// Set while a what-if runs (one at a time: it replays on a blocking thread).
+    pub whatif_busy: Arc<std::sync::atomic::AtomicBool>,
+    /// Story signals of every zone as they are published, for `GET /events`.
+    pub story_feed: tokio::sync::broadcast::Sender<String>,
+    /// The bus (spawn/despawn go to the world stream).
+    pub bus: Arc<dyn EventBus>,
+    /// How `POST /content/reload` reads the content again (`serve` only).
+    pub content_reload: Option<ContentReload>,
+    /// Metrics, when a recorder is installed.
+    pub metrics: Option<PrometheusHandle>,
+    /// The bearer token for mutating calls (none: they are refused).
+    pub token: Option<Secret>,
+    /// Largest request body, bytes (`admin.max_body_bytes`); bigger ones are answered 413.
+    pub max_body_bytes: usize,
+}
+
+/// Binds `address` and returns the running server (spawn or await it).
+pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev::Server> {
+    let payload = web::PayloadConfig::new(state.max_body_bytes);
+    let data = web::Data::new(state);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .app_data(payload.clone())
+            .route("/healthz", web::get().to(pages::healthz))
+            .route("/metrics", web::get().to(pages::metrics))
+            .route("/inspector", web::get().to(pages::inspector))
+            .route("/events", web::get().to(feed::events))
+            .route("/whatif", web::post().to(zones::whatif))
+            .route(
+                "/zones/{zone}/snapshot",
+                web::post().to(zones::snapshot_now),
+            )
+            .route("/content/reload", web::post().to(zones::reload_content))
+            .route("/npcs", web::get().to(npcs::list))
+            .route("/npcs", web::post().to(npcs::spawn))
+            .route("/npcs/{id}", web::delete().to(npcs::despawn))
+            .route("/npcs/{id}/brain", web::get().to(npcs::brain))
+            .route("/npcs/{id}/decisions", web::get().to(npcs::decisions))
+            .route(
+                "/npcs/{id}/schedule_override",
+                web::post().to(npcs::schedule_override),
+            )
+    })
+    .workers(1)
+    .bind(address)?
+    .disable_signals()
+    .run();
+    Ok(server)
+}
