@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
-use geppetto_core::consideration::Updater;
+use geppetto_core::decision::consideration::Updater;
 use geppetto_core::rng::derive_seed;
 use geppetto_core::wire::response::round4;
 use geppetto_llm::Secret;
