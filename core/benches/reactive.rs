@@ -2,8 +2,8 @@
 //! a 15-action set, 4 considerations per action over 6 inputs, mixed curve shapes, bucketed.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use geppetto_core::curve::{SampledCurve, Shape, ShapeParams};
-use geppetto_core::reactive::{
+use geppetto_core::decision::curve::{SampledCurve, Shape, ShapeParams};
+use geppetto_core::life::reactive::{
     Selector, SetAction, SetConsideration, SetInput, SetState, UtilitySet,
 };
 use geppetto_core::rng::DetRng;

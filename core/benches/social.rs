@@ -10,14 +10,14 @@ use std::sync::Arc;
 
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
-use geppetto_core::goals::GoalBook;
+use geppetto_core::life::goals::GoalBook;
+use geppetto_core::life::wellbeing::{Wellbeing, WellbeingConfig};
 use geppetto_core::rng::{DetRng, derive_seed};
 use geppetto_core::social::{
-    FabricConfig, Gossip, GossipIntent, GossipKind, SocialFabric, SocialPlace, SocialProfile,
+    FabricConfig, Gossip, GossipIntent, RumourTopic, SocialFabric, SocialPlace, SocialProfile,
 };
 use geppetto_core::social::{Facet, InteractionKind};
 use geppetto_core::story::{DetectorConfig, StoryDetector, StoryEvent, StoryEventKind};
-use geppetto_core::wellbeing::{Wellbeing, WellbeingConfig};
 use geppetto_core::{Agent, Consideration, Decider, Position, SimulatedAgent, Vocabulary};
 
 const NPCS: usize = 10_000;
@@ -81,7 +81,7 @@ fn town() -> Town {
                 &id,
                 Gossip {
                     subject: format!("npc{:05}", (i + 1) % NPCS),
-                    kind: GossipKind::Threat,
+                    kind: RumourTopic::Threat,
                     intent: GossipIntent::Warn,
                     about_person: true,
                     confidence: 1.0,
@@ -252,7 +252,7 @@ fn village_minute(rng: &mut DetRng, now: f64) -> Vec<StoryEvent> {
                     listener: a,
                     teller: b,
                     subject: npc(rng),
-                    gossip: GossipKind::Opportunity,
+                    gossip: RumourTopic::Opportunity,
                     intent: GossipIntent::Inform,
                     depth: 1,
                     credibility: 0.5,

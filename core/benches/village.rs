@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use geppetto_core::archetype::{CompiledArchetype, NpcRecord, resolve_archetypes};
+use geppetto_core::life::simulator::AgentTick;
 use geppetto_core::rng::DetRng;
-use geppetto_core::simulator::AgentTick;
 use geppetto_core::{
     AdvertisedAction, Decider, Position, Provider, SimulatedAgent, Simulator, Tuning, Vocabulary,
     World,

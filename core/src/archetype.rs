@@ -15,19 +15,19 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::affect::merge_layers;
-use crate::agent::Agent;
-use crate::bark::{BarkMemory, BarkTemplate};
-use crate::consideration::{Consideration, Updater};
-use crate::curve::ResponseCurve;
-use crate::goals::{Goal, GoalBook, GoalCategory, GoalPredicate, ReactionRule};
-use crate::schedule::{
+use crate::decision::agent::Agent;
+use crate::decision::consideration::{Consideration, Updater};
+use crate::decision::curve::ResponseCurve;
+use crate::decision::world::Position;
+use crate::life::bark::{BarkMemory, BarkTemplate};
+use crate::life::goals::{Goal, GoalBook, GoalCategory, GoalPredicate, ReactionRule};
+use crate::life::schedule::{
     Condition, ConditionKind, ConditionTest, Schedule, ScheduleBlock, ScheduleLayer,
 };
-use crate::simulator::SimulatedAgent;
+use crate::life::simulator::SimulatedAgent;
+use crate::life::wellbeing::{Wellbeing, WellbeingConfig};
 use crate::vocabulary::{Symbol, Vocabulary};
-use crate::wellbeing::{Wellbeing, WellbeingConfig};
 use crate::wire::WireError;
-use crate::world::Position;
 
 /// A need as an archetype declares it. Needs live in [0, 1].
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

@@ -5,9 +5,9 @@ mod support;
 
 use std::sync::Arc;
 
-use geppetto_core::catch_up::{CatchUpCache, CatchUpConfig, CatchUpRequest};
-use geppetto_core::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
-use geppetto_core::schedule::{Schedule, ScheduleBlock, ScheduleLayer};
+use geppetto_core::life::catch_up::{CatchUpCache, CatchUpConfig, CatchUpRequest};
+use geppetto_core::life::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
+use geppetto_core::life::schedule::{Schedule, ScheduleBlock, ScheduleLayer};
 use geppetto_core::{
     Decider, DetailLevel, SimEvent, SimulatedAgent, Simulator, TickRequest, Tuning, Updater,
 };

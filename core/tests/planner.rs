@@ -3,7 +3,7 @@
 
 mod support;
 
-use geppetto_core::planner::{NoPlan, PlanGoal, PlannerConfig, plan};
+use geppetto_core::life::planner::{NoPlan, PlanGoal, PlannerConfig, plan};
 use geppetto_core::{
     Decider, DetailLevel, Precondition, SimEvent, SimulatedAgent, Simulator, TickRequest, Tuning,
 };
@@ -74,7 +74,10 @@ fn live(npc: &mut SimulatedAgent, world: &mut geppetto_core::World, minutes: u64
     events
 }
 
-fn names(world: &geppetto_core::World, steps: &[geppetto_core::planner::PlanStep]) -> Vec<String> {
+fn names(
+    world: &geppetto_core::World,
+    steps: &[geppetto_core::life::planner::PlanStep],
+) -> Vec<String> {
     steps
         .iter()
         .map(|s| world.providers[s.provider].actions[s.action].id.clone())
@@ -217,7 +220,7 @@ fn a_plan_runs_through_the_queue_and_the_facts_follow_the_facts() {
 
 #[test]
 fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_is_blocked_once() {
-    use geppetto_core::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
+    use geppetto_core::life::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
     let mut scene = Scene::default();
     let (agent, mut world, goal) = smithy(&mut scene);
     let mut npc = SimulatedAgent::new(agent);
@@ -247,7 +250,7 @@ fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_is_blocked_
 
 #[test]
 fn a_failed_step_breaks_the_plan_and_the_goal_replans_from_where_it_stands() {
-    use geppetto_core::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
+    use geppetto_core::life::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
     let mut scene = Scene::default();
     let (agent, mut world, goal) = smithy(&mut scene);
     let mut npc = SimulatedAgent::new(agent);
@@ -315,7 +318,7 @@ fn a_failed_step_breaks_the_plan_and_the_goal_replans_from_where_it_stands() {
 
 #[test]
 fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonus() {
-    use geppetto_core::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
+    use geppetto_core::life::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
     let mut scene = Scene::default();
     let mut agent = scene.agent("bram", 0.0, 0.0, &[("PRIDE", 50.0)]);
     let (gold, ore) = (scene.sym("gold"), scene.sym("ore"));

@@ -5,8 +5,8 @@ mod support;
 
 use std::sync::Arc;
 
-use geppetto_core::curve::{Shape, ShapeParams};
-use geppetto_core::reactive::{
+use geppetto_core::decision::curve::{Shape, ShapeParams};
+use geppetto_core::life::reactive::{
     DEFAULT_COMMITMENT_BONUS, DEFAULT_DECISION_INTERVAL_S, Selector, SetAction, SetConsideration,
     SetInput, UtilitySet, run_wobbling,
 };

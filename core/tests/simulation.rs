@@ -466,7 +466,7 @@ fn identical_seeds_give_identical_traces() {
 
 mod zone {
     use super::*;
-    use geppetto_core::simulator::AgentTick;
+    use geppetto_core::life::simulator::AgentTick;
 
     fn hungry_villagers(scene: &mut Scene, count: usize) -> Vec<SimulatedAgent> {
         (0..count)
@@ -603,7 +603,7 @@ mod zone {
 
 mod schedules {
     use super::*;
-    use geppetto_core::schedule::{Schedule, ScheduleBlock, ScheduleLayer};
+    use geppetto_core::life::schedule::{Schedule, ScheduleBlock, ScheduleLayer};
     use std::sync::Arc;
 
     fn day(scene: &mut Scene) -> (SimulatedAgent, World) {
@@ -736,8 +736,8 @@ mod schedules {
 
 #[test]
 fn a_hungry_npc_barks_on_its_cooldown_and_its_mood_follows_its_needs() {
-    use geppetto_core::bark::{BarkMemory, BarkTemplate};
-    use geppetto_core::wellbeing::{Wellbeing, WellbeingConfig};
+    use geppetto_core::life::bark::{BarkMemory, BarkTemplate};
+    use geppetto_core::life::wellbeing::{Wellbeing, WellbeingConfig};
     use std::sync::Arc;
     let mut scene = Scene::default();
     let mut agent =

@@ -5,14 +5,14 @@
 
 use std::sync::Arc;
 
-use geppetto_core::goals::{GoalBook, GoalPredicate, ReactionRule};
+use geppetto_core::life::goals::{GoalBook, GoalPredicate, ReactionRule};
+use geppetto_core::life::wellbeing::{Wellbeing, WellbeingConfig};
 use geppetto_core::rng::derive_seed;
 use geppetto_core::social::{
-    FabricConfig, Facet, Gossip, GossipIntent, GossipKind, InteractionKind, NEUTRAL, Offer,
+    FabricConfig, Facet, Gossip, GossipIntent, InteractionKind, NEUTRAL, Offer, RumourTopic,
     SocialFabric, SocialPlace, SocialProfile, SocialStep, Whereabouts,
 };
 use geppetto_core::story::{DetectorConfig, SignalType, StoryDetector};
-use geppetto_core::wellbeing::{Wellbeing, WellbeingConfig};
 use geppetto_core::{Agent, Consideration, Decider, Position, SimulatedAgent, Vocabulary};
 
 const NEEDS: [&str; 5] = ["SOCIAL", "ECONOMIC", "SURVIVAL", "PURPOSE", "AMBITION"];
@@ -179,12 +179,12 @@ fn offer(kind: InteractionKind) -> Offer {
 const SUCCEED: f64 = 0.0;
 const FAIL: f64 = 0.999_999;
 
-fn rumour(subject: &str, kind: GossipKind, intent: GossipIntent, depth: u32) -> Gossip {
+fn rumour(subject: &str, kind: RumourTopic, intent: GossipIntent, depth: u32) -> Gossip {
     Gossip {
         subject: subject.into(),
         kind,
         intent,
-        about_person: kind != GossipKind::Opportunity,
+        about_person: kind != RumourTopic::Opportunity,
         confidence: 1.0,
         origin_event: format!("{}:{subject}", kind.as_str()),
         depth,
@@ -224,7 +224,7 @@ fn a_trade_pays_both_when_trusted_and_sours_the_initiator_when_refused() {
         v.fabric
             .rumours("ada")
             .iter()
-            .any(|r| r.kind == GossipKind::Opportunity),
+            .any(|r| r.kind == RumourTopic::Opportunity),
         "a trade makes the market's opportunity known"
     );
     let mut refused = Village::new(&["ada", "bo"]);
@@ -245,7 +245,7 @@ fn an_argument_costs_trust_both_ways_and_leaves_a_grievance() {
     let grievance = &v.fabric.rumours("bo")[0];
     assert_eq!(
         (grievance.subject.as_str(), grievance.kind),
-        ("ada", GossipKind::Person)
+        ("ada", RumourTopic::Person)
     );
 }
 
@@ -309,7 +309,7 @@ fn scheming_binds_the_plotters_turns_the_partner_on_the_victim_and_leaves_a_secr
         v.fabric
             .rumours("bo")
             .iter()
-            .any(|r| r.kind == GossipKind::Secret && r.subject == "ada")
+            .any(|r| r.kind == RumourTopic::Secret && r.subject == "ada")
     );
     let mut refused = Village::new(&["ada", "bo", "cy"]);
     refused.resolve("ada", "bo", scheme, FAIL);
@@ -348,7 +348,7 @@ fn a_gossip_interaction_succeeds_when_the_listener_believes_it() {
     let mut v = Village::new(&["ada", "bo", "tam"]);
     v.regard("bo", "ada", Facet::Trust, 0.9);
     let told = Offer {
-        rumour: Some(rumour("tam", GossipKind::Person, GossipIntent::Defame, 0)),
+        rumour: Some(rumour("tam", RumourTopic::Person, GossipIntent::Defame, 0)),
         ..offer(InteractionKind::Gossip)
     };
     let out = v.resolve("ada", "bo", told, FAIL);
@@ -387,7 +387,7 @@ fn credibility_is_confidence_times_trust_times_dampening_and_dismisses_below_the
         (false, 1.0, 0, 0.5),
         (false, 0.8, 1, 0.8 * 0.5 * 0.7),
     ] {
-        let mut g = rumour("tam", GossipKind::Person, GossipIntent::Inform, depth);
+        let mut g = rumour("tam", RumourTopic::Person, GossipIntent::Inform, depth);
         g.confidence = confidence;
         let listener = if trust_known { "bo" } else { "cy" };
         let got = config.credibility(&r, listener, "ada", &g);
@@ -395,12 +395,12 @@ fn credibility_is_confidence_times_trust_times_dampening_and_dismisses_below_the
     }
     let (_, believed) = hear(
         0.9,
-        rumour("tam", GossipKind::Person, GossipIntent::Inform, 1),
+        rumour("tam", RumourTopic::Person, GossipIntent::Inform, 1),
     );
     assert!(believed, "0.9 × 0.7 = 0.63");
     let (_, believed) = hear(
         0.9,
-        rumour("tam", GossipKind::Person, GossipIntent::Inform, 4),
+        rumour("tam", RumourTopic::Person, GossipIntent::Inform, 4),
     );
     assert!(!believed, "0.9 × 0.7⁴ = 0.216 is below 0.3");
 }
@@ -415,7 +415,7 @@ fn dampening_makes_each_retelling_weigh_less_until_dismissal() {
                 &r,
                 "bo",
                 "ada",
-                &rumour("tam", GossipKind::Threat, GossipIntent::Warn, depth),
+                &rumour("tam", RumourTopic::Threat, GossipIntent::Warn, depth),
             )
         })
         .collect();
@@ -426,7 +426,7 @@ fn dampening_makes_each_retelling_weigh_less_until_dismissal() {
     );
     let (_, believed) = hear(
         NEUTRAL,
-        rumour("tam", GossipKind::Threat, GossipIntent::Warn, 1),
+        rumour("tam", RumourTopic::Threat, GossipIntent::Warn, 1),
     );
     assert!(
         believed,
@@ -434,7 +434,7 @@ fn dampening_makes_each_retelling_weigh_less_until_dismissal() {
     );
     let (_, believed) = hear(
         NEUTRAL,
-        rumour("tam", GossipKind::Threat, GossipIntent::Warn, 2),
+        rumour("tam", RumourTopic::Threat, GossipIntent::Warn, 2),
     );
     assert!(!believed, "two deep: 0.245");
 }
@@ -443,13 +443,13 @@ fn dampening_makes_each_retelling_weigh_less_until_dismissal() {
 fn a_rumour_at_the_depth_cap_is_dropped_even_from_a_trusted_teller() {
     let (v, believed) = hear(
         1.0,
-        rumour("tam", GossipKind::Person, GossipIntent::Inform, 5),
+        rumour("tam", RumourTopic::Person, GossipIntent::Inform, 5),
     );
     assert!(!believed);
     assert!(v.fabric.rumours("bo").is_empty(), "not passed on");
     let (_, believed) = hear(
         1.0,
-        rumour("tam", GossipKind::Person, GossipIntent::Inform, 3),
+        rumour("tam", RumourTopic::Person, GossipIntent::Inform, 3),
     );
     assert!(believed, "depth 3 from full trust: 0.343");
 }
@@ -461,7 +461,7 @@ fn retelling_goes_one_level_deeper_and_never_resets() {
     v.regard("cy", "bo", Facet::Trust, 1.0);
     v.fabric.learn(
         "ada",
-        rumour("tam", GossipKind::Person, GossipIntent::Inform, 1),
+        rumour("tam", RumourTopic::Person, GossipIntent::Inform, 1),
     );
     let first = Offer {
         rumour: v.fabric.rumours("ada").first().cloned(),
@@ -482,7 +482,7 @@ fn retelling_goes_one_level_deeper_and_never_resets() {
 fn a_credible_threat_raises_survival_pressure_and_the_guards_protect_goal() {
     let (v, _) = hear(
         0.8,
-        rumour("tam", GossipKind::Threat, GossipIntent::Warn, 0),
+        rumour("tam", RumourTopic::Threat, GossipIntent::Warn, 0),
     );
     assert!(
         (v.need("bo", "SURVIVAL") - (0.5 - 0.8 * 0.3)).abs() < 1e-9,
@@ -492,7 +492,7 @@ fn a_credible_threat_raises_survival_pressure_and_the_guards_protect_goal() {
     guarded.make_guard("gus");
     guarded.regard("gus", "ada", Facet::Trust, 0.8);
     let told = Offer {
-        rumour: Some(rumour("tam", GossipKind::Threat, GossipIntent::Warn, 0)),
+        rumour: Some(rumour("tam", RumourTopic::Threat, GossipIntent::Warn, 0)),
         ..offer(InteractionKind::Gossip)
     };
     guarded.resolve("ada", "gus", told, SUCCEED);
@@ -500,7 +500,7 @@ fn a_credible_threat_raises_survival_pressure_and_the_guards_protect_goal() {
     // Believed but not credible enough to frighten (0.5): no pressure.
     let (v, believed) = hear(
         NEUTRAL,
-        rumour("tam", GossipKind::Threat, GossipIntent::Warn, 0),
+        rumour("tam", RumourTopic::Threat, GossipIntent::Warn, 0),
     );
     assert!(believed);
     assert_eq!(v.need("bo", "SURVIVAL"), 0.5);
@@ -514,7 +514,7 @@ fn an_opportunity_becomes_an_acquire_goal_only_when_money_is_short() {
     let told = Offer {
         rumour: Some(rumour(
             "market",
-            GossipKind::Opportunity,
+            RumourTopic::Opportunity,
             GossipIntent::Inform,
             0,
         )),
@@ -533,22 +533,22 @@ fn an_opportunity_becomes_an_acquire_goal_only_when_money_is_short() {
 fn defamation_lowers_trust_in_the_subject_and_other_person_news_raises_it() {
     let (v, _) = hear(
         0.8,
-        rumour("tam", GossipKind::Person, GossipIntent::Defame, 0),
+        rumour("tam", RumourTopic::Person, GossipIntent::Defame, 0),
     );
     assert!((v.value("bo", "tam", Facet::Trust) - (0.5 - 0.1 * 0.8)).abs() < 1e-9);
     let (v, _) = hear(
         0.8,
-        rumour("tam", GossipKind::Person, GossipIntent::Inform, 0),
+        rumour("tam", RumourTopic::Person, GossipIntent::Inform, 0),
     );
     assert!((v.value("bo", "tam", Facet::Trust) - 0.55).abs() < 1e-9);
     let (v, _) = hear(
         0.8,
-        rumour("tam", GossipKind::Threat, GossipIntent::Warn, 0),
+        rumour("tam", RumourTopic::Threat, GossipIntent::Warn, 0),
     );
     assert!((v.value("bo", "tam", Facet::Trust) - (0.5 - 0.2 * 0.8)).abs() < 1e-9);
     let (v, _) = hear(
         0.8,
-        rumour("tam", GossipKind::Secret, GossipIntent::Bond, 0),
+        rumour("tam", RumourTopic::Secret, GossipIntent::Bond, 0),
     );
     assert!(
         v.value("bo", "ada", Facet::Trust) > 0.8,
@@ -566,18 +566,18 @@ fn why_a_rumour_is_told_follows_the_tellers_relationships_and_influence() {
     let intent = |listener: &str, g: &Gossip, influence: f64| {
         config.intent_for(&r, &thresholds, "ada", listener, g, influence)
     };
-    let threat = rumour("wolves", GossipKind::Threat, GossipIntent::Inform, 0);
+    let threat = rumour("wolves", RumourTopic::Threat, GossipIntent::Inform, 0);
     assert_eq!(intent("friend", &threat, 0.5), GossipIntent::Warn);
     assert_eq!(intent("stranger", &threat, 0.5), GossipIntent::Inform);
-    let about_tam = rumour("tam", GossipKind::Person, GossipIntent::Inform, 0);
+    let about_tam = rumour("tam", RumourTopic::Person, GossipIntent::Inform, 0);
     assert_eq!(intent("stranger", &about_tam, 0.5), GossipIntent::Defame);
     assert_eq!(
         intent("stranger", &about_tam, 0.9),
         GossipIntent::Manipulate
     );
-    let about_me = rumour("ada", GossipKind::Person, GossipIntent::Inform, 0);
+    let about_me = rumour("ada", RumourTopic::Person, GossipIntent::Inform, 0);
     assert_eq!(intent("stranger", &about_me, 0.5), GossipIntent::Boast);
-    let secret = rumour("bo", GossipKind::Secret, GossipIntent::Inform, 0);
+    let secret = rumour("bo", RumourTopic::Secret, GossipIntent::Inform, 0);
     assert_eq!(intent("friend", &secret, 0.5), GossipIntent::Bond);
 }
 
@@ -715,7 +715,7 @@ fn a_chatterbox_spreads_what_a_secretive_npc_keeps() {
                 );
                 v.fabric.learn(
                     "ada",
-                    rumour("tam", GossipKind::Person, GossipIntent::Inform, 0),
+                    rumour("tam", RumourTopic::Person, GossipIntent::Inform, 0),
                 );
                 v.step(1.0, *seed)
                     .interactions
@@ -833,7 +833,7 @@ proptest::proptest! {
             );
             v.fabric.learn(
                 id,
-                rumour(ids[(i + 1) % ids.len()], GossipKind::Person, GossipIntent::Inform, 0),
+                rumour(ids[(i + 1) % ids.len()], RumourTopic::Person, GossipIntent::Inform, 0),
             );
         }
         for step in 0..6u64 {

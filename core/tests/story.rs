@@ -2,7 +2,7 @@
 //! types, the situation that raises it and a nearby one that must not; then the buffer
 //! (bounded, oldest dropped, swapped out), the cadence, merging of a live signal and expiry.
 
-use geppetto_core::social::{Facet, GossipIntent, GossipKind, InteractionKind};
+use geppetto_core::social::{Facet, GossipIntent, InteractionKind, RumourTopic};
 use geppetto_core::story::{
     DetectorConfig, EventBuffer, GoalChange, SignalType, StoryDetector, StoryEvent, StoryEventKind,
     StorySignal,
@@ -56,7 +56,7 @@ fn trust(from: &str, to: &str, delta: f64, value: f64) -> StoryEventKind {
 fn heard(
     listener: &str,
     subject: &str,
-    gossip: GossipKind,
+    gossip: RumourTopic,
     credibility: f64,
     accepted: bool,
 ) -> StoryEventKind {
@@ -200,7 +200,7 @@ fn threat_detected_on_a_witnessed_act_or_a_credible_threat() {
         vec![at(
             3.0,
             "square",
-            heard("bo", "wolves", GossipKind::Threat, 0.7, true)
+            heard("bo", "wolves", RumourTopic::Threat, 0.7, true)
         )],
         SignalType::ThreatDetected
     ));
@@ -209,7 +209,7 @@ fn threat_detected_on_a_witnessed_act_or_a_credible_threat() {
             vec![at(
                 3.0,
                 "square",
-                heard("bo", "wolves", GossipKind::Threat, 0.5, true)
+                heard("bo", "wolves", RumourTopic::Threat, 0.5, true)
             )],
             SignalType::ThreatDetected
         ),
@@ -264,7 +264,7 @@ fn trade_opportunity_when_demand_meets_a_working_market() {
     let tipped = at(
         5.0,
         "square",
-        heard("cy", "market", GossipKind::Opportunity, 0.6, true),
+        heard("cy", "market", RumourTopic::Opportunity, 0.6, true),
     );
     let signals = detect(vec![sold, refused.clone(), tipped.clone()]);
     let trade = of(&signals, SignalType::TradeOpportunity);
@@ -345,7 +345,7 @@ fn discovery_when_an_npc_learns_something_first_hand_or_from_a_credible_source()
         vec![at(
             7.0,
             "square",
-            heard("bo", "ore", GossipKind::Opportunity, 0.8, true)
+            heard("bo", "ore", RumourTopic::Opportunity, 0.8, true)
         )],
         SignalType::Discovery
     ));
@@ -353,7 +353,7 @@ fn discovery_when_an_npc_learns_something_first_hand_or_from_a_credible_source()
         vec![at(
             7.0,
             "square",
-            heard("bo", "ore", GossipKind::Opportunity, 0.5, true)
+            heard("bo", "ore", RumourTopic::Opportunity, 0.5, true)
         )],
         SignalType::Discovery
     ));
@@ -443,7 +443,7 @@ fn secret_revealed_when_a_secret_is_told_and_believed() {
     let signals = detect(vec![at(
         10.0,
         "tavern",
-        heard("cy", "ada", GossipKind::Secret, 0.6, true),
+        heard("cy", "ada", RumourTopic::Secret, 0.6, true),
     )]);
     assert_eq!(
         of(&signals, SignalType::SecretRevealed)[0].context["subject"],
@@ -453,7 +453,7 @@ fn secret_revealed_when_a_secret_is_told_and_believed() {
         vec![at(
             10.0,
             "tavern",
-            heard("cy", "ada", GossipKind::Secret, 0.2, false)
+            heard("cy", "ada", RumourTopic::Secret, 0.2, false)
         )],
         SignalType::SecretRevealed
     ));
@@ -825,6 +825,6 @@ fn evidence_is_fresh_once_by_arrival_not_by_its_game_hour() {
 #[test]
 fn every_signal_type_has_a_distinct_wire_name() {
     let names: std::collections::BTreeSet<&str> =
-        SignalType::ALL.iter().map(|t| t.as_str()).collect();
+        SignalType::VARIANTS.iter().map(|t| t.as_str()).collect();
     assert_eq!(names.len(), 15);
 }

@@ -5,42 +5,12 @@
 //! the file's text.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::file_error::AssetError;
 use crate::perception::{EventType, kind_is_known};
-
-/// A data file that cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum AssetError {
-    /// The text is not valid YAML for this file's shape.
-    #[error("{what}: {message}")]
-    Parse {
-        /// Which file kind.
-        what: &'static str,
-        /// The parser's message, with the location.
-        message: String,
-    },
-    /// The file parsed but a value cannot work.
-    #[error("{what}: `{path}`: {reason}")]
-    Invalid {
-        /// Which file kind.
-        what: &'static str,
-        /// Where in the file.
-        path: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The file could not be read (only from `load_assets_from_dir`).
-    #[error("cannot read {}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
-}
 
 fn parse<T: for<'de> Deserialize<'de>>(what: &'static str, text: &str) -> Result<T, AssetError> {
     serde_saphyr::from_str(text).map_err(|source| AssetError::Parse {

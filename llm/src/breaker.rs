@@ -10,33 +10,22 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::BreakerConfig;
 
-/// The breaker's externally visible state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BreakerState {
-    /// Calls flow.
-    Closed,
-    /// Calls are rejected; the provider is presumed down.
-    Open,
-    /// One probe is in flight; every other call is rejected.
-    HalfOpen,
+geppetto_core::wire_enum! {
+    /// The breaker's externally visible state.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum BreakerState {
+        /// Calls flow.
+        Closed = "closed",
+        /// Calls are rejected; the provider is presumed down.
+        Open = "open",
+        /// One probe is in flight; every other call is rejected.
+        HalfOpen = "half_open",
+    }
 }
 
 impl BreakerState {
-    /// Stable snake_case name.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BreakerState::Closed => "closed",
-            BreakerState::Open => "open",
-            BreakerState::HalfOpen => "half_open",
-        }
-    }
-
     /// The gauge value: 0 closed, 1 half-open, 2 open.
     #[must_use]
     pub fn metric_value(self) -> f64 {

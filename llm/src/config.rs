@@ -84,8 +84,8 @@ impl LlmConfig {
     ///
     /// # Errors
     /// The YAML error, with its location, when the text is not a valid config.
-    pub fn from_yaml_str(text: &str) -> Result<Self, crate::assets::AssetError> {
-        serde_saphyr::from_str(text).map_err(|source| crate::assets::AssetError::Parse {
+    pub fn from_yaml_str(text: &str) -> Result<Self, crate::file_error::AssetError> {
+        serde_saphyr::from_str(text).map_err(|source| crate::file_error::AssetError::Parse {
             what: "llm config",
             message: source.to_string(),
         })

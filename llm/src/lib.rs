@@ -20,6 +20,7 @@ pub mod assets;
 pub mod breaker;
 pub mod budget;
 pub mod config;
+pub mod file_error;
 pub mod handle;
 pub mod narration;
 pub mod openai;
@@ -32,17 +33,16 @@ pub mod telemetry;
 pub mod template;
 pub mod worker;
 
-pub use assets::{
-    AssetError, LlmAssets, NarrationTemplates, PerceptionRules, PromptSet, load_assets_from_dir,
-};
+pub use assets::{LlmAssets, NarrationTemplates, PerceptionRules, PromptSet, load_assets_from_dir};
 pub use breaker::{BreakerState, CallResult, CircuitBreaker, Permit, Rejected};
 pub use budget::TickBudget;
 pub use config::{BreakerConfig, ConfigError, LlmConfig, OpenAiProviderConfig, PerceptionLimits};
+pub use file_error::AssetError;
 pub use handle::{LlmHandle, Started, start};
 pub use narration::{DeliveryGuard, NarrationTicket, NarrativeReady};
 pub use openai::{ApiKey, OpenAiProvider, ProviderBuildError};
 pub use perception::{
-    EventType, GossipKind, PerceivedEvent, PerceptionOutcome, Rejection, RejectionReason,
+    EventType, GossipTone, PerceivedEvent, PerceptionOutcome, Rejection, RejectionReason,
     SocialKind, validate_candidates,
 };
 pub use provider::{Provider, ProviderError, ProviderFuture};

@@ -14,39 +14,24 @@ use crate::config::PerceptionLimits;
 use crate::request::{NpcRef, PerceptionRequest};
 use crate::telemetry;
 
-/// The event types a perception may produce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventType {
-    /// The speaker did something social to an NPC (`target`).
-    SocialEvent,
-    /// The speaker told an NPC (`listener`) something about another NPC (`subject`).
-    GossipEvent,
+geppetto_core::wire_enum! {
+    /// The event types a perception may produce.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum EventType {
+        /// The speaker did something social to an NPC (`target`).
+        SocialEvent = "social_event",
+        /// The speaker told an NPC (`listener`) something about another NPC (`subject`).
+        GossipEvent = "gossip_event",
+    }
 }
 
 impl EventType {
-    /// Every known type.
-    pub const ALL: [EventType; 2] = [EventType::SocialEvent, EventType::GossipEvent];
-
-    /// The wire name.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::SocialEvent => "social_event",
-            EventType::GossipEvent => "gossip_event",
-        }
-    }
-
-    fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|known| known.as_str() == name)
-    }
-
     /// The kinds this type accepts.
     #[must_use]
     pub fn kinds(self) -> &'static [&'static str] {
         match self {
-            EventType::SocialEvent => &SocialKind::NAMES,
-            EventType::GossipEvent => &GossipKind::NAMES,
+            EventType::SocialEvent => SocialKind::WIRE_NAMES,
+            EventType::GossipEvent => GossipTone::WIRE_NAMES,
         }
     }
 }
@@ -57,78 +42,33 @@ pub fn kind_is_known(event_type: EventType, kind: &str) -> bool {
     event_type.kinds().contains(&kind)
 }
 
-/// What the speaker did to the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SocialKind {
-    /// Words meant to hurt.
-    Insult,
-    /// Something given.
-    Gift,
-    /// Something taken.
-    Theft,
-    /// Harm promised.
-    Threat,
-    /// Words meant to please.
-    Praise,
-    /// Assistance offered or given.
-    Help,
-}
-
-impl SocialKind {
-    const ALL: [SocialKind; 6] = [
-        SocialKind::Insult,
-        SocialKind::Gift,
-        SocialKind::Theft,
-        SocialKind::Threat,
-        SocialKind::Praise,
-        SocialKind::Help,
-    ];
-    const NAMES: [&'static str; 6] = ["insult", "gift", "theft", "threat", "praise", "help"];
-
-    fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|known| known.as_str() == name)
-    }
-
-    /// The wire name.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SocialKind::Insult => "insult",
-            SocialKind::Gift => "gift",
-            SocialKind::Theft => "theft",
-            SocialKind::Threat => "threat",
-            SocialKind::Praise => "praise",
-            SocialKind::Help => "help",
-        }
+geppetto_core::wire_enum! {
+    /// What the speaker did to the target.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum SocialKind {
+        /// Words meant to hurt.
+        Insult = "insult",
+        /// Something given.
+        Gift = "gift",
+        /// Something taken.
+        Theft = "theft",
+        /// Harm promised.
+        Threat = "threat",
+        /// Words meant to please.
+        Praise = "praise",
+        /// Assistance offered or given.
+        Help = "help",
     }
 }
 
-/// What the speaker said about the subject.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GossipKind {
-    /// Good things.
-    Praise,
-    /// Bad things.
-    Slander,
-}
-
-impl GossipKind {
-    const ALL: [GossipKind; 2] = [GossipKind::Praise, GossipKind::Slander];
-    const NAMES: [&'static str; 2] = ["praise", "slander"];
-
-    fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|known| known.as_str() == name)
-    }
-
-    /// The wire name.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GossipKind::Praise => "praise",
-            GossipKind::Slander => "slander",
-        }
+geppetto_core::wire_enum! {
+    /// What the speaker said about the subject.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum GossipTone {
+        /// Good things.
+        Praise = "praise",
+        /// Bad things.
+        Slander = "slander",
     }
 }
 
@@ -152,7 +92,7 @@ pub enum PerceivedEvent {
     /// The speaker told an NPC something about another NPC.
     GossipEvent {
         /// Praise or slander.
-        kind: GossipKind,
+        kind: GossipTone,
         /// The speaking player (from the request, never from a candidate).
         speaker: String,
         /// The NPC who heard it.
@@ -191,63 +131,40 @@ impl PerceivedEvent {
     }
 }
 
-/// Why a candidate was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RejectionReason {
-    /// The provider's output as a whole is not candidate JSON.
-    MalformedOutput,
-    /// A candidate is not a JSON object.
-    NotAnObject,
-    /// A required field is absent.
-    MissingField,
-    /// A field has the wrong JSON type (e.g. a magnitude given as the string "NaN").
-    WrongType,
-    /// A field the schema does not have (e.g. an `actor` or `gold` a model invented).
-    UnknownField,
-    /// `type` is not a known event type.
-    UnknownType,
-    /// `kind` is not a kind of that type.
-    UnknownKind,
-    /// An NPC id the caller did not supply.
-    UnknownNpc,
-    /// An NPC of another zone.
-    NpcInOtherZone,
-    /// Gossip whose listener is its subject.
-    SameNpcTwice,
-    /// A string over its length bound.
-    StringTooLong,
-    /// A magnitude that is not a finite number.
-    NotFinite,
-    /// The same event (type, kind, NPCs) as an accepted one.
-    Duplicate,
-    /// Valid, but the utterance already produced the maximum number of events.
-    TooManyEvents,
-    /// Past the number of candidates examined per utterance.
-    NotExamined,
-}
-
-impl RejectionReason {
-    /// Stable snake_case name, used as a metric label.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RejectionReason::MalformedOutput => "malformed_output",
-            RejectionReason::NotAnObject => "not_an_object",
-            RejectionReason::MissingField => "missing_field",
-            RejectionReason::WrongType => "wrong_type",
-            RejectionReason::UnknownField => "unknown_field",
-            RejectionReason::UnknownType => "unknown_type",
-            RejectionReason::UnknownKind => "unknown_kind",
-            RejectionReason::UnknownNpc => "unknown_npc",
-            RejectionReason::NpcInOtherZone => "npc_in_other_zone",
-            RejectionReason::SameNpcTwice => "same_npc_twice",
-            RejectionReason::StringTooLong => "string_too_long",
-            RejectionReason::NotFinite => "not_finite",
-            RejectionReason::Duplicate => "duplicate",
-            RejectionReason::TooManyEvents => "too_many_events",
-            RejectionReason::NotExamined => "not_examined",
-        }
+geppetto_core::wire_enum! {
+    /// Why a candidate was refused.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum RejectionReason {
+        /// The provider's output as a whole is not candidate JSON.
+        MalformedOutput = "malformed_output",
+        /// A candidate is not a JSON object.
+        NotAnObject = "not_an_object",
+        /// A required field is absent.
+        MissingField = "missing_field",
+        /// A field has the wrong JSON type (e.g. a magnitude given as the string "NaN").
+        WrongType = "wrong_type",
+        /// A field the schema does not have (e.g. an `actor` or `gold` a model invented).
+        UnknownField = "unknown_field",
+        /// `type` is not a known event type.
+        UnknownType = "unknown_type",
+        /// `kind` is not a kind of that type.
+        UnknownKind = "unknown_kind",
+        /// An NPC id the caller did not supply.
+        UnknownNpc = "unknown_npc",
+        /// An NPC of another zone.
+        NpcInOtherZone = "npc_in_other_zone",
+        /// Gossip whose listener is its subject.
+        SameNpcTwice = "same_npc_twice",
+        /// A string over its length bound.
+        StringTooLong = "string_too_long",
+        /// A magnitude that is not a finite number.
+        NotFinite = "not_finite",
+        /// The same event (type, kind, NPCs) as an accepted one.
+        Duplicate = "duplicate",
+        /// Valid, but the utterance already produced the maximum number of events.
+        TooManyEvents = "too_many_events",
+        /// Past the number of candidates examined per utterance.
+        NotExamined = "not_examined",
     }
 }
 
@@ -347,7 +264,7 @@ pub fn candidate_json_schema(request: &PerceptionRequest, limits: &PerceptionLim
         "required": ["type", "kind", "target", "magnitude", "summary"],
         "properties": {
             "type": { "type": "string", "enum": [EventType::SocialEvent.as_str()] },
-            "kind": { "type": "string", "enum": SocialKind::NAMES },
+            "kind": { "type": "string", "enum": SocialKind::WIRE_NAMES },
             "target": npc_id,
             "magnitude": magnitude,
             "summary": summary
@@ -359,7 +276,7 @@ pub fn candidate_json_schema(request: &PerceptionRequest, limits: &PerceptionLim
         "required": ["type", "kind", "listener", "subject", "magnitude", "summary"],
         "properties": {
             "type": { "type": "string", "enum": [EventType::GossipEvent.as_str()] },
-            "kind": { "type": "string", "enum": GossipKind::NAMES },
+            "kind": { "type": "string", "enum": GossipTone::WIRE_NAMES },
             "listener": npc_id,
             "subject": npc_id,
             "magnitude": magnitude,
@@ -451,7 +368,7 @@ fn validate_one(
         .ok_or((RejectionReason::NotAnObject, None))?;
     let type_name = string_field(object, "type", usize::MAX)?;
     let event_type =
-        EventType::parse(type_name).ok_or((RejectionReason::UnknownType, Some("type")))?;
+        EventType::from_wire(type_name).ok_or((RejectionReason::UnknownType, Some("type")))?;
     let allowed: &[&str] = match event_type {
         EventType::SocialEvent => &["type", "kind", "target", "magnitude", "summary"],
         EventType::GossipEvent => &[
@@ -474,7 +391,7 @@ fn validate_one(
     match event_type {
         EventType::SocialEvent => {
             let kind =
-                SocialKind::parse(kind).ok_or((RejectionReason::UnknownKind, Some("kind")))?;
+                SocialKind::from_wire(kind).ok_or((RejectionReason::UnknownKind, Some("kind")))?;
             let target = npc_field(object, "target", request, limits)?;
             Ok((
                 PerceivedEvent::SocialEvent {
@@ -489,7 +406,7 @@ fn validate_one(
         }
         EventType::GossipEvent => {
             let kind =
-                GossipKind::parse(kind).ok_or((RejectionReason::UnknownKind, Some("kind")))?;
+                GossipTone::from_wire(kind).ok_or((RejectionReason::UnknownKind, Some("kind")))?;
             let listener = npc_field(object, "listener", request, limits)?;
             let subject = npc_field(object, "subject", request, limits)?;
             if listener == subject {
@@ -827,22 +744,59 @@ mod tests {
         assert!(text.contains("\"threat\"") && text.contains("\"slander\""));
     }
 
+    /// Serde and `as_str` agree for every variant of every wire enum of this crate.
     #[test]
-    fn kind_names_match_their_variants() {
-        for (kind, name) in SocialKind::ALL.iter().zip(SocialKind::NAMES) {
-            assert_eq!(kind.as_str(), name);
-            assert_eq!(serde_json::to_value(kind).expect("serialises"), json!(name));
+    fn wire_names_agree_with_serde() {
+        fn check<T>(variants: &[T], names: &[&str], as_str: fn(T) -> &'static str)
+        where
+            T: Copy + PartialEq + std::fmt::Debug + Serialize + for<'de> Deserialize<'de>,
+        {
+            assert_eq!(variants.len(), names.len());
+            for (variant, name) in variants.iter().zip(names) {
+                assert_eq!(as_str(*variant), *name);
+                assert_eq!(
+                    serde_json::to_value(variant).expect("serialises"),
+                    json!(name)
+                );
+                let back: T = serde_json::from_value(json!(name)).expect("deserialises");
+                assert_eq!(back, *variant);
+            }
         }
-        for (kind, name) in GossipKind::ALL.iter().zip(GossipKind::NAMES) {
-            assert_eq!(kind.as_str(), name);
-            assert_eq!(serde_json::to_value(kind).expect("serialises"), json!(name));
-        }
-        for event_type in EventType::ALL {
-            assert_eq!(
-                serde_json::to_value(event_type).expect("serialises"),
-                json!(event_type.as_str())
-            );
-        }
+        check(
+            EventType::VARIANTS,
+            EventType::WIRE_NAMES,
+            EventType::as_str,
+        );
+        check(
+            SocialKind::VARIANTS,
+            SocialKind::WIRE_NAMES,
+            SocialKind::as_str,
+        );
+        check(
+            GossipTone::VARIANTS,
+            GossipTone::WIRE_NAMES,
+            GossipTone::as_str,
+        );
+        check(
+            RejectionReason::VARIANTS,
+            RejectionReason::WIRE_NAMES,
+            RejectionReason::as_str,
+        );
+        use crate::breaker::BreakerState;
+        use crate::request::{Priority, Seam};
+        use crate::worker::FallbackReason;
+        check(
+            BreakerState::VARIANTS,
+            BreakerState::WIRE_NAMES,
+            BreakerState::as_str,
+        );
+        check(Priority::VARIANTS, Priority::WIRE_NAMES, Priority::as_str);
+        check(Seam::VARIANTS, Seam::WIRE_NAMES, Seam::as_str);
+        check(
+            FallbackReason::VARIANTS,
+            FallbackReason::WIRE_NAMES,
+            FallbackReason::as_str,
+        );
     }
 
     #[test]

@@ -4,17 +4,18 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Importance class of a request. The queue serves higher classes first and, when full, drops
-/// the lowest class first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Priority {
-    /// Ambient flavour nobody is waiting for.
-    Routine,
-    /// Text that may feed a story signal or quest hook.
-    StoryRelevant,
-    /// A player saw it happen or is waiting for the answer.
-    Witnessed,
+geppetto_core::wire_enum! {
+    /// Importance class of a request. The queue serves higher classes first and, when full, drops
+    /// the lowest class first.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Priority {
+        /// Ambient flavour nobody is waiting for.
+        Routine = "routine",
+        /// Text that may feed a story signal or quest hook.
+        StoryRelevant = "story_relevant",
+        /// A player saw it happen or is waiting for the answer.
+        Witnessed = "witnessed",
+    }
 }
 
 impl Priority {
@@ -24,16 +25,6 @@ impl Priority {
         Priority::StoryRelevant,
         Priority::Witnessed,
     ];
-
-    /// Stable snake_case name, used as a metric label.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Priority::Routine => "routine",
-            Priority::StoryRelevant => "story_relevant",
-            Priority::Witnessed => "witnessed",
-        }
-    }
 
     pub(crate) fn index(self) -> usize {
         match self {
@@ -115,24 +106,14 @@ pub struct PerceptionRequest {
     pub seed: u64,
 }
 
-/// Which of the two seams a request uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Seam {
-    /// Events → text.
-    Narration,
-    /// Text → candidate events.
-    Perception,
-}
-
-impl Seam {
-    /// Stable snake_case name, used as a metric label.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Seam::Narration => "narration",
-            Seam::Perception => "perception",
-        }
+geppetto_core::wire_enum! {
+    /// Which of the two seams a request uses.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Seam {
+        /// Events → text.
+        Narration = "narration",
+        /// Text → candidate events.
+        Perception = "perception",
     }
 }
 

@@ -27,30 +27,18 @@ use crate::request::{LlmRequest, NarrationRequest, PerceptionRequest, Priority, 
 use crate::telemetry;
 use crate::template::{TEMPLATE_PROVIDER_NAME, TemplateProvider};
 
-/// Why a request was served by the template provider instead of a model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FallbackReason {
-    /// No model provider is configured.
-    NoProvider,
-    /// Every provider's breaker refused the call.
-    BreakerOpen,
-    /// The per-tick budget is spent.
-    BudgetSpent,
-    /// The call failed or timed out.
-    ProviderFailed,
-}
-
-impl FallbackReason {
-    /// Stable snake_case name, used as a metric label.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FallbackReason::NoProvider => "no_provider",
-            FallbackReason::BreakerOpen => "breaker_open",
-            FallbackReason::BudgetSpent => "budget_spent",
-            FallbackReason::ProviderFailed => "provider_failed",
-        }
+geppetto_core::wire_enum! {
+    /// Why a request was served by the template provider instead of a model.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum FallbackReason {
+        /// No model provider is configured.
+        NoProvider = "no_provider",
+        /// Every provider's breaker refused the call.
+        BreakerOpen = "breaker_open",
+        /// The per-tick budget is spent.
+        BudgetSpent = "budget_spent",
+        /// The call failed or timed out.
+        ProviderFailed = "provider_failed",
     }
 }
 

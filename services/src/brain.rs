@@ -9,8 +9,8 @@
 
 use std::fmt;
 
-use geppetto_core::consideration::Updater;
-use geppetto_core::goal_registry::GoalRecord;
+use geppetto_core::decision::consideration::Updater;
+use geppetto_core::life::goal_registry::GoalRecord;
 use geppetto_core::rng::derive_seed;
 use geppetto_core::wire::response::{IneligibleOut, RankedOut, round4};
 use geppetto_core::wire::{ineligible_out, ranked_out};

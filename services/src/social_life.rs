@@ -14,8 +14,8 @@
 
 use geppetto_core::Decider;
 use geppetto_core::archetype::ArchetypeSpec;
+use geppetto_core::life::simulator::SimulatedAgent;
 use geppetto_core::rng::{derive_seed, stable_hash};
-use geppetto_core::simulator::SimulatedAgent;
 use geppetto_core::social::{
     FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep, Whereabouts,
 };

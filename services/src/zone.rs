@@ -16,19 +16,19 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use geppetto_core::affect::AffectEvent;
-use geppetto_core::catch_up::{CatchUpCache, CatchUpConfig, CatchUpRequest};
-use geppetto_core::goal_registry::GoalPredicateRegistry;
-use geppetto_core::rng::{derive_seed, stable_hash};
-use geppetto_core::schedule::{ScheduleBlock, ScheduleOverride};
-use geppetto_core::simulator::{
-    DetailLevel, Prepared, ReactiveLayer, SimEvent, SimulatedAgent, Simulator, Stage, TickRequest,
-    TickResult,
+use geppetto_core::decision::world::{Context, Position, World};
+use geppetto_core::life::action::DetailLevel;
+use geppetto_core::life::catch_up::{CatchUpCache, CatchUpConfig, CatchUpRequest};
+use geppetto_core::life::goal_registry::GoalPredicateRegistry;
+use geppetto_core::life::schedule::{ScheduleBlock, ScheduleOverride};
+use geppetto_core::life::simulator::{
+    Prepared, ReactiveLayer, SimEvent, SimulatedAgent, Simulator, Stage, TickRequest, TickResult,
 };
+use geppetto_core::rng::{derive_seed, stable_hash};
 use geppetto_core::social::{SocialPlace, SocialStep, Whereabouts};
 use geppetto_core::story::{GoalChange, StoryEventKind};
 use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::{self, compile};
-use geppetto_core::world::{Context, Position, World};
 use geppetto_core::{Decider, ProviderIndex, TuningPatch};
 use geppetto_llm::{
     LlmConfig, LlmRequest, NarrationRequest, NpcRef, Participant, PerceptionContext,
@@ -53,7 +53,7 @@ use crate::social_life::SocialLife;
 use crate::tiers::{NpcTier, Presence, RoomGraph, Tier, TierConfig};
 use crate::world_file::{NpcSpec, ResidentSpec, SpawnRecord, WorldFile};
 use geppetto_core::archetype::{CompiledArchetype, NpcRecord};
-use geppetto_core::simulator::AffectLayer;
+use geppetto_core::life::simulator::AffectLayer;
 
 /// Tick durations kept for the metrics between two reads at most (older ones are dropped).
 pub const MAX_BUFFERED_TICK_DURATIONS: usize = 4096;
@@ -2249,13 +2249,13 @@ pub(crate) mod tests {
 
     #[test]
     fn a_resident_walks_into_another_zone_with_its_needs_and_rumours_and_arrives_once() {
-        use geppetto_core::social::{Gossip, GossipIntent, GossipKind};
+        use geppetto_core::social::{Gossip, GossipIntent, RumourTopic};
         let mut here = village();
         let mut there = village_named("hamlet");
         there.despawn("vex", "despawned", &mut ZoneOutput::default());
         let rumour = Gossip {
             subject: "bjorn".into(),
-            kind: GossipKind::Person,
+            kind: RumourTopic::Person,
             intent: GossipIntent::Defame,
             about_person: true,
             confidence: 0.9,
@@ -2476,7 +2476,7 @@ pub(crate) mod tests {
                 .expect("an archetype NPC has goals")
                 .goals
                 .iter()
-                .filter(|g| g.category == geppetto_core::goals::GoalCategory::Reactive)
+                .filter(|g| g.category == geppetto_core::life::goals::GoalCategory::Reactive)
                 .map(|g| (g.description.clone(), g.target.clone()))
                 .collect::<Vec<_>>()
         };

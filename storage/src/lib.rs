@@ -8,7 +8,7 @@
 //!
 //! - [`snapshot`]: the snapshot type and its versioned, checksummed encoding.
 //! - [`store`]: the [`SnapshotStore`] trait, its results and errors.
-//! - [`redb_file`], [`redb_snapshots`], [`redb_event_log`]: the embedded default, one redb file.
+//! - [`embedded`]: the embedded default, snapshots and the event log in one redb file.
 //! - [`redis_snapshots`]: snapshots in Redis for shared deployments.
 //! - [`redis_target`]: one Redis server or a Redis Cluster, behind one connection type.
 //! - [`memory`]: in-memory store and log for tests.
@@ -19,11 +19,9 @@
 //! schema migrations), never decides when to snapshot, and depends on no other geppetto crate.
 
 pub mod config;
+pub mod embedded;
 pub mod event_log;
 pub mod memory;
-pub mod redb_event_log;
-pub mod redb_file;
-pub mod redb_snapshots;
 pub mod redis_snapshots;
 pub mod redis_target;
 pub mod snapshot;
@@ -31,11 +29,11 @@ pub mod store;
 pub mod zone;
 
 pub use config::{ConfigError, RedbConfig, RedisConfig, StorageConfig};
+pub use embedded::event_log::RedbEventLog;
+pub use embedded::file::{RedbFile, RedbOpenError};
+pub use embedded::snapshots::RedbSnapshotStore;
 pub use event_log::{EventId, EventIdParseError, EventLog, EventLogError};
 pub use memory::{MemoryEventLog, MemorySnapshotStore};
-pub use redb_event_log::RedbEventLog;
-pub use redb_file::{RedbFile, RedbOpenError};
-pub use redb_snapshots::RedbSnapshotStore;
 pub use redis_snapshots::{RedisConnectError, RedisSnapshotStore};
 pub use redis_target::{RedisConnection, RedisTarget, SharedSettings};
 pub use snapshot::{EncodeError, Snapshot, SnapshotDefect, SnapshotHeader};

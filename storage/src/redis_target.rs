@@ -61,11 +61,6 @@ impl RedisTarget {
         }
     }
 
-    /// Whether this is a cluster.
-    pub fn is_cluster(&self) -> bool {
-        matches!(self, Self::Cluster { .. })
-    }
-
     /// A connection that reconnects by itself, for short commands; clones share it.
     pub async fn shared(&self, settings: SharedSettings) -> RedisResult<RedisConnection> {
         match self {

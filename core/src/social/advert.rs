@@ -10,8 +10,8 @@ use super::fabric::{ROLES, Role, SocialFabric, level, role_delta};
 use super::gossip::Gossip;
 use super::interaction::InteractionKind;
 use super::relationships::{Facet, Relationship};
-use crate::simulator::SimulatedAgent;
-use crate::world::{AdvertisedAction, Provider, World};
+use crate::decision::world::{AdvertisedAction, Provider, World};
+use crate::life::simulator::SimulatedAgent;
 
 /// What a partner offers an initiator: the kind, and the rumour or victim it is about.
 #[derive(Clone, Debug, PartialEq)]

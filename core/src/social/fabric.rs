@@ -36,14 +36,14 @@
 
 use std::collections::BTreeMap;
 
-use super::gossip::{Gossip, GossipConfig, GossipIntent, GossipKind};
+use super::gossip::{Gossip, GossipConfig, GossipIntent, RumourTopic};
 use super::interaction::{FacetDeltas, InteractionConfig, InteractionKind, NeedDeltas};
 use super::relationships::{Facet, RelationshipCache, RelationshipThresholds, Relationships};
 use super::reservation::Reservations;
-use crate::agent::Agent;
-use crate::decider::Decider;
+use crate::decision::agent::Agent;
+use crate::decision::decider::Decider;
+use crate::life::simulator::SimulatedAgent;
 use crate::rng::{DetRng, derive_seed, stable_hash};
-use crate::simulator::SimulatedAgent;
 use crate::story::event::{GoalChange, StoryEvent, StoryEventKind};
 use crate::vocabulary::{Symbol, Vocabulary};
 
@@ -750,7 +750,7 @@ impl SocialFabric {
             &witness_id,
             Gossip {
                 subject: actor.to_owned(),
-                kind: GossipKind::Threat,
+                kind: RumourTopic::Threat,
                 intent: GossipIntent::Warn,
                 about_person: true,
                 confidence,

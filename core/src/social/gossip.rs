@@ -19,68 +19,39 @@
 
 use super::relationships::{Facet, RelationshipThresholds, Relationships};
 
-/// What a rumour is about.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum GossipKind {
-    /// Danger (bandits on the road, a thief at the market).
-    Threat,
-    /// A chance (cheap ore at the market).
-    Opportunity,
-    /// Someone (the miller cheats).
-    Person,
-    /// Something hidden (a plot).
-    Secret,
-}
-
-impl GossipKind {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Threat => "threat",
-            Self::Opportunity => "opportunity",
-            Self::Person => "person",
-            Self::Secret => "secret",
-        }
+crate::wire_enum! {
+    /// What a rumour is about.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum RumourTopic {
+        /// Danger (bandits on the road, a thief at the market).
+        Threat = "threat",
+        /// A chance (cheap ore at the market).
+        Opportunity = "opportunity",
+        /// Someone (the miller cheats).
+        Person = "person",
+        /// Something hidden (a plot).
+        Secret = "secret",
     }
 }
 
-/// Why a rumour is told.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum GossipIntent {
-    /// To protect the listener.
-    Warn,
-    /// To harm the subject.
-    Defame,
-    /// To look good.
-    Boast,
-    /// To grow closer.
-    Bond,
-    /// To steer the listener.
-    Manipulate,
-    /// Just news.
-    Inform,
-    /// To get help.
-    SeekHelp,
-}
-
-impl GossipIntent {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Warn => "warn",
-            Self::Defame => "defame",
-            Self::Boast => "boast",
-            Self::Bond => "bond",
-            Self::Manipulate => "manipulate",
-            Self::Inform => "inform",
-            Self::SeekHelp => "seek_help",
-        }
+crate::wire_enum! {
+    /// Why a rumour is told.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum GossipIntent {
+        /// To protect the listener.
+        Warn = "warn",
+        /// To harm the subject.
+        Defame = "defame",
+        /// To look good.
+        Boast = "boast",
+        /// To grow closer.
+        Bond = "bond",
+        /// To steer the listener.
+        Manipulate = "manipulate",
+        /// Just news.
+        Inform = "inform",
+        /// To get help.
+        SeekHelp = "seek_help",
     }
 }
 
@@ -90,7 +61,7 @@ pub struct Gossip {
     /// Whom or what it is about.
     pub subject: String,
     /// What kind of news.
-    pub kind: GossipKind,
+    pub kind: RumourTopic,
     /// Why it was last told.
     pub intent: GossipIntent,
     /// Whether its subject is a person (an NPC or player), whose trust it moves.
@@ -236,12 +207,12 @@ impl GossipConfig {
         }
         let mut reactions = Vec::new();
         match gossip.kind {
-            GossipKind::Threat if credibility > self.threat_credible_above => {
+            RumourTopic::Threat if credibility > self.threat_credible_above => {
                 reactions.push(GossipReaction::RaiseSurvivalPressure(
                     credibility * self.threat_pressure_per_credibility,
                 ));
             }
-            GossipKind::Opportunity if economic_level < self.opportunity_economic_below => {
+            RumourTopic::Opportunity if economic_level < self.opportunity_economic_below => {
                 reactions.push(GossipReaction::AcquireGoal {
                     subject: gossip.subject.clone(),
                 });
@@ -249,7 +220,7 @@ impl GossipConfig {
             _ => {}
         }
         if gossip.about_person && gossip.subject != listener {
-            let change = if gossip.kind == GossipKind::Threat {
+            let change = if gossip.kind == RumourTopic::Threat {
                 -self.threat_trust_loss * credibility
             } else if gossip.intent == GossipIntent::Defame {
                 -self.defamation_trust_loss * credibility
@@ -304,15 +275,15 @@ impl GossipConfig {
         let toward_listener = relationships.get(teller, listener);
         let close = thresholds.is_friend(&toward_listener) || thresholds.is_ally(&toward_listener);
         if rumour.subject == teller {
-            return if rumour.kind == GossipKind::Threat {
+            return if rumour.kind == RumourTopic::Threat {
                 GossipIntent::SeekHelp
             } else {
                 GossipIntent::Boast
             };
         }
         match rumour.kind {
-            GossipKind::Threat if close => GossipIntent::Warn,
-            GossipKind::Threat => GossipIntent::Inform,
+            RumourTopic::Threat if close => GossipIntent::Warn,
+            RumourTopic::Threat => GossipIntent::Inform,
             _ if rumour.about_person
                 && relationships.value(teller, &rumour.subject, Facet::Trust)
                     < self.defame_trust_below =>
@@ -323,7 +294,7 @@ impl GossipConfig {
                     GossipIntent::Defame
                 }
             }
-            GossipKind::Secret | GossipKind::Opportunity if close => GossipIntent::Bond,
+            RumourTopic::Secret | RumourTopic::Opportunity if close => GossipIntent::Bond,
             _ => GossipIntent::Inform,
         }
     }
@@ -405,7 +376,7 @@ impl RumourBook {
 mod tests {
     use super::*;
 
-    fn rumour(kind: GossipKind, intent: GossipIntent, depth: u32) -> Gossip {
+    fn rumour(kind: RumourTopic, intent: GossipIntent, depth: u32) -> Gossip {
         Gossip {
             subject: "tam".into(),
             kind,
@@ -427,7 +398,7 @@ mod tests {
             &mut r,
             "bo",
             "ada",
-            &rumour(GossipKind::Person, GossipIntent::Inform, 1),
+            &rumour(RumourTopic::Person, GossipIntent::Inform, 1),
             1.0,
             0.0,
         );
@@ -443,7 +414,7 @@ mod tests {
             &mut r,
             "cy",
             "ada",
-            &rumour(GossipKind::Person, GossipIntent::Inform, 2),
+            &rumour(RumourTopic::Person, GossipIntent::Inform, 2),
             1.0,
             0.0,
         );
@@ -453,7 +424,7 @@ mod tests {
             &mut r,
             "bo",
             "ada",
-            &rumour(GossipKind::Person, GossipIntent::Inform, 5),
+            &rumour(RumourTopic::Person, GossipIntent::Inform, 5),
             1.0,
             0.0,
         );
@@ -467,16 +438,16 @@ mod tests {
             ..GossipConfig::default()
         };
         let mut book = RumourBook::default();
-        let mut deep = rumour(GossipKind::Person, GossipIntent::Inform, 3);
+        let mut deep = rumour(RumourTopic::Person, GossipIntent::Inform, 3);
         deep.origin_event = "a".into();
         assert!(book.learn(deep.clone(), &config));
         deep.depth = 1;
         assert!(!book.learn(deep, &config), "known origin");
         assert_eq!(book.rumours[0].depth, 1, "the shallower copy is kept");
-        let mut fresh = rumour(GossipKind::Threat, GossipIntent::Warn, 0);
+        let mut fresh = rumour(RumourTopic::Threat, GossipIntent::Warn, 0);
         fresh.origin_event = "b".into();
         book.learn(fresh, &config);
-        let mut third = rumour(GossipKind::Secret, GossipIntent::Inform, 4);
+        let mut third = rumour(RumourTopic::Secret, GossipIntent::Inform, 4);
         third.origin_event = "c".into();
         book.learn(third, &config);
         assert_eq!(book.rumours.len(), 2, "bounded");

@@ -28,30 +28,29 @@
 
 use super::relationships::{Facet, Relationships};
 
-/// The kinds of NPC-to-NPC interaction.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum InteractionKind {
-    /// Share a rumour.
-    Gossip,
-    /// Buy and sell.
-    Trade,
-    /// Pass the time.
-    Conversation,
-    /// Fall out.
-    Argument,
-    /// Ask for help.
-    Favor,
-    /// Threaten.
-    Intimidation,
-    /// Plot together against a third.
-    Scheming,
-    /// Teach.
-    Mentoring,
-    /// Woo.
-    Courtship,
+crate::wire_enum! {
+    /// The kinds of NPC-to-NPC interaction.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum InteractionKind {
+        /// Share a rumour.
+        Gossip = "gossip",
+        /// Buy and sell.
+        Trade = "trade",
+        /// Pass the time.
+        Conversation = "conversation",
+        /// Fall out.
+        Argument = "argument",
+        /// Ask for help.
+        Favor = "favor",
+        /// Threaten.
+        Intimidation = "intimidation",
+        /// Plot together against a third.
+        Scheming = "scheming",
+        /// Teach.
+        Mentoring = "mentoring",
+        /// Woo.
+        Courtship = "courtship",
+    }
 }
 
 impl InteractionKind {
@@ -67,26 +66,6 @@ impl InteractionKind {
         Self::Mentoring,
         Self::Courtship,
     ];
-
-    /// The wire name (also the action id a partner advertises and the goal-reaction kind).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Gossip => "gossip",
-            Self::Trade => "trade",
-            Self::Conversation => "conversation",
-            Self::Argument => "argument",
-            Self::Favor => "favor",
-            Self::Intimidation => "intimidation",
-            Self::Scheming => "scheming",
-            Self::Mentoring => "mentoring",
-            Self::Courtship => "courtship",
-        }
-    }
-
-    /// The kind an advertised action id names.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == name)
-    }
 
     /// Whether it works against its target (or, for scheming, against a third).
     pub fn is_hostile(self) -> bool {

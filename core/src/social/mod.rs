@@ -25,7 +25,7 @@ pub use fabric::{
     SocialStep, Whereabouts,
 };
 pub use gossip::{
-    Gossip, GossipConfig, GossipIntent, GossipKind, GossipReaction, Reception, RumourBook,
+    Gossip, GossipConfig, GossipIntent, GossipReaction, Reception, RumourBook, RumourTopic,
 };
 pub use interaction::{InteractionConfig, InteractionKind};
 pub use relationships::{

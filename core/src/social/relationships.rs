@@ -9,31 +9,18 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-/// A facet of a relationship.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Facet {
-    /// Belief the other is honest and well-meaning.
-    Trust,
-    /// Regard for the other's standing and ability.
-    Respect,
-    /// Willingness to stand by the other.
-    Loyalty,
-    /// Liking.
-    Affinity,
-}
-
-impl Facet {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Trust => "trust",
-            Self::Respect => "respect",
-            Self::Loyalty => "loyalty",
-            Self::Affinity => "affinity",
-        }
+crate::wire_enum! {
+    /// A facet of a relationship.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Facet {
+        /// Belief the other is honest and well-meaning.
+        Trust = "trust",
+        /// Regard for the other's standing and ability.
+        Respect = "respect",
+        /// Willingness to stand by the other.
+        Loyalty = "loyalty",
+        /// Liking.
+        Affinity = "affinity",
     }
 }
 
@@ -205,15 +192,6 @@ impl Relationships {
     pub fn allies(&self, of: &str) -> Vec<&str> {
         let t = RelationshipThresholds::default();
         self.filtered(of, |r| t.is_ally(r))
-    }
-
-    /// How many NPCs trust `subject` less than `below`.
-    pub fn distrusted_by(&self, subject: &str, below: f64) -> usize {
-        self.pairs
-            .values()
-            .filter_map(|row| row.get(subject))
-            .filter(|r| r.trust < below)
-            .count()
     }
 
     /// The ids of everyone who has formed a view of someone.

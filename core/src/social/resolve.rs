@@ -5,11 +5,11 @@
 
 use super::advert::Offer;
 use super::fabric::{InteractionRecord, Role, SocialFabric, SocialPlace, SocialStep, level};
-use super::gossip::{Gossip, GossipIntent, GossipKind, GossipReaction, Reception};
+use super::gossip::{Gossip, GossipIntent, GossipReaction, Reception, RumourTopic};
 use super::interaction::{Effects, FacetDeltas, InteractionKind};
 use super::relationships::Facet;
-use crate::goals::{Goal, GoalCategory, GoalPredicate};
-use crate::simulator::SimulatedAgent;
+use crate::life::goals::{Goal, GoalCategory, GoalPredicate};
+use crate::life::simulator::SimulatedAgent;
 use crate::story::event::StoryEventKind;
 
 impl SocialFabric {
@@ -185,7 +185,7 @@ impl SocialFabric {
                 for npc in [&me, &them] {
                     let news = rumour(
                         &place.location,
-                        GossipKind::Opportunity,
+                        RumourTopic::Opportunity,
                         false,
                         self.config.trade_rumour_confidence,
                         origin.clone(),
@@ -198,7 +198,7 @@ impl SocialFabric {
                 let origin = format!("{}:{me}:{them}:{now_hours:.2}", offer.kind.as_str());
                 let grievance = rumour(
                     &me,
-                    GossipKind::Person,
+                    RumourTopic::Person,
                     true,
                     self.config.grievance_confidence,
                     origin,
@@ -211,7 +211,7 @@ impl SocialFabric {
                     let origin = format!("scheme:{me}:{victim}:{now_hours:.2}");
                     let secret = rumour(
                         &me,
-                        GossipKind::Secret,
+                        RumourTopic::Secret,
                         true,
                         self.config.scheme_secret_confidence,
                         origin,

@@ -44,7 +44,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use super::event::{EventBuffer, GoalChange, StoryEvent, StoryEventKind};
 use super::history::{EventClass, EventKeys, History};
 use super::signal::{SignalType, StorySignal};
-use crate::social::gossip::GossipKind;
+use crate::social::gossip::RumourTopic;
 use crate::social::interaction::InteractionKind;
 use crate::social::relationships::Facet;
 
@@ -771,7 +771,7 @@ impl StoryDetector {
                 StoryEventKind::RumourHeard {
                     listener,
                     subject,
-                    gossip: GossipKind::Threat,
+                    gossip: RumourTopic::Threat,
                     credibility,
                     accepted: true,
                     ..
@@ -841,7 +841,7 @@ impl StoryDetector {
                     interaction: InteractionKind::Trade,
                     ..
                 } | StoryEventKind::RumourHeard {
-                    gossip: GossipKind::Opportunity,
+                    gossip: RumourTopic::Opportunity,
                     accepted: true,
                     ..
                 }
@@ -877,7 +877,7 @@ impl StoryDetector {
                 }
                 StoryEventKind::RumourHeard {
                     listener,
-                    gossip: GossipKind::Opportunity,
+                    gossip: RumourTopic::Opportunity,
                     accepted: true,
                     ..
                 } => {
@@ -1105,7 +1105,7 @@ impl StoryDetector {
                     listener,
                     teller,
                     subject,
-                    gossip: GossipKind::Secret,
+                    gossip: RumourTopic::Secret,
                     credibility,
                     accepted: true,
                     ..

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use crate::social::gossip::{GossipIntent, GossipKind};
+use crate::social::gossip::{GossipIntent, RumourTopic};
 use crate::social::interaction::InteractionKind;
 use crate::social::relationships::Facet;
 
@@ -85,7 +85,7 @@ pub enum StoryEventKind {
         /// Its subject.
         subject: String,
         /// What kind.
-        gossip: GossipKind,
+        gossip: RumourTopic,
         /// Why it was told.
         intent: GossipIntent,
         /// The teller's depth.
@@ -156,20 +156,6 @@ pub enum GoalChange {
     Failed,
     /// No plan reaches it.
     Blocked,
-}
-
-impl GoalChange {
-    /// The change a `goal_created` / `goal_completed` / `goal_failed` / `goal_blocked` event
-    /// type names.
-    pub fn from_event_type(event_type: &str) -> Option<Self> {
-        match event_type {
-            "goal_created" => Some(Self::Created),
-            "goal_completed" => Some(Self::Completed),
-            "goal_failed" => Some(Self::Failed),
-            "goal_blocked" => Some(Self::Blocked),
-            _ => None,
-        }
-    }
 }
 
 /// Events gathered between two detections; bounded, oldest dropped first.

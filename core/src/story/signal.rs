@@ -5,83 +5,40 @@
 
 use std::collections::BTreeMap;
 
-/// The fifteen kinds of story signal.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum SignalType {
-    /// Two NPCs' tension is rising.
-    RivalryEscalation,
-    /// Conflict between factions is brewing.
-    FactionTension,
-    /// NPCs are aware of a danger.
-    ThreatDetected,
-    /// NPCs are short of the same thing.
-    ResourceScarcity,
-    /// Demand meets supply.
-    TradeOpportunity,
-    /// NPCs are bonding (against a common threat or a common enemy).
-    AllianceForming,
-    /// An NPC learned something significant.
-    Discovery,
-    /// An NPC cannot achieve a goal alone.
-    GoalBlocked,
-    /// An NPC acted against an ally.
-    Betrayal,
-    /// Hidden information became gossip.
-    SecretRevealed,
-    /// The social influence hierarchy changed.
-    PowerShift,
-    /// One-sided affection.
-    Unrequited,
-    /// Several NPCs are distressed.
-    Crisis,
-    /// A collective happy moment.
-    Celebration,
-    /// NPCs change places en masse.
-    Migration,
-}
-
-impl SignalType {
-    /// All fifteen, in declaration order.
-    pub const ALL: [Self; 15] = [
-        Self::RivalryEscalation,
-        Self::FactionTension,
-        Self::ThreatDetected,
-        Self::ResourceScarcity,
-        Self::TradeOpportunity,
-        Self::AllianceForming,
-        Self::Discovery,
-        Self::GoalBlocked,
-        Self::Betrayal,
-        Self::SecretRevealed,
-        Self::PowerShift,
-        Self::Unrequited,
-        Self::Crisis,
-        Self::Celebration,
-        Self::Migration,
-    ];
-
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::RivalryEscalation => "rivalry_escalation",
-            Self::FactionTension => "faction_tension",
-            Self::ThreatDetected => "threat_detected",
-            Self::ResourceScarcity => "resource_scarcity",
-            Self::TradeOpportunity => "trade_opportunity",
-            Self::AllianceForming => "alliance_forming",
-            Self::Discovery => "discovery",
-            Self::GoalBlocked => "goal_blocked",
-            Self::Betrayal => "betrayal",
-            Self::SecretRevealed => "secret_revealed",
-            Self::PowerShift => "power_shift",
-            Self::Unrequited => "unrequited",
-            Self::Crisis => "crisis",
-            Self::Celebration => "celebration",
-            Self::Migration => "migration",
-        }
+crate::wire_enum! {
+    /// The fifteen kinds of story signal.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum SignalType {
+        /// Two NPCs' tension is rising.
+        RivalryEscalation = "rivalry_escalation",
+        /// Conflict between factions is brewing.
+        FactionTension = "faction_tension",
+        /// NPCs are aware of a danger.
+        ThreatDetected = "threat_detected",
+        /// NPCs are short of the same thing.
+        ResourceScarcity = "resource_scarcity",
+        /// Demand meets supply.
+        TradeOpportunity = "trade_opportunity",
+        /// NPCs are bonding (against a common threat or a common enemy).
+        AllianceForming = "alliance_forming",
+        /// An NPC learned something significant.
+        Discovery = "discovery",
+        /// An NPC cannot achieve a goal alone.
+        GoalBlocked = "goal_blocked",
+        /// An NPC acted against an ally.
+        Betrayal = "betrayal",
+        /// Hidden information became gossip.
+        SecretRevealed = "secret_revealed",
+        /// The social influence hierarchy changed.
+        PowerShift = "power_shift",
+        /// One-sided affection.
+        Unrequited = "unrequited",
+        /// Several NPCs are distressed.
+        Crisis = "crisis",
+        /// A collective happy moment.
+        Celebration = "celebration",
+        /// NPCs change places en masse.
+        Migration = "migration",
     }
 }
 

@@ -9,13 +9,13 @@ use super::request::{
     ActionSpec, AgentSpec, CommitmentSpec, ConsiderationSpec, CurveSpec, OpSpec, PreconditionSpec,
     ProviderSpec, UpdaterSpec, WorldSpec,
 };
-use crate::agent::{Agent, Commitment};
-use crate::consideration::{Consideration, Updater};
-use crate::curve::{ResponseCurve, SampledCurve, Shape};
-use crate::vocabulary::{Symbol, Vocabulary};
-use crate::world::{
+use crate::decision::agent::{Agent, Commitment};
+use crate::decision::consideration::{Consideration, Updater};
+use crate::decision::curve::{ResponseCurve, SampledCurve, Shape};
+use crate::decision::world::{
     ActionEffects, AdvertisedAction, CompareOp, Context, Position, Precondition, Provider, World,
 };
+use crate::vocabulary::{Symbol, Vocabulary};
 
 fn finite(path: &str, value: f64) -> Result<f64, WireError> {
     if value.is_finite() {

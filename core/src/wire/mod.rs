@@ -13,11 +13,11 @@ use std::collections::HashSet;
 
 use serde::de::DeserializeOwned;
 
-use crate::decider::Decider;
-use crate::scoring::{Candidate, Ineligible};
-use crate::tuning::Profile;
+use crate::decision::decider::Decider;
+use crate::decision::scoring::{Candidate, Ineligible};
+use crate::decision::tuning::Profile;
+use crate::decision::world::World;
 use crate::vocabulary::Vocabulary;
-use crate::world::World;
 use limits::{DecideLimits, LimitError, check_json};
 use request::{DecideBatchRequest, DecideRequest, WorldSpec};
 use response::{
@@ -135,7 +135,7 @@ fn finite_utility(provider: usize, action: usize, utility: f64) -> Result<(), Wi
 /// The decider a request runs with: the request's tuning over the profile's, weights from the
 /// profile.
 pub fn decider_for(
-    tuning: &crate::tuning::TuningPatch,
+    tuning: &crate::decision::tuning::TuningPatch,
     profile: &Profile,
     vocabulary: &mut Vocabulary,
 ) -> Result<Decider, WireError> {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::curve::ShapeParams;
-use crate::tuning::TuningPatch;
+use crate::decision::curve::ShapeParams;
+use crate::decision::tuning::TuningPatch;
 
 /// `geppetto decide` input.
 #[derive(Clone, Debug, Deserialize)]

@@ -10,9 +10,10 @@ use super::WireError;
 use super::compile;
 use super::request::{AgentSpec, ContextSpec, ProviderSpec, WorldSpec};
 use super::response::{OrderedMap, round4};
-use crate::scenario::{Scenario, TickRecord, TimelineEntry};
-use crate::simulator::{DetailLevel, QueuedAction, SimEvent, SimulatedAgent};
-use crate::tuning::TuningPatch;
+use crate::decision::tuning::TuningPatch;
+use crate::life::action::{DetailLevel, QueuedAction};
+use crate::life::scenario::{Scenario, TickRecord, TimelineEntry};
+use crate::life::simulator::{SimEvent, SimulatedAgent};
 use crate::vocabulary::{Symbol, Vocabulary};
 
 /// Hours a scenario runs when it says nothing (and `--hours` is not given).

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use geppetto_core::reactive::{SetState, UtilitySet, run_wobbling};
+use geppetto_core::life::reactive::{SetState, UtilitySet, run_wobbling};
 use geppetto_core::rng::DetRng;
 use geppetto_core::vocabulary::Vocabulary;
 

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use geppetto_core::scenario::TickRecord;
-use geppetto_core::simulator::{ReactiveLayer, Simulator};
+use geppetto_core::life::scenario::TickRecord;
+use geppetto_core::life::simulator::{ReactiveLayer, Simulator};
 use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::scenario::{EventOut, ScenarioSpec, TraceLine, compile_scenario};
 use geppetto_core::wire::{self, WireError};

@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use geppetto_core::curve::{SampledCurve, Shape, ShapeParams};
-use geppetto_core::reactive::{
+use geppetto_core::decision::curve::{SampledCurve, Shape, ShapeParams};
+use geppetto_core::life::reactive::{
     DEFAULT_COMMITMENT_BONUS, DEFAULT_DECISION_INTERVAL_S, Selector, SetAction, SetConsideration,
     SetInput, UtilitySet,
 };

@@ -16,11 +16,11 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use geppetto_core::agent_state::{AgentState, StateMismatch};
+use geppetto_core::decision::world::World;
+use geppetto_core::life::agent_state::{AgentState, StateMismatch};
 use geppetto_core::social::SocialFabric;
 use geppetto_core::story::StoryDetector;
 use geppetto_core::vocabulary::VocabularyMismatch;
-use geppetto_core::world::World;
 use serde::{Deserialize, Serialize};
 
 use super::{DecisionTrace, Derived, IntentKind, Zone, ZoneError};

@@ -15,14 +15,15 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::affect::{AffectEvent, AffectState};
-use crate::agent::Agent;
-use crate::bark::BarkMemory;
-use crate::goals::Goal;
-use crate::reactive::SetState;
-use crate::schedule::ScheduleOverride;
-use crate::simulator::{AggregatedEvent, DetailLevel, QueuedAction, RunningAction, SimulatedAgent};
+use crate::decision::agent::Agent;
+use crate::life::action::{AggregatedEvent, DetailLevel, QueuedAction, RunningAction};
+use crate::life::bark::BarkMemory;
+use crate::life::goals::Goal;
+use crate::life::reactive::SetState;
+use crate::life::schedule::ScheduleOverride;
+use crate::life::simulator::SimulatedAgent;
+use crate::life::wellbeing::Wellbeing;
 use crate::vocabulary::Symbol;
-use crate::wellbeing::Wellbeing;
 
 /// The changing state of one simulated agent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,9 +1,9 @@
 //! The agent as the decision engine sees it: position, considerations, personality (tag and
 //! domain modifiers), resources, capabilities and narrative commitments.
 
-use crate::consideration::Consideration;
+use crate::decision::consideration::Consideration;
+use crate::decision::world::{Context, Position};
 use crate::vocabulary::Symbol;
-use crate::world::{Context, Position};
 
 /// A narrative promise that forbids actions with some tags until it expires.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -21,7 +21,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
+use crate::life::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
 use crate::vocabulary::Vocabulary;
 
 /// Why a goal record could not be read.

@@ -7,7 +7,7 @@
 //! offsets into one index list) with cells at least as wide as the longest radius; when the box
 //! would need too many cells, the cells grow until it does not.
 
-use crate::world::{Position, World};
+use crate::decision::world::{Position, World};
 
 /// At most this many cells per indexed provider (plus a small floor), so memory stays linear.
 const MAX_CELLS_PER_PROVIDER: usize = 4;
@@ -174,7 +174,7 @@ impl ProviderGrid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::{AdvertisedAction, Provider};
+    use crate::decision::world::{AdvertisedAction, Provider};
 
     fn provider(x: f64, y: f64, radius: Option<f64>) -> Provider {
         let mut action = AdvertisedAction::new("a");

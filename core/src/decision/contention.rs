@@ -11,8 +11,8 @@
 
 use std::borrow::Borrow;
 
-use crate::agent::Agent;
-use crate::world::World;
+use crate::decision::agent::Agent;
+use crate::decision::world::World;
 
 /// One retained option of an agent in a batch.
 #[derive(Clone, Copy, Debug, PartialEq)]

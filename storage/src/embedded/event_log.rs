@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use redb::{ReadableDatabase, ReadableTable};
 
+use super::tables::{EVENT_HEADS, EVENTS, Shared, begin_durable_write};
 use crate::event_log::{EventId, EventLog, EventLogError, next_id};
-use crate::redb_file::{EVENT_HEADS, EVENTS, Shared, begin_durable_write};
 use crate::zone::Zone;
 
 /// The world-event log in the embedded redb file. Obtained from [`crate::RedbFile::event_log`].

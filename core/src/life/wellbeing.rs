@@ -10,7 +10,7 @@
 //! - External changes to a need (events, not the need's own decay) are damped to at most
 //!   `max_need_delta_per_tick` per tick, so one event cannot swing a need across its range.
 
-use crate::agent::Agent;
+use crate::decision::agent::Agent;
 use crate::vocabulary::Symbol;
 
 /// The numbers behind mood and stress, each a named default.
@@ -167,9 +167,9 @@ impl WellbeingConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consideration::Consideration;
+    use crate::decision::consideration::Consideration;
+    use crate::decision::world::Position;
     use crate::vocabulary::Vocabulary;
-    use crate::world::Position;
 
     fn agent(v: &mut Vocabulary, needs: &[(&str, f64)]) -> Agent {
         let mut agent = Agent::new("a", Position::default());

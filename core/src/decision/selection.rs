@@ -2,9 +2,9 @@
 //! overflows) and convention breaking. Imperfection is a design principle: always taking the
 //! maximum makes NPCs predictable and exploitable.
 
+use crate::decision::scoring::Candidate;
+use crate::decision::tuning::Tuning;
 use crate::rng::DetRng;
-use crate::scoring::Candidate;
-use crate::tuning::Tuning;
 
 /// The outcome of sampling a ranked list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

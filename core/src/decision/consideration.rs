@@ -2,7 +2,7 @@
 //! ENERGY, THREAT, AMMO…). The engine treats them uniformly; the [`Updater`] says how a value
 //! changes over time (applied by the simulator), the [`ResponseCurve`] how it becomes pressure.
 
-use crate::curve::ResponseCurve;
+use crate::decision::curve::ResponseCurve;
 use crate::vocabulary::Symbol;
 
 /// How a consideration's value changes between ticks.

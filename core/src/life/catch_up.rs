@@ -8,9 +8,10 @@
 //! The gap is capped (168 hours by default: a week); older time is simply gone. Goals whose
 //! deadline passed fail, and the NPC ends where its schedule says it is.
 
-use crate::simulator::{DetailLevel, SimEvent, SimulatedAgent, Simulator, TickRequest};
+use crate::decision::world::World;
+use crate::life::action::DetailLevel;
+use crate::life::simulator::{SimEvent, SimulatedAgent, Simulator, TickRequest};
 use crate::vocabulary::Symbol;
-use crate::world::World;
 
 /// Catch-up bounds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -192,7 +193,7 @@ impl Simulator {
         agent.level = DetailLevel::Simplified;
         if let Some(book) = agent.goals.as_mut() {
             for event in book.review(&mut agent.agent, world, to_hours, None) {
-                if let crate::goals::GoalEvent::Failed(description) = event {
+                if let crate::life::goals::GoalEvent::Failed(description) = event {
                     report.events.push(SimEvent::GoalFailed { description });
                 }
             }

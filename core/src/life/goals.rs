@@ -9,36 +9,26 @@
 //! - A goal completes when its progress reaches 1, fails at its deadline.
 //! - Need-derived goals appear when a need falls below 0.3 of its range (restore it to 0.6).
 //! - The facts and resources of active goals become priority bonuses for the actions that
-//!   produce them; a goal no single action can achieve gets a plan (see [`crate::planner`]).
+//!   produce them; a goal no single action can achieve gets a plan (see [`crate::life::planner`]).
 
 use std::sync::Arc;
 
-use crate::agent::{Agent, lookup};
-use crate::planner::{NoPlan, PlanGoal, PlannerConfig, plan};
-use crate::simulator::QueuedAction;
+use crate::decision::agent::{Agent, lookup};
+use crate::decision::world::World;
+use crate::life::action::QueuedAction;
+use crate::life::planner::{NoPlan, PlanGoal, PlannerConfig, plan};
 use crate::vocabulary::Symbol;
-use crate::world::World;
 
-/// Where a goal came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GoalCategory {
-    /// Part of who the NPC is (archetype).
-    Innate,
-    /// A need fell low.
-    NeedDerived,
-    /// Something important happened.
-    Reactive,
-}
-
-impl GoalCategory {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Innate => "innate",
-            Self::NeedDerived => "need_derived",
-            Self::Reactive => "reactive",
-        }
+crate::wire_enum! {
+    /// Where a goal came from.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum GoalCategory {
+        /// Part of who the NPC is (archetype).
+        Innate = "innate",
+        /// A need fell low.
+        NeedDerived = "need_derived",
+        /// Something important happened.
+        Reactive = "reactive",
     }
 }
 
@@ -373,9 +363,9 @@ impl GoalBook {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consideration::Consideration;
+    use crate::decision::consideration::Consideration;
+    use crate::decision::world::Position;
     use crate::vocabulary::Vocabulary;
-    use crate::world::Position;
 
     fn goal(description: &str, predicate: GoalPredicate) -> Goal {
         Goal {

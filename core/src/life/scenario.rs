@@ -2,13 +2,12 @@
 //! queued orders, level switches, coarse events), run tick by tick through the [`Simulator`]
 //! into a trace. Used by `geppetto simulate` and by tests; pure like the rest of the core.
 
-use crate::agent::Agent;
+use crate::decision::agent::Agent;
+use crate::decision::world::{Context, Provider, World};
+use crate::life::action::{DetailLevel, QueuedAction};
+use crate::life::simulator::{SimEvent, SimulatedAgent, Simulator, TickRequest};
 use crate::rng::derive_seed;
-use crate::simulator::{
-    DetailLevel, QueuedAction, SimEvent, SimulatedAgent, Simulator, TickRequest,
-};
 use crate::vocabulary::Symbol;
-use crate::world::{Context, Provider, World};
 
 /// A change applied to the scenario when game time reaches `at_hours`.
 #[derive(Clone, Debug, Default, PartialEq)]

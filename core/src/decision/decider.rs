@@ -8,15 +8,15 @@
 
 use std::borrow::Borrow;
 
-use crate::agent::Agent;
-use crate::contention::{self, Preference, PreferenceLists};
+use crate::decision::agent::Agent;
+use crate::decision::contention::{self, Preference, PreferenceLists};
+use crate::decision::scoring::{Candidate, Ineligible, ScoringView, SymbolEntry, sort_by_utility};
+use crate::decision::selection::{self, Pick};
+use crate::decision::spatial::ProviderGrid;
+use crate::decision::tuning::Tuning;
+use crate::decision::world::World;
 use crate::rng::{DetRng, derive_seed, stable_hash};
-use crate::scoring::{Candidate, Ineligible, ScoringView, SymbolEntry, sort_by_utility};
-use crate::selection::{self, Pick};
-use crate::spatial::ProviderGrid;
-use crate::tuning::Tuning;
 use crate::vocabulary::Symbol;
-use crate::world::World;
 
 /// Every candidate of one agent, scored or removed.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -241,10 +241,10 @@ impl Decider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consideration::Consideration;
-    use crate::tuning::TuningPatch;
+    use crate::decision::consideration::Consideration;
+    use crate::decision::tuning::TuningPatch;
+    use crate::decision::world::{AdvertisedAction, Position, Provider};
     use crate::vocabulary::Vocabulary;
-    use crate::world::{AdvertisedAction, Position, Provider};
 
     /// Random scenes (providers near and far, full and free, some with an unlimited radius)
     /// under perception noise and convention breaking: scoring only what a grid of every

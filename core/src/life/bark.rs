@@ -2,7 +2,7 @@
 //! from data by need, mood and cooldown, deterministically from a seed. A bark is flavour the
 //! game shows; it never changes state.
 
-use crate::agent::Agent;
+use crate::decision::agent::Agent;
 use crate::rng::DetRng;
 use crate::vocabulary::Symbol;
 
@@ -107,9 +107,9 @@ pub fn choose(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consideration::Consideration;
+    use crate::decision::consideration::Consideration;
+    use crate::decision::world::Position;
     use crate::vocabulary::Vocabulary;
-    use crate::world::Position;
 
     fn setup() -> (Vec<BarkTemplate>, Agent) {
         let mut v = Vocabulary::new();

@@ -17,10 +17,10 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
 
-use crate::agent::Agent;
-use crate::simulator::QueuedAction;
+use crate::decision::agent::Agent;
+use crate::decision::world::{Position, Precondition, World};
+use crate::life::action::QueuedAction;
 use crate::vocabulary::Symbol;
-use crate::world::{Position, Precondition, World};
 
 /// What a plan must achieve.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -61,22 +61,14 @@ pub struct PlanStep {
     pub action: usize,
 }
 
-/// Why no plan was found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NoPlan {
-    /// The expansion budget ran out first.
-    BudgetExhausted,
-    /// Every sequence within the depth limit was tried; none reaches the goal.
-    Unreachable,
-}
-
-impl NoPlan {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::BudgetExhausted => "budget_exhausted",
-            Self::Unreachable => "unreachable",
-        }
+crate::wire_enum! {
+    /// Why no plan was found.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum NoPlan {
+        /// The expansion budget ran out first.
+        BudgetExhausted = "budget_exhausted",
+        /// Every sequence within the depth limit was tried; none reaches the goal.
+        Unreachable = "unreachable",
     }
 }
 

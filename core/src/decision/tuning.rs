@@ -9,8 +9,12 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use crate::simulator::AggregatedEffects;
 use crate::vocabulary::{Symbol, Vocabulary};
+
+/// The aggregated-event effects table: per event, deltas per consideration. Built from a
+/// profile by [`Profile::aggregated_effects_in`]; the simulator applies it when an agent returns
+/// to full detail.
+pub type AggregatedEffects = Vec<(Symbol, Vec<(Symbol, f64)>)>;
 
 /// The resolved calibration the engine runs with. `Default` is the seed's reference calibration.
 #[derive(Clone, Debug, PartialEq, Serialize)]

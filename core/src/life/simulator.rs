@@ -41,83 +41,23 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::affect::{AffectEvent, AffectModel, AffectState};
-use crate::agent::{Agent, lookup};
-use crate::bark::{self, BarkMemory, BarkTemplate};
-use crate::consideration::Updater;
-use crate::decider::{Decider, Scratch};
-use crate::goals::{GoalBook, GoalEvent};
-use crate::planner::PlannerConfig;
-use crate::reactive::{SetState, UtilitySet};
+use crate::decision::agent::{Agent, lookup};
+use crate::decision::consideration::Updater;
+use crate::decision::decider::{Decider, Scratch};
+use crate::decision::scoring::{Breakdown, Candidate};
+use crate::decision::spatial::ProviderGrid;
+use crate::decision::tuning::AggregatedEffects;
+use crate::decision::world::World;
+use crate::life::action::{AggregatedEvent, DetailLevel, QueuedAction, RunningAction};
+use crate::life::bark::{self, BarkMemory, BarkTemplate};
+use crate::life::goals::{GoalBook, GoalEvent};
+use crate::life::planner::PlannerConfig;
+use crate::life::reactive::{SetState, UtilitySet};
+use crate::life::schedule::ScheduleLayer;
+use crate::life::wellbeing::{Wellbeing, WellbeingConfig};
 use crate::rng::DetRng;
 use crate::rng::{derive_seed, stable_hash};
-use crate::schedule::ScheduleLayer;
-use crate::scoring::{Breakdown, Candidate};
-use crate::spatial::ProviderGrid;
 use crate::vocabulary::{Symbol, Vocabulary};
-use crate::wellbeing::{Wellbeing, WellbeingConfig};
-use crate::world::{AdvertisedAction, World};
-
-/// How much of the world an agent's tick simulates.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum DetailLevel {
-    /// Every tick runs the decision loop (`full_tick_hours` each).
-    #[default]
-    Full,
-    /// Only needs drift and coarse events are recorded (`simplified_tick_hours` each).
-    Simplified,
-}
-
-impl DetailLevel {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Full => "full",
-            Self::Simplified => "simplified",
-        }
-    }
-}
-
-/// The action an agent is carrying out.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RunningAction {
-    /// Id of the provider it uses.
-    pub provider: String,
-    /// The advertisement as it was when the action started.
-    pub action: AdvertisedAction,
-    /// Game hour it started.
-    pub started_at_hours: f64,
-    /// Game hours of it already carried out.
-    pub elapsed_hours: f64,
-    /// Its utility when it was selected: what a preemption must beat (× margin).
-    pub continuation_utility: f64,
-    /// Whether a player ordered it (then only collapse interrupts it).
-    pub player_queued: bool,
-}
-
-/// An entry of the FIFO action queue, resolved against the world when it is dequeued.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct QueuedAction {
-    /// Provider id.
-    pub provider: String,
-    /// Action id.
-    pub action: String,
-    /// Whether a player ordered it.
-    pub player_queued: bool,
-    /// Whether a goal's plan put it there (a failed plan step drops the rest of its plan).
-    pub from_plan: bool,
-}
-
-/// A coarse event recorded while an agent was simplified.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct AggregatedEvent {
-    /// Its name (`meal`, `sleep`…), looked up in the effects table.
-    pub name: Symbol,
-    /// Game hour it happened.
-    pub at_hours: f64,
-}
 
 /// A reactive utility set an agent carries, with the agent's memory of it.
 #[derive(Clone, Debug, PartialEq)]
@@ -645,9 +585,6 @@ impl ValueSource for WorldMaps {
     }
 }
 
-/// The aggregated-event effects table: per event, deltas per consideration.
-pub type AggregatedEffects = Vec<(Symbol, Vec<(Symbol, f64)>)>;
-
 /// Relative slack when deciding that an action's remaining time fits in this tick, so float
 /// rounding never leaves a sliver of duration for one more tick.
 const DURATION_SLACK: f64 = 1e-9;
@@ -683,12 +620,6 @@ impl Simulator {
         }
     }
 
-    /// Sets the bounds of the plans goals seed.
-    pub fn with_planner(mut self, planner: PlannerConfig) -> Self {
-        self.planner = planner;
-        self
-    }
-
     /// Debits an action's costs and credits its yields when it completes. Off by default: a
     /// game debits costs itself (seed 000); turn it on where geppetto is the whole world
     /// (scenarios, the demo). Symbolic facts always follow a completed action.
@@ -700,12 +631,6 @@ impl Simulator {
     /// Sets the profile's aggregated-event effects table.
     pub fn with_aggregated_effects(mut self, effects: AggregatedEffects) -> Self {
         self.effects = effects;
-        self
-    }
-
-    /// Reads perception/relationship/context values from `values` instead of the world maps.
-    pub fn with_value_source(mut self, values: Box<dyn ValueSource>) -> Self {
-        self.values = values;
         self
     }
 

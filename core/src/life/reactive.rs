@@ -16,7 +16,7 @@
 //!
 //! Time here is in seconds, passed in; randomness is a seed, passed in.
 
-use crate::curve::Shape;
+use crate::decision::curve::Shape;
 use crate::rng::DetRng;
 use crate::vocabulary::Symbol;
 
@@ -370,7 +370,7 @@ pub fn run_wobbling(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::curve::{SampledCurve, ShapeParams};
+    use crate::decision::curve::{SampledCurve, ShapeParams};
     use crate::vocabulary::Vocabulary;
 
     fn linear() -> Shape {

@@ -12,10 +12,10 @@
 //!   `adherence`, else the schedule's pull is dropped for that tick and need decides.
 //! - A change of activity is an event.
 
-use crate::agent::{Agent, lookup};
+use crate::decision::agent::{Agent, lookup};
+use crate::decision::world::{Context, World};
 use crate::rng::DetRng;
 use crate::vocabulary::Symbol;
-use crate::world::{Context, World};
 
 /// What a condition is about (for authors and validation; all read the world's contexts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

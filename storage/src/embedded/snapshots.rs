@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use redb::{ReadableDatabase, ReadableTable};
 
-use crate::redb_file::{SNAPSHOTS, Shared, begin_durable_write};
+use super::tables::{SNAPSHOTS, Shared, begin_durable_write};
 use crate::snapshot::{MAX_HEADER_BYTES, Snapshot, SnapshotHeader};
 use crate::store::{
     LatestValid, ListedSnapshot, PutOutcome, SnapshotError, SnapshotStore, StoreFuture,

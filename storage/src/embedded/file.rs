@@ -1,42 +1,28 @@
 //! The embedded store's single redb file, shared by its snapshot store and its event log.
 //!
-//! Owns opening the file (creating it and its tables), its table layout and the mapping of
-//! redb's errors to ours. redb allows one `Database` per file per process, so the snapshot store
-//! and the event log are handed out by one [`RedbFile`] and share it. Every write is one ACID
-//! write transaction committed with `Durability::Immediate` (fsync before `commit` returns);
-//! after a crash redb recovers to the last committed transaction on open.
+//! Owns opening the file (creating its tables) and the mapping of redb's open errors to ours;
+//! the table layout lives in [`super::tables`]. redb allows one `Database` per file per
+//! process, so the snapshot store and the event log are handed out by one [`RedbFile`] and
+//! share it. Every write is one ACID write transaction committed with `Durability::Immediate`
+//! (fsync before `commit` returns); after a crash redb recovers to the last committed
+//! transaction on open.
 //!
 //! It does not compact the file or take backups.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use redb::{Builder, Database, Durability, StorageBackend, TableDefinition, WriteTransaction};
+use redb::{Builder, Database, StorageBackend};
 
+use super::event_log::RedbEventLog;
+use super::snapshots::RedbSnapshotStore;
+use super::tables::{EVENT_HEADS, EVENTS, SNAPSHOTS, Shared, begin_durable_write};
 use crate::config::{ConfigError, StorageConfig};
-use crate::redb_event_log::RedbEventLog;
-use crate::redb_snapshots::RedbSnapshotStore;
-
-/// Snapshots: (zone, sequence) → encoded snapshot.
-pub(crate) const SNAPSHOTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("snapshots");
-/// World events: (zone, event id) → event bytes.
-pub(crate) const EVENTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("events");
-/// Last event id per zone. Kept apart from `EVENTS` so ids never go back, even if old events
-/// are one day trimmed.
-pub(crate) const EVENT_HEADS: TableDefinition<&str, u64> = TableDefinition::new("event_heads");
 
 /// An open redb file holding snapshots and the world-event log.
 #[derive(Clone, Debug)]
 pub struct RedbFile {
     pub(crate) shared: Arc<Shared>,
-}
-
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) database: Database,
-    /// The file path (or the backend's label), for error messages.
-    pub(crate) path: String,
-    pub(crate) snapshots_kept_per_zone: usize,
 }
 
 /// The redb file cannot be opened.
@@ -132,12 +118,4 @@ fn create_tables(database: &Database) -> Result<(), redb::Error> {
     transaction.open_table(EVENT_HEADS)?;
     transaction.commit()?;
     Ok(())
-}
-
-/// A write transaction that fsyncs on commit. `Immediate` is redb's default; it is set here so
-/// the guarantee does not rest on a default.
-pub(crate) fn begin_durable_write(database: &Database) -> Result<WriteTransaction, redb::Error> {
-    let mut transaction = database.begin_write()?;
-    transaction.set_durability(Durability::Immediate)?;
-    Ok(transaction)
 }

@@ -18,41 +18,29 @@
 //! slot, radius, preconditions, affordability, commitments. Failing a gate removes a candidate;
 //! it never lowers its score.
 
-use crate::agent::{Agent, lookup};
-use crate::consideration::{Consideration, Updater};
+use crate::decision::agent::{Agent, lookup};
+use crate::decision::consideration::{Consideration, Updater};
+use crate::decision::tuning::Tuning;
+use crate::decision::world::{AdvertisedAction, Context, Precondition, Provider, World};
 use crate::rng::DetRng;
-use crate::tuning::Tuning;
 use crate::vocabulary::Symbol;
-use crate::world::{AdvertisedAction, Context, Precondition, Provider, World};
 
-/// Why a candidate was removed, in gate order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum IneligibleReason {
-    /// The provider has no free slot.
-    ProviderFull,
-    /// The action's own capacity is used up.
-    ActionFull,
-    /// The agent is farther than the action's radius.
-    OutOfRadius,
-    /// A precondition does not hold.
-    Precondition,
-    /// The agent cannot pay a cost.
-    Unaffordable,
-    /// An active commitment forbids one of the action's tags.
-    Commitment,
-}
-
-impl IneligibleReason {
-    /// The wire name (`provider_full`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ProviderFull => "provider_full",
-            Self::ActionFull => "action_full",
-            Self::OutOfRadius => "out_of_radius",
-            Self::Precondition => "precondition",
-            Self::Unaffordable => "unaffordable",
-            Self::Commitment => "commitment",
-        }
+crate::wire_enum! {
+    /// Why a candidate was removed, in gate order.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum IneligibleReason {
+        /// The provider has no free slot.
+        ProviderFull = "provider_full",
+        /// The action's own capacity is used up.
+        ActionFull = "action_full",
+        /// The agent is farther than the action's radius.
+        OutOfRadius = "out_of_radius",
+        /// A precondition does not hold.
+        Precondition = "precondition",
+        /// The agent cannot pay a cost.
+        Unaffordable = "unaffordable",
+        /// An active commitment forbids one of the action's tags.
+        Commitment = "commitment",
     }
 }
 
@@ -537,10 +525,10 @@ mod tests {
     /// names beyond the table are neutral.
     #[test]
     fn symbol_table_reads_names_as_a_search_would() {
-        use crate::agent::Agent;
-        use crate::consideration::Consideration;
+        use crate::decision::agent::Agent;
+        use crate::decision::consideration::Consideration;
+        use crate::decision::world::{AdvertisedAction, Position};
         use crate::vocabulary::Vocabulary;
-        use crate::world::{AdvertisedAction, Position};
 
         let mut vocabulary = Vocabulary::new();
         let hunger = vocabulary.intern("HUNGER");

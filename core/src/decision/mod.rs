@@ -1,0 +1,18 @@
+//! One point-in-time decision: what it reads, how it scores, how it picks.
+//!
+//! The data a decision reads is [`agent`], [`world`], [`consideration`] and [`curve`];
+//! [`scoring`] gates the candidates and computes their utility, [`selection`] picks among the
+//! best, and [`decider`] puts them together as `rank`, `decide` and `decide_batch`, with
+//! [`contention`] resolving a batch's disputes. [`tuning`] holds the numbers all of it is
+//! calibrated by. Nothing here knows about time passing: that is [`crate::life`].
+
+pub mod agent;
+pub mod consideration;
+pub mod contention;
+pub mod curve;
+pub mod decider;
+pub mod scoring;
+pub mod selection;
+pub(crate) mod spatial;
+pub mod tuning;
+pub mod world;

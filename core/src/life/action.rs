@@ -1,0 +1,59 @@
+//! The action types of an agent's life over time: the action it is carrying out
+//! ([`RunningAction`]), the FIFO queue's entries ([`QueuedAction`]), the level of detail its
+//! ticks run at ([`DetailLevel`]) and the coarse events recorded while it is simplified
+//! ([`AggregatedEvent`]). Plain data shared by the simulator, goals, the planner and snapshots;
+//! it imports nothing of theirs.
+
+use crate::decision::world::AdvertisedAction;
+use crate::vocabulary::Symbol;
+
+crate::wire_enum! {
+    /// How much of the world an agent's tick simulates.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum DetailLevel {
+        /// Every tick runs the decision loop (`full_tick_hours` each).
+        #[default]
+        Full = "full",
+        /// Only needs drift and coarse events are recorded (`simplified_tick_hours` each).
+        Simplified = "simplified",
+    }
+}
+
+/// The action an agent is carrying out.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunningAction {
+    /// Id of the provider it uses.
+    pub provider: String,
+    /// The advertisement as it was when the action started.
+    pub action: AdvertisedAction,
+    /// Game hour it started.
+    pub started_at_hours: f64,
+    /// Game hours of it already carried out.
+    pub elapsed_hours: f64,
+    /// Its utility when it was selected: what a preemption must beat (× margin).
+    pub continuation_utility: f64,
+    /// Whether a player ordered it (then only collapse interrupts it).
+    pub player_queued: bool,
+}
+
+/// An entry of the FIFO action queue, resolved against the world when it is dequeued.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct QueuedAction {
+    /// Provider id.
+    pub provider: String,
+    /// Action id.
+    pub action: String,
+    /// Whether a player ordered it.
+    pub player_queued: bool,
+    /// Whether a goal's plan put it there (a failed plan step drops the rest of its plan).
+    pub from_plan: bool,
+}
+
+/// A coarse event recorded while an agent was simplified.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AggregatedEvent {
+    /// Its name (`meal`, `sleep`…), looked up in the effects table.
+    pub name: Symbol,
+    /// Game hour it happened.
+    pub at_hours: f64,
+}
