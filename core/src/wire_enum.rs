@@ -1,6 +1,7 @@
 //! [`wire_enum!`](crate::wire_enum): an enum of unit variants whose wire names are declared
 //! once, beside the variants. From that one list it derives `as_str`, `from_wire`, the
-//! declaration-order `VARIANTS` and `WIRE_NAMES`, and serde's `Serialize` and `Deserialize`,
+//! declaration-order `VARIANTS` and `WIRE_NAMES`, serde's `Serialize` and `Deserialize`, and
+//! the JSON Schema (`schemars::JsonSchema`: a string, one of the names),
 //! so the name a metric label, a log line or a snapshot carries can never disagree with the
 //! name JSON and YAML carry. Serialisation and deserialisation behave exactly as serde's
 //! derive of a unit-variant enum with the same names (variant index, `unknown variant` errors).
@@ -83,6 +84,21 @@ macro_rules! wire_enum {
             }
         }
 
+        impl $crate::__private::schemars::JsonSchema for $name {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(::core::stringify!($name))
+            }
+
+            fn json_schema(
+                _: &mut $crate::__private::schemars::SchemaGenerator,
+            ) -> $crate::__private::schemars::Schema {
+                $crate::__private::schemars::json_schema!({
+                    "type": "string",
+                    "enum": Self::WIRE_NAMES,
+                })
+            }
+        }
+
         impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
             fn deserialize<D>(deserializer: D) -> ::core::result::Result<Self, D::Error>
             where
@@ -105,6 +121,7 @@ pub mod __private {
     use std::fmt;
     use std::marker::PhantomData;
 
+    pub use schemars;
     pub use serde;
     use serde::de::{self, Deserializer, EnumAccess, Unexpected, VariantAccess, Visitor};
 

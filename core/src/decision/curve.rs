@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// The parameters every seed-002 shape shares: `m` (slope), `k` (exponent or steepness or
 /// width), `c` (x shift) and `b` (y shift).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct ShapeParams {
     /// `m`; default 1.

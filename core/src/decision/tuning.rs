@@ -67,7 +67,7 @@ impl Default for Tuning {
 
 /// A partial tuning: what a profile or a request overrides. Absent or zero fields override
 /// nothing.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct TuningPatch {
     /// See [`Tuning::convex_exponent`].

@@ -180,7 +180,7 @@ pub fn ineligible_out(world: &World, ineligible: &Ineligible) -> IneligibleOut {
     IneligibleOut {
         provider,
         action,
-        reason: ineligible.reason.as_str(),
+        reason: ineligible.reason,
     }
 }
 

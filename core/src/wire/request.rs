@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::decision::curve::ShapeParams;
 use crate::decision::tuning::TuningPatch;
 
 /// `geppetto decide` input.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct DecideRequest {
     /// The decision's seed.
     pub seed: u64,
@@ -27,7 +28,7 @@ pub struct DecideRequest {
 }
 
 /// `geppetto decide-batch` input.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct DecideBatchRequest {
     /// The batch's seed (each agent derives its own from it and its id).
     pub seed: u64,
@@ -44,7 +45,7 @@ pub struct DecideBatchRequest {
 }
 
 /// An agent.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct AgentSpec {
     /// Unique id.
     pub id: String,
@@ -74,7 +75,7 @@ pub struct AgentSpec {
 }
 
 /// A consideration.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct ConsiderationSpec {
     /// Its name (`HUNGER`).
     pub name: String,
@@ -106,7 +107,7 @@ fn one() -> f64 {
 }
 
 /// A response curve, tagged by `kind`. An unknown kind is kept and scores 0.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum CurveSpec {
     /// `d^exponent` (0 ⇒ the profile's).
@@ -157,7 +158,7 @@ impl Default for CurveSpec {
 }
 
 /// An updater, tagged by `kind`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum UpdaterSpec {
     /// Falls by `rate` per hour.
@@ -182,7 +183,7 @@ pub enum UpdaterSpec {
 }
 
 /// A commitment.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct CommitmentSpec {
     /// Tags it forbids.
     #[serde(default)]
@@ -193,7 +194,7 @@ pub struct CommitmentSpec {
 }
 
 /// The world.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct WorldSpec {
     /// The game hour.
     #[serde(default)]
@@ -215,7 +216,7 @@ pub struct WorldSpec {
 }
 
 /// A context.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct ContextSpec {
     /// Its name.
     pub name: String,
@@ -225,7 +226,7 @@ pub struct ContextSpec {
 }
 
 /// A provider.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct ProviderSpec {
     /// Unique id.
     pub id: String,
@@ -245,7 +246,7 @@ pub struct ProviderSpec {
 }
 
 /// An advertised action.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 pub struct ActionSpec {
     /// Unique within the provider.
     pub id: String,
@@ -293,7 +294,7 @@ pub struct ActionSpec {
 /// A precondition: exactly one of the forms below.
 /// `{consideration, op, value}`, `{capability}`, `{resource, min}`, `{provider_state}`,
 /// `{fact}`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 pub struct PreconditionSpec {
     /// Consideration form: its name.
     #[serde(default)]
@@ -322,7 +323,7 @@ pub struct PreconditionSpec {
 }
 
 /// A comparison operator.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OpSpec {
     /// `<`

@@ -1,8 +1,11 @@
 //! The answer side of the `decide` / `decide-batch` JSON contract. Numbers are rounded to four
 //! decimals for the wire (ordering was decided on full precision before rounding).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
+
+use crate::decision::scoring::IneligibleReason;
 
 /// Rounds to four decimals (and turns -0 into 0) for display on the wire. A value so large
 /// that scaling it would overflow has no fraction left to round and is kept as it is (scaling
@@ -17,7 +20,7 @@ pub fn round4(value: f64) -> f64 {
 }
 
 /// `geppetto decide` output.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct DecideAnswer {
     /// The pick, or null when nothing is eligible.
     pub selected: Option<SelectedOut>,
@@ -31,7 +34,7 @@ pub struct DecideAnswer {
 }
 
 /// The selected candidate.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct SelectedOut {
     /// Provider id.
     pub provider: String,
@@ -42,7 +45,7 @@ pub struct SelectedOut {
 }
 
 /// One ranked candidate.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct RankedOut {
     /// Provider id.
     pub provider: String,
@@ -55,7 +58,7 @@ pub struct RankedOut {
 }
 
 /// The factors of a utility.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct BreakdownOut {
     /// `Σ weight · pressure · gain`.
     pub benefit: f64,
@@ -72,7 +75,7 @@ pub struct BreakdownOut {
 }
 
 /// A removed candidate.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct IneligibleOut {
     /// Provider id.
     pub provider: String,
@@ -80,11 +83,11 @@ pub struct IneligibleOut {
     pub action: String,
     /// `provider_full`, `action_full`, `out_of_radius`, `precondition`, `unaffordable` or
     /// `commitment`.
-    pub reason: &'static str,
+    pub reason: IneligibleReason,
 }
 
 /// `geppetto decide-batch` output.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct BatchAnswer {
     /// One per agent, in input order.
     pub assignments: Vec<AssignmentOut>,
@@ -95,7 +98,7 @@ pub struct BatchAnswer {
 }
 
 /// An agent's assignment; `provider` is null (and `action` absent) when it got nothing.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct AssignmentOut {
     /// Agent id.
     pub agent: String,
@@ -116,6 +119,19 @@ pub type AgentPreferences = OrderedMap<Vec<PreferenceRow>>;
 /// sorted map.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OrderedMap<V>(pub Vec<(String, V)>);
+
+impl<V: JsonSchema> JsonSchema for OrderedMap<V> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("OrderedMap_of_{}", V::schema_name()).into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "additionalProperties": generator.subschema_for::<V>(),
+        })
+    }
+}
 
 impl<V: Serialize> Serialize for OrderedMap<V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
