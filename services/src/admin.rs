@@ -906,7 +906,7 @@ mod tests {
 
     #[test]
     fn the_brain_view_explains_the_ranking() {
-        let zone = crate::zone::tests::village();
+        let zone = crate::zone::testing::village();
         let view = brain(&zone, "bram", 3).expect("bram");
         assert_eq!(view["considerations"].as_array().map(Vec::len), Some(7));
         let top = view["top_candidates"].as_array().expect("top");

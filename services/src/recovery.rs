@@ -459,7 +459,7 @@ mod tests {
     use super::*;
     use crate::bus::envelope::header;
     use crate::bus::memory::InProcessBus;
-    use crate::zone::tests::village;
+    use crate::zone::testing::village;
     use geppetto_storage::{MemoryEventLog, MemorySnapshotStore, StorageConfig};
 
     fn runtime() -> tokio::runtime::Runtime {
