@@ -9,7 +9,7 @@ use geppetto_core::schedule::{ScheduleBlock, ScheduleOverride};
 use geppetto_core::simulator::SimEvent;
 use geppetto_llm::LlmRequest;
 
-use super::{Refusal, Zone, ZoneOutput, room_key, unknown_npc};
+use super::{Refusal, TickInputs, Zone, ZoneOutput, room_key, unknown_npc};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{NpcEvent, WorldEvent, WorldMessage};
 use crate::world_file::SpawnRecord;
@@ -17,7 +17,7 @@ use crate::world_file::SpawnRecord;
 impl Zone {
     /// Applies one world message; one naming what this zone does not hold is refused into
     /// `out.refused`.
-    pub fn apply(&mut self, message: &WorldMessage, out: &mut ZoneOutput) {
+    pub fn apply(&mut self, message: &WorldMessage, inputs: &TickInputs<'_>, out: &mut ZoneOutput) {
         let refuse = |out: &mut ZoneOutput, path: &str, reason: String| {
             out.refused.push(Refusal {
                 id: message.header.id.clone(),
@@ -38,7 +38,7 @@ impl Zone {
                 }
                 while self.game_time < target {
                     self.game_time += 1;
-                    self.run_tick(out);
+                    self.run_tick(inputs, out);
                 }
             }
             WorldEvent::PlayerEntered { player, room } => match self.rooms.room(room) {
@@ -239,7 +239,7 @@ impl Zone {
                 text,
                 addressee,
             } => {
-                if self.perceive_said {
+                if inputs.replay.is_none() {
                     let request = self.perception_request(message, speaker, room, text, addressee);
                     out.llm.push(LlmRequest::Perception(request));
                 }
@@ -318,7 +318,7 @@ mod tests {
                         about: None,
                     },
                 };
-                zone.apply(&message, &mut ZoneOutput::default());
+                zone.apply(&message, &live(), &mut ZoneOutput::default());
             }
             advance(&mut zone, 2);
             let index = zone.npc_index("roderick").expect("roderick");
@@ -355,7 +355,7 @@ mod tests {
                 },
             };
             let mut out = ZoneOutput::default();
-            zone.apply(&message, &mut out);
+            zone.apply(&message, &live(), &mut out);
             out.messages
         };
         let first = theft(&mut zone);

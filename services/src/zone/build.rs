@@ -148,15 +148,10 @@ impl Zone {
             resident_specs: BTreeMap::new(),
             arrivals: VecDeque::new(),
             departed: BTreeSet::new(),
-            governor_script: None,
             running_by_provider: None,
             provider_index: None,
-            perceive_said: true,
             derived: Derived::default(),
             tick_durations_ms: Vec::new(),
-            tick_sink: None,
-            #[cfg(feature = "fault-injection")]
-            faults: BTreeMap::new(),
         };
         zone.world.now_hours = zone.now_hours();
         for (i, npc) in world_file.npcs.iter().enumerate() {

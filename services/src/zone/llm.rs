@@ -107,8 +107,8 @@ impl Zone {
 mod tests {
     use super::*;
     use crate::bus::envelope::{WorldEvent, header};
-    use crate::zone::ZoneOutput;
     use crate::zone::testing::*;
+    use crate::zone::{GovernorScript, TickInputs, ZoneOutput};
     use geppetto_llm::LlmRequest;
 
     #[test]
@@ -125,7 +125,7 @@ mod tests {
             event: said(),
         };
         let mut out = ZoneOutput::default();
-        zone.apply(&message, &mut out);
+        zone.apply(&message, &live(), &mut out);
         let [LlmRequest::Perception(request)] = &out.llm[..] else {
             panic!("one perception request: {:?}", out.llm);
         };
@@ -143,9 +143,9 @@ mod tests {
         assert_eq!(named, expected);
         assert!(named.contains(&"bram"));
 
-        zone.perceive_said = false;
+        let script = GovernorScript::new();
         let mut out = ZoneOutput::default();
-        zone.apply(&message, &mut out);
+        zone.apply(&message, &TickInputs::replaying(&still, &script), &mut out);
         assert!(out.llm.is_empty(), "a replayed say is not perceived again");
     }
 }

@@ -56,10 +56,10 @@ pub use state::{RestoreError, ZONE_STATE_SCHEMA_VERSION, ZoneState};
 pub use status::ZoneStatus;
 #[cfg(feature = "fault-injection")]
 pub use tick::Fault;
-pub use tick::MAX_BUFFERED_TICK_DURATIONS;
+pub use tick::{Clock, GovernorScript, MAX_BUFFERED_TICK_DURATIONS, TickInputs};
 
 use crate::bus::StreamKind;
-use crate::bus::envelope::{GovernorDecision, Header, header, to_envelope};
+use crate::bus::envelope::{Header, header, to_envelope};
 use crate::content::sets::SetLibrary;
 use crate::governor::Governor;
 use crate::isolation::{Isolation, IsolationState};
@@ -177,9 +177,6 @@ pub struct Zone {
     pub goal_predicates: GoalPredicateRegistry,
     /// Writes the placeholder line of a witnessed interaction (the narration templates).
     narrator: Arc<TemplateProvider>,
-    /// Whether a player's `say` is handed to perception; off while replaying a log, whose
-    /// perceived events are already in it.
-    pub perceive_said: bool,
     /// The social fabric and story detector.
     pub social: SocialLife,
     /// The records of NPCs spawned by `npc_spawned` or handed over by another zone since the
@@ -193,9 +190,6 @@ pub struct Zone {
     /// Content NPCs that left at run time (despawned or handed over), so a snapshot restored
     /// over the content keeps them gone.
     departed: BTreeSet<String>,
-    /// While replaying a log: the governor's logged decisions by tick, applied instead of the
-    /// wall clock's (a tick with none processed every NPC). `None` when live.
-    governor_script: Option<BTreeMap<u64, GovernorDecision>>,
     /// Who runs what where, while a tick's events are emitted (see `running_at`).
     running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
     /// The world's providers by id while a tick's events are emitted (see `provider_position`).
@@ -205,10 +199,6 @@ pub struct Zone {
     derived: Derived,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
-    /// Where the load generator collects every tick duration, milliseconds (None in service).
-    pub tick_sink: Option<Arc<std::sync::Mutex<Vec<f64>>>>,
-    #[cfg(feature = "fault-injection")]
-    faults: BTreeMap<String, Fault>,
 }
 
 /// The zone's outputs, in publication order.

@@ -262,7 +262,7 @@ mod tests {
     use crate::bus::StreamKind;
     use crate::bus::envelope::{WorldEvent, WorldMessage, header};
     use crate::zone::ZoneOutput;
-    use crate::zone::testing::village;
+    use crate::zone::testing::{live, village};
 
     /// A scripted afternoon in the village: players come and go, a theft, an insult, a gift, a
     /// weather change, a summons, a stall closing, an NPC spawned and one despawned — between
@@ -362,7 +362,7 @@ mod tests {
     fn run(zone: &mut Zone, messages: &[WorldMessage]) -> Vec<(StreamKind, String)> {
         let mut out = ZoneOutput::default();
         for message in messages {
-            zone.apply(message, &mut out);
+            zone.apply(message, &live(), &mut out);
         }
         out.messages
     }

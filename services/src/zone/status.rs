@@ -189,6 +189,7 @@ mod tests {
                 header: header("d", "village", zone.game_time),
                 event: WorldEvent::NpcDespawned { npc: gone },
             },
+            &live(),
             &mut out,
         );
         assert_eq!(total(&zone.status()), npcs - 1);
@@ -199,6 +200,7 @@ mod tests {
                     player: "ann".into(),
                 },
             },
+            &live(),
             &mut out,
         );
         assert!(zone.status().rooms_with_players.is_empty());

@@ -1,13 +1,26 @@
 //! Test helpers shared by the zone's tests (and the service's): the embedded village as a
 //! zone, and short ways to advance its time and send it world events.
 
-use super::{Zone, ZoneConfig, ZoneOutput};
+use std::time::Duration;
+
+use super::{TickInputs, Zone, ZoneConfig, ZoneOutput};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::isolation::IsolationState;
 use crate::world_file::embedded_village;
+
+/// A clock that stands still: the governor never finds a tick slow, so what these tests see
+/// does not depend on the machine's speed.
+pub(crate) fn still() -> Duration {
+    Duration::ZERO
+}
+
+/// Live processing on the still clock.
+pub(crate) fn live() -> TickInputs<'static> {
+    TickInputs::live(&still)
+}
 
 pub(crate) fn village() -> Zone {
     village_named("village")
@@ -40,7 +53,7 @@ pub(crate) fn advance(zone: &mut Zone, ticks: u64) -> Vec<(StreamKind, String)> 
             header: header("t", "village", (zone.game_time + 60).min(target)),
             event: WorldEvent::TimeAdvanced,
         };
-        zone.apply(&message, &mut out);
+        zone.apply(&message, &live(), &mut out);
     }
     out.messages
 }
@@ -53,7 +66,7 @@ pub(crate) fn enter(zone: &mut Zone, room: &str) {
             room: room.into(),
         },
     };
-    zone.apply(&message, &mut ZoneOutput::default());
+    zone.apply(&message, &live(), &mut ZoneOutput::default());
 }
 
 pub(crate) fn send(zone: &mut Zone, event: WorldEvent) -> Vec<(StreamKind, String)> {
@@ -71,7 +84,7 @@ pub(crate) fn send_at(
         event,
     };
     let mut out = ZoneOutput::default();
-    zone.apply(&message, &mut out);
+    zone.apply(&message, &live(), &mut out);
     out.messages
 }
 

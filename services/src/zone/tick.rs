@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Instant;
+use std::sync::Mutex;
+use std::time::Duration;
 
 use geppetto_core::ProviderIndex;
 use geppetto_core::catch_up::{CatchUpConfig, CatchUpRequest};
@@ -32,33 +33,61 @@ pub enum Fault {
     SlowMs(u64),
 }
 
+/// The caller's monotonic clock: the time since an origin of its choosing. The zone only
+/// subtracts two readings (the governor's ceilings, tick durations) and never reads the wall
+/// clock itself.
+pub type Clock<'a> = &'a (dyn Fn() -> Duration + Sync);
+
+/// The governor's logged decisions by tick: what a replay applies instead of measuring.
+pub type GovernorScript = BTreeMap<u64, GovernorDecision>;
+
+/// What a zone is given to apply messages and run the ticks they call for, built by its caller
+/// for each call and kept by none: the clock NPC work is measured by, and the hooks of the
+/// modes other than live processing (replaying a log, the load generator, fault injection).
+#[derive(Clone, Copy)]
+pub struct TickInputs<'a> {
+    /// The clock NPC work is measured by.
+    pub clock: Clock<'a>,
+    /// While replaying a log: the governor's logged decisions by tick, applied instead of the
+    /// clock's (a tick with none processed every NPC). A replayed `say` is not handed to
+    /// perception (its perceived events are in the log), and nothing new is written to the
+    /// world stream. `None` when live.
+    pub replay: Option<&'a GovernorScript>,
+    /// Where the load generator collects every tick duration, milliseconds (None in service).
+    pub tick_sink: Option<&'a Mutex<Vec<f64>>>,
+    /// Faults injected into NPCs' updates, by NPC id (tests of isolation and the governor).
+    #[cfg(feature = "fault-injection")]
+    pub faults: Option<&'a BTreeMap<String, Fault>>,
+}
+
+impl<'a> TickInputs<'a> {
+    /// Live processing measured by `clock`, without hooks.
+    pub fn live(clock: Clock<'a>) -> Self {
+        Self {
+            clock,
+            replay: None,
+            tick_sink: None,
+            #[cfg(feature = "fault-injection")]
+            faults: None,
+        }
+    }
+
+    /// Replaying a log whose governor decisions are `script`.
+    pub fn replaying(clock: Clock<'a>, script: &'a GovernorScript) -> Self {
+        Self {
+            replay: Some(script),
+            ..Self::live(clock)
+        }
+    }
+}
+
 impl Zone {
-    /// Replays a log from here on: the governor applies `script` (its logged decisions by
-    /// tick) instead of measuring time, a `say` is not handed to perception (its perceived
-    /// events are in the log), and nothing new is written to the world stream.
-    pub fn begin_replay(&mut self, script: BTreeMap<u64, GovernorDecision>) {
-        self.governor_script = Some(script);
-        self.perceive_said = false;
-    }
-
-    /// Back to live processing after a replay.
-    pub fn end_replay(&mut self) {
-        self.governor_script = None;
-        self.perceive_said = true;
-    }
-
     pub(super) fn scripted_verdict(logged: Option<&GovernorDecision>, npc: &str) -> Verdict {
         match logged {
             Some(d) if d.skipped.iter().any(|id| id == npc) => Verdict::Skip,
             Some(d) if d.demote.iter().any(|id| id == npc) => Verdict::Demote,
             _ => Verdict::Process,
         }
-    }
-
-    /// Injects a fault into an NPC's updates.
-    #[cfg(feature = "fault-injection")]
-    pub fn inject_fault(&mut self, npc: &str, fault: Fault) {
-        self.faults.insert(npc.to_owned(), fault);
     }
 
     /// Brings every NPC (not held by isolation) from now to game time `to` in one analytic
@@ -121,9 +150,10 @@ impl Zone {
         self.game_time = to;
     }
 
-    /// Runs one tick at the current game time.
-    pub fn run_tick(&mut self, out: &mut ZoneOutput) {
-        let started = Instant::now();
+    /// Runs one tick at the current game time, measured by `inputs.clock`.
+    pub fn run_tick(&mut self, inputs: &TickInputs<'_>, out: &mut ZoneOutput) {
+        let started = (inputs.clock)();
+        let measure_ms = || (inputs.clock)().saturating_sub(started).as_secs_f64() * 1000.0;
         self.tick += 1;
         let tick = self.tick;
         self.world.now_hours = self.now_hours();
@@ -212,9 +242,9 @@ impl Zone {
         let mut processed = 0usize;
         let mut isolation_changed = false;
         for &(std::cmp::Reverse(tier), _, index) in &due {
-            let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+            let elapsed_ms = measure_ms();
             let id = &self.agents[index].agent.id;
-            let verdict = match &self.governor_script {
+            let verdict = match inputs.replay {
                 Some(script) => Self::scripted_verdict(script.get(&tick), id),
                 None => self.governor.verdict(id, tier == Tier::Active, elapsed_ms),
             };
@@ -241,7 +271,7 @@ impl Zone {
                 simplified_event: None,
             };
             #[cfg(feature = "fault-injection")]
-            let (fault, id) = (self.faults.get(id).copied(), id.clone());
+            let (fault, id) = (inputs.faults.and_then(|f| f.get(id)).copied(), id.clone());
             let agent = &mut self.agents[index];
             // `zone_agent_seed`, with the id's hash kept.
             let seed = derive_seed(zone_seed, self.meta[index].id_hash);
@@ -299,9 +329,9 @@ impl Zone {
         );
         // 5. Governor record first (logged before the outputs it shapes), then isolation. A
         // replay applies the logged record instead and writes none.
-        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let elapsed_ms = measure_ms();
         let restore = self.governor.end_tick(elapsed_ms);
-        if let Some(script) = &self.governor_script {
+        if let Some(script) = inputs.replay {
             if let Some(logged) = script.get(&tick) {
                 self.governor.demote(&logged.demote);
                 self.governor.restore(&logged.restore);
@@ -362,11 +392,11 @@ impl Zone {
         self.provider_index = None;
         // 7. Social life: this tick's share of the social step, then story signals.
         self.social_tick(out);
-        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let duration_ms = measure_ms();
         if self.tick_durations_ms.len() < MAX_BUFFERED_TICK_DURATIONS {
             self.tick_durations_ms.push(duration_ms);
         }
-        if let Some(Ok(mut sink)) = self.tick_sink.as_ref().map(|s| s.lock()) {
+        if let Some(Ok(mut sink)) = inputs.tick_sink.map(|s| s.lock()) {
             sink.push(duration_ms);
         }
     }

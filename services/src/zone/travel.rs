@@ -217,7 +217,7 @@ mod tests {
         }
 
         let mut out = ZoneOutput::default();
-        here.apply(&transfer("vex"), &mut out);
+        here.apply(&transfer("vex"), &live(), &mut out);
         assert!(out.refused.is_empty(), "{:?}", out.refused);
         assert!(here.npc_index("vex").is_none(), "vex left the village");
         assert!(
@@ -237,7 +237,7 @@ mod tests {
         );
 
         let mut arrived = ZoneOutput::default();
-        there.apply(&arrival, &mut arrived);
+        there.apply(&arrival, &live(), &mut arrived);
         assert!(arrived.refused.is_empty(), "{:?}", arrived.refused);
         let index = there.npc_index("vex").expect("vex is in the hamlet");
         let symbol = there.vocabulary.lookup(&need).expect("need");
@@ -265,7 +265,7 @@ mod tests {
 
         // A zone where an NPC of that id already lives refuses the traveller.
         let mut crowded = ZoneOutput::default();
-        village_named("crowded").apply(&arrival, &mut crowded);
+        village_named("crowded").apply(&arrival, &live(), &mut crowded);
         assert!(
             crowded
                 .refused
@@ -278,7 +278,7 @@ mod tests {
         // The same handover again (the village replaying its log after a failover): ignored.
         let npcs = there.agents.len();
         let mut again = ZoneOutput::default();
-        there.apply(&arrival, &mut again);
+        there.apply(&arrival, &live(), &mut again);
         assert_eq!(there.agents.len(), npcs);
         assert!(again.messages.is_empty() && again.refused.is_empty());
 
@@ -298,7 +298,7 @@ mod tests {
         // An inline NPC of the world file cannot travel; an unknown one is refused.
         for (npc, reason) in [("bram", "inline NPC"), ("nobody", "unknown NPC")] {
             let mut refused = ZoneOutput::default();
-            here.apply(&transfer(npc), &mut refused);
+            here.apply(&transfer(npc), &live(), &mut refused);
             assert!(refused.handovers.is_empty());
             assert!(
                 refused.refused.iter().any(|r| r.reason.contains(reason)),
