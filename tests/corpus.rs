@@ -20,7 +20,7 @@ use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::isolation::IsolationState;
 use geppetto_service::world_file::embedded_village;
-use geppetto_service::zone::{Zone, ZoneConfig, ZoneOutput};
+use geppetto_service::zone::{TickInputs, Zone, ZoneConfig, ZoneOutput};
 
 fn corpus(kind: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -134,7 +134,8 @@ fn world_refusal(text: &str) -> Option<String> {
     };
     let mut zone = village();
     let mut out = ZoneOutput::default();
-    zone.apply(&message, &mut out);
+    let clock = geppetto_service::runtime::wall_clock();
+    zone.apply(&message, &TickInputs::live(&clock), &mut out);
     out.refused
         .first()
         .map(|r| format!("{} event: {}: {}", r.kind, r.path, r.reason))

@@ -15,7 +15,7 @@ use std::process::Command;
 use geppetto_service::bus::StreamKind;
 use geppetto_service::bus::envelope::parse_world;
 use geppetto_service::isolation::IsolationState;
-use geppetto_service::zone::ZoneOutput;
+use geppetto_service::zone::{TickInputs, ZoneOutput};
 use serde_json::{Value, json};
 use village::{calm, village};
 
@@ -100,12 +100,13 @@ fn world_log() -> Vec<String> {
 fn recorded_intents(lines: &[String]) -> Vec<String> {
     let mut zone = village(calm(), IsolationState::default());
     let mut intents = Vec::new();
+    let clock = geppetto_service::runtime::wall_clock();
     for line in lines {
         let Ok(message) = parse_world(line) else {
             continue;
         };
         let mut out = ZoneOutput::default();
-        zone.apply(&message, &mut out);
+        zone.apply(&message, &TickInputs::live(&clock), &mut out);
         intents.extend(
             out.messages
                 .into_iter()

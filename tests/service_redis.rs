@@ -15,7 +15,7 @@ mod village;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use geppetto_service::actor::ActorRuntime;
+use geppetto_service::actor::{ActorRuntime, ZoneHooks};
 use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
 use geppetto_service::bus::{EventBus, StreamKind};
 use geppetto_service::isolation::IsolationState;
@@ -113,6 +113,16 @@ struct Running {
 
 impl Running {
     fn start(server: &RedisServer, zone: Zone, store: Option<Arc<dyn SnapshotStore>>) -> Self {
+        Self::start_with(server, zone, ZoneHooks::default(), store)
+    }
+
+    /// Starts the loop over `zone`, whose actor gives it `hooks` (injected faults).
+    fn start_with(
+        server: &RedisServer,
+        zone: Zone,
+        hooks: ZoneHooks,
+        store: Option<Arc<dyn SnapshotStore>>,
+    ) -> Self {
         let url = server.url.clone();
         let (stop, stopped) = watch::channel(false);
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -126,7 +136,7 @@ impl Running {
                 let bus: Arc<dyn EventBus> =
                     Arc::new(RedisBus::connect(config).await.expect("bus"));
                 let actors = ActorRuntime::new(2);
-                let handle = actors.start(zone);
+                let handle = actors.start_with(zone, hooks);
                 let persistence = Persistence {
                     isolation: store.map(|store| IsolationPersistence { store, sequence: 0 }),
                     ..Persistence::volatile()
@@ -567,13 +577,13 @@ fn tiers_change_with_hysteresis_over_the_bus() {
 fn a_panicking_npc_is_demoted_after_three_failures_while_the_others_tick() {
     use geppetto_service::zone::Fault;
     let server = RedisServer::start();
-    let mut zone = village(calm(), IsolationState::default());
-    zone.inject_fault("bram", Fault::Panic);
+    let zone = village(calm(), IsolationState::default());
+    let hooks = ZoneHooks::default().with_fault("bram", Fault::Panic);
     let store: Arc<dyn SnapshotStore> = Arc::new(
         geppetto_storage::MemorySnapshotStore::new(&geppetto_storage::StorageConfig::default())
             .expect("store"),
     );
-    let running = Running::start(&server, zone, Some(Arc::clone(&store)));
+    let running = Running::start_with(&server, zone, hooks, Some(Arc::clone(&store)));
     let world = key(StreamKind::World);
     server.xadd(
         &world,
@@ -631,7 +641,7 @@ fn the_governor_demotes_and_skips_under_a_slow_npc() {
     // planning at once) would blur what this measures in an unoptimised build.
     let mut world = embedded_village().expect("village");
     world.residents.clear();
-    let mut zone = Zone::new(
+    let zone = Zone::new(
         &world,
         &ProfileLibrary::embedded().expect("profiles"),
         &SetLibrary::embedded().expect("sets"),
@@ -642,8 +652,8 @@ fn the_governor_demotes_and_skips_under_a_slow_npc() {
     // Kit stands with the player, so once Active it is processed first; every update takes
     // 6 ms > the 5 ms hard ceiling. The catch-up budget (5 promotions a tick, those bound for
     // Active first, by id) makes it Active within the first two ticks.
-    zone.inject_fault("kit", Fault::SlowMs(6));
-    let running = Running::start(&server, zone, None);
+    let hooks = ZoneHooks::default().with_fault("kit", Fault::SlowMs(6));
+    let running = Running::start_with(&server, zone, hooks, None);
     let world = key(StreamKind::World);
     server.xadd(
         &world,

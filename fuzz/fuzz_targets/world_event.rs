@@ -16,7 +16,7 @@ use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::isolation::IsolationState;
 use geppetto_service::world_file::{WorldFile, embedded_village};
-use geppetto_service::zone::{Zone, ZoneConfig, ZoneOutput};
+use geppetto_service::zone::{TickInputs, Zone, ZoneConfig, ZoneOutput};
 use libfuzzer_sys::fuzz_target;
 
 struct Fixture {
@@ -69,8 +69,9 @@ fuzz_target!(|data: &[u8]| {
     )
     .expect("the fixture zone builds");
     let mut out = ZoneOutput::default();
+    let clock = geppetto_service::runtime::wall_clock();
     for message in &messages {
-        zone.apply(message, &mut out);
+        zone.apply(message, &TickInputs::live(&clock), &mut out);
     }
     for npc in &zone.agents {
         for c in &npc.agent.considerations {

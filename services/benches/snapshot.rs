@@ -20,7 +20,7 @@ use geppetto_service::isolation::IsolationState;
 use geppetto_service::load::{LOAD_ZONE, synthetic_world};
 use geppetto_service::recovery::replay_messages;
 use geppetto_service::world_file::{WorldFile, parse_world_json};
-use geppetto_service::zone::{ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState};
+use geppetto_service::zone::{TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState};
 use geppetto_storage::{RedbFile, Snapshot, SnapshotStore, StorageConfig, Zone as StoreZone};
 
 const RUNS: usize = 3;
@@ -98,7 +98,12 @@ fn best(times: &mut [f64]) -> f64 {
 fn snapshot_figures(npcs: usize, runtime: &tokio::runtime::Runtime) {
     let world = world(npcs);
     let mut live = zone(&world);
-    replay_messages(&mut live, &busy_log(&world, 30, 0));
+    let clock = geppetto_service::runtime::wall_clock();
+    replay_messages(
+        &mut live,
+        &busy_log(&world, 30, 0),
+        &TickInputs::live(&clock),
+    );
     let dir = std::env::temp_dir().join(format!("geppetto-bench-snapshot-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let (mut capture, mut encode, mut write, mut load, mut decode, mut restore) =
@@ -168,9 +173,10 @@ fn replay_figures() {
     let mut rates = Vec::new();
     for _ in 0..RUNS {
         let mut replayed = zone(&world);
+        let clock = geppetto_service::runtime::wall_clock();
         let t = Instant::now();
         for chunk in log.chunks(1024) {
-            replay_messages(&mut replayed, chunk);
+            replay_messages(&mut replayed, chunk, &TickInputs::live(&clock));
         }
         rates.push(log.len() as f64 / t.elapsed().as_secs_f64());
     }

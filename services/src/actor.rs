@@ -6,15 +6,50 @@
 //! per tick would not fit 10,000 NPCs in the budget. Zones are spread over one Arbiter (one
 //! thread) per core. Handlers are synchronous — the core is — so no `&mut self` crosses an await.
 
+use std::sync::{Arc, Mutex};
+
 use actix::{Actor, Addr, Arbiter, Context, Handler, Message, MessageResult};
 
 use crate::bus::envelope::WorldMessage;
+#[cfg(feature = "fault-injection")]
+use crate::zone::Fault;
 pub use crate::zone::ZoneStatus;
-use crate::zone::{Zone, ZoneOutput};
+use crate::zone::{Clock, TickInputs, Zone, ZoneOutput};
+
+/// What a zone's actor gives it with every batch beside the wall clock: the hooks of the load
+/// generator and of fault injection. Empty in the service.
+#[derive(Clone, Debug, Default)]
+pub struct ZoneHooks {
+    /// Where the load generator collects every tick duration, milliseconds.
+    pub tick_sink: Option<Arc<Mutex<Vec<f64>>>>,
+    /// Faults injected into NPCs' updates, by NPC id (tests of isolation and the governor).
+    #[cfg(feature = "fault-injection")]
+    pub faults: std::collections::BTreeMap<String, Fault>,
+}
+
+impl ZoneHooks {
+    /// The hooks with `fault` injected into `npc`'s updates.
+    #[cfg(feature = "fault-injection")]
+    pub fn with_fault(mut self, npc: &str, fault: Fault) -> Self {
+        self.faults.insert(npc.to_owned(), fault);
+        self
+    }
+
+    /// What the zone is given for a batch measured by `clock`.
+    fn inputs<'a>(&'a self, clock: Clock<'a>) -> TickInputs<'a> {
+        TickInputs {
+            tick_sink: self.tick_sink.as_deref(),
+            #[cfg(feature = "fault-injection")]
+            faults: Some(&self.faults),
+            ..TickInputs::live(clock)
+        }
+    }
+}
 
 /// The actor owning one zone.
 struct ZoneActor {
     zone: Zone,
+    hooks: ZoneHooks,
 }
 
 impl Actor for ZoneActor {
@@ -34,8 +69,10 @@ impl Handler<Apply> for ZoneActor {
 
     fn handle(&mut self, message: Apply, _: &mut Context<Self>) -> Self::Result {
         let mut out = ZoneOutput::default();
+        let clock = crate::runtime::wall_clock();
+        let inputs = self.hooks.inputs(&clock);
         for world_message in &message.0 {
-            self.zone.apply(world_message, &mut out);
+            self.zone.apply(world_message, &inputs, &mut out);
         }
         MessageResult((out, self.zone.status()))
     }
@@ -124,10 +161,16 @@ impl ActorRuntime {
 
     /// Starts `zone` on the next arbiter.
     pub fn start(&self, zone: Zone) -> ZoneHandle {
+        self.start_with(zone, ZoneHooks::default())
+    }
+
+    /// Starts `zone` on the next arbiter, given `hooks` with every batch.
+    pub fn start_with(&self, zone: Zone, hooks: ZoneHooks) -> ZoneHandle {
         let name = zone.name.clone();
         let next = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let arbiter = &self.arbiters[next % self.arbiters.len()];
-        let addr = ZoneActor::start_in_arbiter(&arbiter.handle(), move |_| ZoneActor { zone });
+        let addr =
+            ZoneActor::start_in_arbiter(&arbiter.handle(), move |_| ZoneActor { zone, hooks });
         ZoneHandle { name, addr }
     }
 

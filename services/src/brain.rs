@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     fn the_brain_view_explains_the_ranking() {
-        let zone = crate::zone::tests::village();
+        let zone = crate::zone::testing::village();
         let view = Brain::of(&zone, "bram", 3).expect("bram");
         assert_eq!(view.considerations.len(), 7);
         assert_eq!(view.top_candidates.len(), 3);
@@ -477,33 +477,14 @@ mod tests {
 
     #[test]
     fn a_running_action_is_not_listed_as_ineligible_and_a_missing_mood_is_explained() {
-        use crate::bus::envelope::{WorldEvent, WorldMessage, header};
-        let mut zone = crate::zone::tests::village();
-        let mut out = crate::zone::ZoneOutput::default();
-        let now = zone.game_time;
+        use crate::zone::testing::{advance, enter, village};
+        let mut zone = village();
         for room in [
             "square", "forge", "tavern", "market", "bakery", "chapel", "cottages",
         ] {
-            let event = WorldEvent::PlayerEntered {
-                player: format!("observer-{room}"),
-                room: room.to_owned(),
-            };
-            zone.apply(
-                &WorldMessage {
-                    header: header(room, "village", now),
-                    event,
-                },
-                &mut out,
-            );
+            enter(&mut zone, room);
         }
-        let event = WorldEvent::TimeAdvanced;
-        zone.apply(
-            &WorldMessage {
-                header: header("t", "village", now + 30),
-                event,
-            },
-            &mut out,
-        );
+        advance(&mut zone, 30);
         let mut busy = 0;
         for index in 0..zone.agents.len() {
             let id = zone.agents[index].agent.id.clone();

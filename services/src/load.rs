@@ -15,7 +15,7 @@ use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::actor::ActorRuntime;
+use crate::actor::{ActorRuntime, ZoneHooks};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::commands::CommandError;
@@ -26,7 +26,7 @@ use crate::isolation::IsolationState;
 use crate::serve::start_llm;
 use crate::service::{ConsumerConfig, Persistence, run_zone};
 use crate::world_file::{WorldFile, parse_world_json};
-use crate::zone::{Zone, ZoneConfig};
+use crate::zone::{TickInputs, Zone, ZoneConfig};
 
 /// Ticks the load clock advances per second.
 pub const LOAD_TICKS_PER_SECOND: u64 = 10;
@@ -182,7 +182,11 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
     )
     .map_err(|e| CommandError::BadInput(e.to_string()))?;
     let durations: Arc<Mutex<Vec<f64>>> = Arc::default();
-    zone.tick_sink = Some(Arc::clone(&durations));
+    let hooks = ZoneHooks {
+        tick_sink: Some(Arc::clone(&durations)),
+        ..ZoneHooks::default()
+    };
+    let clock = crate::runtime::wall_clock();
     let all_rooms: Vec<String> = world.rooms.iter().map(|r| r.id.clone()).collect();
     let rooms = rooms_with_players(&all_rooms, options.player_rooms);
     let mut setup = crate::zone::ZoneOutput::default();
@@ -195,6 +199,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                     room: room.clone(),
                 },
             },
+            &TickInputs::live(&clock),
             &mut setup,
         );
     }
@@ -216,7 +221,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
         }
         let bus = open_bus(options.redis.as_deref()).await?;
         let actors = ActorRuntime::new(1);
-        let handle = actors.start(zone);
+        let handle = actors.start_with(zone, hooks);
         let (stop, stopped) = watch::channel(false);
         let llm = LlmConfig {
             provider: options.llm_url.as_ref().map(|url| OpenAiProviderConfig {

@@ -17,13 +17,13 @@ use std::sync::Arc;
 use geppetto_storage::{EventId, EventLog, PutOutcome, Snapshot, SnapshotStore, Zone as StoreZone};
 
 use crate::actor::{ZoneGone, ZoneHandle};
-use crate::bus::envelope::{
-    EnvelopeLimits, GovernorDecision, WorldEvent, WorldMessage, parse_world_within,
-};
+use crate::bus::envelope::{EnvelopeLimits, WorldEvent, WorldMessage, parse_world_within};
 use crate::bus::redis::RedisBus;
 use crate::bus::{BusError, Delivery, EventBus, StreamKind};
 use crate::service::ConsumerConfig;
-use crate::zone::{ZONE_STATE_SCHEMA_VERSION, Zone, ZoneError, ZoneOutput, ZoneState};
+use crate::zone::{
+    GovernorScript, TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneError, ZoneOutput, ZoneState,
+};
 
 /// Why recovery or persistence failed.
 #[derive(Debug, thiserror::Error)]
@@ -317,7 +317,7 @@ pub struct Recovered {
 /// the wall clock).
 pub fn governor_script<'a>(
     messages: impl IntoIterator<Item = &'a WorldMessage>,
-    script: &mut BTreeMap<u64, GovernorDecision>,
+    script: &mut GovernorScript,
 ) {
     for message in messages {
         if let WorldEvent::GovernorDecision(decision) = &message.event {
@@ -327,13 +327,18 @@ pub fn governor_script<'a>(
 }
 
 /// Applies logged `messages` of `zone` in order (others and unreadable ones skipped: they were
-/// dead-lettered when first read) and returns the outputs, the world stream's excepted (a
-/// replay writes nothing new into the log).
-pub fn replay_messages(zone: &mut Zone, messages: &[WorldMessage]) -> ZoneOutput {
+/// dead-lettered when first read) with `inputs` (a replay's: see [`TickInputs::replaying`])
+/// and returns the outputs, the world stream's excepted (a replay writes nothing new into the
+/// log).
+pub fn replay_messages(
+    zone: &mut Zone,
+    messages: &[WorldMessage],
+    inputs: &TickInputs<'_>,
+) -> ZoneOutput {
     let mut out = ZoneOutput::default();
     for message in messages {
         if message.header.zone == zone.name {
-            zone.apply(message, &mut out);
+            zone.apply(message, inputs, &mut out);
         }
     }
     out.messages
@@ -425,7 +430,8 @@ pub async fn recover(
         governor_script(&parsed(&entries, &consumer.limits), &mut script);
     }
     // Pass 2: apply and publish again.
-    zone.begin_replay(script);
+    let clock = crate::runtime::wall_clock();
+    let inputs = TickInputs::replaying(&clock, &script);
     let mut replayed = 0u64;
     loop {
         let mut entries = log.read_after(name, last_event_id.as_deref(), page).await?;
@@ -433,7 +439,7 @@ pub async fn recover(
         let Some(last) = entries.last() else { break };
         last_event_id = Some(last.id.clone());
         replayed += entries.len() as u64;
-        let out = replay_messages(&mut zone, &parsed(&entries, &consumer.limits));
+        let out = replay_messages(&mut zone, &parsed(&entries, &consumer.limits), &inputs);
         for (stream, body) in out.messages {
             bus.publish(name, stream, body);
         }
@@ -442,7 +448,6 @@ pub async fn recover(
             bus.publish(&target, StreamKind::World, body);
         }
     }
-    zone.end_replay();
     tracing::info!(zone = name, snapshot, replayed, "zone recovered");
     Ok(Recovered {
         zone,
@@ -459,7 +464,7 @@ mod tests {
     use super::*;
     use crate::bus::envelope::header;
     use crate::bus::memory::InProcessBus;
-    use crate::zone::tests::village;
+    use crate::zone::testing::{live, village};
     use geppetto_storage::{MemoryEventLog, MemorySnapshotStore, StorageConfig};
 
     fn runtime() -> tokio::runtime::Runtime {
@@ -509,7 +514,7 @@ mod tests {
             let first = log.record("village", &ticks(1, 40)).await.expect("log");
             let second = log.record("village", &ticks(40, 90)).await.expect("log");
             let parse = |batch: &[Delivery]| parsed(batch, &EnvelopeLimits::default());
-            replay_messages(&mut whole, &parse(&ticks(1, 40)));
+            replay_messages(&mut whole, &parse(&ticks(1, 40)), &live());
             store
                 .put(snapshot(
                     &whole,
@@ -519,7 +524,7 @@ mod tests {
                 ))
                 .await
                 .expect("put 1");
-            replay_messages(&mut whole, &parse(&ticks(40, 90)));
+            replay_messages(&mut whole, &parse(&ticks(40, 90)), &live());
             let key = store_zone("village").expect("zone");
             let mut corrupt = snapshot(&whole, 2, second.last().expect("id"), 1)
                 .encode()

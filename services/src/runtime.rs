@@ -2,6 +2,7 @@
 //! never start actors under a bare `#[tokio::main]`). Tests and commands call [`block_on`].
 
 use std::future::Future;
+use std::time::{Duration, Instant};
 
 /// The runtime could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +18,13 @@ pub fn block_on<F: Future>(worker_threads: usize, future: F) -> Result<F::Output
         .build()?;
     let system = actix::System::with_tokio_rt(move || runtime);
     Ok(system.block_on(future))
+}
+
+/// The wall clock as a zone is given it (see [`crate::zone::TickInputs`]): monotonic, the time
+/// since this call.
+pub fn wall_clock() -> impl Fn() -> Duration + Send + Sync + 'static {
+    let origin = Instant::now();
+    move || origin.elapsed()
 }
 
 /// The machine's core count (at least 1).

@@ -27,7 +27,7 @@ use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::isolation::IsolationState;
 use crate::recovery::{governor_script, replay_messages};
-use crate::zone::{ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState};
+use crate::zone::{TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState};
 
 /// Where a log is read from.
 #[derive(Clone)]
@@ -484,10 +484,11 @@ pub fn replay_window(
         .collect();
     let mut script = BTreeMap::new();
     governor_script(&messages, &mut script);
-    zone.begin_replay(script);
+    let clock = crate::runtime::wall_clock();
+    let inputs = TickInputs::replaying(&clock, &script);
     let mut intents = Vec::new();
     for chunk in messages.chunks(REPLAY_CHUNK) {
-        let out = replay_messages(&mut zone, chunk);
+        let out = replay_messages(&mut zone, chunk, &inputs);
         intents.extend(
             out.messages
                 .into_iter()

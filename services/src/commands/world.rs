@@ -22,7 +22,7 @@ use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::isolation::IsolationState;
 use crate::world_file::{WorldFile, embedded_village, load_world_file};
-use crate::zone::{Zone, ZoneConfig, ZoneOutput};
+use crate::zone::{TickInputs, Zone, ZoneConfig, ZoneOutput};
 
 /// Game ticks handed to the zone per clock event while simulating (one game hour).
 const TICKS_PER_CLOCK_EVENT: u64 = 60;
@@ -56,6 +56,7 @@ fn offline_zone(world: &WorldFile, profiles: &ProfileLibrary) -> Result<Zone, Co
     let mut zone = Zone::new(world, profiles, &sets, config, IsolationState::default())
         .map_err(|e| CommandError::BadInput(e.to_string()))?;
     let mut out = ZoneOutput::default();
+    let clock = crate::runtime::wall_clock();
     for room in &world.rooms {
         let message = WorldMessage {
             header: header(observer(&room.id), &zone.name, zone.game_time),
@@ -64,7 +65,7 @@ fn offline_zone(world: &WorldFile, profiles: &ProfileLibrary) -> Result<Zone, Co
                 room: room.id.clone(),
             },
         };
-        zone.apply(&message, &mut out);
+        zone.apply(&message, &TickInputs::live(&clock), &mut out);
     }
     Ok(zone)
 }
@@ -150,6 +151,7 @@ fn advance(
     mut on_tick: impl FnMut(&mut Zone, &[(crate::bus::StreamKind, String)]),
 ) {
     let target = zone.game_time + ticks;
+    let clock = crate::runtime::wall_clock();
     while zone.game_time < target {
         let step_to = (zone.game_time + 1).min(target);
         let mut out = ZoneOutput::default();
@@ -157,7 +159,7 @@ fn advance(
             header: header(format!("clock-{step_to}"), &zone.name, step_to),
             event: WorldEvent::TimeAdvanced,
         };
-        zone.apply(&message, &mut out);
+        zone.apply(&message, &TickInputs::live(&clock), &mut out);
         on_tick(zone, &out.messages);
     }
 }

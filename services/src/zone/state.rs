@@ -23,7 +23,8 @@ use geppetto_core::story::StoryDetector;
 use geppetto_core::vocabulary::VocabularyMismatch;
 use serde::{Deserialize, Serialize};
 
-use super::{DecisionTrace, Derived, IntentKind, Zone, ZoneError};
+use super::status::Derived;
+use super::{DecisionTrace, IntentKind, Zone, ZoneError};
 use crate::governor::Governor;
 use crate::isolation::IsolationState;
 use crate::tiers::{NpcTier, Presence};
@@ -261,7 +262,7 @@ mod tests {
     use crate::bus::StreamKind;
     use crate::bus::envelope::{WorldEvent, WorldMessage, header};
     use crate::zone::ZoneOutput;
-    use crate::zone::tests::village;
+    use crate::zone::testing::{live, village};
 
     /// A scripted afternoon in the village: players come and go, a theft, an insult, a gift, a
     /// weather change, a summons, a stall closing, an NPC spawned and one despawned — between
@@ -361,7 +362,7 @@ mod tests {
     fn run(zone: &mut Zone, messages: &[WorldMessage]) -> Vec<(StreamKind, String)> {
         let mut out = ZoneOutput::default();
         for message in messages {
-            zone.apply(message, &mut out);
+            zone.apply(message, &live(), &mut out);
         }
         out.messages
     }

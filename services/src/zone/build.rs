@@ -1,0 +1,299 @@
+//! Building a zone: [`Zone::new`]/[`Zone::over`] from a checked world file (simulators, rooms,
+//! providers, weather, NPCs and archetype residents), and adding one NPC or resident. What
+//! happens to an NPC once it lives in the zone is elsewhere (`apply`, `tick`, `travel`).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+use geppetto_core::archetype::NpcRecord;
+use geppetto_core::decision::world::{Context, World};
+use geppetto_core::life::action::DetailLevel;
+use geppetto_core::life::catch_up::CatchUpCache;
+use geppetto_core::life::goal_registry::GoalPredicateRegistry;
+use geppetto_core::life::simulator::{AffectLayer, ReactiveLayer, SimulatedAgent, Simulator};
+use geppetto_core::rng::stable_hash;
+use geppetto_core::vocabulary::Vocabulary;
+use geppetto_core::wire::{self, compile};
+use geppetto_core::{Decider, TuningPatch};
+
+use super::llm::default_narrator;
+use super::status::Derived;
+use super::{NpcMeta, ProviderPlace, Zone, ZoneConfig, ZoneError};
+use crate::content::affect::load_persona;
+use crate::content::archetypes::ArchetypeLibrary;
+use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
+use crate::content::sets::SetLibrary;
+use crate::governor::Governor;
+use crate::isolation::{Isolation, IsolationState};
+use crate::social_life::SocialLife;
+use crate::tiers::{NpcTier, Presence, RoomGraph, Tier};
+use crate::world_file::{NpcSpec, ResidentSpec, WorldFile};
+
+impl Zone {
+    /// Builds a zone from a checked world file (residents from the shipped archetypes).
+    pub fn new(
+        world_file: &WorldFile,
+        profiles: &ProfileLibrary,
+        sets: &SetLibrary,
+        config: ZoneConfig,
+        isolation: IsolationState,
+    ) -> Result<Self, ZoneError> {
+        Self::over(world_file, profiles, sets, None, config, isolation, &[])
+    }
+
+    /// Builds a zone over a snapshot's `vocabulary`: its names keep their symbols, and names
+    /// the content adds since come after them — so the snapshot lays over the zone even when
+    /// the content changed (`POST /content/reload`, a restart on edited files). Residents come
+    /// from `archetypes` when given, else the shipped ones.
+    pub fn over(
+        world_file: &WorldFile,
+        profiles: &ProfileLibrary,
+        sets: &SetLibrary,
+        archetypes: Option<&ArchetypeLibrary>,
+        config: ZoneConfig,
+        isolation: IsolationState,
+        vocabulary: &[String],
+    ) -> Result<Self, ZoneError> {
+        let profile_name = world_file.profile.as_deref().unwrap_or(DEFAULT_PROFILE);
+        let profile = profiles
+            .get(profile_name)
+            .ok_or_else(|| ZoneError::UnknownProfile(profile_name.to_owned()))?;
+        let mut vocabulary = Vocabulary::from_names(vocabulary)
+            .map_err(|e| ZoneError::Spec(format!("saved vocabulary: {e}")))?;
+        let decider = wire::decider_for(&TuningPatch::default(), profile, &mut vocabulary)
+            .map_err(|e| ZoneError::Spec(e.to_string()))?;
+        let tuning = decider.tuning().clone();
+        let weights = profile.weights_in(&mut vocabulary);
+        let effects = profile.aggregated_effects_in(&mut vocabulary);
+        let mut nearby_tuning = tuning.clone();
+        nearby_tuning.full_tick_hours =
+            tuning.full_tick_hours * config.tiers.nearby_every_ticks.max(1) as f64;
+        let nearby = Decider::new(nearby_tuning).with_consideration_weights(weights);
+        let simulator = Arc::new(Simulator::new(decider).with_aggregated_effects(effects.clone()));
+        let nearby_simulator = Arc::new(Simulator::new(nearby).with_aggregated_effects(effects));
+        let rooms = RoomGraph::new(
+            world_file
+                .rooms
+                .iter()
+                .map(|r| (r.id.as_str(), r.neighbours.as_slice())),
+        );
+        let room_names = world_file
+            .rooms
+            .iter()
+            .map(|r| (r.id.clone(), r.name.clone().unwrap_or_else(|| r.id.clone())))
+            .collect();
+        let mut providers = BTreeMap::new();
+        let mut world = World::default();
+        for (i, placed) in world_file.providers.iter().enumerate() {
+            let provider =
+                compile::provider(&format!("providers[{i}]"), &placed.spec, &mut vocabulary)
+                    .map_err(|e| ZoneError::Spec(e.to_string()))?;
+            let room = rooms
+                .room(&placed.room)
+                .ok_or_else(|| ZoneError::Spec(format!("providers[{i}].room: unknown room")))?;
+            providers.insert(
+                provider.id.clone(),
+                ProviderPlace {
+                    room,
+                    name: placed.name.clone().unwrap_or_else(|| provider.id.clone()),
+                },
+            );
+            world.providers.push(provider);
+        }
+        let mut weather = BTreeMap::new();
+        for (name, contexts) in &world_file.weather {
+            let compiled = contexts
+                .iter()
+                .map(|c| Context {
+                    name: vocabulary.intern(&c.name),
+                    tag_multipliers: c
+                        .tag_multipliers
+                        .iter()
+                        .map(|(tag, m)| (vocabulary.intern(tag), *m))
+                        .collect(),
+                })
+                .collect();
+            weather.insert(name.clone(), compiled);
+        }
+        let presence = Presence::new(config.tiers.clone(), &rooms);
+        let social = SocialLife::new(&mut vocabulary, world_file.seed);
+        let mut zone = Self {
+            name: world_file.zone.clone(),
+            seed: world_file.seed,
+            governor: Governor::new(config.governor.clone()),
+            isolation: Isolation::new(config.isolation.clone(), isolation),
+            config,
+            vocabulary,
+            simulator,
+            nearby_simulator,
+            world,
+            rooms,
+            room_names,
+            providers,
+            weather,
+            agents: Vec::new(),
+            meta: Vec::new(),
+            presence,
+            tick: 0,
+            game_time: world_file.start_game_time,
+            full_tick_hours: tuning.full_tick_hours,
+            sets: sets.clone(),
+            archetypes: BTreeMap::new(),
+            catch_up_cache: CatchUpCache::default(),
+            goal_predicates: GoalPredicateRegistry::default(),
+            narrator: default_narrator()?,
+            social,
+            spawned: BTreeMap::new(),
+            resident_specs: BTreeMap::new(),
+            arrivals: VecDeque::new(),
+            departed: BTreeSet::new(),
+            running_by_provider: None,
+            provider_index: None,
+            derived: Derived::default(),
+            tick_durations_ms: Vec::new(),
+        };
+        zone.world.now_hours = zone.now_hours();
+        for (i, npc) in world_file.npcs.iter().enumerate() {
+            zone.add_npc(&format!("npcs[{i}]"), npc)?;
+        }
+        if !world_file.residents.is_empty() {
+            let embedded;
+            let library = match archetypes {
+                Some(library) => library,
+                None => {
+                    embedded =
+                        ArchetypeLibrary::embedded().map_err(|e| ZoneError::Spec(e.to_string()))?;
+                    &embedded
+                }
+            };
+            zone.archetypes = library.compile_all(&mut zone.vocabulary);
+        }
+        for (i, resident) in world_file.residents.iter().enumerate() {
+            zone.add_resident(&format!("residents[{i}]"), resident)?;
+        }
+        Ok(zone)
+    }
+
+    /// Adds an NPC; `path` names it in errors.
+    pub fn add_npc(&mut self, path: &str, spec: &NpcSpec) -> Result<(), ZoneError> {
+        let room = self
+            .rooms
+            .room(&spec.room)
+            .ok_or_else(|| ZoneError::Spec(format!("{path}.room: unknown room `{}`", spec.room)))?;
+        let agent = compile::agent(path, &spec.agent, &mut self.vocabulary)
+            .map_err(|e| ZoneError::Spec(e.to_string()))?;
+        let mut simulated = SimulatedAgent::new(agent);
+        if let Some(set) = &spec.reactive_set {
+            simulated.reactive = Some(self.reactive_layer(&format!("{path}.reactive_set"), set)?);
+        }
+        let name = spec
+            .name
+            .clone()
+            .unwrap_or_else(|| simulated.agent.id.clone());
+        self.insert_npc(path, simulated, name, spec.archetype.clone(), room)
+    }
+
+    /// Adds an NPC built from its archetype — needs, personality, schedule, goals, barks,
+    /// mood, its reactive set and its affect persona — with its own places and overrides.
+    pub fn add_resident(&mut self, path: &str, spec: &ResidentSpec) -> Result<(), ZoneError> {
+        let room = self
+            .rooms
+            .room(&spec.room)
+            .ok_or_else(|| ZoneError::Spec(format!("{path}.room: unknown room `{}`", spec.room)))?;
+        let archetype = self
+            .archetypes
+            .get(&spec.archetype)
+            .cloned()
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.archetypes.keys().map(String::as_str).collect();
+                ZoneError::Spec(format!(
+                    "{path}.archetype: unknown archetype `{}` (known: {})",
+                    spec.archetype,
+                    known.join(", ")
+                ))
+            })?;
+        let record = NpcRecord {
+            id: spec.id.clone(),
+            archetype: spec.archetype.clone(),
+            position: spec.position,
+            places: spec.places.clone(),
+            overrides: spec.overrides.clone(),
+        };
+        let mut simulated = archetype
+            .instantiate(&record, &mut self.vocabulary)
+            .map_err(|e| ZoneError::Spec(format!("{path}: {e}")))?;
+        if let Some(set) = &archetype.spec.reactive_set {
+            simulated.reactive =
+                Some(self.reactive_layer(&format!("{path}.archetype.reactive_set"), set)?);
+        }
+        if let Some(persona) = &archetype.spec.affect_persona {
+            let (_, model) = load_persona(persona, None)
+                .map_err(|e| ZoneError::Spec(format!("{path}.archetype.affect_persona: {e}")))?;
+            simulated.affect = Some(AffectLayer::new(Arc::new(model), &mut self.vocabulary));
+        }
+        let name = spec.name.clone().unwrap_or_else(|| spec.id.clone());
+        self.insert_npc(path, simulated, name, Some(spec.archetype.clone()), room)?;
+        self.resident_specs.insert(spec.id.clone(), spec.clone());
+        Ok(())
+    }
+
+    pub(super) fn reactive_layer(
+        &mut self,
+        path: &str,
+        set: &str,
+    ) -> Result<ReactiveLayer, ZoneError> {
+        let loaded = self
+            .sets
+            .resolve(set)
+            .map_err(|e| ZoneError::Spec(format!("{path}: {e}")))?;
+        Ok(ReactiveLayer::new(Arc::new(
+            loaded.compile(&mut self.vocabulary),
+        )))
+    }
+
+    pub(super) fn insert_npc(
+        &mut self,
+        path: &str,
+        mut simulated: SimulatedAgent,
+        name: String,
+        archetype: Option<String>,
+        room: usize,
+    ) -> Result<(), ZoneError> {
+        if self.npc_index(&simulated.agent.id).is_some() {
+            return Err(ZoneError::Spec(format!(
+                "{path}.id: NPC `{}` already exists",
+                simulated.agent.id
+            )));
+        }
+        let index = self
+            .agents
+            .partition_point(|a| a.agent.id < simulated.agent.id);
+        let tier = self.presence.room_tier(room);
+        simulated.level = if tier == Tier::Background {
+            DetailLevel::Simplified
+        } else {
+            DetailLevel::Full
+        };
+        let profile = archetype
+            .as_deref()
+            .and_then(|name| self.archetypes.get(name).map(|c| (name, &c.spec)));
+        self.social.join(&simulated.agent.id, profile);
+        self.derived.tiers = None;
+        self.derived.roster = None;
+        self.agents.insert(index, simulated);
+        self.meta.insert(
+            index,
+            NpcMeta {
+                name,
+                archetype,
+                room,
+                tier: NpcTier::new(tier),
+                current_intent: None,
+                seq: (u64::MAX, 0),
+                id_hash: stable_hash(&self.agents[index].agent.id),
+                decisions: VecDeque::new(),
+            },
+        );
+        Ok(())
+    }
+}

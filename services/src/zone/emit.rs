@@ -1,0 +1,498 @@
+//! The core's events of one NPC as wire messages: intents (`use`, `navigate`, `social`,
+//! `reactive`, `bark`, `cancel`) and NPC events. [`message_for`] is the pure part — a core
+//! event and the names of its symbols in, a message out — and [`Zone::emit`] adds the zone's
+//! bookkeeping the starts and ends carry (the intent being carried out, the decision trace, the
+//! NPC's room and position, the story detector's goal changes). Which events happen is the
+//! core's; publishing with ids is the zone's (`mod.rs`).
+
+use std::collections::BTreeMap;
+
+use geppetto_core::decision::world::Position;
+use geppetto_core::life::simulator::SimEvent;
+use geppetto_core::story::GoalChange;
+use geppetto_core::vocabulary::Vocabulary;
+use geppetto_llm::LlmRequest;
+
+use super::{DecisionTrace, IntentKind, Zone, ZoneOutput, room_key};
+use crate::bus::StreamKind;
+use crate::bus::envelope::{Intent, NpcEvent};
+
+/// One wire message: an intent for the game, or an event about an NPC.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Wire {
+    /// On the intents stream.
+    Intent(Intent),
+    /// On the NPC events stream.
+    Event(NpcEvent),
+}
+
+/// What core event `event` of NPC `npc` says on the wire, when that needs nothing of the zone
+/// but the names of its symbols; `None` for a start (an action's or a reactive set's), whose
+/// messages carry the zone's rooms, providers and intent ids (see [`Zone::emit`]). Pure.
+pub(super) fn message_for(npc: &str, event: &SimEvent, vocabulary: &Vocabulary) -> Option<Wire> {
+    let npc = npc.to_owned();
+    Some(match event {
+        SimEvent::ActionStarted { .. } | SimEvent::ReactiveStarted { .. } => return None,
+        SimEvent::ActionCompleted { provider, action } => Wire::Event(NpcEvent::ActionCompleted {
+            npc,
+            provider: provider.clone(),
+            action: action.clone(),
+        }),
+        SimEvent::ActionPreempted {
+            provider,
+            action,
+            by_provider,
+            by_action,
+        } => Wire::Event(NpcEvent::ActionPreempted {
+            npc,
+            provider: provider.clone(),
+            action: action.clone(),
+            by_provider: by_provider.clone(),
+            by_action: by_action.clone(),
+        }),
+        SimEvent::ActionInterrupted {
+            provider,
+            action,
+            by_set,
+            by_action,
+        } => Wire::Event(NpcEvent::ActionInterrupted {
+            npc,
+            provider: provider.clone(),
+            action: action.clone(),
+            by_set: by_set.clone(),
+            by_action: by_action.clone(),
+        }),
+        SimEvent::ReactiveEnded { set, action } => Wire::Event(NpcEvent::ReactiveEnded {
+            npc,
+            set: set.clone(),
+            action: action.clone(),
+        }),
+        SimEvent::QueueEntryDropped {
+            provider,
+            action,
+            reason,
+        } => Wire::Event(NpcEvent::QueueEntryDropped {
+            npc,
+            provider: provider.clone(),
+            action: action.clone(),
+            reason: (*reason).to_owned(),
+        }),
+        SimEvent::CommitmentExpired { forbid_tags, .. } => {
+            Wire::Event(NpcEvent::CommitmentExpired {
+                npc,
+                forbid_tags: forbid_tags
+                    .iter()
+                    .map(|t| vocabulary.name(*t).to_owned())
+                    .collect(),
+            })
+        }
+        SimEvent::LevelChanged { from, to } => Wire::Event(NpcEvent::LevelChanged {
+            npc,
+            from: from.as_str().into(),
+            to: to.as_str().into(),
+        }),
+        SimEvent::AggregatedEventsApplied { count } => {
+            Wire::Event(NpcEvent::AggregatedEventsApplied { npc, count: *count })
+        }
+        SimEvent::Bark { text, .. } => Wire::Intent(Intent::Bark {
+            npc,
+            text: text.clone(),
+        }),
+        SimEvent::GoalCreated { description } => Wire::Event(NpcEvent::GoalCreated {
+            npc,
+            description: description.clone(),
+        }),
+        SimEvent::GoalCompleted { description } => Wire::Event(NpcEvent::GoalCompleted {
+            npc,
+            description: description.clone(),
+        }),
+        SimEvent::GoalFailed { description } => Wire::Event(NpcEvent::GoalFailed {
+            npc,
+            description: description.clone(),
+        }),
+        SimEvent::GoalBlocked {
+            description,
+            reason,
+        } => Wire::Event(NpcEvent::GoalBlocked {
+            npc,
+            description: description.clone(),
+            reason: (*reason).to_owned(),
+        }),
+        SimEvent::ActivityChanged { from, to } => {
+            let name =
+                |activity: &Option<_>| activity.map(|symbol| vocabulary.name(symbol).to_owned());
+            Wire::Event(NpcEvent::ActivityChanged {
+                npc,
+                from: name(from),
+                to: name(to),
+            })
+        }
+        // Events the core adds over time (affect bursts, reactive layers…) go out under their
+        // own snake_case name until they get a dedicated payload.
+        other => Wire::Event(NpcEvent::CoreEvent {
+            npc,
+            event: core_event_name(other),
+        }),
+    })
+}
+
+/// A goal event of the core as the change and description the story detector reads.
+pub(super) fn goal_change(event: &SimEvent) -> Option<(GoalChange, &str)> {
+    Some(match event {
+        SimEvent::GoalCreated { description } => (GoalChange::Created, description),
+        SimEvent::GoalCompleted { description } => (GoalChange::Completed, description),
+        SimEvent::GoalFailed { description } => (GoalChange::Failed, description),
+        SimEvent::GoalBlocked { description, .. } => (GoalChange::Blocked, description),
+        _ => return None,
+    })
+}
+
+impl Zone {
+    /// The NPCs running an action of `provider`, by index. Built once per emit pass (a social
+    /// start asks it; scanning every NPC each time made a tick of many starts quadratic).
+    pub(super) fn running_at(&mut self, provider: &str) -> Vec<usize> {
+        let agents = &self.agents;
+        let by_provider = self.running_by_provider.get_or_insert_with(|| {
+            let mut map: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+            for (index, agent) in agents.iter().enumerate() {
+                if let Some(running) = &agent.running {
+                    map.entry(running.provider.clone()).or_default().push(index);
+                }
+            }
+            map
+        });
+        by_provider.get(provider).cloned().unwrap_or_default()
+    }
+
+    /// Where provider `id` stands: through the tick's index during its emit pass (a tick of
+    /// many starts would otherwise scan every provider for each), else by a scan.
+    pub(super) fn provider_position(&self, id: &str) -> Option<Position> {
+        let at = match &self.provider_index {
+            Some(index) => index.find(&self.world, id),
+            None => self.world.providers.iter().position(|p| p.id == id),
+        };
+        at.map(|p| self.world.providers[p].position)
+    }
+
+    /// Turns NPC `index`'s core events into messages, in order, with the zone's bookkeeping
+    /// they carry: a start moves the NPC and records the intent it carries out; an end, a
+    /// preemption or an interruption closes it (a preempted or interrupted one is cancelled
+    /// first); a goal change is told to the story detector. The rest are [`message_for`]'s.
+    pub(super) fn emit(&mut self, index: usize, events: &[SimEvent], out: &mut ZoneOutput) {
+        let npc = self.agents[index].agent.id.clone();
+        for event in events {
+            match event {
+                SimEvent::ActionStarted { .. } => self.start_action(index, &npc, event, out),
+                SimEvent::ReactiveStarted { set, action, .. } => {
+                    let h = self.publish(
+                        index,
+                        StreamKind::Intents,
+                        &Intent::Reactive {
+                            npc: npc.clone(),
+                            set: set.clone(),
+                            action: action.clone(),
+                        },
+                        out,
+                    );
+                    self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Reactive));
+                    self.publish(
+                        index,
+                        StreamKind::Intents,
+                        &Intent::Bark {
+                            npc: npc.clone(),
+                            text: bark_for(action),
+                        },
+                        out,
+                    );
+                }
+                _ => {
+                    match event {
+                        SimEvent::ActionCompleted { .. } | SimEvent::ReactiveEnded { .. } => {
+                            self.meta[index].current_intent = None;
+                        }
+                        SimEvent::ActionPreempted { .. } => self.cancel(index, "preempted", out),
+                        SimEvent::ActionInterrupted { .. } => {
+                            self.cancel(index, "interrupted", out);
+                        }
+                        _ => {}
+                    }
+                    match message_for(&npc, event, &self.vocabulary) {
+                        Some(Wire::Intent(body)) => {
+                            self.publish(index, StreamKind::Intents, &body, out);
+                        }
+                        Some(Wire::Event(body)) => {
+                            self.publish(index, StreamKind::NpcEvents, &body, out);
+                        }
+                        None => {}
+                    }
+                    if let Some((change, description)) = goal_change(event) {
+                        // The detector hears of it too (a blocked goal is a story).
+                        let place = self.social_place(index);
+                        let now_hours = self.now_hours();
+                        self.social
+                            .goal_changed(&npc, description, change, &place, now_hours);
+                    }
+                }
+            }
+        }
+    }
+
+    /// NPC `index` starts an action (`event`, an [`SimEvent::ActionStarted`]): its decision is
+    /// traced, it walks to the provider's room (`navigate`) and stands at the provider, the
+    /// `use` intent becomes the one it carries out, a social action names who it joins there
+    /// (narrated when a player sees it), and `action_started` reports it.
+    fn start_action(&mut self, index: usize, npc: &str, event: &SimEvent, out: &mut ZoneOutput) {
+        let SimEvent::ActionStarted {
+            provider,
+            action,
+            utility,
+            player_queued,
+        } = event
+        else {
+            return;
+        };
+        let keep = self.config.tick.decision_trace_len;
+        let trace = &mut self.meta[index].decisions;
+        if keep > 0 {
+            if trace.len() >= keep {
+                trace.pop_front();
+            }
+            trace.push_back(DecisionTrace {
+                tick: self.tick,
+                game_time: self.game_time,
+                provider: provider.clone(),
+                action: action.clone(),
+                utility: (utility * 10_000.0).round() / 10_000.0,
+                player_queued: *player_queued,
+            });
+        }
+        let provider_room = self
+            .providers
+            .get(provider)
+            .map_or(self.meta[index].room, |p| p.room);
+        if provider_room != self.meta[index].room {
+            let h = self.header_for(index);
+            let from_room = room_key(&self.room_names, self.meta[index].room).to_owned();
+            let to_room = room_key(&self.room_names, provider_room).to_owned();
+            out.push(
+                StreamKind::Intents,
+                &h,
+                &Intent::Navigate {
+                    npc: npc.to_owned(),
+                    from_room,
+                    to_room,
+                    provider: provider.clone(),
+                },
+            );
+            self.move_npc(index, provider_room);
+        }
+        let (duration_hours, tags) = self.agents[index]
+            .running
+            .as_ref()
+            .map(|r| (r.action.duration_hours, r.action.tags.clone()))
+            .unwrap_or_default();
+        if let Some(position) = self.provider_position(provider) {
+            self.agents[index].agent.position = position;
+        }
+        let h = self.header_for(index);
+        let duration_ticks = (duration_hours / self.full_tick_hours).round().max(0.0) as u64;
+        out.push(
+            StreamKind::Intents,
+            &h,
+            &Intent::Use {
+                npc: npc.to_owned(),
+                provider: provider.clone(),
+                action: action.clone(),
+                duration_ticks,
+                player_queued: *player_queued,
+            },
+        );
+        self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Use));
+        let social = self.vocabulary.intern("social");
+        if tags.contains(&social) {
+            let with: Vec<String> = self
+                .running_at(provider)
+                .into_iter()
+                .filter(|&other| other != index)
+                .map(|other| self.agents[other].agent.id.clone())
+                .collect();
+            if !with.is_empty() {
+                let h = self.header_for(index);
+                let witnessed = self.presence.player_in(provider_room);
+                let narration = witnessed.then(|| {
+                    let request =
+                        self.narration_request(&h.id, index, &with[0], provider_room, action);
+                    let placeholder = self.narrator.narrate_now(&request);
+                    out.llm.push(LlmRequest::Narration(request));
+                    placeholder
+                });
+                out.push(
+                    StreamKind::Intents,
+                    &h,
+                    &Intent::Social {
+                        npc: npc.to_owned(),
+                        with,
+                        action: action.clone(),
+                        provider: provider.clone(),
+                        witnessed,
+                        narration,
+                    },
+                );
+            }
+        }
+        let h = self.header_for(index);
+        let room = room_key(&self.room_names, provider_room).to_owned();
+        out.push(
+            StreamKind::NpcEvents,
+            &h,
+            &NpcEvent::ActionStarted {
+                npc: npc.to_owned(),
+                provider: provider.clone(),
+                action: action.clone(),
+                utility: (utility * 10_000.0).round() / 10_000.0,
+                room,
+            },
+        );
+    }
+
+    /// Cancels the current intent first (a `cancel` naming its id, and `intent_cancelled`).
+    pub(super) fn cancel(&mut self, index: usize, reason: &str, out: &mut ZoneOutput) {
+        let Some((cancelled, kind)) = self.meta[index].current_intent.take() else {
+            return;
+        };
+        let npc = self.agents[index].agent.id.clone();
+        self.publish(
+            index,
+            StreamKind::Intents,
+            &Intent::Cancel {
+                npc: npc.clone(),
+                cancelled,
+                reason: reason.to_owned(),
+            },
+            out,
+        );
+        self.publish(
+            index,
+            StreamKind::NpcEvents,
+            &NpcEvent::IntentCancelled {
+                npc,
+                cancelled_intent_type: kind.as_str().to_owned(),
+                reason: reason.to_owned(),
+            },
+            out,
+        );
+    }
+}
+
+/// The snake_case name of a core event variant (`LashOut { .. }` → `lash_out`).
+pub(super) fn core_event_name(event: &SimEvent) -> String {
+    let debug = format!("{event:?}");
+    let variant: String = debug
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let mut name = String::with_capacity(variant.len() + 4);
+    for (i, c) in variant.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                name.push('_');
+            }
+            name.push(c.to_ascii_lowercase());
+        } else {
+            name.push(c);
+        }
+    }
+    name
+}
+
+/// A line for a reactive action (the deterministic fallback of the narration seam).
+pub fn bark_for(action: &str) -> String {
+    match action {
+        "flee" => "Run! Run for your lives!".into(),
+        "call_the_guard" => "Guards! Guards!".into(),
+        "gawk" => "What's going on over there?".into(),
+        other => format!("*{}*", other.replace('_', " ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zone::testing::*;
+
+    #[test]
+    fn a_core_event_becomes_its_message_without_the_zone() {
+        let vocabulary = Vocabulary::default();
+        let blocked = SimEvent::GoalBlocked {
+            description: "report the theft".into(),
+            reason: "unreachable",
+        };
+        assert_eq!(
+            message_for("piet", &blocked, &vocabulary),
+            Some(Wire::Event(NpcEvent::GoalBlocked {
+                npc: "piet".into(),
+                description: "report the theft".into(),
+                reason: "unreachable".into(),
+            }))
+        );
+        assert_eq!(
+            goal_change(&blocked),
+            Some((GoalChange::Blocked, "report the theft"))
+        );
+        let bark = SimEvent::Bark {
+            id: "greet".into(),
+            text: "Fresh bread!".into(),
+        };
+        assert_eq!(
+            message_for("piet", &bark, &vocabulary),
+            Some(Wire::Intent(Intent::Bark {
+                npc: "piet".into(),
+                text: "Fresh bread!".into(),
+            }))
+        );
+        let started = SimEvent::ActionStarted {
+            provider: "stalls".into(),
+            action: "trade".into(),
+            utility: 0.5,
+            player_queued: false,
+        };
+        assert_eq!(
+            message_for("piet", &started, &vocabulary),
+            None,
+            "the zone's"
+        );
+    }
+
+    #[test]
+    fn each_npc_keeps_its_recent_decisions_bounded_and_in_order() {
+        let mut zone = village();
+        enter(&mut zone, "square");
+        let day = advance(&mut zone, 24 * 60);
+        let bram = zone.npc_index("bram").expect("bram");
+        let trace = &zone.meta[bram].decisions;
+        let started = day
+            .iter()
+            .filter(|(_, m)| {
+                m.contains("\"type\":\"action_started\"") && m.contains("\"npc\":\"bram\"")
+            })
+            .count();
+        assert_eq!(trace.len(), started.min(32), "a full day keeps the last 32");
+        assert!(
+            trace
+                .iter()
+                .zip(trace.iter().skip(1))
+                .all(|(a, b)| a.tick <= b.tick)
+        );
+        let last = day
+            .iter()
+            .rev()
+            .find(|(_, m)| {
+                m.contains("\"type\":\"action_started\"") && m.contains("\"npc\":\"bram\"")
+            })
+            .map(|(_, m)| serde_json::from_str::<serde_json::Value>(m).expect("json"))
+            .expect("bram did something");
+        let newest = trace.back().expect("a decision");
+        assert_eq!(last["action"], newest.action.as_str());
+        assert_eq!(last["provider"], newest.provider.as_str());
+    }
+}

@@ -1,0 +1,151 @@
+//! What the zone asks of the LLM seams: narration requests for witnessed interactions (with
+//! the placeholder line written at once from the templates) and perception requests for a
+//! player's `say`. Sending them and reading answers is the service's.
+
+use std::sync::Arc;
+
+use geppetto_core::rng::{derive_seed, stable_hash};
+use geppetto_llm::{
+    LlmConfig, NarrationRequest, NpcRef, Participant, PerceptionContext, PerceptionRequest,
+    Priority, TemplateProvider,
+};
+
+use super::{Zone, ZoneError, room_key};
+use crate::bus::envelope::WorldMessage;
+
+/// The placeholder writer over the embedded narration templates.
+pub(super) fn default_narrator() -> Result<Arc<TemplateProvider>, ZoneError> {
+    let assets =
+        crate::llm_bridge::embedded_assets().map_err(|e| ZoneError::Spec(e.to_string()))?;
+    Ok(crate::llm_bridge::placeholder_writer(
+        &assets,
+        &LlmConfig::default(),
+    ))
+}
+
+impl Zone {
+    /// Uses `narrator` for placeholder lines (narration templates loaded from elsewhere than
+    /// the embedded ones).
+    pub fn set_narrator(&mut self, narrator: Arc<TemplateProvider>) {
+        self.narrator = narrator;
+    }
+
+    pub(super) fn display_name(&self, id: &str) -> String {
+        self.npc_index(id)
+            .map_or_else(|| id.to_owned(), |index| self.meta[index].name.clone())
+    }
+
+    /// The narration request of an interaction `interaction_id` of NPC `index` with `other`
+    /// in `room`, named after the action that brought them together (`chat at the well`;
+    /// the templates are keyed by such names).
+    pub(super) fn narration_request(
+        &self,
+        interaction_id: &str,
+        index: usize,
+        other: &str,
+        room: usize,
+        action: &str,
+    ) -> NarrationRequest {
+        let id = &self.agents[index].agent.id;
+        NarrationRequest {
+            interaction_id: interaction_id.to_owned(),
+            zone: self.name.clone(),
+            room: room_key(&self.room_names, room).to_owned(),
+            initiator: Participant {
+                id: id.clone(),
+                name: self.meta[index].name.clone(),
+            },
+            target: Participant {
+                id: other.to_owned(),
+                name: self.display_name(other),
+            },
+            interaction: action.replace('_', " "),
+            priority: Priority::Witnessed,
+            seed: derive_seed(self.seed, stable_hash(interaction_id)),
+        }
+    }
+
+    /// What perception needs to read a player's line: the NPCs of the room spoken in (all of
+    /// the zone's when the game names no room), by id and name.
+    pub(super) fn perception_request(
+        &self,
+        message: &WorldMessage,
+        speaker: &str,
+        room: &Option<String>,
+        text: &str,
+        addressee: &Option<String>,
+    ) -> PerceptionRequest {
+        let room_index = room.as_deref().and_then(|r| self.rooms.room(r));
+        let npcs = self
+            .agents
+            .iter()
+            .zip(&self.meta)
+            .filter(|(_, meta)| room_index.is_none_or(|r| meta.room == r))
+            .map(|(agent, meta)| NpcRef {
+                id: agent.agent.id.clone(),
+                name: meta.name.clone(),
+                zone: self.name.clone(),
+            })
+            .collect();
+        PerceptionRequest {
+            utterance_id: message.header.id.clone(),
+            speaker: speaker.to_owned(),
+            text: text.to_owned(),
+            context: PerceptionContext {
+                zone: self.name.clone(),
+                room: room.clone().unwrap_or_default(),
+                addressee: addressee.clone(),
+                npcs,
+            },
+            priority: Priority::Witnessed,
+            seed: derive_seed(self.seed, stable_hash(&message.header.id)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bus::envelope::{WorldEvent, header};
+    use crate::zone::testing::*;
+    use crate::zone::{GovernorScript, TickInputs, ZoneOutput};
+    use geppetto_llm::LlmRequest;
+
+    #[test]
+    fn a_said_line_asks_perception_about_the_npcs_of_its_room_unless_replaying() {
+        let mut zone = village();
+        let said = || WorldEvent::Say {
+            speaker: "p1".into(),
+            room: Some("forge".into()),
+            text: "Bram, lend me your hammer".into(),
+            addressee: Some("bram".into()),
+        };
+        let message = WorldMessage {
+            header: header("say-1", "village", zone.game_time),
+            event: said(),
+        };
+        let mut out = ZoneOutput::default();
+        zone.apply(&message, &live(), &mut out);
+        let [LlmRequest::Perception(request)] = &out.llm[..] else {
+            panic!("one perception request: {:?}", out.llm);
+        };
+        assert_eq!(request.utterance_id, "say-1");
+        assert_eq!(request.context.addressee.as_deref(), Some("bram"));
+        let forge = zone.rooms.room("forge").expect("forge");
+        let expected: Vec<&str> = zone
+            .agents
+            .iter()
+            .zip(&zone.meta)
+            .filter(|(_, meta)| meta.room == forge)
+            .map(|(agent, _)| agent.agent.id.as_str())
+            .collect();
+        let named: Vec<&str> = request.context.npcs.iter().map(|n| n.id.as_str()).collect();
+        assert_eq!(named, expected);
+        assert!(named.contains(&"bram"));
+
+        let script = GovernorScript::new();
+        let mut out = ZoneOutput::default();
+        zone.apply(&message, &TickInputs::replaying(&still, &script), &mut out);
+        assert!(out.llm.is_empty(), "a replayed say is not perceived again");
+    }
+}

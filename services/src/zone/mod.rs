@@ -1,0 +1,312 @@
+//! One zone's NPCs and their tick: the state a `ZoneActor` owns. Synchronous and free of IO, so
+//! it is tested directly; the actor and the bus loop wrap it.
+//!
+//! A tick: tier steps (promotions from Background at most `catch_up_per_tick`), then every due
+//! NPC (Active each tick, Nearby every 10th, Background every 60th, staggered by id) is
+//! prepared under `catch_unwind` in priority order under the governor's ceilings, then one
+//! `Simulator::finish_zone` resolves contention for the whole zone, and its `SimEvent`s become
+//! intents and NPC events with deterministic ids (`{zone}:{npc}:{tick}:{seq}`). Seeds derive
+//! from (world seed, tick) and each NPC's id, so decisions never depend on scheduling.
+//! Nearby NPCs run at full detail with a step of `nearby_every_ticks` minutes (a second
+//! simulator whose full tick is that long); Background NPCs run simplified (one hour a step).
+//!
+//! This file owns the [`Zone`] itself, what it records of each NPC beside its simulated state,
+//! its outputs, and how it names and publishes a message (deterministic ids). Each job lives
+//! in a module of its own, every one an `impl Zone` block over the state declared here:
+//!
+//! - `config`: the zone's settings and build errors;
+//! - `build`: building a zone from a world file and adding NPCs and residents;
+//! - `apply`: world events → state;
+//! - `tick`: the tick (tiers, governor, isolation, decision cap), the catch-up over a time
+//!   jump, and what the tick is given ([`TickInputs`]: clock, replay script, hooks);
+//! - `emit`: the core's events → intents and NPC events;
+//! - `social`: the zone's share of social life and the story detector's signals;
+//! - `travel`: spawns, despawns and hand-overs between zones;
+//! - `llm`: narration and perception requests;
+//! - `status`: views derived from the state, kept until what they count changes;
+//! - `state`: snapshots (capture and restore).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+use geppetto_core::decision::world::{Context, World};
+use geppetto_core::life::catch_up::CatchUpCache;
+use geppetto_core::life::goal_registry::GoalPredicateRegistry;
+use geppetto_core::life::simulator::{SimulatedAgent, Simulator};
+use geppetto_core::vocabulary::Vocabulary;
+use geppetto_core::{Decider, ProviderIndex};
+use geppetto_llm::{LlmRequest, TemplateProvider};
+
+mod apply;
+mod build;
+mod config;
+mod emit;
+mod llm;
+mod social;
+mod state;
+mod status;
+#[cfg(test)]
+pub(crate) mod testing;
+mod tick;
+mod travel;
+
+pub use config::{TickConfig, ZoneConfig, ZoneError};
+pub use emit::bark_for;
+pub use state::{RestoreError, ZONE_STATE_SCHEMA_VERSION, ZoneState};
+pub use status::ZoneStatus;
+#[cfg(feature = "fault-injection")]
+pub use tick::Fault;
+pub use tick::{Clock, GovernorScript, MAX_BUFFERED_TICK_DURATIONS, TickInputs};
+
+use crate::bus::StreamKind;
+use crate::bus::envelope::{Header, header, to_envelope};
+use crate::content::sets::SetLibrary;
+use crate::governor::Governor;
+use crate::isolation::{Isolation, IsolationState};
+use crate::social_life::SocialLife;
+use crate::tiers::{NpcTier, Presence, RoomGraph};
+use crate::world_file::ResidentSpec;
+use geppetto_core::archetype::CompiledArchetype;
+use status::Derived;
+
+/// What the zone knows about one NPC beside its simulated state.
+#[derive(Clone, Debug)]
+pub struct NpcMeta {
+    /// Display name.
+    pub name: String,
+    /// Archetype.
+    pub archetype: Option<String>,
+    /// Room index.
+    pub room: usize,
+    /// Its tier.
+    pub tier: NpcTier,
+    /// The intent being carried out (id, kind), for `cancel`.
+    pub current_intent: Option<(String, IntentKind)>,
+    /// Id sequence within the current tick.
+    seq: (u64, u32),
+    /// `stable_hash` of its id, which staggers its steps and seeds its decisions (kept: the
+    /// id never changes).
+    id_hash: u64,
+    /// Its most recent decisions, oldest first (at most `tick.decision_trace_len`).
+    pub decisions: VecDeque<DecisionTrace>,
+}
+
+/// What kind of intent an NPC is carrying out (named in `intent_cancelled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentKind {
+    /// An advertised action (`use`).
+    Use,
+    /// A reactive-set action.
+    Reactive,
+}
+
+impl IntentKind {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Use => "use",
+            Self::Reactive => "reactive",
+        }
+    }
+}
+
+/// One decision of an NPC as the inspector shows it (`GET /npcs/{id}/decisions`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DecisionTrace {
+    /// Zone tick.
+    pub tick: u64,
+    /// Game time, ticks.
+    pub game_time: u64,
+    /// The chosen provider.
+    pub provider: String,
+    /// The chosen action.
+    pub action: String,
+    /// Its utility when chosen (4 decimals).
+    pub utility: f64,
+    /// Whether a player ordered it (else the NPC chose it, or its plan did).
+    pub player_queued: bool,
+}
+
+/// A provider's place.
+#[derive(Clone, Debug)]
+pub struct ProviderPlace {
+    /// Room index.
+    pub room: usize,
+    /// Display name.
+    pub name: String,
+}
+
+/// One zone.
+pub struct Zone {
+    /// Zone name.
+    pub name: String,
+    seed: u64,
+    config: ZoneConfig,
+    /// Names interned for this zone's agents and world.
+    pub vocabulary: Vocabulary,
+    simulator: Arc<Simulator>,
+    nearby_simulator: Arc<Simulator>,
+    /// The shared world (providers with occupancy).
+    pub world: World,
+    /// Room graph.
+    pub rooms: RoomGraph,
+    room_names: Vec<(String, String)>,
+    /// Provider places by id.
+    pub providers: BTreeMap<String, ProviderPlace>,
+    weather: BTreeMap<String, Vec<Context>>,
+    /// Simulated agents, sorted by id (parallel to `meta`).
+    pub agents: Vec<SimulatedAgent>,
+    /// NPC metadata (parallel to `agents`).
+    pub meta: Vec<NpcMeta>,
+    presence: Presence,
+    governor: Governor,
+    /// Failure counts and demotions.
+    pub isolation: Isolation,
+    /// Ticks run so far.
+    pub tick: u64,
+    /// Game time in ticks.
+    pub game_time: u64,
+    full_tick_hours: f64,
+    sets: SetLibrary,
+    /// The shipped archetypes, compiled with this zone's vocabulary.
+    archetypes: BTreeMap<String, CompiledArchetype>,
+    /// Daily cycles for analytic catch-up, by archetype (or NPC id) and start hour.
+    catch_up_cache: CatchUpCache,
+    /// How goal predicates are written and read (brain view, snapshots).
+    pub goal_predicates: GoalPredicateRegistry,
+    /// Writes the placeholder line of a witnessed interaction (the narration templates).
+    narrator: Arc<TemplateProvider>,
+    /// The social fabric and story detector.
+    pub social: SocialLife,
+    /// The records of NPCs spawned by `npc_spawned` or handed over by another zone since the
+    /// world file, by id (a snapshot rebuilds them from these; see `SpawnRecord`).
+    spawned: BTreeMap<String, serde_json::Value>,
+    /// The spec each archetype resident was built from (the world file's, or a traveller's),
+    /// by id: what it is handed over as when it leaves for another zone.
+    resident_specs: BTreeMap<String, ResidentSpec>,
+    /// Ids of the latest handovers applied here, oldest first (`tick.arrivals_remembered`).
+    arrivals: VecDeque<String>,
+    /// Content NPCs that left at run time (despawned or handed over), so a snapshot restored
+    /// over the content keeps them gone.
+    departed: BTreeSet<String>,
+    /// Who runs what where, while a tick's events are emitted (see `running_at`).
+    running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
+    /// The world's providers by id while a tick's events are emitted (see `provider_position`).
+    provider_index: Option<ProviderIndex>,
+    /// Views derived from the zone's state for its status and its social step, kept until
+    /// what they count changes.
+    derived: Derived,
+    /// Tick durations measured, milliseconds (drained by the service for metrics).
+    pub tick_durations_ms: Vec<f64>,
+}
+
+/// The zone's outputs, in publication order.
+#[derive(Debug, Default)]
+pub struct ZoneOutput {
+    /// (stream, envelope) in order: governor records (world) first.
+    pub messages: Vec<(StreamKind, String)>,
+    /// (zone, envelope) for other zones' world streams: NPCs handed over across a border.
+    pub handovers: Vec<(String, String)>,
+    /// Work for the LLM seams (narration of witnessed interactions, perception of `say`).
+    pub llm: Vec<LlmRequest>,
+    /// Set when isolation counts changed and should be persisted.
+    pub isolation_changed: Option<IsolationState>,
+    /// World messages the zone could not apply (an unknown NPC, room or provider, a spawn it
+    /// refused): the loop dead-letters each with its reason.
+    pub refused: Vec<Refusal>,
+}
+
+fn unknown_npc(zone: &str, npc: &str) -> String {
+    format!("unknown NPC `{npc}` in zone `{zone}`")
+}
+
+/// A world message the zone refused when applying it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The message's envelope id.
+    pub id: String,
+    /// Its event type.
+    pub kind: &'static str,
+    /// The field at fault.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+pub(super) fn room_key(zone_rooms: &[(String, String)], room: usize) -> &str {
+    zone_rooms.get(room).map_or("", |(id, _)| id.as_str())
+}
+
+impl Zone {
+    pub(super) fn now_hours(&self) -> f64 {
+        self.game_time as f64 * self.full_tick_hours
+    }
+
+    /// Game hours per tick.
+    pub fn full_tick_hours(&self) -> f64 {
+        self.full_tick_hours
+    }
+
+    /// A room's id and display name.
+    pub fn room_name(&self, room: usize) -> (&str, &str) {
+        self.room_names
+            .get(room)
+            .map_or(("", ""), |(id, name)| (id.as_str(), name.as_str()))
+    }
+
+    /// The index of an NPC.
+    pub fn npc_index(&self, id: &str) -> Option<usize> {
+        self.agents
+            .binary_search_by(|a| a.agent.id.as_str().cmp(id))
+            .ok()
+    }
+
+    /// The decider of full-detail ticks (for the inspector).
+    pub fn decider(&self) -> &Decider {
+        self.simulator.decider()
+    }
+
+    pub(super) fn next_id(&mut self, index: usize) -> String {
+        let tick = self.tick;
+        let meta = &mut self.meta[index];
+        if meta.seq.0 != tick {
+            meta.seq = (tick, 0);
+        }
+        let seq = meta.seq.1;
+        meta.seq.1 += 1;
+        format!("{}:{}:{tick}:{seq}", self.name, self.agents[index].agent.id)
+    }
+
+    pub(super) fn header_for(&mut self, index: usize) -> Header {
+        let id = self.next_id(index);
+        header(id, &self.name, self.game_time)
+    }
+
+    /// Publishes `body` on `stream` under a fresh header for NPC `index`; returns the header
+    /// (its id names an intent for a later cancel).
+    pub(super) fn publish<T: serde::Serialize>(
+        &mut self,
+        index: usize,
+        stream: StreamKind,
+        body: &T,
+        out: &mut ZoneOutput,
+    ) -> Header {
+        let header = self.header_for(index);
+        out.push(stream, &header, body);
+        header
+    }
+
+    pub(super) fn zone_header(&self, seq: &mut u32) -> Header {
+        let id = format!("{}:-:{}:{}", self.name, self.tick, *seq);
+        *seq += 1;
+        header(id, &self.name, self.game_time)
+    }
+}
+
+impl ZoneOutput {
+    /// Appends an envelope for `body` on `stream`.
+    pub fn push<T: serde::Serialize>(&mut self, stream: StreamKind, header: &Header, body: &T) {
+        self.messages.push((stream, to_envelope(header, body)));
+    }
+}

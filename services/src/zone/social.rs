@@ -1,0 +1,192 @@
+//! The zone's share of social life: this tick's slice of the social step over the rooms and
+//! who is in them, the story detector's signals, and a social step's interactions, rumours and
+//! goals as messages (narrated when witnessed). The rules of social life are `social_life`'s
+//! and the core's.
+
+use geppetto_core::social::{SocialPlace, SocialStep, Whereabouts};
+use geppetto_core::story::StoryEventKind;
+use geppetto_llm::LlmRequest;
+
+use super::status::{Roster, room_place};
+use super::{Zone, ZoneOutput};
+use crate::bus::StreamKind;
+use crate::bus::envelope::{NpcEvent, header};
+
+impl Zone {
+    /// NPC `index`'s place for the story detector.
+    pub(super) fn social_place(&self, index: usize) -> SocialPlace {
+        self.room_place(self.meta[index].room)
+    }
+
+    /// Room `room` as a place of social life: its id and the players in it.
+    pub(super) fn room_place(&self, room: usize) -> SocialPlace {
+        room_place(&self.presence, &self.room_names, room)
+    }
+
+    pub(super) fn social_tick(&mut self, out: &mut ZoneOutput) {
+        let now_hours = self.now_hours();
+        // A share of the step every tick: the rooms' places (one per room, not per NPC) and
+        // where each NPC is, both kept between ticks until someone moves.
+        let (meta, presence, names) = (&self.meta, &self.presence, &self.room_names);
+        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, names.len()));
+        let places = self.derived.places.get_or_insert_with(|| {
+            (0..names.len())
+                .map(|room| room_place(presence, names, room))
+                .collect()
+        });
+        let step = self.social.step(
+            &mut self.agents,
+            Whereabouts {
+                places,
+                at: &roster.at,
+                by_place: &roster.by_room,
+            },
+            now_hours,
+            self.tick,
+            self.simulator.decider(),
+        );
+        self.publish_social(step, out);
+        for signal in self.social.signals(now_hours) {
+            let h = header(
+                format!("{}:story:{}", self.name, signal.signal),
+                &self.name,
+                self.game_time,
+            );
+            out.push(StreamKind::Story, &h, &signal);
+        }
+    }
+
+    /// A social step's interactions (narrated when witnessed), rumours and goals as messages.
+    pub(super) fn publish_social(&mut self, step: SocialStep, out: &mut ZoneOutput) {
+        for interaction in step.interactions {
+            let Some(index) = self.npc_index(&interaction.initiator) else {
+                continue;
+            };
+            let h = self.header_for(index);
+            let kind = interaction.kind.as_str();
+            let narration = interaction.witnessed.then(|| {
+                let room = self.meta[index].room;
+                let request = self.narration_request(&h.id, index, &interaction.target, room, kind);
+                let placeholder = self.narrator.narrate_now(&request);
+                out.llm.push(LlmRequest::Narration(request));
+                placeholder
+            });
+            let body = NpcEvent::Interaction {
+                npc: interaction.initiator,
+                with: interaction.target,
+                kind: kind.to_owned(),
+                success: interaction.success,
+                witnessed: interaction.witnessed,
+                narration,
+            };
+            out.push(StreamKind::NpcEvents, &h, &body);
+        }
+        for event in step.events {
+            if let StoryEventKind::RumourHeard {
+                listener,
+                teller,
+                subject,
+                gossip,
+                accepted,
+                ..
+            } = event.kind
+            {
+                let Some(index) = self.npc_index(&listener) else {
+                    continue;
+                };
+                let body = NpcEvent::RumourHeard {
+                    npc: listener,
+                    teller,
+                    subject,
+                    gossip: gossip.as_str().to_owned(),
+                    believed: accepted,
+                };
+                self.publish(index, StreamKind::NpcEvents, &body, out);
+            }
+        }
+        for (npc, description) in step.goals_created {
+            if let Some(index) = self.npc_index(&npc) {
+                let body = NpcEvent::GoalCreated { npc, description };
+                self.publish(index, StreamKind::NpcEvents, &body, out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zone::testing::*;
+
+    #[test]
+    fn a_theft_in_the_market_is_seen_talked_about_and_becomes_a_story() {
+        let mut zone = village();
+        enter(&mut zone, "market");
+        advance(&mut zone, 60);
+        let market = zone.rooms.room("market").expect("market");
+        let piet = zone.npc_index("piet").expect("piet");
+        zone.move_npc(piet, market);
+        let witnesses: Vec<String> = (0..zone.agents.len())
+            .filter(|&i| zone.meta[i].room == market && zone.agents[i].agent.id != "vex")
+            .map(|i| zone.agents[i].agent.id.clone())
+            .collect();
+        assert!(witnesses.len() >= 2, "{witnesses:?}");
+        send(&mut zone, social("theft", "piet", &[], None));
+        // The thief is "stranger" in `social`; the witnesses now distrust them first-hand.
+        for witness in &witnesses {
+            let trust = zone
+                .social
+                .fabric
+                .relationships
+                .get(witness, "stranger")
+                .trust;
+            assert!(trust < 0.5, "{witness} trusts the thief {trust}");
+        }
+        let brain = crate::brain::Brain::of(&zone, &witnesses[0], 3).expect("witness");
+        let text = brain.to_string();
+        assert!(
+            text.contains("rumour: threat about stranger"),
+            "the brain view shows what the witness knows: {text}"
+        );
+        let day = advance(&mut zone, 12 * 60);
+        let of = |kind: &str| {
+            day.iter()
+                .filter(|(_, m)| m.contains(&format!("\"type\":\"{kind}\"")))
+                .map(|(stream, m)| {
+                    (
+                        *stream,
+                        serde_json::from_str::<serde_json::Value>(m).expect("json"),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let interactions = of("interaction");
+        assert!(!interactions.is_empty(), "villagers meet");
+        assert!(
+            interactions
+                .iter()
+                .all(|(s, _)| *s == StreamKind::NpcEvents)
+        );
+        for (_, m) in &interactions {
+            assert_eq!(
+                m["witnessed"] == true,
+                m.get("narration").is_some(),
+                "narrated exactly when witnessed: {m}"
+            );
+        }
+        let rumours = of("rumour_heard");
+        assert!(
+            rumours.iter().any(|(_, m)| m["subject"] == "stranger"),
+            "the theft is talked about"
+        );
+        let signals = of("story_signal");
+        assert!(!signals.is_empty(), "the detector raises signals");
+        assert!(signals.iter().all(|(s, m)| {
+            *s == StreamKind::Story
+                && m["importance"]
+                    .as_f64()
+                    .is_some_and(|i| (0.0..=1.0).contains(&i))
+                && m["expires_at_hours"].as_f64().is_some()
+        }));
+    }
+}

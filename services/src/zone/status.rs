@@ -1,0 +1,211 @@
+//! Views derived from the zone's state — tier counts, rooms with players, where the NPCs are,
+//! rooms as social places — kept until what they count changes, and the [`ZoneStatus`] the
+//! service loop reads after each batch. The state they derive from is changed elsewhere; the
+//! moves that invalidate them go through here.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use geppetto_core::social::{SocialPlace, Whereabouts};
+
+use super::{NpcMeta, Zone, room_key};
+use crate::tiers::{Presence, Tier};
+
+/// A summary of a zone for the service loop, metrics and the admin API, answered with every
+/// applied batch.
+#[derive(Clone, Debug, Default)]
+pub struct ZoneStatus {
+    /// Game time in ticks.
+    pub game_time: u64,
+    /// Ticks run.
+    pub tick: u64,
+    /// NPCs per tier.
+    pub tiers: Vec<(Tier, usize)>,
+    /// Tick durations since the last status, milliseconds.
+    pub tick_durations_ms: Vec<f64>,
+    /// NPCs held back by isolation.
+    pub held: usize,
+    /// Rooms holding a player, by id (shared: rebuilt only when a player moves).
+    pub rooms_with_players: Arc<BTreeSet<String>>,
+}
+
+/// What costs a pass over every NPC or room (for a [`ZoneStatus`] and the social step), kept
+/// until what it counts changes: NPCs' tiers, rooms or membership; players' rooms.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Derived {
+    pub(super) tiers: Option<Vec<(Tier, usize)>>,
+    pub(super) rooms_with_players: Option<Arc<BTreeSet<String>>>,
+    /// Where the NPCs are (cleared when one moves, joins or leaves).
+    pub(super) roster: Option<Roster>,
+    /// Every room as a place of social life, with its players (cleared when a player moves).
+    pub(super) places: Option<Vec<SocialPlace>>,
+}
+
+/// Each NPC's room, and the NPCs of each room by index in ascending order (who meets and who
+/// witnesses what happens there).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Roster {
+    pub(super) at: Vec<usize>,
+    pub(super) by_room: Vec<Vec<usize>>,
+}
+
+impl Roster {
+    pub(super) fn of(meta: &[NpcMeta], rooms: usize) -> Self {
+        let at: Vec<usize> = meta.iter().map(|meta| meta.room).collect();
+        Self {
+            by_room: Whereabouts::group(rooms, &at),
+            at,
+        }
+    }
+}
+
+/// Room `room` as a place of social life: its id and the players in it.
+pub(super) fn room_place(
+    presence: &Presence,
+    names: &[(String, String)],
+    room: usize,
+) -> SocialPlace {
+    SocialPlace {
+        location: room_key(names, room).to_owned(),
+        players: presence.players_in(room).to_vec(),
+    }
+}
+
+impl Zone {
+    /// NPC `index` is now in `room`.
+    pub(super) fn move_npc(&mut self, index: usize, room: usize) {
+        if self.meta[index].room != room {
+            self.meta[index].room = room;
+            self.derived.roster = None;
+        }
+    }
+
+    /// The NPCs in `room`, by index.
+    pub(super) fn npcs_in(&mut self, room: usize) -> &[usize] {
+        let (meta, rooms) = (&self.meta, self.room_names.len());
+        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, rooms));
+        roster.by_room.get(room).map_or(&[], Vec::as_slice)
+    }
+
+    /// A player entered or left a room.
+    pub(super) fn players_moved(&mut self) {
+        self.derived.rooms_with_players = None;
+        self.derived.places = None;
+    }
+
+    /// The rooms holding a player now, by id.
+    pub fn rooms_with_players(&mut self) -> Arc<BTreeSet<String>> {
+        let (presence, names) = (&self.presence, &self.room_names);
+        let rooms = self.derived.rooms_with_players.get_or_insert_with(|| {
+            Arc::new(
+                (0..names.len())
+                    .filter(|room| presence.player_in(*room))
+                    .map(|room| room_key(names, room).to_owned())
+                    .collect(),
+            )
+        });
+        Arc::clone(rooms)
+    }
+
+    /// The zone's status; drains the tick durations measured since the last one.
+    pub fn status(&mut self) -> ZoneStatus {
+        ZoneStatus {
+            game_time: self.game_time,
+            tick: self.tick,
+            tiers: self.tier_counts(),
+            tick_durations_ms: std::mem::take(&mut self.tick_durations_ms),
+            held: if self.isolation.holds_any() {
+                self.held_npcs().len()
+            } else {
+                0
+            },
+            rooms_with_players: self.rooms_with_players(),
+        }
+    }
+
+    /// How many NPCs each tier holds (Background, Nearby, Active).
+    pub fn tier_counts(&mut self) -> Vec<(Tier, usize)> {
+        let meta = &self.meta;
+        self.derived
+            .tiers
+            .get_or_insert_with(|| {
+                [Tier::Background, Tier::Nearby, Tier::Active]
+                    .into_iter()
+                    .map(|tier| (tier, meta.iter().filter(|m| m.tier.tier == tier).count()))
+                    .collect()
+            })
+            .clone()
+    }
+
+    /// The ids of NPCs held back by isolation.
+    pub fn held_npcs(&self) -> BTreeSet<String> {
+        self.agents
+            .iter()
+            .zip(&self.meta)
+            .filter(|(a, m)| self.isolation.is_held(&a.agent.id, m.archetype.as_deref()))
+            .map(|(a, _)| a.agent.id.clone())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bus::envelope::{WorldEvent, WorldMessage, header};
+    use crate::zone::ZoneOutput;
+    use crate::zone::testing::*;
+
+    #[test]
+    fn the_status_follows_players_and_npcs_as_they_come_and_go() {
+        let mut zone = village();
+        let npcs = zone.agents.len();
+        let total = |status: &ZoneStatus| status.tiers.iter().map(|(_, n)| n).sum::<usize>();
+        let status = zone.status();
+        assert!(status.rooms_with_players.is_empty());
+        assert_eq!(total(&status), npcs);
+        enter(&mut zone, "market");
+        assert_eq!(
+            *zone.status().rooms_with_players,
+            BTreeSet::from(["market".to_owned()])
+        );
+        advance(&mut zone, 1);
+        let active = |zone: &mut Zone| {
+            let status = zone.status();
+            status
+                .tiers
+                .iter()
+                .find(|(t, _)| *t == Tier::Active)
+                .map(|(_, n)| *n)
+        };
+        assert!(
+            active(&mut zone).is_some_and(|n| n > 0),
+            "{:?}",
+            zone.status().tiers
+        );
+        let gone = zone.agents[0].agent.id.clone();
+        let mut out = ZoneOutput::default();
+        zone.apply(
+            &WorldMessage {
+                header: header("d", "village", zone.game_time),
+                event: WorldEvent::NpcDespawned { npc: gone },
+            },
+            &live(),
+            &mut out,
+        );
+        assert_eq!(total(&zone.status()), npcs - 1);
+        zone.apply(
+            &WorldMessage {
+                header: header("l", "village", zone.game_time),
+                event: WorldEvent::PlayerLeft {
+                    player: "ann".into(),
+                },
+            },
+            &live(),
+            &mut out,
+        );
+        assert!(zone.status().rooms_with_players.is_empty());
+        // Its tiers fall back after the hysteresis, and the counts follow.
+        advance(&mut zone, 10);
+        assert_eq!(active(&mut zone), Some(0), "{:?}", zone.status().tiers);
+    }
+}

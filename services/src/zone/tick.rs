@@ -1,0 +1,540 @@
+//! The tick: tier steps, who is due and in which order, each due NPC prepared in isolation
+//! under the governor's ceilings, the decision cap, one contention-resolving finish for the
+//! whole zone, the governor's record and isolation's events, then the core's events emitted
+//! (`emit`) and the social step (`social`). Also the analytic catch-up over a time jump.
+//! Measuring NPC work needs a clock, which the tick is given, never reads.
+
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use geppetto_core::ProviderIndex;
+use geppetto_core::life::action::DetailLevel;
+use geppetto_core::life::catch_up::{CatchUpConfig, CatchUpRequest};
+use geppetto_core::life::simulator::{Prepared, SimEvent, Stage, TickRequest, TickResult};
+use geppetto_core::rng::{derive_seed, stable_hash};
+
+use super::{Zone, ZoneOutput};
+use crate::bus::StreamKind;
+use crate::bus::envelope::{GovernorDecision, NpcEvent, WorldEvent, WorldMessage};
+use crate::governor::Verdict;
+use crate::tiers::Tier;
+
+/// Tick durations kept for the metrics between two reads at most (older ones are dropped).
+pub const MAX_BUFFERED_TICK_DURATIONS: usize = 4096;
+
+/// A fault injected into one NPC's update, for tests of isolation and the governor.
+#[cfg(feature = "fault-injection")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Every update panics.
+    Panic,
+    /// Every update first sleeps this many milliseconds.
+    SlowMs(u64),
+}
+
+/// The caller's monotonic clock: the time since an origin of its choosing. The zone only
+/// subtracts two readings (the governor's ceilings, tick durations) and never reads the wall
+/// clock itself.
+pub type Clock<'a> = &'a (dyn Fn() -> Duration + Sync);
+
+/// The governor's logged decisions by tick: what a replay applies instead of measuring.
+pub type GovernorScript = BTreeMap<u64, GovernorDecision>;
+
+/// What a zone is given to apply messages and run the ticks they call for, built by its caller
+/// for each call and kept by none: the clock NPC work is measured by, and the hooks of the
+/// modes other than live processing (replaying a log, the load generator, fault injection).
+#[derive(Clone, Copy)]
+pub struct TickInputs<'a> {
+    /// The clock NPC work is measured by.
+    pub clock: Clock<'a>,
+    /// While replaying a log: the governor's logged decisions by tick, applied instead of the
+    /// clock's (a tick with none processed every NPC). A replayed `say` is not handed to
+    /// perception (its perceived events are in the log), and nothing new is written to the
+    /// world stream. `None` when live.
+    pub replay: Option<&'a GovernorScript>,
+    /// Where the load generator collects every tick duration, milliseconds (None in service).
+    pub tick_sink: Option<&'a Mutex<Vec<f64>>>,
+    /// Faults injected into NPCs' updates, by NPC id (tests of isolation and the governor).
+    #[cfg(feature = "fault-injection")]
+    pub faults: Option<&'a BTreeMap<String, Fault>>,
+}
+
+impl<'a> TickInputs<'a> {
+    /// Live processing measured by `clock`, without hooks.
+    pub fn live(clock: Clock<'a>) -> Self {
+        Self {
+            clock,
+            replay: None,
+            tick_sink: None,
+            #[cfg(feature = "fault-injection")]
+            faults: None,
+        }
+    }
+
+    /// Replaying a log whose governor decisions are `script`.
+    pub fn replaying(clock: Clock<'a>, script: &'a GovernorScript) -> Self {
+        Self {
+            replay: Some(script),
+            ..Self::live(clock)
+        }
+    }
+}
+
+impl Zone {
+    pub(super) fn scripted_verdict(logged: Option<&GovernorDecision>, npc: &str) -> Verdict {
+        match logged {
+            Some(d) if d.skipped.iter().any(|id| id == npc) => Verdict::Skip,
+            Some(d) if d.demote.iter().any(|id| id == npc) => Verdict::Demote,
+            _ => Verdict::Process,
+        }
+    }
+
+    /// Brings every NPC (not held by isolation) from now to game time `to` in one analytic
+    /// step, then sets the zone's clock there. Running actions end (their intents are
+    /// cancelled with reason `caught_up`); each NPC ends where its schedule puts it and reports
+    /// `caught_up`; goals past their deadline fail.
+    pub(super) fn catch_up_all(&mut self, to: u64, out: &mut ZoneOutput) {
+        let from_hours = self.now_hours();
+        let to_hours = to as f64 * self.full_tick_hours;
+        let config = CatchUpConfig {
+            max_hours: self.config.tick.catch_up_max_hours,
+        };
+        tracing::info!(zone = %self.name, from_hours, to_hours, "time jump: catching NPCs up");
+        self.world.now_hours = to_hours;
+        for index in 0..self.agents.len() {
+            let id = self.agents[index].agent.id.clone();
+            if self
+                .isolation
+                .is_held(&id, self.meta[index].archetype.as_deref())
+            {
+                continue;
+            }
+            self.cancel(index, "caught_up", out);
+            self.release_running(index);
+            let request = CatchUpRequest {
+                from_hours,
+                to_hours,
+                archetype: self.meta[index].archetype.as_deref().unwrap_or(&id),
+                seed: derive_seed(self.seed, stable_hash(&id) ^ to),
+            };
+            let report = self.simulator.catch_up(
+                &mut self.agents[index],
+                &self.world,
+                &request,
+                &mut self.catch_up_cache,
+                &config,
+            );
+            let place = self.agents[index]
+                .schedule
+                .as_ref()
+                .and_then(|s| s.location_at(&self.world, to_hours))
+                .and_then(|place| self.providers.get(&place));
+            if let Some(place) = place {
+                self.move_npc(index, place.room);
+            }
+            let failed: Vec<SimEvent> = report
+                .events
+                .into_iter()
+                .filter(|e| matches!(e, SimEvent::GoalFailed { .. }))
+                .collect();
+            self.emit(index, &failed, out);
+            let body = NpcEvent::CaughtUp {
+                npc: id,
+                hours: report.hours,
+                closed_form_days: report.closed_form_days,
+                hourly_steps: report.hourly_steps,
+            };
+            self.publish(index, StreamKind::NpcEvents, &body, out);
+        }
+        self.game_time = to;
+    }
+
+    /// Runs one tick at the current game time, measured by `inputs.clock`.
+    pub fn run_tick(&mut self, inputs: &TickInputs<'_>, out: &mut ZoneOutput) {
+        let started = (inputs.clock)();
+        let measure_ms = || (inputs.clock)().saturating_sub(started).as_secs_f64() * 1000.0;
+        self.tick += 1;
+        let tick = self.tick;
+        self.world.now_hours = self.now_hours();
+        let _span =
+            tracing::debug_span!("tick", zone = %self.name, tick, game_time = self.game_time)
+                .entered();
+        let mut zone_seq = 0u32;
+        // 1. Tiers. Every NPC steps towards its room's tier; promotions out of Background (a
+        // catch-up each) are limited per tick and go to those near a player first (Active
+        // targets, then Nearby), by id.
+        let hysteresis = self.config.tiers.demotion_hysteresis_ticks;
+        let mut promotions_left = self.config.tiers.catch_up_per_tick;
+        let mut tier_events = Vec::new();
+        let mut catching_up: Vec<(std::cmp::Reverse<Tier>, usize)> = Vec::new();
+        for (index, meta) in self.meta.iter_mut().enumerate() {
+            let target = self.presence.room_tier(meta.room);
+            let current = meta.tier.tier;
+            if current == Tier::Background && target > current {
+                catching_up.push((std::cmp::Reverse(target), index));
+            } else if let Some(new) = meta.tier.step(target, true, hysteresis) {
+                tier_events.push((index, current, new));
+            }
+        }
+        catching_up.sort_unstable();
+        for (std::cmp::Reverse(target), index) in catching_up {
+            let tier = &mut self.meta[index].tier;
+            if let Some(new) = tier.step(target, promotions_left > 0, hysteresis) {
+                promotions_left -= 1;
+                tier_events.push((index, Tier::Background, new));
+            }
+        }
+        if !tier_events.is_empty() {
+            self.derived.tiers = None;
+        }
+        tier_events.sort_by_key(|(index, _, _)| *index);
+        for (index, from, to) in tier_events {
+            let h = self.header_for(index);
+            let npc = self.agents[index].agent.id.clone();
+            out.push(
+                StreamKind::NpcEvents,
+                &h,
+                &NpcEvent::TierChanged {
+                    npc,
+                    from: from.as_str().into(),
+                    to: to.as_str().into(),
+                },
+            );
+        }
+        // 2. Who is due, in priority order: by tier (Active first), those in a room with a
+        // player first, then by id.
+        let mut due: Vec<(std::cmp::Reverse<Tier>, bool, usize)> = Vec::new();
+        for index in 0..self.agents.len() {
+            let meta = &self.meta[index];
+            let id = &self.agents[index].agent.id;
+            if self.isolation.is_held(id, meta.archetype.as_deref()) {
+                continue;
+            }
+            let mut tier = meta.tier.tier;
+            if tier == Tier::Active && self.governor.is_demoted(id) {
+                tier = Tier::Nearby;
+            }
+            let every = match tier {
+                Tier::Active => 1,
+                Tier::Nearby => self.config.tiers.nearby_every_ticks.max(1),
+                Tier::Background => self.config.tiers.background_every_ticks.max(1),
+            };
+            if every == 1 || tick.wrapping_add(meta.id_hash).is_multiple_of(every) {
+                let with_player = self.presence.player_in(meta.room);
+                due.push((std::cmp::Reverse(tier), !with_player, index));
+            }
+        }
+        due.sort_unstable();
+        // 3. Prepare each due NPC in isolation, under the governor.
+        let zone_seed = derive_seed(self.seed, tick);
+        let mut prepared: Vec<Prepared> = (0..self.agents.len())
+            .map(|_| Prepared {
+                stage: Stage::Settled,
+                result: TickResult::default(),
+            })
+            .collect();
+        let mut decision = GovernorDecision {
+            tick,
+            ..GovernorDecision::default()
+        };
+        let mut failures = Vec::new();
+        let mut processed = 0usize;
+        let mut isolation_changed = false;
+        for &(std::cmp::Reverse(tier), _, index) in &due {
+            let elapsed_ms = measure_ms();
+            let id = &self.agents[index].agent.id;
+            let verdict = match inputs.replay {
+                Some(script) => Self::scripted_verdict(script.get(&tick), id),
+                None => self.governor.verdict(id, tier == Tier::Active, elapsed_ms),
+            };
+            match verdict {
+                Verdict::Process => {}
+                Verdict::Demote => {
+                    decision.demote.push(id.clone());
+                    continue;
+                }
+                Verdict::Skip => {
+                    decision.skipped.push(id.clone());
+                    continue;
+                }
+            }
+            let (simulator, level) = match tier {
+                Tier::Active => (&self.simulator, DetailLevel::Full),
+                Tier::Nearby => (&self.nearby_simulator, DetailLevel::Full),
+                Tier::Background => (&self.simulator, DetailLevel::Simplified),
+            };
+            let request = TickRequest {
+                now_hours: self.world.now_hours,
+                world: &self.world,
+                level,
+                simplified_event: None,
+            };
+            #[cfg(feature = "fault-injection")]
+            let (fault, id) = (inputs.faults.and_then(|f| f.get(id)).copied(), id.clone());
+            let agent = &mut self.agents[index];
+            // `zone_agent_seed`, with the id's hash kept.
+            let seed = derive_seed(zone_seed, self.meta[index].id_hash);
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                #[cfg(feature = "fault-injection")]
+                match fault {
+                    Some(Fault::Panic) => panic!("injected fault in {id}"),
+                    Some(Fault::SlowMs(ms)) => {
+                        std::thread::sleep(std::time::Duration::from_millis(ms))
+                    }
+                    None => {}
+                }
+                simulator.prepare(agent, &request, seed)
+            }));
+            processed += 1;
+            match outcome {
+                Ok(result) => {
+                    prepared[index] = result;
+                    isolation_changed |= self.isolation.succeeded(&self.agents[index].agent.id);
+                }
+                Err(panic) => {
+                    let reason = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                        .unwrap_or_else(|| "panic".into());
+                    failures.push((index, reason));
+                }
+            }
+        }
+        // 3b. At most `max_decisions_per_tick` fresh decisions, by the priority order above;
+        // the rest stay idle and decide next tick (a count, so deterministic: no log needed).
+        let cap = self.config.tick.max_decisions_per_tick.max(1);
+        let mut deciding = 0usize;
+        for &(_, _, index) in &due {
+            if prepared[index].stage == Stage::Idle && self.agents[index].queue.is_empty() {
+                deciding += 1;
+                if deciding > cap {
+                    prepared[index].stage = Stage::Settled;
+                }
+            }
+        }
+        if deciding > cap {
+            tracing::debug!(zone = %self.name, tick, deferred = deciding - cap, "decisions deferred to the next tick");
+        }
+        // 4. One contention-resolving finish for the whole zone.
+        let now_hours = self.world.now_hours;
+        let results = self.simulator.finish_zone(
+            &mut self.agents,
+            prepared,
+            now_hours,
+            &mut self.world,
+            zone_seed,
+            self.config.tick.decision_workers.max(1),
+        );
+        // 5. Governor record first (logged before the outputs it shapes), then isolation. A
+        // replay applies the logged record instead and writes none.
+        let elapsed_ms = measure_ms();
+        let restore = self.governor.end_tick(elapsed_ms);
+        if let Some(script) = inputs.replay {
+            if let Some(logged) = script.get(&tick) {
+                self.governor.demote(&logged.demote);
+                self.governor.restore(&logged.restore);
+            }
+        } else {
+            decision.restore = restore;
+            if !(decision.demote.is_empty()
+                && decision.restore.is_empty()
+                && decision.skipped.is_empty())
+            {
+                let h = self.zone_header(&mut zone_seq);
+                out.messages.push((
+                    StreamKind::World,
+                    WorldMessage {
+                        header: h,
+                        event: WorldEvent::GovernorDecision(decision.clone()),
+                    }
+                    .to_json(),
+                ));
+                self.governor.demote(&decision.demote);
+                self.governor.restore(&decision.restore);
+            }
+            if self.governor.exceeded(elapsed_ms) {
+                let h = self.zone_header(&mut zone_seq);
+                out.push(
+                    StreamKind::NpcEvents,
+                    &h,
+                    &NpcEvent::TickBudgetExceeded {
+                        tick,
+                        elapsed_ms: (elapsed_ms * 1000.0).round() / 1000.0,
+                        npcs_processed: processed,
+                        npcs_skipped: decision.skipped.len() + decision.demote.len(),
+                    },
+                );
+            }
+        }
+        for (index, reason) in failures {
+            let id = self.agents[index].agent.id.clone();
+            let archetype = self.meta[index].archetype.clone();
+            isolation_changed = true;
+            for event in self.isolation.failed(&id, archetype.as_deref(), &reason) {
+                let h = self.header_for(index);
+                out.push(StreamKind::NpcEvents, &h, &event);
+            }
+        }
+        if isolation_changed {
+            out.isolation_changed = Some(self.isolation.state.clone());
+        }
+        // 6. Intents and events.
+        self.running_by_provider = None;
+        self.provider_index = Some(ProviderIndex::new(&self.world));
+        for (index, result) in results.into_iter().enumerate() {
+            if !result.events.is_empty() {
+                self.emit(index, &result.events, out);
+            }
+        }
+        self.running_by_provider = None;
+        self.provider_index = None;
+        // 7. Social life: this tick's share of the social step, then story signals.
+        self.social_tick(out);
+        let duration_ms = measure_ms();
+        if self.tick_durations_ms.len() < MAX_BUFFERED_TICK_DURATIONS {
+            self.tick_durations_ms.push(duration_ms);
+        }
+        if let Some(Ok(mut sink)) = inputs.tick_sink.map(|s| s.lock()) {
+            sink.push(duration_ms);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::profiles::ProfileLibrary;
+    use crate::content::sets::SetLibrary;
+    use crate::isolation::IsolationState;
+    use crate::world_file::embedded_village;
+    use crate::zone::ZoneConfig;
+    use crate::zone::testing::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn a_village_morning_produces_use_intents_and_is_deterministic() {
+        let mut a = village();
+        enter(&mut a, "square");
+        let first = advance(&mut a, 120);
+        let mut b = village();
+        enter(&mut b, "square");
+        let second = advance(&mut b, 120);
+        let strip = |m: &Vec<(StreamKind, String)>| {
+            m.iter()
+                .filter(|(s, _)| *s != StreamKind::World)
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strip(&first), strip(&second));
+        let uses = first
+            .iter()
+            .filter(|(s, m)| *s == StreamKind::Intents && m.contains("\"type\":\"use\""))
+            .count();
+        assert!(uses >= 5, "{uses} use intents");
+        let ids: BTreeSet<&str> = first
+            .iter()
+            .filter_map(|(_, m)| m.split("\"id\":\"").nth(1)?.split('"').next())
+            .collect();
+        assert_eq!(ids.len(), first.len(), "ids are unique");
+    }
+
+    #[test]
+    fn a_time_jump_beyond_the_tick_bound_is_caught_up_analytically() {
+        let mut zone = village();
+        enter(&mut zone, "square");
+        advance(&mut zone, 60);
+        let start = zone.game_time;
+        let day = (24.0 / zone.full_tick_hours()) as u64;
+        let caught_up = |messages: &[(StreamKind, String)]| {
+            messages
+                .iter()
+                .filter(|(_, m)| m.contains("\"type\":\"caught_up\""))
+                .map(|(_, m)| serde_json::from_str::<serde_json::Value>(m).expect("json"))
+                .collect::<Vec<_>>()
+        };
+        // Two days and ninety ticks: all but the last 60 ticks are caught up in one step.
+        let target = start + 2 * day + 90;
+        let messages = send_at(&mut zone, target, WorldEvent::TimeAdvanced);
+        assert_eq!(zone.game_time, target);
+        let reports = caught_up(&messages);
+        assert_eq!(reports.len(), zone.agents.len(), "every NPC reports");
+        for report in &reports {
+            assert_eq!(report["closed_form_days"], 2, "{report}");
+            assert_eq!(report["hours"].as_f64(), Some(48.5), "{report}");
+        }
+        assert!(
+            messages.iter().any(|(_, m)| m.contains("\"type\":\"use\"")),
+            "the last ticks run as usual"
+        );
+        // A jump of ten days is capped at a week.
+        let target = zone.game_time + 10 * day + 60;
+        let reports = caught_up(&send_at(&mut zone, target, WorldEvent::TimeAdvanced));
+        assert_eq!(reports[0]["hours"].as_f64(), Some(168.0));
+        assert_eq!(reports[0]["closed_form_days"], 7);
+    }
+
+    #[test]
+    fn a_crowd_idle_at_once_decides_at_most_the_cap_per_tick() {
+        let started_per_tick = |cap: usize| {
+            let world = embedded_village().expect("village");
+            let mut config = ZoneConfig::default();
+            config.governor.tick_budget_ms_soft = 60_000.0;
+            config.governor.tick_budget_ms_hard = 60_000.0;
+            config.tick.max_decisions_per_tick = cap;
+            let mut zone = Zone::new(
+                &world,
+                &ProfileLibrary::embedded().expect("profiles"),
+                &SetLibrary::embedded().expect("sets"),
+                config,
+                IsolationState::default(),
+            )
+            .expect("zone");
+            for room in ["square", "forge", "market", "farm", "tavern"] {
+                enter(&mut zone, room);
+            }
+            (0..5)
+                .map(|_| {
+                    advance(&mut zone, 1)
+                        .iter()
+                        .filter(|(_, m)| m.contains("\"type\":\"action_started\""))
+                        .count()
+                })
+                .collect::<Vec<_>>()
+        };
+        let free = started_per_tick(1000);
+        assert!(free[0] > 3, "many start at once without a cap: {free:?}");
+        let capped = started_per_tick(3);
+        assert!(capped.iter().all(|&n| n <= 3), "{capped:?}");
+        let later: usize = capped[1..].iter().sum();
+        assert!(
+            later >= 4,
+            "the rest follow on the next ticks: {capped:?} (free: {free:?})"
+        );
+    }
+
+    #[test]
+    fn tiers_follow_the_player_with_hysteresis() {
+        let mut zone = village();
+        assert!(zone.tier_counts().contains(&(Tier::Active, 0)));
+        enter(&mut zone, "woods");
+        advance(&mut zone, 1);
+        let wren = zone.npc_index("wren").expect("wren");
+        let bram = zone.npc_index("bram").expect("bram");
+        assert_eq!(zone.meta[wren].tier.tier, Tier::Active);
+        assert_eq!(zone.meta[bram].tier.tier, Tier::Background);
+        let woods = zone.rooms.room("woods").expect("room");
+        zone.move_npc(wren, woods);
+        enter(&mut zone, "square");
+        advance(&mut zone, 2);
+        assert_eq!(
+            zone.meta[wren].tier.tier,
+            Tier::Active,
+            "hysteresis holds it"
+        );
+        advance(&mut zone, 1);
+        assert_ne!(zone.meta[wren].tier.tier, Tier::Active);
+    }
+}
