@@ -10,7 +10,7 @@ use geppetto_core::life::wellbeing::{Wellbeing, WellbeingConfig};
 use geppetto_core::rng::derive_seed;
 use geppetto_core::social::{
     FabricConfig, Facet, Gossip, GossipIntent, InteractionKind, NEUTRAL, Offer, RumourTopic,
-    SocialFabric, SocialPlace, SocialProfile, SocialStep, Whereabouts,
+    SocialFabric, SocialPlace, SocialProfile, SocialStep, StepAt, Whereabouts,
 };
 use geppetto_core::story::{DetectorConfig, SignalType, StoryDetector};
 use geppetto_core::{Agent, Consideration, Decider, Position, SimulatedAgent, Vocabulary};
@@ -130,8 +130,8 @@ impl Village {
             partner: t,
             ..offer
         };
-        self.fabric
-            .resolve(&mut self.agents, i, &offer, &place, 10.0, draw, &mut out);
+        let at = &mut StepAt::new(&place, 10.0, &mut out);
+        self.fabric.resolve(&mut self.agents, i, &offer, draw, at);
         out
     }
 
@@ -757,15 +757,8 @@ fn theft_chain(seed: u64) -> (Village, SocialStep, Vec<SignalType>) {
     let mut all = SocialStep::default();
     let witness = v.index("ada");
     let place = v.places[witness].clone();
-    v.fabric.witness(
-        &mut v.agents,
-        witness,
-        "vex",
-        "theft",
-        &place,
-        8.0,
-        &mut all,
-    );
+    let at = &mut StepAt::new(&place, 8.0, &mut all);
+    v.fabric.witness(&mut v.agents, witness, "vex", "theft", at);
     let mut signals = Vec::new();
     for step in 0..72u64 {
         let now = 8.0 + step as f64 / 6.0;

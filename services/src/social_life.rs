@@ -17,7 +17,7 @@ use geppetto_core::archetype::ArchetypeSpec;
 use geppetto_core::life::simulator::SimulatedAgent;
 use geppetto_core::rng::{derive_seed, stable_hash};
 use geppetto_core::social::{
-    FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep, Whereabouts,
+    FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep, StepAt, Whereabouts,
 };
 use geppetto_core::story::{
     DetectorConfig, GoalChange, StoryDetector, StoryEventKind, StorySignal,
@@ -158,9 +158,9 @@ impl SocialLife {
         if !self.hostile_acts.iter().any(|a| a == act) {
             return out;
         }
+        let at = &mut StepAt::new(place, now_hours, &mut out);
         for &witness in witnesses {
-            self.fabric
-                .witness(agents, witness, actor, act, place, now_hours, &mut out);
+            self.fabric.witness(agents, witness, actor, act, at);
         }
         for event in &out.events {
             self.detector.push(event.clone());

@@ -305,6 +305,46 @@ pub struct SocialStep {
     pub goals_created: Vec<(String, String)>,
 }
 
+/// Where and when a part of a step happens, and the step it adds to: what the functions that
+/// carry out an interaction, a witnessing or an observation all pass along.
+#[derive(Debug)]
+pub struct StepAt<'s> {
+    /// Where it happens (its players witness the story events).
+    pub place: &'s SocialPlace,
+    /// Game hour.
+    pub now_hours: f64,
+    /// The step's output, added to.
+    pub out: &'s mut SocialStep,
+}
+
+impl<'s> StepAt<'s> {
+    /// At `place` and game hour `now_hours`, adding to `out`.
+    pub fn new(place: &'s SocialPlace, now_hours: f64, out: &'s mut SocialStep) -> Self {
+        Self {
+            place,
+            now_hours,
+            out,
+        }
+    }
+
+    /// Adds a story event of `kind` that happened here and now.
+    pub fn push_event(&mut self, kind: StoryEventKind) {
+        self.out.events.push(self.place.event(self.now_hours, kind));
+    }
+
+    /// Adds the goals `npc` took on (`descriptions`): each a story event and a created goal.
+    pub(super) fn goals_created(&mut self, npc: &str, descriptions: Vec<String>) {
+        for description in descriptions {
+            self.push_event(StoryEventKind::Goal {
+                npc: npc.to_owned(),
+                description: description.clone(),
+                change: GoalChange::Created,
+            });
+            self.out.goals_created.push((npc.to_owned(), description));
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Role {
     Social,
@@ -543,7 +583,10 @@ impl SocialFabric {
         self.cache.invalidate();
         // Observing looks each covered NPC up once and notes its initiative on the way.
         let initiatives: Vec<f64> = covered()
-            .map(|index| self.observe(&agents[index], whereabouts.of(index), now_hours, &mut out))
+            .map(|index| {
+                let at = &mut StepAt::new(whereabouts.of(index), now_hours, &mut out);
+                self.observe(&agents[index], at)
+            })
             .collect();
         self.witness_hostile_acts(agents, whereabouts, count, now_hours, seed, &mut out);
         for (initiator, initiative) in covered().zip(initiatives) {
@@ -580,51 +623,37 @@ impl SocialFabric {
                 continue;
             };
             let draw = rng.next_unit();
-            self.resolve(
-                agents,
-                initiator,
-                &offer,
-                whereabouts.of(initiator),
-                now_hours,
-                draw,
-                &mut out,
-            );
+            let at = &mut StepAt::new(whereabouts.of(initiator), now_hours, &mut out);
+            self.resolve(agents, initiator, &offer, draw, at);
         }
         self.last_step_hours = Some(now_hours);
         out
     }
 
-    fn observe(
-        &mut self,
-        simulated: &SimulatedAgent,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
-    ) -> f64 {
+    fn observe(&mut self, simulated: &SimulatedAgent, at: &mut StepAt<'_>) -> f64 {
         let agent = &simulated.agent;
         let needs = self.needs;
         let (mood_change_min, low_line) = (self.config.mood_change_min, self.config.need_low_below);
         // One lookup (a key is cloned to ask: cheaper than walking the tree twice).
         let member = self.members.entry(agent.id.clone()).or_default();
         let initiative = member.profile.social_initiative;
-        let event = |kind| place.event(now_hours, kind);
-        if member.location.as_deref() != Some(place.location.as_str())
-            && let Some(from) = member.location.replace(place.location.clone())
+        if member.location.as_deref() != Some(at.place.location.as_str())
+            && let Some(from) = member.location.replace(at.place.location.clone())
         {
-            out.events.push(event(StoryEventKind::Moved {
+            at.push_event(StoryEventKind::Moved {
                 npc: agent.id.clone(),
                 from,
-            }));
+            });
         }
         if let Some((_, wellbeing)) = &simulated.wellbeing {
             match member.mood {
                 Some(previous) if (wellbeing.mood - previous).abs() >= mood_change_min => {
-                    out.events.push(event(StoryEventKind::MoodChanged {
+                    at.push_event(StoryEventKind::MoodChanged {
                         npc: agent.id.clone(),
                         previous,
                         mood: wellbeing.mood,
                         stress: wellbeing.stress,
-                    }));
+                    });
                     member.mood = Some(wellbeing.mood);
                 }
                 None => member.mood = Some(wellbeing.mood),
@@ -645,11 +674,11 @@ impl SocialFabric {
                     Role::Purpose => "purpose",
                     Role::Ambition => "ambition",
                 };
-                out.events.push(event(StoryEventKind::NeedLow {
+                at.push_event(StoryEventKind::NeedLow {
                     npc: agent.id.clone(),
                     need: name.into(),
                     level: value,
-                }));
+                });
             } else if value >= low_line && was_low {
                 member.low_needs.retain(|n| *n != need);
             }
@@ -701,50 +730,39 @@ impl SocialFabric {
                     stable_hash(&format!("{}|{actor_id}", agents[witness].agent.id)),
                 );
                 if DetRng::new(stream).next_unit() < self.config.witness_chance {
-                    self.witness(
-                        agents,
-                        witness,
-                        &actor_id,
-                        &act,
-                        whereabouts.of(witness),
-                        now_hours,
-                        out,
-                    );
+                    let at = &mut StepAt::new(whereabouts.of(witness), now_hours, out);
+                    self.witness(agents, witness, &actor_id, &act, at);
                 }
             }
         }
     }
 
-    /// `witness` sees `actor` commit `act` (`theft`) at `place`: it holds a first-hand threat
-    /// rumour about the actor, trusts and respects it less, feels the threat, and its archetype
-    /// may react to it (`on: threat`).
-    #[allow(clippy::too_many_arguments)]
+    /// `witness` sees `actor` commit `act` (`theft`) at `at`'s place and hour: it holds a
+    /// first-hand threat rumour about the actor, trusts and respects it less, feels the threat,
+    /// and its archetype may react to it (`on: threat`); the story events go to `at`'s step.
     pub fn witness(
         &mut self,
         agents: &mut [SimulatedAgent],
         witness: usize,
         actor: &str,
         act: &str,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
+        at: &mut StepAt<'_>,
     ) {
         let Some(witness_id) = agents.get(witness).map(|a| a.agent.id.clone()) else {
             return;
         };
-        let event = |kind| place.event(now_hours, kind);
-        out.events.push(event(StoryEventKind::Witnessed {
+        at.push_event(StoryEventKind::Witnessed {
             witness: witness_id.clone(),
             actor: actor.to_owned(),
             act: act.to_owned(),
-        }));
+        });
         let cause = format!("witnessed:{act}");
         let regard = FacetDeltas {
             trust: -self.config.witness_trust_loss,
             respect: -self.config.witness_respect_loss,
             ..FacetDeltas::default()
         };
-        self.change_regard(&witness_id, actor, &regard, &cause, place, now_hours, out);
+        self.change_regard(&witness_id, actor, &regard, &cause, at);
         let confidence = self.config.witness_confidence;
         self.learn(
             &witness_id,
@@ -754,27 +772,24 @@ impl SocialFabric {
                 intent: GossipIntent::Warn,
                 about_person: true,
                 confidence,
-                origin_event: format!("{act}:{actor}:{now_hours:.2}"),
+                origin_event: format!("{act}:{actor}:{:.2}", at.now_hours),
                 depth: 0,
                 holder: witness_id.clone(),
             },
         );
         let pressure = confidence * self.config.gossip.threat_pressure_per_credibility;
-        self.feel_threat(agents, witness, actor, pressure, place, now_hours, out);
+        self.feel_threat(agents, witness, actor, pressure, at);
     }
 
     /// A credible threat about `subject` reaches `npc`: survival pressure, and the `threat`
     /// goal reactions of its archetype.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn feel_threat(
         &mut self,
         agents: &mut [SimulatedAgent],
         npc: usize,
         subject: &str,
         pressure: f64,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
+        at: &mut StepAt<'_>,
     ) {
         let survival = self.need(Role::Survival);
         let simulated = &mut agents[npc];
@@ -782,50 +797,28 @@ impl SocialFabric {
         let created = simulated
             .goals
             .as_mut()
-            .map(|book| book.react("threat", subject, now_hours))
+            .map(|book| book.react("threat", subject, at.now_hours))
             .unwrap_or_default();
         let id = simulated.agent.id.clone();
-        Self::goals_created(&id, created, place, now_hours, out);
+        at.goals_created(&id, created);
     }
 
-    pub(super) fn goals_created(
-        npc: &str,
-        descriptions: Vec<String>,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
-    ) {
-        for description in descriptions {
-            out.events.push(place.event(
-                now_hours,
-                StoryEventKind::Goal {
-                    npc: npc.to_owned(),
-                    description: description.clone(),
-                    change: GoalChange::Created,
-                },
-            ));
-            out.goals_created.push((npc.to_owned(), description));
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn change_regard(
         &mut self,
         from: &str,
         to: &str,
         deltas: &FacetDeltas,
         cause: &str,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
+        at: &mut StepAt<'_>,
     ) {
         for (facet, delta) in deltas.changes() {
-            let applied = self.relationships.adjust(from, to, facet, delta, now_hours);
-            self.record_change(from, to, facet, applied, cause, place, now_hours, out);
+            let applied = self
+                .relationships
+                .adjust(from, to, facet, delta, at.now_hours);
+            self.record_change(from, to, facet, applied, cause, at);
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn record_change(
         &self,
         from: &str,
@@ -833,24 +826,19 @@ impl SocialFabric {
         facet: Facet,
         applied: f64,
         cause: &str,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
+        at: &mut StepAt<'_>,
     ) {
         if applied == 0.0 {
             return;
         }
-        out.events.push(place.event(
-            now_hours,
-            StoryEventKind::RelationshipChanged {
-                from: from.to_owned(),
-                to: to.to_owned(),
-                facet,
-                delta: applied,
-                value: self.relationships.value(from, to, facet),
-                cause: cause.to_owned(),
-            },
-        ));
+        at.push_event(StoryEventKind::RelationshipChanged {
+            from: from.to_owned(),
+            to: to.to_owned(),
+            facet,
+            delta: applied,
+            value: self.relationships.value(from, to, facet),
+            cause: cause.to_owned(),
+        });
     }
 
     pub(super) fn apply_needs(&self, agent: &mut Agent, deltas: &NeedDeltas) {

@@ -22,7 +22,7 @@ pub mod resolve;
 pub use advert::Offer;
 pub use fabric::{
     FabricConfig, InteractionRecord, Member, NeedNames, SocialFabric, SocialPlace, SocialProfile,
-    SocialStep, Whereabouts,
+    SocialStep, StepAt, Whereabouts,
 };
 pub use gossip::{
     Gossip, GossipConfig, GossipIntent, GossipReaction, Reception, RumourBook, RumourTopic,

@@ -4,7 +4,7 @@
 //! record it — `witnessed` exactly when a player is present.
 
 use super::advert::Offer;
-use super::fabric::{InteractionRecord, Role, SocialFabric, SocialPlace, SocialStep, level};
+use super::fabric::{InteractionRecord, Role, SocialFabric, StepAt, level};
 use super::gossip::{Gossip, GossipIntent, GossipReaction, Reception, RumourTopic};
 use super::interaction::{Effects, FacetDeltas, InteractionKind};
 use super::relationships::Facet;
@@ -13,19 +13,17 @@ use crate::life::simulator::SimulatedAgent;
 use crate::story::event::StoryEventKind;
 
 impl SocialFabric {
-    /// Resolves `offer` made to `initiator` with the uniform draw `draw`, applies its effects
-    /// and records it.
-    #[allow(clippy::too_many_arguments)]
+    /// Resolves `offer` made to `initiator` with the uniform draw `draw` at `at`'s place and
+    /// hour, applies its effects and records it in `at`'s step.
     pub fn resolve(
         &mut self,
         agents: &mut [SimulatedAgent],
         initiator: usize,
         offer: &Offer,
-        place: &SocialPlace,
-        now_hours: f64,
         draw: f64,
-        out: &mut SocialStep,
+        at: &mut StepAt<'_>,
     ) {
+        let now_hours = at.now_hours;
         let target = offer.partner;
         if initiator == target || target >= agents.len() || initiator >= agents.len() {
             return;
@@ -50,7 +48,7 @@ impl SocialFabric {
                 .resolve(&self.relationships, kind, &me, &them, draw);
         let cause = kind.as_str();
         if let Some(rumour) = &offer.rumour {
-            success = self.tell(agents, initiator, target, rumour, place, now_hours, out);
+            success = self.tell(agents, initiator, target, rumour, at);
             let rule = self.config.interactions.rule(kind);
             effects = if success {
                 rule.on_success
@@ -58,12 +56,8 @@ impl SocialFabric {
                 rule.on_rejection
             };
         }
-        self.apply_effects(
-            agents, initiator, target, &effects, cause, place, now_hours, out,
-        );
-        self.consequences(
-            agents, initiator, target, offer, success, place, now_hours, out,
-        );
+        self.apply_effects(agents, initiator, target, &effects, cause, at);
+        self.consequences(agents, initiator, target, offer, success, at);
         for npc in [&me, &them] {
             self.reservations
                 .cool_down(npc, now_hours + self.config.cooldown_hours);
@@ -73,40 +67,37 @@ impl SocialFabric {
             .as_mut()
             .map(|book| book.react(cause, &me, now_hours))
             .unwrap_or_default();
-        Self::goals_created(&them, created, place, now_hours, out);
+        at.goals_created(&them, created);
         let mood = |a: &SimulatedAgent| a.wellbeing.as_ref().map_or(0.0, |(_, w)| w.mood);
         let faction = |npc: &str| {
             self.members
                 .get(npc)
                 .and_then(|m| m.profile.faction.clone())
         };
-        let witnessed = !place.players.is_empty();
-        out.events.push(place.event(
-            now_hours,
-            StoryEventKind::Interaction {
-                initiator: me.clone(),
-                target: them.clone(),
-                interaction: kind,
-                success,
-                against: offer.victim.clone(),
-                initiator_faction: faction(&me),
-                target_faction: faction(&them),
-                target_loyalty_before: loyalty_before,
-                victim_loyalty_before,
-                initiator_affinity: self.relationships.value(&me, &them, Facet::Affinity),
-                target_affinity: self.relationships.value(&them, &me, Facet::Affinity),
-                initiator_mood: mood(&agents[initiator]),
-                target_mood: mood(&agents[target]),
-                witnessed,
-            },
-        ));
-        out.interactions.push(InteractionRecord {
+        let witnessed = !at.place.players.is_empty();
+        at.push_event(StoryEventKind::Interaction {
+            initiator: me.clone(),
+            target: them.clone(),
+            interaction: kind,
+            success,
+            against: offer.victim.clone(),
+            initiator_faction: faction(&me),
+            target_faction: faction(&them),
+            target_loyalty_before: loyalty_before,
+            victim_loyalty_before,
+            initiator_affinity: self.relationships.value(&me, &them, Facet::Affinity),
+            target_affinity: self.relationships.value(&them, &me, Facet::Affinity),
+            initiator_mood: mood(&agents[initiator]),
+            target_mood: mood(&agents[target]),
+            witnessed,
+        });
+        at.out.interactions.push(InteractionRecord {
             initiator: me,
             target: them,
             kind,
             success,
             chance,
-            location: place.location.clone(),
+            location: at.place.location.clone(),
             witnessed,
             at_hours: now_hours,
             against: offer.victim.clone(),
@@ -114,7 +105,6 @@ impl SocialFabric {
         });
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn apply_effects(
         &mut self,
         agents: &mut [SimulatedAgent],
@@ -122,30 +112,13 @@ impl SocialFabric {
         target: usize,
         effects: &Effects,
         cause: &str,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
+        at: &mut StepAt<'_>,
     ) {
+        let now_hours = at.now_hours;
         let me = agents[initiator].agent.id.clone();
         let them = agents[target].agent.id.clone();
-        self.change_regard(
-            &me,
-            &them,
-            &effects.initiator_regard,
-            cause,
-            place,
-            now_hours,
-            out,
-        );
-        self.change_regard(
-            &them,
-            &me,
-            &effects.target_regard,
-            cause,
-            place,
-            now_hours,
-            out,
-        );
+        self.change_regard(&me, &them, &effects.initiator_regard, cause, at);
+        self.change_regard(&them, &me, &effects.target_regard, cause, at);
         self.apply_needs(&mut agents[initiator].agent, &effects.initiator_needs);
         self.apply_needs(&mut agents[target].agent, &effects.target_needs);
         Self::remember_mood(&mut agents[initiator], effects.initiator_mood, now_hours);
@@ -153,7 +126,6 @@ impl SocialFabric {
     }
 
     /// The rumours and third-party effects an interaction leaves behind.
-    #[allow(clippy::too_many_arguments)]
     fn consequences(
         &mut self,
         agents: &mut [SimulatedAgent],
@@ -161,10 +133,9 @@ impl SocialFabric {
         target: usize,
         offer: &Offer,
         success: bool,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
+        at: &mut StepAt<'_>,
     ) {
+        let (place, now_hours) = (at.place, at.now_hours);
         let me = agents[initiator].agent.id.clone();
         let them = agents[target].agent.id.clone();
         let rumour =
@@ -223,9 +194,7 @@ impl SocialFabric {
                             trust: -self.config.interactions.scheme_victim_trust_loss,
                             ..FacetDeltas::default()
                         };
-                        self.change_regard(
-                            &them, victim, &turned, "scheming", place, now_hours, out,
-                        );
+                        self.change_regard(&them, victim, &turned, "scheming", at);
                     }
                 }
             }
@@ -234,17 +203,15 @@ impl SocialFabric {
     }
 
     /// `teller` (index) tells `rumour` to `listener` (index); returns whether it was believed.
-    #[allow(clippy::too_many_arguments)]
     fn tell(
         &mut self,
         agents: &mut [SimulatedAgent],
         teller: usize,
         listener: usize,
         rumour: &Gossip,
-        place: &SocialPlace,
-        now_hours: f64,
-        out: &mut SocialStep,
+        at: &mut StepAt<'_>,
     ) -> bool {
+        let now_hours = at.now_hours;
         let teller_id = agents[teller].agent.id.clone();
         let listener_id = agents[listener].agent.id.clone();
         let economic = level(&agents[listener].agent, self.need(Role::Economic)).unwrap_or(1.0);
@@ -262,19 +229,16 @@ impl SocialFabric {
             Reception::Dismissed { credibility } => (false, *credibility),
             Reception::Accepted { credibility, .. } => (true, *credibility),
         };
-        out.events.push(place.event(
-            now_hours,
-            StoryEventKind::RumourHeard {
-                listener: listener_id.clone(),
-                teller: teller_id,
-                subject: rumour.subject.clone(),
-                gossip: rumour.kind,
-                intent: rumour.intent,
-                depth: rumour.depth,
-                credibility,
-                accepted,
-            },
-        ));
+        at.push_event(StoryEventKind::RumourHeard {
+            listener: listener_id.clone(),
+            teller: teller_id,
+            subject: rumour.subject.clone(),
+            gossip: rumour.kind,
+            intent: rumour.intent,
+            depth: rumour.depth,
+            credibility,
+            accepted,
+        });
         let Reception::Accepted {
             copy, reactions, ..
         } = reception
@@ -284,15 +248,7 @@ impl SocialFabric {
         for reaction in reactions {
             match reaction {
                 GossipReaction::RaiseSurvivalPressure(pressure) => {
-                    self.feel_threat(
-                        agents,
-                        listener,
-                        &rumour.subject,
-                        pressure,
-                        place,
-                        now_hours,
-                        out,
-                    );
+                    self.feel_threat(agents, listener, &rumour.subject, pressure, at);
                 }
                 GossipReaction::AcquireGoal { subject } => {
                     let simulated = &mut agents[listener];
@@ -316,20 +272,11 @@ impl SocialFabric {
                         .add(goal)
                         .is_ok();
                     if added {
-                        Self::goals_created(&listener_id, vec![description], place, now_hours, out);
+                        at.goals_created(&listener_id, vec![description]);
                     }
                 }
                 GossipReaction::TrustChanged { toward, delta } => {
-                    self.record_change(
-                        &listener_id,
-                        &toward,
-                        Facet::Trust,
-                        delta,
-                        "gossip",
-                        place,
-                        now_hours,
-                        out,
-                    );
+                    self.record_change(&listener_id, &toward, Facet::Trust, delta, "gossip", at);
                 }
             }
         }
