@@ -398,7 +398,7 @@ impl fmt::Display for Brain {
             let flag = if c.critical { " CRITICAL" } else { "" };
             writeln!(
                 out,
-                "  {:<9} [{}] {:>7.2}  weight {}  decay/h {}{flag}",
+                "  {:<9} [{}] {:>7.2}  weight {:?}  decay/h {:?}{flag}",
                 c.name,
                 bar(c.value, c.min, c.max),
                 c.value,
@@ -440,7 +440,7 @@ impl fmt::Display for Brain {
             let b = &c.breakdown;
             writeln!(
                 out,
-                "{}. {}/{} -> {:.2}  (benefit {}, priority {}, personality {}, context {}, distance {}, cost {})",
+                "{}. {}/{} -> {:.2}  (benefit {:?}, priority {:?}, personality {:?}, context {:?}, distance {:?}, cost {:?})",
                 i + 1,
                 c.provider,
                 c.action,
