@@ -456,7 +456,7 @@ fn a_resident_walks_across_a_border_into_another_zone_and_lives_on_there() {
 fn a_write_checked_against_a_lease_that_changed_hands_is_refused_whole() {
     use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
     use geppetto_service::bus::{EventBus, StreamKind};
-    use geppetto_service::lease::{LeaseConfig, Leases};
+    use geppetto_service::runtime::lease::{LeaseConfig, Leases};
 
     let server = redis_server::RedisServer::start();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -489,7 +489,7 @@ fn a_write_checked_against_a_lease_that_changed_hands_is_refused_whole() {
         // The lease runs out (the holder was paused) and another instance takes it.
         let mut connection = bus.shared_connection();
         redis::cmd("DEL")
-            .arg(geppetto_service::lease::lease_key(&zone))
+            .arg(geppetto_service::runtime::lease::lease_key(&zone))
             .query_async::<()>(&mut connection)
             .await
             .expect("expire");

@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use geppetto_service::bus::envelope::{EnvelopeLimits, parse_world_within};
-use geppetto_service::commands::validate::validate;
+use geppetto_service::cli::validate::validate;
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
-use geppetto_service::isolation::IsolationState;
-use geppetto_service::world_file::embedded_village;
+use geppetto_service::content::world_file::embedded_village;
+use geppetto_service::zone::isolation::IsolationState;
 use geppetto_service::zone::{TickInputs, Zone, ZoneConfig, ZoneOutput};
 
 fn corpus(kind: &str) -> PathBuf {

@@ -19,13 +19,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
-use geppetto_service::actor::ActorRuntime;
 use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
 use geppetto_service::bus::memory::InProcessBus;
 use geppetto_service::bus::{EventBus, StreamKind};
-use geppetto_service::isolation::IsolationState;
-use geppetto_service::serve::start_llm;
-use geppetto_service::service::{ConsumerConfig, run_zone};
+use geppetto_service::cli::serve::start_llm;
+use geppetto_service::runtime::actor::ActorRuntime;
+use geppetto_service::runtime::zone_loop::{ConsumerConfig, run_zone};
+use geppetto_service::zone::isolation::IsolationState;
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -150,7 +150,7 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
                 handle,
                 Arc::clone(&bus),
                 ConsumerConfig::default(),
-                geppetto_service::service::Persistence::volatile(),
+                geppetto_service::runtime::zone_loop::Persistence::volatile(),
                 Some(seams.link),
                 stopped.clone(),
             ));

@@ -14,7 +14,7 @@ use std::process::Command;
 
 use geppetto_service::bus::StreamKind;
 use geppetto_service::bus::envelope::parse_world;
-use geppetto_service::isolation::IsolationState;
+use geppetto_service::zone::isolation::IsolationState;
 use geppetto_service::zone::{TickInputs, ZoneOutput};
 use serde_json::{Value, json};
 use village::{calm, village};

@@ -15,14 +15,14 @@ mod village;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use geppetto_service::actor::{ActorRuntime, ZoneHooks};
 use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
 use geppetto_service::bus::{EventBus, StreamKind};
-use geppetto_service::isolation::IsolationState;
-use geppetto_service::service::{
+use geppetto_service::runtime::actor::{ActorRuntime, ZoneHooks};
+use geppetto_service::runtime::zone_loop::{
     ConsumerConfig, IsolationPersistence, LoopStats, Persistence, run_zone,
 };
 use geppetto_service::zone::Zone;
+use geppetto_service::zone::isolation::IsolationState;
 use geppetto_storage::SnapshotStore;
 use redis_server::RedisServer;
 use schema::check_schema;
@@ -619,7 +619,7 @@ fn a_panicking_npc_is_demoted_after_three_failures_while_the_others_tick() {
         .count();
     assert!(others >= 5, "the others keep ticking ({others})");
     let restored = geppetto_service::runtime::block_on(1, async move {
-        geppetto_service::service::load_isolation(&*store, ZONE).await
+        geppetto_service::runtime::zone_loop::load_isolation(&*store, ZONE).await
     })
     .expect("runtime");
     assert!(
@@ -634,7 +634,7 @@ fn a_panicking_npc_is_demoted_after_three_failures_while_the_others_tick() {
 fn the_governor_demotes_and_skips_under_a_slow_npc() {
     use geppetto_service::content::profiles::ProfileLibrary;
     use geppetto_service::content::sets::SetLibrary;
-    use geppetto_service::world_file::embedded_village;
+    use geppetto_service::content::world_file::embedded_village;
     use geppetto_service::zone::{Fault, ZoneConfig};
     let server = RedisServer::start();
     // The ten villagers given inline only: the archetype residents' first ticks (everyone

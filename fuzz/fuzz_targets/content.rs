@@ -12,8 +12,8 @@ use geppetto_service::content::affect::{DEFAULTS, compile_persona};
 use geppetto_service::content::archetypes::ArchetypeLibrary;
 use geppetto_service::content::profiles::{ProfileLibrary, parse_profile};
 use geppetto_service::content::sets::{SetLibrary, parse_set};
-use geppetto_service::isolation::IsolationState;
-use geppetto_service::world_file::{parse_world_file, parse_world_json};
+use geppetto_service::zone::isolation::IsolationState;
+use geppetto_service::content::world_file::{parse_world_file, parse_world_json};
 use geppetto_service::zone::{Zone, ZoneConfig};
 use libfuzzer_sys::fuzz_target;
 

@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 use geppetto_service::bus::envelope::{EnvelopeLimits, parse_world_within};
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
-use geppetto_service::isolation::IsolationState;
-use geppetto_service::world_file::{WorldFile, embedded_village};
+use geppetto_service::zone::isolation::IsolationState;
+use geppetto_service::content::world_file::{WorldFile, embedded_village};
 use geppetto_service::zone::{TickInputs, Zone, ZoneConfig, ZoneOutput};
 use libfuzzer_sys::fuzz_target;
 

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::bus::redis::RedisBusConfig;
-use crate::governor::GovernorConfig;
-use crate::isolation::IsolationConfig;
-use crate::service::{ClockConfig, ConsumerConfig};
-use crate::tiers::TierConfig;
+use crate::runtime::zone_loop::{ClockConfig, ConsumerConfig};
+use crate::zone::governor::GovernorConfig;
+use crate::zone::isolation::IsolationConfig;
+use crate::zone::tiers::TierConfig;
 use crate::zone::{TickConfig, ZoneConfig};
 
 /// A config file that cannot be used.
@@ -177,7 +177,7 @@ pub struct ServiceConfig {
     /// Admin API.
     pub admin: AdminConfig,
     /// Zones shared among instances by lease (`[cluster]`, off by default).
-    pub cluster: crate::cluster::ClusterConfig,
+    pub cluster: crate::runtime::cluster::ClusterConfig,
     /// Limits on `decide` / `decide-batch` requests (`geppetto decide --config`).
     pub decide: geppetto_core::wire::limits::DecideLimits,
     /// The LLM seams (`[llm]`, with `[llm.provider]` for an OpenAI-compatible endpoint; none
@@ -296,7 +296,10 @@ mod tests {
         );
         assert_eq!(config.admin, AdminConfig::default());
         assert_eq!(config.bus.redis, RedisBusConfig::default());
-        assert_eq!(config.cluster, crate::cluster::ClusterConfig::default());
+        assert_eq!(
+            config.cluster,
+            crate::runtime::cluster::ClusterConfig::default()
+        );
     }
 
     #[test]
@@ -307,7 +310,10 @@ mod tests {
         let cluster = parse_config("c", include_str!("../../config/geppetto-cluster.toml"))
             .expect("cluster config");
         assert!(cluster.cluster.enabled);
-        assert_eq!(cluster.cluster.zones, crate::cluster::ZoneSelection::Auto);
+        assert_eq!(
+            cluster.cluster.zones,
+            crate::runtime::cluster::ZoneSelection::Auto
+        );
     }
 
     #[test]

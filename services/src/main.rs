@@ -7,8 +7,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use geppetto_core::wire::limits::DecideLimits;
-use geppetto_service::commands::decide::read_request;
-use geppetto_service::commands::{self, CommandError};
+use geppetto_service::cli;
+use geppetto_service::cli::decide::read_request;
+use geppetto_service::cli::error::CommandError;
 use geppetto_service::config::load_config;
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
@@ -76,7 +77,7 @@ enum Command {
         #[arg(long, default_value_t = 24.0)]
         hours: f64,
         /// Game minutes per wall-clock second.
-        #[arg(long, default_value_t = geppetto_service::demo::DEFAULT_DEMO_SPEED)]
+        #[arg(long, default_value_t = cli::demo::DEFAULT_DEMO_SPEED)]
         speed: f64,
         /// Run over Redis Streams at this URL instead of the in-process bus.
         #[arg(long)]
@@ -134,7 +135,7 @@ enum Command {
         npc: String,
         /// A change: `tuning.FIELD=V`, `profile.PATH=V` or `need.NAME=V` (repeatable).
         #[arg(long = "set", required = true)]
-        changes: Vec<commands::whatif::Change>,
+        changes: Vec<cli::whatif::Change>,
         /// Game ticks of the window after its start (default: the whole log).
         #[arg(long)]
         ticks: Option<u64>,
@@ -218,7 +219,7 @@ struct ReplayArgs {
     zone: Option<String>,
     /// Start from a stored snapshot (`latest` or a sequence) and replay only what follows.
     #[arg(long)]
-    from_snapshot: Option<commands::replay::SnapshotPick>,
+    from_snapshot: Option<cli::replay::SnapshotPick>,
     /// The redb file holding the snapshots (default: the Redis or redb log's own store).
     #[arg(long)]
     store: Option<PathBuf>,
@@ -228,10 +229,7 @@ struct ReplayArgs {
 }
 
 impl ReplayArgs {
-    fn options(
-        self,
-        compare: Option<PathBuf>,
-    ) -> Result<commands::replay::ReplayOptions, CommandError> {
+    fn options(self, compare: Option<PathBuf>) -> Result<cli::replay::ReplayOptions, CommandError> {
         let service = match &self.config {
             Some(path) => Some(
                 geppetto_service::config::load_config(path)
@@ -248,7 +246,7 @@ impl ReplayArgs {
                     .map(|w| w.display().to_string())
             })
             .unwrap_or_else(|| "village".into());
-        Ok(commands::replay::ReplayOptions {
+        Ok(cli::replay::ReplayOptions {
             source: self.source.source(),
             limits: service
                 .as_ref()
@@ -281,8 +279,8 @@ struct LogSourceArgs {
 }
 
 impl LogSourceArgs {
-    fn source(self) -> commands::replay::LogSource {
-        use commands::replay::LogSource;
+    fn source(self) -> cli::replay::LogSource {
+        use cli::replay::LogSource;
         match (self.log, self.redis, self.redb) {
             (Some(file), _, _) => LogSource::File(file),
             (_, Some(url), _) => LogSource::Redis(url),
@@ -382,7 +380,7 @@ enum SetsCommand {
         #[arg(long)]
         inputs: Option<String>,
         /// Frames per second.
-        #[arg(long, default_value_t = geppetto_service::commands::sets::DEFAULT_FRAME_HZ)]
+        #[arg(long, default_value_t = cli::sets::DEFAULT_FRAME_HZ)]
         fps: f64,
         /// Turn inertia off (no commitment bonus, no cooldowns, re-score every frame).
         #[arg(long)]
@@ -467,7 +465,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             let library = profiles(args.profiles_dir.as_ref())?;
             let limits = args.limits()?;
             let input = args.request(&limits)?;
-            commands::decide::decide(&input, &library, &limits, args.pretty)
+            cli::decide::decide(&input, &library, &limits, args.pretty)
         }
         Command::DecideBatch { common, threads } => {
             let library = profiles(common.profiles_dir.as_ref())?;
@@ -476,7 +474,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             });
             let limits = common.limits()?;
             let input = common.request(&limits)?;
-            commands::decide::decide_batch(&input, &library, &limits, common.pretty, workers)
+            cli::decide::decide_batch(&input, &library, &limits, common.pretty, workers)
         }
         Command::Simulate {
             scenario,
@@ -488,23 +486,23 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             profiles_dir,
         } => {
             if let Some(world) = world {
-                let run = commands::world::WorldRun {
+                let run = cli::world::WorldRun {
                     hours: hours.unwrap_or(days * 24.0),
                     seed,
                     profiles: profiles(profiles_dir.as_ref())?,
                 };
-                return commands::world::simulate_world(&world, &run);
+                return cli::world::simulate_world(&world, &run);
             }
             let scenario = scenario
                 .ok_or_else(|| CommandError::BadInput("--scenario or --world is needed".into()))?;
             let library = profiles(profiles_dir.as_ref())?;
             let text = read_input(Some(&scenario))?;
-            let options = commands::simulate::SimulateOptions {
+            let options = cli::simulate::SimulateOptions {
                 hours,
                 seed,
                 summary,
             };
-            commands::simulate::simulate(&scenario, &text, &library, &sets()?, &options)
+            cli::simulate::simulate(&scenario, &text, &library, &sets()?, &options)
         }
         Command::Demo {
             hours,
@@ -516,8 +514,8 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             admin,
             log,
         } => {
-            geppetto_service::logging::init(&log.log_format)?;
-            let options = geppetto_service::demo::DemoOptions {
+            cli::logging::init(&log.log_format)?;
+            let options = cli::demo::DemoOptions {
                 hours,
                 speed,
                 redis,
@@ -526,7 +524,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 data,
                 admin,
             };
-            let printed = geppetto_service::demo::run_demo(&options, |line| print_line(&line))?;
+            let printed = cli::demo::run_demo(&options, |line| print_line(&line))?;
             Ok(format!("-- {printed} feed lines, {hours} game hours"))
         }
         Command::Serve {
@@ -535,18 +533,20 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             admin,
             log,
         } => {
-            geppetto_service::logging::init(&log.log_format)?;
-            let overrides = geppetto_service::serve::Overrides { instance, admin };
-            geppetto_service::serve::serve(&config, &overrides)?;
+            cli::logging::init(&log.log_format)?;
+            let overrides = cli::serve::Overrides { instance, admin };
+            cli::serve::serve(&config, &overrides)?;
             Ok(String::new())
         }
         Command::Cluster(ClusterCommand::Status { config, json }) => {
-            print_line(&geppetto_service::cluster::status_command(&config, json)?);
+            print_line(&geppetto_service::runtime::cluster::status_command(
+                &config, json,
+            )?);
             Ok(String::new())
         }
         Command::Replay { window, compare } => {
             let options = window.options(compare)?;
-            let summary = commands::replay::replay(&options, print_line)?;
+            let summary = cli::replay::replay(&options, print_line)?;
             eprintln!(
                 "-- {} log entries replayed, {} intents",
                 summary.replayed, summary.intents
@@ -568,12 +568,12 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             json,
         } => {
             let options = window.options(None)?;
-            let report = commands::whatif::what_if(&options, &npc, &changes, ticks)?;
+            let report = cli::whatif::what_if(&options, &npc, &changes, ticks)?;
             if json {
                 serde_json::to_string_pretty(&report)
                     .map_err(|e| CommandError::Environment(e.to_string()))
             } else {
-                Ok(commands::whatif::report_text(&report))
+                Ok(cli::whatif::report_text(&report))
             }
         }
         Command::Log(LogCommand::Export {
@@ -589,7 +589,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                         "--stream `{stream}`: one of world, intents, story, narrative, npc_events, deadletter"
                     ))
                 })?;
-            let written = commands::replay::export(&source.source(), &zone, stream, print_line)?;
+            let written = cli::replay::export(&source.source(), &zone, stream, print_line)?;
             eprintln!("-- {written} entries");
             Ok(String::new())
         }
@@ -602,7 +602,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             says_per_sec,
             llm_url,
         } => {
-            let options = geppetto_service::load::LoadOptions {
+            let options = cli::load::LoadOptions {
                 npcs,
                 player_rooms,
                 events_per_sec,
@@ -611,7 +611,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 says_per_sec,
                 llm_url,
             };
-            geppetto_service::load::run_load(&options)
+            cli::load::run_load(&options)
         }
         Command::Affect(AffectCommand::Run {
             persona,
@@ -621,12 +621,12 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             summary,
         }) => {
             let text = read_input(Some(&events))?;
-            let options = commands::affect::AffectRunOptions {
+            let options = cli::affect::AffectRunOptions {
                 time_scale,
                 resolution,
                 summary_only: summary,
             };
-            let (trace, report) = commands::affect::run(&persona, &events, &text, &options)?;
+            let (trace, report) = cli::affect::run(&persona, &events, &text, &options)?;
             if summary {
                 Ok(report)
             } else {
@@ -643,7 +643,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             ..
         } => {
             let follow = follow.then_some((std::time::Duration::from_secs(1), count));
-            commands::world::brain_live(&admin, &npc, json, follow, print_line)?;
+            cli::world::brain_live(&admin, &npc, json, follow, print_line)?;
             Ok(String::new())
         }
         Command::Brain {
@@ -653,12 +653,10 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             json,
             admin: None,
             ..
-        } => commands::world::brain_view(&world, &npc, hours, json),
-        Command::Validate { paths } => {
-            commands::validate::run(&paths, std::path::Path::new("config"))
-        }
+        } => cli::world::brain_view(&world, &npc, hours, json),
+        Command::Validate { paths } => cli::validate::run(&paths, std::path::Path::new("config")),
         Command::Sets(SetsCommand::Eval { set, inputs, seed }) => {
-            commands::sets::eval(&sets()?, &set, inputs.as_deref(), seed)
+            cli::sets::eval(&sets()?, &set, inputs.as_deref(), seed)
         }
         Command::Sets(SetsCommand::Simulate {
             set,
@@ -669,14 +667,14 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             no_inertia,
             seed,
         }) => {
-            let options = commands::sets::WobbleOptions {
+            let options = cli::sets::WobbleOptions {
                 seconds,
                 wobble,
                 frame_hz: fps,
                 no_inertia,
                 seed,
             };
-            commands::sets::simulate(&sets()?, &set, inputs.as_deref(), &options)
+            cli::sets::simulate(&sets()?, &set, inputs.as_deref(), &options)
         }
     }
 }

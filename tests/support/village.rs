@@ -2,8 +2,8 @@
 
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
-use geppetto_service::isolation::IsolationState;
-use geppetto_service::world_file::embedded_village;
+use geppetto_service::content::world_file::embedded_village;
+use geppetto_service::zone::isolation::IsolationState;
 use geppetto_service::zone::{Zone, ZoneConfig};
 
 /// The village zone with `config` and persisted isolation counts `isolation`.

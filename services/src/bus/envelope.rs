@@ -82,7 +82,7 @@ pub enum WorldEvent {
     NpcSpawned {
         /// Its spec as JSON — the decide-contract agent plus room, name, archetype; or
         /// `{"resident": {id, archetype, room, position, places?, overrides?}}` for an NPC
-        /// built from an archetype — checked as a [`crate::world_file::SpawnRecord`] when parsed.
+        /// built from an archetype — checked as a [`crate::content::world_file::SpawnRecord`] when parsed.
         npc: Value,
     },
     /// An NPC was removed by the game.
@@ -337,7 +337,7 @@ struct NpcTransfer {
 pub struct Arrival {
     /// The zone it left.
     pub from_zone: String,
-    /// How to build it (see [`crate::world_file::SpawnRecord`]): a decide-contract NPC, or
+    /// How to build it (see [`crate::content::world_file::SpawnRecord`]): a decide-contract NPC, or
     /// `{"resident": …}` for an archetype resident.
     pub npc: Value,
     /// Its needs as it left, by consideration name.
@@ -490,8 +490,12 @@ pub fn parse_world_within(
         }
         "npc_spawned" => {
             let npc = value.get("npc").cloned().unwrap_or(Value::Null);
-            crate::world_file::SpawnRecord::parse(&npc).map_err(|(path, reason)| {
-                EnvelopeError::new(&kind, &crate::world_file::field_path("npc", &path), reason)
+            crate::content::world_file::SpawnRecord::parse(&npc).map_err(|(path, reason)| {
+                EnvelopeError::new(
+                    &kind,
+                    &crate::content::world_file::field_path("npc", &path),
+                    reason,
+                )
             })?;
             WorldEvent::NpcSpawned { npc }
         }
@@ -509,9 +513,15 @@ pub fn parse_world_within(
         }
         "npc_arrived" => {
             let arrival: Arrival = payload(&kind, &value)?;
-            crate::world_file::SpawnRecord::parse(&arrival.npc).map_err(|(path, reason)| {
-                EnvelopeError::new(&kind, &crate::world_file::field_path("npc", &path), reason)
-            })?;
+            crate::content::world_file::SpawnRecord::parse(&arrival.npc).map_err(
+                |(path, reason)| {
+                    EnvelopeError::new(
+                        &kind,
+                        &crate::content::world_file::field_path("npc", &path),
+                        reason,
+                    )
+                },
+            )?;
             WorldEvent::NpcArrived(Box::new(arrival))
         }
         "provider_updated" => {

@@ -478,7 +478,7 @@ async fn write_loop(
                                     .fenced
                                     .fetch_add(messages.len() as u64, Ordering::Relaxed)
                                     + messages.len() as u64;
-                                crate::metrics::bus_fenced(total);
+                                crate::runtime::metrics::bus_fenced(total);
                                 tracing::warn!(
                                     zone,
                                     messages = messages.len(),

@@ -1,5 +1,5 @@
-//! Content loading: the data files designers author under `config/` (profiles, reactive sets;
-//! archetypes and worlds as they arrive). The repository's files are embedded in the binary so a
+//! Content loading: the data files designers author under `config/` (world files, profiles,
+//! reactive sets, archetypes, personas). The repository's files are embedded in the binary so a
 //! fresh clone runs anywhere; a directory given at run time adds to or overrides them. Every
 //! load error names the file, and where the format allows, the line and field.
 
@@ -7,6 +7,7 @@ pub mod affect;
 pub mod archetypes;
 pub mod profiles;
 pub mod sets;
+pub mod world_file;
 
 /// A content file that could not be used.
 #[derive(Debug, thiserror::Error)]

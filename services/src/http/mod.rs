@@ -29,8 +29,8 @@ use actix_web::{App, HttpServer, web};
 use geppetto_llm::Secret;
 use metrics_exporter_prometheus::PrometheusHandle;
 
-use crate::actor::ZoneHandle;
 use crate::bus::EventBus;
+use crate::runtime::actor::ZoneHandle;
 
 pub use feed::story_feed;
 
@@ -45,7 +45,7 @@ pub struct RunningZone {
     /// The zone's actor.
     pub handle: ZoneHandle,
     /// Snapshot and reload requests to its loop (absent when the zone takes none).
-    pub controls: Option<tokio::sync::mpsc::Sender<crate::service::ZoneControl>>,
+    pub controls: Option<tokio::sync::mpsc::Sender<crate::runtime::zone_loop::ZoneControl>>,
 }
 
 impl ZoneDirectory {
@@ -90,8 +90,11 @@ impl ZoneDirectory {
 
 /// Reads the content files again (world files, profile and archetype directories) and hands
 /// out one rebuild per running zone; an error names the file, path and reason.
-pub type ContentReload =
-    Arc<dyn Fn(&[String]) -> Result<Vec<(String, crate::service::Rebuild)>, String> + Send + Sync>;
+pub type ContentReload = Arc<
+    dyn Fn(&[String]) -> Result<Vec<(String, crate::runtime::zone_loop::Rebuild)>, String>
+        + Send
+        + Sync,
+>;
 
 /// What a zone's what-if replays: its world file, zone settings, log and snapshots.
 #[derive(Clone)]
@@ -103,7 +106,7 @@ pub struct WhatIfSource {
     /// The world-message limits its loop reads under.
     pub limits: crate::bus::envelope::EnvelopeLimits,
     /// The zone's world log.
-    pub log: crate::recovery::WorldLog,
+    pub log: crate::runtime::recovery::WorldLog,
     /// Its snapshots.
     pub store: Arc<dyn geppetto_storage::SnapshotStore>,
 }

@@ -15,10 +15,10 @@ use serde_json::{Value, json};
 use super::AdminState;
 use super::auth::require_token;
 use super::error::{ApiError, ApiResult};
-use crate::actor::ZoneHandle;
-use crate::brain::{BRAIN_TOP_CANDIDATES, Brain};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header, parse_world};
+use crate::runtime::actor::ZoneHandle;
+use crate::zone::brain::{BRAIN_TOP_CANDIDATES, Brain};
 
 /// Why an NPC's `mood` is null in the list (the brain view says the same as `mood_note`).
 const NO_MOOD: &str = "given inline, without an archetype: no mood";

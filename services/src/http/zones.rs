@@ -14,9 +14,9 @@ use serde_json::json;
 use super::auth::require_token;
 use super::error::{ApiError, ApiResult};
 use super::{AdminState, WhatIfSource};
-use crate::commands::replay::{LogSource, ReplayOptions, SnapshotPick};
-use crate::commands::whatif::{Change, what_if};
-use crate::service::{ReloadRequest, ZoneControl};
+use crate::cli::replay::{LogSource, ReplayOptions, SnapshotPick};
+use crate::cli::whatif::{Change, what_if};
+use crate::runtime::zone_loop::{ReloadRequest, ZoneControl};
 
 /// `POST /zones/{zone}/snapshot`: writes a snapshot of the zone now; answers with its sequence,
 /// the last world-log id it covers, tick, game time and size.

@@ -12,7 +12,7 @@ use geppetto_llm::LlmRequest;
 use super::{Refusal, TickInputs, Zone, ZoneOutput, room_key, unknown_npc};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{NpcEvent, WorldEvent, WorldMessage};
-use crate::world_file::SpawnRecord;
+use crate::content::world_file::SpawnRecord;
 
 impl Zone {
     /// Applies one world message; one naming what this zone does not hold is refused into
@@ -77,7 +77,11 @@ impl Zone {
                 let id = match SpawnRecord::parse(&arrival.npc) {
                     Ok(record) => record.id().to_owned(),
                     Err((path, reason)) => {
-                        refuse(out, &crate::world_file::field_path("npc", &path), reason);
+                        refuse(
+                            out,
+                            &crate::content::world_file::field_path("npc", &path),
+                            reason,
+                        );
                         return;
                     }
                 };
@@ -382,7 +386,7 @@ mod tests {
             goals(&zone),
             vec![("report the theft by vex".to_owned(), Some("vex".to_owned()))]
         );
-        let brain = crate::brain::Brain::of(&zone, "piet", 3).expect("piet");
+        let brain = crate::zone::brain::Brain::of(&zone, "piet", 3).expect("piet");
         let brain = serde_json::to_value(&brain).expect("json");
         let shown = brain["goals"].as_array().expect("goals");
         let goal = shown

@@ -23,11 +23,11 @@ use crate::content::affect::load_persona;
 use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
 use crate::content::sets::SetLibrary;
-use crate::governor::Governor;
-use crate::isolation::{Isolation, IsolationState};
-use crate::social_life::SocialLife;
-use crate::tiers::{NpcTier, Presence, RoomGraph, Tier};
-use crate::world_file::{NpcSpec, ResidentSpec, WorldFile};
+use crate::content::world_file::{NpcSpec, ResidentSpec, WorldFile};
+use crate::zone::governor::Governor;
+use crate::zone::isolation::{Isolation, IsolationState};
+use crate::zone::social_life::SocialLife;
+use crate::zone::tiers::{NpcTier, Presence, RoomGraph, Tier};
 
 impl Zone {
     /// Builds a zone from a checked world file (residents from the shipped archetypes).

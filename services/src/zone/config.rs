@@ -3,9 +3,9 @@
 
 use serde::Deserialize;
 
-use crate::governor::GovernorConfig;
-use crate::isolation::IsolationConfig;
-use crate::tiers::TierConfig;
+use crate::zone::governor::GovernorConfig;
+use crate::zone::isolation::IsolationConfig;
+use crate::zone::tiers::TierConfig;
 
 /// Zone tick settings (`[tick]` in `geppetto.toml`).
 #[derive(Clone, Debug, Deserialize, PartialEq)]

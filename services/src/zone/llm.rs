@@ -15,9 +15,9 @@ use crate::bus::envelope::WorldMessage;
 
 /// The placeholder writer over the embedded narration templates.
 pub(super) fn default_narrator() -> Result<Arc<TemplateProvider>, ZoneError> {
-    let assets =
-        crate::llm_bridge::embedded_assets().map_err(|e| ZoneError::Spec(e.to_string()))?;
-    Ok(crate::llm_bridge::placeholder_writer(
+    let assets = crate::runtime::llm_bridge::embedded_assets()
+        .map_err(|e| ZoneError::Spec(e.to_string()))?;
+    Ok(crate::runtime::llm_bridge::placeholder_writer(
         &assets,
         &LlmConfig::default(),
     ))

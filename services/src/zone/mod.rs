@@ -24,7 +24,11 @@
 //! - `travel`: spawns, despawns and hand-overs between zones;
 //! - `llm`: narration and perception requests;
 //! - `status`: views derived from the state, kept until what they count changes;
-//! - `state`: snapshots (capture and restore).
+//! - `state`: snapshots (capture and restore);
+//! - [`tiers`], [`governor`], [`isolation`]: the tick's policies (who is processed how often,
+//!   the per-tick budget, failing NPCs set aside);
+//! - [`social_life`]: the social fabric and story detector as the zone drives them;
+//! - [`brain`]: the debug-brain view of one NPC (read-only).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -38,16 +42,21 @@ use geppetto_core::{Decider, ProviderIndex};
 use geppetto_llm::{LlmRequest, TemplateProvider};
 
 mod apply;
+pub mod brain;
 mod build;
 mod config;
 mod emit;
+pub mod governor;
+pub mod isolation;
 mod llm;
 mod social;
+pub mod social_life;
 mod state;
 mod status;
 #[cfg(test)]
 pub(crate) mod testing;
 mod tick;
+pub mod tiers;
 mod travel;
 
 pub use config::{TickConfig, ZoneConfig, ZoneError};
@@ -61,11 +70,11 @@ pub use tick::{Clock, GovernorScript, MAX_BUFFERED_TICK_DURATIONS, TickInputs};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{Header, header, to_envelope};
 use crate::content::sets::SetLibrary;
-use crate::governor::Governor;
-use crate::isolation::{Isolation, IsolationState};
-use crate::social_life::SocialLife;
-use crate::tiers::{NpcTier, Presence, RoomGraph};
-use crate::world_file::ResidentSpec;
+use crate::content::world_file::ResidentSpec;
+use crate::zone::governor::Governor;
+use crate::zone::isolation::{Isolation, IsolationState};
+use crate::zone::social_life::SocialLife;
+use crate::zone::tiers::{NpcTier, Presence, RoomGraph};
 use geppetto_core::archetype::CompiledArchetype;
 use status::Derived;
 

@@ -142,7 +142,7 @@ mod tests {
                 .trust;
             assert!(trust < 0.5, "{witness} trusts the thief {trust}");
         }
-        let brain = crate::brain::Brain::of(&zone, &witnesses[0], 3).expect("witness");
+        let brain = crate::zone::brain::Brain::of(&zone, &witnesses[0], 3).expect("witness");
         let text = brain.to_string();
         assert!(
             text.contains("rumour: threat about stranger"),

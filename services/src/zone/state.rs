@@ -25,9 +25,9 @@ use serde::{Deserialize, Serialize};
 
 use super::status::Derived;
 use super::{DecisionTrace, IntentKind, Zone, ZoneError};
-use crate::governor::Governor;
-use crate::isolation::IsolationState;
-use crate::tiers::{NpcTier, Presence};
+use crate::zone::governor::Governor;
+use crate::zone::isolation::IsolationState;
+use crate::zone::tiers::{NpcTier, Presence};
 
 /// The schema version of a zone snapshot's payload; a newer one is refused, never misread.
 pub const ZONE_STATE_SCHEMA_VERSION: u32 = 1;

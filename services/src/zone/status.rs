@@ -9,7 +9,7 @@ use std::sync::Arc;
 use geppetto_core::social::{SocialPlace, Whereabouts};
 
 use super::{NpcMeta, Zone, room_key};
-use crate::tiers::{Presence, Tier};
+use crate::zone::tiers::{Presence, Tier};
 
 /// A summary of a zone for the service loop, metrics and the admin API, answered with every
 /// applied batch.

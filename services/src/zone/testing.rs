@@ -8,8 +8,8 @@ use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
-use crate::isolation::IsolationState;
-use crate::world_file::embedded_village;
+use crate::content::world_file::embedded_village;
+use crate::zone::isolation::IsolationState;
 
 /// A clock that stands still: the governor never finds a tick slow, so what these tests see
 /// does not depend on the machine's speed.

@@ -18,8 +18,8 @@ use geppetto_core::rng::{derive_seed, stable_hash};
 use super::{Zone, ZoneOutput};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{GovernorDecision, NpcEvent, WorldEvent, WorldMessage};
-use crate::governor::Verdict;
-use crate::tiers::Tier;
+use crate::zone::governor::Verdict;
+use crate::zone::tiers::Tier;
 
 /// Tick durations kept for the metrics between two reads at most (older ones are dropped).
 pub const MAX_BUFFERED_TICK_DURATIONS: usize = 4096;
@@ -408,9 +408,9 @@ mod tests {
     use super::*;
     use crate::content::profiles::ProfileLibrary;
     use crate::content::sets::SetLibrary;
-    use crate::isolation::IsolationState;
-    use crate::world_file::embedded_village;
+    use crate::content::world_file::embedded_village;
     use crate::zone::ZoneConfig;
+    use crate::zone::isolation::IsolationState;
     use crate::zone::testing::*;
     use std::collections::BTreeSet;
 

@@ -5,7 +5,7 @@
 use super::{Zone, ZoneError, ZoneOutput, room_key, unknown_npc};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{Intent, NpcEvent, WorldEvent, WorldMessage, header};
-use crate::world_file::SpawnRecord;
+use crate::content::world_file::SpawnRecord;
 
 impl Zone {
     /// Builds an NPC from a spawn record (see [`SpawnRecord`]) and keeps the record for
@@ -18,7 +18,7 @@ impl Zone {
         let parsed = SpawnRecord::parse(record).map_err(|(at, reason)| {
             ZoneError::Spec(format!(
                 "{}: {reason}",
-                crate::world_file::field_path(path, &at)
+                crate::content::world_file::field_path(path, &at)
             ))
         })?;
         match &parsed {

@@ -7,7 +7,7 @@ use geppetto_core::wire::limits::{DecideLimits, check_bytes};
 use geppetto_core::wire::{self, WireError};
 use serde::Serialize;
 
-use super::CommandError;
+use super::error::CommandError;
 use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
 
 fn bad_input(error: WireError) -> CommandError {

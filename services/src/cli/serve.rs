@@ -4,7 +4,7 @@
 //!
 //! A zone is started by [`ZoneStarter`]: recover it (snapshot + log), start its actor, run its
 //! loop and clock until told to stop. A single instance starts every zone at once; a clustered
-//! one (`[cluster] enabled`) leaves the choice to [`crate::cluster`], which starts and stops
+//! one (`[cluster] enabled`) leaves the choice to [`crate::runtime::cluster`], which starts and stops
 //! zones as it takes and gives up their leases.
 
 use std::collections::BTreeMap;
@@ -16,25 +16,25 @@ use geppetto_storage::{MemorySnapshotStore, RedbFile, RedisSnapshotStore, Snapsh
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::sync::{mpsc, watch};
 
-use crate::actor::ActorRuntime;
 use crate::bus::EventBus;
 use crate::bus::memory::InProcessBus;
 use crate::bus::redis::RedisBus;
-use crate::commands::CommandError;
+use crate::cli::error::CommandError;
 use crate::config::{BusKind, ServiceConfig, SnapshotBackend, load_config};
 use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
+use crate::content::world_file::{WorldFile, load_world_file};
 use crate::http::{self, AdminState, RunningZone, ZoneDirectory};
-use crate::isolation::IsolationState;
-use crate::lease::LeaseGuard;
-use crate::llm_bridge::{self, LlmLink};
-use crate::recovery::{SnapshotKeeper, WorldLog, recover};
-use crate::service::{
+use crate::runtime::actor::ActorRuntime;
+use crate::runtime::lease::LeaseGuard;
+use crate::runtime::llm_bridge::{self, LlmLink};
+use crate::runtime::recovery::{SnapshotKeeper, WorldLog, recover};
+use crate::runtime::zone_loop::{
     ClockKind, IsolationPersistence, LoopStats, Persistence, Rebuild, ServiceError, load_isolation,
     run_clock, run_zone,
 };
-use crate::world_file::{WorldFile, load_world_file};
+use crate::zone::isolation::IsolationState;
 use crate::zone::{Zone, ZoneConfig, ZoneError};
 
 fn environment(error: impl std::fmt::Display) -> CommandError {
@@ -263,7 +263,7 @@ pub struct ZoneStarter {
 /// A recovered zone whose actor runs, ready for its loop.
 pub struct OpenedZone {
     persistence: Persistence,
-    handle: crate::actor::ZoneHandle,
+    handle: crate::runtime::actor::ZoneHandle,
     start_time: u64,
 }
 
@@ -452,11 +452,13 @@ pub fn start_banner(config: &ServiceConfig, zones: &[String], admin_token_set: b
         BusKind::Redis => format!("Redis at {}", without_credentials(&config.bus.redis.url)),
     };
     let clock = match config.clock.kind {
-        crate::service::ClockKind::Internal => format!(
+        crate::runtime::zone_loop::ClockKind::Internal => format!(
             "its own clock, {} game minutes a second",
             config.clock.speed_minutes_per_second
         ),
-        crate::service::ClockKind::External => "the game's `time_advanced` events".to_owned(),
+        crate::runtime::zone_loop::ClockKind::External => {
+            "the game's `time_advanced` events".to_owned()
+        }
     };
     let instance = if config.cluster.enabled {
         format!(
@@ -570,8 +572,9 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
         });
         let mut tasks = Vec::new();
         let ownership = if clustered {
-            let cluster = crate::cluster::Ownership::new(Arc::clone(&starter), zone_names.clone())
-                .map_err(|e| CommandError::BadInput(e.to_string()))?;
+            let cluster =
+                crate::runtime::cluster::Ownership::new(Arc::clone(&starter), zone_names.clone())
+                    .map_err(|e| CommandError::BadInput(e.to_string()))?;
             Some(tokio::spawn(cluster.run(stopped.clone())))
         } else {
             for zone in &zone_names {

@@ -24,23 +24,23 @@ pub const EMBEDDED_VILLAGE: (&str, &[(&str, &str)]) = (
     &[
         (
             "config/worlds/village/npcs.yaml",
-            include_str!("../../config/worlds/village/npcs.yaml"),
+            include_str!("../../../config/worlds/village/npcs.yaml"),
         ),
         (
             "config/worlds/village/providers.yaml",
-            include_str!("../../config/worlds/village/providers.yaml"),
+            include_str!("../../../config/worlds/village/providers.yaml"),
         ),
         (
             "config/worlds/village/residents.yaml",
-            include_str!("../../config/worlds/village/residents.yaml"),
+            include_str!("../../../config/worlds/village/residents.yaml"),
         ),
         (
             "config/worlds/village/rooms.yaml",
-            include_str!("../../config/worlds/village/rooms.yaml"),
+            include_str!("../../../config/worlds/village/rooms.yaml"),
         ),
         (
             "config/worlds/village/world.yaml",
-            include_str!("../../config/worlds/village/world.yaml"),
+            include_str!("../../../config/worlds/village/world.yaml"),
         ),
     ],
 );

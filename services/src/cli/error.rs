@@ -1,14 +1,5 @@
-//! The CLI's subcommands, one module each, as functions from parsed arguments and input text to
-//! output text, so tests can call them without a process.
-
-pub mod affect;
-pub mod decide;
-pub mod replay;
-pub mod sets;
-pub mod simulate;
-pub mod validate;
-pub mod whatif;
-pub mod world;
+//! The one error type of the CLI's commands and of the runtime they start: its variant decides
+//! the process's exit code (2: the input was refused; 1: something around it failed).
 
 /// Why a command failed; decides the exit code.
 #[derive(Debug, thiserror::Error)]

@@ -9,7 +9,7 @@ use geppetto_core::life::reactive::{SetState, UtilitySet, run_wobbling};
 use geppetto_core::rng::DetRng;
 use geppetto_core::vocabulary::Vocabulary;
 
-use super::CommandError;
+use super::error::CommandError;
 use crate::content::sets::SetLibrary;
 
 /// Frames a second `sets simulate` runs at unless told otherwise.

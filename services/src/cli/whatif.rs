@@ -12,7 +12,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::CommandError;
+use super::error::CommandError;
 use super::replay::{ReplayContent, ReplayOptions, Window, replay_window};
 use crate::content::profiles::DEFAULT_PROFILE;
 use crate::zone::Zone;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::{self, request::DecideBatchRequest, request::DecideRequest};
 
-use super::CommandError;
+use super::error::CommandError;
 use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::parse_profile;
 use crate::content::sets::parse_set;
@@ -97,7 +97,7 @@ fn check_file(kind: &str, path: &Path, findings: &mut Findings) {
             .map(|_| ())
             .map_err(|e| as_line(&e)),
         "examples" => check_example(path, &file, &text),
-        "worlds" => crate::world_file::parse_world_file(&file, &text)
+        "worlds" => crate::content::world_file::parse_world_file(&file, &text)
             .map(|_| ())
             .map_err(|e| as_line(&e)),
         _ => Ok(()),
@@ -126,7 +126,7 @@ fn check_world_dirs(dir: &Path, findings: &mut Findings) {
 /// One world given as a directory of section files, checked whole.
 fn check_world_dir(world: &Path, findings: &mut Findings) {
     findings.checked += 1;
-    if let Err(e) = crate::world_file::load_world_file(world) {
+    if let Err(e) = crate::content::world_file::load_world_file(world) {
         findings.problems.push(as_line(&e));
     }
 }

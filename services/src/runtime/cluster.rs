@@ -28,12 +28,12 @@ use tokio::task::JoinHandle;
 
 use crate::bus::StreamKind;
 use crate::bus::redis::{RedisBus, group_field};
-use crate::commands::CommandError;
+use crate::cli::error::CommandError;
+use crate::cli::serve::ZoneStarter;
 use crate::config::load_config;
-use crate::lease::{HeldLease, LeaseConfig, LeaseError, Leases, fair_share};
-use crate::serve::ZoneStarter;
-use crate::service::ConsumerConfig;
-use crate::world_file::load_world_file;
+use crate::content::world_file::load_world_file;
+use crate::runtime::lease::{HeldLease, LeaseConfig, LeaseError, Leases, fair_share};
+use crate::runtime::zone_loop::ConsumerConfig;
 
 /// Which zones an instance may take.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use geppetto_core::affect::{AffectEvent, AffectModel};
 use geppetto_core::wire::response::round4 as wire_round;
 use serde::{Deserialize, Serialize};
 
-use super::CommandError;
+use super::error::CommandError;
 use crate::content::affect::{load_persona, with_tick};
 
 /// An events file.

@@ -4,8 +4,8 @@
 
 use metrics::{counter, gauge, histogram};
 
-use crate::actor::ZoneStatus;
 use crate::bus::StreamKind;
+use crate::runtime::actor::ZoneStatus;
 
 /// A world event was accepted.
 pub fn event_in(kind: &'static str) {

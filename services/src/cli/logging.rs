@@ -3,7 +3,7 @@
 
 use tracing_subscriber::EnvFilter;
 
-use crate::commands::CommandError;
+use crate::cli::error::CommandError;
 
 /// Default filter when `RUST_LOG` is unset.
 pub const DEFAULT_LOG_FILTER: &str = "warn";

@@ -15,13 +15,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::CommandError;
-use crate::brain::{BRAIN_TOP_CANDIDATES, Brain};
+use super::error::CommandError;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
-use crate::isolation::IsolationState;
-use crate::world_file::{WorldFile, embedded_village, load_world_file};
+use crate::content::world_file::{WorldFile, embedded_village, load_world_file};
+use crate::zone::brain::{BRAIN_TOP_CANDIDATES, Brain};
+use crate::zone::isolation::IsolationState;
 use crate::zone::{TickInputs, Zone, ZoneConfig, ZoneOutput};
 
 /// Game ticks handed to the zone per clock event while simulating (one game hour).

@@ -1,5 +1,18 @@
-//! Starting the async world: an actix `System` on a multi-threaded tokio runtime (STACK.md:
-//! never start actors under a bare `#[tokio::main]`). Tests and commands call [`block_on`].
+//! What runs zones: each zone in an actor ([`actor`]), its loop over the world stream
+//! ([`zone_loop`]), recovery from snapshots and the log ([`recovery`]), leases and the cluster
+//! ([`lease`], [`cluster`]), the link to the LLM seams ([`llm_bridge`]) and metrics
+//! ([`metrics`]).
+//!
+//! This file starts the async world: an actix `System` on a multi-threaded tokio runtime (actors
+//! must never start under a bare `#[tokio::main]`). Tests and commands call [`block_on`].
+
+pub mod actor;
+pub mod cluster;
+pub mod lease;
+pub mod llm_bridge;
+pub mod metrics;
+pub mod recovery;
+pub mod zone_loop;
 
 use std::future::Future;
 use std::time::{Duration, Instant};

@@ -50,14 +50,14 @@ pub enum LlmStartError {
 pub fn embedded_assets() -> Result<LlmAssets, geppetto_llm::AssetError> {
     Ok(LlmAssets {
         prompts: PromptSet::from_yaml_strs(
-            include_str!("../../config/prompts/narration.yaml"),
-            include_str!("../../config/prompts/perception.yaml"),
+            include_str!("../../../config/prompts/narration.yaml"),
+            include_str!("../../../config/prompts/perception.yaml"),
         )?,
         narration_templates: NarrationTemplates::from_yaml_str(include_str!(
-            "../../config/templates/narration.yaml"
+            "../../../config/templates/narration.yaml"
         ))?,
         perception_rules: PerceptionRules::from_yaml_str(include_str!(
-            "../../config/templates/perception_rules.yaml"
+            "../../../config/templates/perception_rules.yaml"
         ))?,
     })
 }

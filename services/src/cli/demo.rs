@@ -14,18 +14,20 @@ use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::actor::ActorRuntime;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::bus::memory::{DEFAULT_STREAM_CAPACITY, InProcessBus};
 use crate::bus::redis::{RedisBus, RedisBusConfig};
 use crate::bus::{Delivery, EventBus, StreamKind};
-use crate::commands::CommandError;
+use crate::cli::error::CommandError;
+use crate::cli::serve::start_llm;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
-use crate::isolation::IsolationState;
-use crate::serve::start_llm;
-use crate::service::{ClockConfig, ClockKind, ConsumerConfig, Persistence, run_clock, run_zone};
-use crate::world_file::{EMBEDDED_VILLAGE, WorldFile, embedded_village};
+use crate::content::world_file::{EMBEDDED_VILLAGE, WorldFile, embedded_village};
+use crate::runtime::actor::ActorRuntime;
+use crate::runtime::zone_loop::{
+    ClockConfig, ClockKind, ConsumerConfig, Persistence, run_clock, run_zone,
+};
+use crate::zone::isolation::IsolationState;
 use crate::zone::{Zone, ZoneConfig};
 
 /// Default speed of the demo clock, game minutes per wall-clock second.
@@ -332,9 +334,9 @@ async fn kept_village(
     let file = geppetto_storage::RedbFile::open(path, &storage.stores)
         .map_err(|e| CommandError::Environment(e.to_string()))?;
     let store: Arc<dyn geppetto_storage::SnapshotStore> = Arc::new(file.snapshot_store());
-    let log = crate::recovery::WorldLog::Embedded(Arc::new(file.event_log()));
+    let log = crate::runtime::recovery::WorldLog::Embedded(Arc::new(file.event_log()));
     let consumer = ConsumerConfig::default();
-    let recovered = crate::recovery::recover(
+    let recovered = crate::runtime::recovery::recover(
         "village",
         build,
         &*store,
@@ -352,7 +354,7 @@ async fn kept_village(
         log: log.clone(),
         store: Arc::clone(&store),
     };
-    let keeper = crate::recovery::SnapshotKeeper {
+    let keeper = crate::runtime::recovery::SnapshotKeeper {
         store,
         every_ticks: storage.snapshot_every_ticks,
         sequence: recovered.newest_sequence,

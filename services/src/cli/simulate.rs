@@ -12,7 +12,7 @@ use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::scenario::{EventOut, ScenarioSpec, TraceLine, compile_scenario};
 use geppetto_core::wire::{self, WireError};
 
-use super::CommandError;
+use super::error::CommandError;
 use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
 use crate::content::sets::SetLibrary;
 

@@ -15,17 +15,17 @@ use geppetto_storage::{Snapshot, SnapshotStore, Zone as StoreZone};
 use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::actor::{ZoneGone, ZoneHandle};
 use crate::bus::envelope::{
     DeadLetter, EnvelopeError, EnvelopeLimits, WorldEvent, WorldMessage, dead_letter_envelope,
     header, parse_world_within,
 };
 use crate::bus::{BusError, EventBus, StreamKind};
-use crate::isolation::IsolationState;
-use crate::lease::LeaseGuard;
-use crate::llm_bridge::LlmLink;
-use crate::metrics;
-use crate::recovery::{SnapshotKeeper, SnapshotReport, WorldLog};
+use crate::runtime::actor::{ZoneGone, ZoneHandle};
+use crate::runtime::lease::LeaseGuard;
+use crate::runtime::llm_bridge::LlmLink;
+use crate::runtime::metrics;
+use crate::runtime::recovery::{SnapshotKeeper, SnapshotReport, WorldLog};
+use crate::zone::isolation::IsolationState;
 use crate::zone::{Zone, ZoneError, ZoneState};
 
 /// Consumer settings (`[consumer]` in `geppetto.toml`).

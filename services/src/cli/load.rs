@@ -15,17 +15,17 @@ use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::actor::{ActorRuntime, ZoneHooks};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
-use crate::commands::CommandError;
+use crate::cli::demo::{open_bus, reset_redis_zone};
+use crate::cli::error::CommandError;
+use crate::cli::serve::start_llm;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
-use crate::demo::{open_bus, reset_redis_zone};
-use crate::isolation::IsolationState;
-use crate::serve::start_llm;
-use crate::service::{ConsumerConfig, Persistence, run_zone};
-use crate::world_file::{WorldFile, parse_world_json};
+use crate::content::world_file::{WorldFile, parse_world_json};
+use crate::runtime::actor::{ActorRuntime, ZoneHooks};
+use crate::runtime::zone_loop::{ConsumerConfig, Persistence, run_zone};
+use crate::zone::isolation::IsolationState;
 use crate::zone::{TickInputs, Zone, ZoneConfig};
 
 /// Ticks the load clock advances per second.
@@ -170,7 +170,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
         &profiles,
         &sets,
         ZoneConfig {
-            governor: crate::governor::GovernorConfig {
+            governor: crate::zone::governor::GovernorConfig {
                 // Measure, do not shed: the load generator reports raw tick times.
                 tick_budget_ms_soft: f64::MAX,
                 tick_budget_ms_hard: f64::MAX,

@@ -18,15 +18,15 @@ use geppetto_storage::{
 };
 use serde_json::Value;
 
-use super::CommandError;
+use super::error::CommandError;
 use crate::bus::StreamKind;
 use crate::bus::envelope::{EnvelopeLimits, WorldMessage, parse_world_within};
 use crate::bus::redis::{RedisBus, RedisBusConfig};
 use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
-use crate::isolation::IsolationState;
-use crate::recovery::{governor_script, replay_messages};
+use crate::runtime::recovery::{governor_script, replay_messages};
+use crate::zone::isolation::IsolationState;
 use crate::zone::{TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState};
 
 /// Where a log is read from.
@@ -41,7 +41,7 @@ pub enum LogSource {
     /// A running service's own log and snapshot store (the admin API's what-if).
     Service {
         /// The zone's world log.
-        log: crate::recovery::WorldLog,
+        log: crate::runtime::recovery::WorldLog,
         /// Its snapshots.
         store: Arc<dyn SnapshotStore>,
     },
