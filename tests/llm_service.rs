@@ -19,12 +19,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
+use geppetto_service::bus::ConsumerConfig;
 use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
 use geppetto_service::bus::memory::InProcessBus;
 use geppetto_service::bus::{EventBus, StreamKind};
-use geppetto_service::cli::serve::start_llm;
 use geppetto_service::runtime::actor::ActorRuntime;
-use geppetto_service::runtime::zone_loop::{ConsumerConfig, run_zone};
+use geppetto_service::runtime::starter::start_llm;
+use geppetto_service::runtime::zone_loop::run_zone;
 use geppetto_service::zone::isolation::IsolationState;
 use serde_json::Value;
 use tokio::sync::watch;

@@ -15,11 +15,12 @@ mod village;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use geppetto_service::bus::ConsumerConfig;
 use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
 use geppetto_service::bus::{EventBus, StreamKind};
 use geppetto_service::runtime::actor::{ActorRuntime, ZoneHooks};
 use geppetto_service::runtime::zone_loop::{
-    ConsumerConfig, IsolationPersistence, LoopStats, Persistence, run_zone,
+    IsolationPersistence, LoopStats, Persistence, run_zone,
 };
 use geppetto_service::zone::Zone;
 use geppetto_service::zone::isolation::IsolationState;

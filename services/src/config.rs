@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::bus::ConsumerConfig;
 use crate::bus::redis::RedisBusConfig;
-use crate::runtime::zone_loop::{ClockConfig, ConsumerConfig};
+use crate::runtime::zone_loop::ClockConfig;
 use crate::zone::governor::GovernorConfig;
 use crate::zone::isolation::IsolationConfig;
 use crate::zone::tiers::TierConfig;
@@ -177,7 +178,7 @@ pub struct ServiceConfig {
     /// Admin API.
     pub admin: AdminConfig,
     /// Zones shared among instances by lease (`[cluster]`, off by default).
-    pub cluster: crate::runtime::cluster::ClusterConfig,
+    pub cluster: crate::runtime::lease::ClusterConfig,
     /// Limits on `decide` / `decide-batch` requests (`geppetto decide --config`).
     pub decide: geppetto_core::wire::limits::DecideLimits,
     /// The LLM seams (`[llm]`, with `[llm.provider]` for an OpenAI-compatible endpoint; none
@@ -298,7 +299,7 @@ mod tests {
         assert_eq!(config.bus.redis, RedisBusConfig::default());
         assert_eq!(
             config.cluster,
-            crate::runtime::cluster::ClusterConfig::default()
+            crate::runtime::lease::ClusterConfig::default()
         );
     }
 
@@ -312,7 +313,7 @@ mod tests {
         assert!(cluster.cluster.enabled);
         assert_eq!(
             cluster.cluster.zones,
-            crate::runtime::cluster::ZoneSelection::Auto
+            crate::runtime::lease::ZoneSelection::Auto
         );
     }
 

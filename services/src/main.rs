@@ -539,9 +539,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             Ok(String::new())
         }
         Command::Cluster(ClusterCommand::Status { config, json }) => {
-            print_line(&geppetto_service::runtime::cluster::status_command(
-                &config, json,
-            )?);
+            print_line(&cli::cluster::status_command(&config, json)?);
             Ok(String::new())
         }
         Command::Replay { window, compare } => {

@@ -15,6 +15,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use serde::Deserialize;
+
 /// The future bus methods return.
 pub type BusFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BusError>> + Send + 'a>>;
 
@@ -177,5 +179,37 @@ mod tests {
     fn keys_use_a_cluster_hash_tag() {
         assert_eq!(StreamKind::World.key("village"), "geppetto:{village}:world");
         assert_eq!(StreamKind::NpcEvents.key("v"), "geppetto:{v}:npc_events");
+    }
+}
+
+/// Consumer settings (`[consumer]` in `geppetto.toml`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsumerConfig {
+    /// Consumer group name.
+    pub group: String,
+    /// This instance's consumer name (keep it stable across restarts to resume pending work).
+    pub name: String,
+    /// World messages read per batch at most.
+    pub batch_max_messages: usize,
+    /// How long a read waits for the first message, milliseconds.
+    pub block_ms: u64,
+    /// Pause after a failed read before retrying, milliseconds.
+    pub retry_pause_ms: u64,
+    /// What one world message may be (`[consumer.limits]`); a message over a limit is
+    /// dead-lettered naming it.
+    pub limits: envelope::EnvelopeLimits,
+}
+
+impl Default for ConsumerConfig {
+    fn default() -> Self {
+        Self {
+            group: "geppetto".into(),
+            name: "geppetto-1".into(),
+            batch_max_messages: 256,
+            block_ms: 200,
+            retry_pause_ms: 200,
+            limits: envelope::EnvelopeLimits::default(),
+        }
     }
 }

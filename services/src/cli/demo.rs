@@ -17,16 +17,14 @@ use tokio::sync::watch;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::bus::memory::{DEFAULT_STREAM_CAPACITY, InProcessBus};
 use crate::bus::redis::{RedisBus, RedisBusConfig};
-use crate::bus::{Delivery, EventBus, StreamKind};
+use crate::bus::{ConsumerConfig, Delivery, EventBus, StreamKind};
 use crate::cli::error::CommandError;
-use crate::cli::serve::start_llm;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::content::world_file::{EMBEDDED_VILLAGE, WorldFile, embedded_village};
 use crate::runtime::actor::ActorRuntime;
-use crate::runtime::zone_loop::{
-    ClockConfig, ClockKind, ConsumerConfig, Persistence, run_clock, run_zone,
-};
+use crate::runtime::starter::start_llm;
+use crate::runtime::zone_loop::{ClockConfig, ClockKind, Persistence, run_clock, run_zone};
 use crate::zone::isolation::IsolationState;
 use crate::zone::{Zone, ZoneConfig};
 

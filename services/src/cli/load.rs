@@ -15,16 +15,17 @@ use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::bus::ConsumerConfig;
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::cli::demo::{open_bus, reset_redis_zone};
 use crate::cli::error::CommandError;
-use crate::cli::serve::start_llm;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::content::world_file::{WorldFile, parse_world_json};
 use crate::runtime::actor::{ActorRuntime, ZoneHooks};
-use crate::runtime::zone_loop::{ConsumerConfig, Persistence, run_zone};
+use crate::runtime::starter::start_llm;
+use crate::runtime::zone_loop::{Persistence, run_zone};
 use crate::zone::isolation::IsolationState;
 use crate::zone::{TickInputs, Zone, ZoneConfig};
 

@@ -4,6 +4,7 @@
 //! [`error::CommandError`] to the exit code.
 
 pub mod affect;
+pub mod cluster;
 pub mod decide;
 pub mod demo;
 pub mod error;

@@ -1,7 +1,7 @@
 //! Zones shared among service instances over Redis (DESIGN §8): which zones this instance
 //! runs, taken and given up by lease.
 //!
-//! Owns the `[cluster]` config and the ownership loop ([`Ownership::run`]). Every
+//! Owns the ownership loop ([`Ownership::run`]). Every
 //! `renew_every_ms` the loop announces the instance, renews the leases it holds, reaps zones
 //! whose loop ended (lease lost, failure), and balances: with `zones = "auto"` it holds its
 //! fair share of the configured zones (the ceiling of zones / live instances), taking free
@@ -17,95 +17,19 @@
 //! every zone (`geppetto cluster status`) is read from the same keys ([`status`]).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use geppetto_core::rng::stable_hash;
-use serde::Deserialize;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::bus::StreamKind;
 use crate::bus::redis::{RedisBus, group_field};
-use crate::cli::error::CommandError;
-use crate::cli::serve::ZoneStarter;
-use crate::config::load_config;
-use crate::content::world_file::load_world_file;
-use crate::runtime::lease::{HeldLease, LeaseConfig, LeaseError, Leases, fair_share};
-use crate::runtime::zone_loop::ConsumerConfig;
-
-/// Which zones an instance may take.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum ZoneSelection {
-    /// Any configured zone, up to a fair share.
-    #[default]
-    Auto,
-    /// Exactly these zones (each taken whenever it is free).
-    Listed(Vec<String>),
-}
-
-impl<'de> Deserialize<'de> for ZoneSelection {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Word(String),
-            List(Vec<String>),
-        }
-        match Raw::deserialize(deserializer)? {
-            Raw::Word(word) if word == "auto" => Ok(Self::Auto),
-            Raw::Word(word) => Err(serde::de::Error::custom(format!(
-                "`{word}` is neither \"auto\" nor a list of zone names"
-            ))),
-            Raw::List(zones) => Ok(Self::Listed(zones)),
-        }
-    }
-}
-
-/// `[cluster]`: running zones across several instances.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields, default)]
-pub struct ClusterConfig {
-    /// Take zones by lease instead of running every configured zone (needs the Redis bus).
-    /// Default false.
-    pub enabled: bool,
-    /// This instance's name: the lease owner and its consumer name on every zone's world
-    /// stream; unique per instance. Default "" = `consumer.name`. `serve --instance` sets it.
-    pub instance: String,
-    /// `"auto"` (a fair share of the configured zones) or a list of zone names. Default auto.
-    pub zones: ZoneSelection,
-    /// Lease timing (`[cluster.lease]`).
-    pub lease: LeaseConfig,
-}
-
-impl ClusterConfig {
-    /// The instance's name as used: `instance`, or the consumer name when that is empty.
-    pub fn instance_name(&self, consumer: &ConsumerConfig) -> String {
-        if self.instance.is_empty() {
-            consumer.name.clone()
-        } else {
-            self.instance.clone()
-        }
-    }
-
-    /// What is wrong with the section, if anything (field and reason).
-    pub fn validate(&self, consumer: &ConsumerConfig) -> Result<(), String> {
-        let lease = &self.lease;
-        if lease.renew_every_ms == 0 || lease.renew_every_ms.saturating_mul(2) > lease.ttl_ms {
-            return Err(
-                "cluster.lease.renew_every_ms: must be positive and at most half of ttl_ms".into(),
-            );
-        }
-        if lease.read_margin_ms + consumer.block_ms + lease.renew_every_ms >= lease.ttl_ms {
-            return Err(
-                "cluster.lease.ttl_ms: must exceed read_margin_ms + renew_every_ms + consumer.block_ms"
-                    .into(),
-            );
-        }
-        Ok(())
-    }
-}
+use crate::runtime::lease::{
+    HeldLease, LeaseConfig, LeaseError, Leases, ZoneSelection, fair_share,
+};
+use crate::runtime::starter::ZoneStarter;
 
 /// The cluster cannot be joined.
 #[derive(Debug, thiserror::Error)]
@@ -450,114 +374,9 @@ pub enum StatusError {
     Bus(#[from] crate::bus::BusError),
 }
 
-/// `geppetto cluster status --config FILE`: the status of every zone the config's worlds
-/// name, as a table (or JSON).
-pub fn status_command(config_path: &Path, json: bool) -> Result<String, CommandError> {
-    let config = load_config(config_path).map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let zones = config
-        .worlds
-        .iter()
-        .map(|path| {
-            load_world_file(path)
-                .map(|world| world.zone)
-                .map_err(|e| CommandError::BadInput(e.to_string()))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let read = async {
-        let bus = RedisBus::connect(config.bus.redis.clone())
-            .await
-            .map_err(|e| CommandError::Environment(e.to_string()))?;
-        status(&bus, &config.cluster.lease, &zones, &config.consumer.group)
-            .await
-            .map_err(|e| CommandError::Environment(e.to_string()))
-    };
-    let status = crate::runtime::block_on(1, read)
-        .map_err(|e| CommandError::Environment(e.to_string()))??;
-    if json {
-        serde_json::to_string_pretty(&status).map_err(|e| CommandError::Environment(e.to_string()))
-    } else {
-        Ok(status_text(&status))
-    }
-}
-
-/// The status as a table for people.
-pub fn status_text(status: &ClusterStatus) -> String {
-    let mut text = format!(
-        "instances ({}): {}\n",
-        status.instances.len(),
-        status.instances.join(", ")
-    );
-    text.push_str(&format!(
-        "{:<16} {:<16} {:>6} {:>10} {:>10} {:>8} {:>8}\n",
-        "zone", "owner", "token", "held", "expires", "lag", "pending"
-    ));
-    let ms = |v: Option<u64>| {
-        v.map_or_else(
-            || "-".to_owned(),
-            |ms| format!("{:.1}s", ms as f64 / 1000.0),
-        )
-    };
-    let count = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |n| n.to_string());
-    for zone in &status.zones {
-        text.push_str(&format!(
-            "{:<16} {:<16} {:>6} {:>10} {:>10} {:>8} {:>8}\n",
-            zone.zone,
-            zone.owner.as_deref().unwrap_or("(free)"),
-            count(zone.token),
-            ms(zone.held_for_ms),
-            ms(zone.expires_in_ms),
-            count(zone.lag),
-            count(zone.pending),
-        ));
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn zones_are_auto_or_a_list_and_anything_else_is_named() {
-        #[derive(Deserialize)]
-        struct Wrapper {
-            zones: ZoneSelection,
-        }
-        let auto: Wrapper = toml::from_str("zones = 'auto'").expect("auto");
-        assert_eq!(auto.zones, ZoneSelection::Auto);
-        let listed: Wrapper = toml::from_str("zones = ['a', 'b']").expect("list");
-        assert_eq!(
-            listed.zones,
-            ZoneSelection::Listed(vec!["a".into(), "b".into()])
-        );
-        let error = toml::from_str::<Wrapper>("zones = 'most'")
-            .err()
-            .expect("refused")
-            .to_string();
-        assert!(error.contains("`most` is neither"), "{error}");
-    }
-
-    #[test]
-    fn lease_timing_that_could_outlive_a_read_is_refused() {
-        let consumer = ConsumerConfig::default();
-        assert!(ClusterConfig::default().validate(&consumer).is_ok());
-        let mut config = ClusterConfig::default();
-        config.lease.renew_every_ms = 3_000;
-        assert!(
-            config
-                .validate(&consumer)
-                .expect_err("refused")
-                .contains("renew_every_ms")
-        );
-        let mut config = ClusterConfig::default();
-        config.lease.read_margin_ms = 4_000;
-        assert!(
-            config
-                .validate(&consumer)
-                .expect_err("refused")
-                .contains("ttl_ms")
-        );
-    }
 
     #[test]
     fn instances_prefer_different_zones() {

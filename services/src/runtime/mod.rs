@@ -12,6 +12,7 @@ pub mod lease;
 pub mod llm_bridge;
 pub mod metrics;
 pub mod recovery;
+pub mod starter;
 pub mod zone_loop;
 
 use std::future::Future;

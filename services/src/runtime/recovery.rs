@@ -16,11 +16,11 @@ use std::sync::Arc;
 
 use geppetto_storage::{EventId, EventLog, PutOutcome, Snapshot, SnapshotStore, Zone as StoreZone};
 
+use crate::bus::ConsumerConfig;
 use crate::bus::envelope::{EnvelopeLimits, WorldEvent, WorldMessage, parse_world_within};
 use crate::bus::redis::RedisBus;
 use crate::bus::{BusError, Delivery, EventBus, StreamKind};
 use crate::runtime::actor::{ZoneGone, ZoneHandle};
-use crate::runtime::zone_loop::ConsumerConfig;
 use crate::zone::{
     GovernorScript, TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneError, ZoneOutput, ZoneState,
 };

@@ -16,10 +16,10 @@ use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::bus::envelope::{
-    DeadLetter, EnvelopeError, EnvelopeLimits, WorldEvent, WorldMessage, dead_letter_envelope,
-    header, parse_world_within,
+    DeadLetter, EnvelopeError, WorldEvent, WorldMessage, dead_letter_envelope, header,
+    parse_world_within,
 };
-use crate::bus::{BusError, EventBus, StreamKind};
+use crate::bus::{BusError, ConsumerConfig, EventBus, StreamKind};
 use crate::runtime::actor::{ZoneGone, ZoneHandle};
 use crate::runtime::lease::LeaseGuard;
 use crate::runtime::llm_bridge::LlmLink;
@@ -27,38 +27,6 @@ use crate::runtime::metrics;
 use crate::runtime::recovery::{SnapshotKeeper, SnapshotReport, WorldLog};
 use crate::zone::isolation::IsolationState;
 use crate::zone::{Zone, ZoneError, ZoneState};
-
-/// Consumer settings (`[consumer]` in `geppetto.toml`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct ConsumerConfig {
-    /// Consumer group name.
-    pub group: String,
-    /// This instance's consumer name (keep it stable across restarts to resume pending work).
-    pub name: String,
-    /// World messages read per batch at most.
-    pub batch_max_messages: usize,
-    /// How long a read waits for the first message, milliseconds.
-    pub block_ms: u64,
-    /// Pause after a failed read before retrying, milliseconds.
-    pub retry_pause_ms: u64,
-    /// What one world message may be (`[consumer.limits]`); a message over a limit is
-    /// dead-lettered naming it.
-    pub limits: EnvelopeLimits,
-}
-
-impl Default for ConsumerConfig {
-    fn default() -> Self {
-        Self {
-            group: "geppetto".into(),
-            name: "geppetto-1".into(),
-            batch_max_messages: 256,
-            block_ms: 200,
-            retry_pause_ms: 200,
-            limits: EnvelopeLimits::default(),
-        }
-    }
-}
 
 /// Why a zone loop stopped with an error.
 #[derive(Debug, thiserror::Error)]
