@@ -10,6 +10,7 @@ pub mod demo;
 pub mod error;
 pub mod load;
 pub mod logging;
+pub mod progress;
 pub mod replay;
 pub mod serve;
 pub mod sets;

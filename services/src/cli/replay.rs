@@ -267,7 +267,9 @@ pub fn export(
     mut write: impl FnMut(&str),
 ) -> Result<usize, CommandError> {
     let entries = read_log(source, zone, stream, None)?;
+    let progress = super::progress::bar(entries.len() as u64, "exporting", "entries");
     for (id, body) in &entries {
+        progress.inc(1);
         let line = match serde_json::from_str::<Value>(body) {
             Ok(Value::Object(mut fields)) => {
                 fields.insert("log_id".into(), Value::String(id.clone()));
@@ -277,6 +279,7 @@ pub fn export(
         };
         write(&line);
     }
+    progress.finish_and_clear();
     Ok(entries.len())
 }
 
@@ -487,7 +490,9 @@ pub fn replay_window(
     let clock = crate::runtime::wall_clock();
     let inputs = TickInputs::replaying(&clock, &script);
     let mut intents = Vec::new();
+    let progress = super::progress::bar(messages.len() as u64, "replaying", "world events");
     for chunk in messages.chunks(REPLAY_CHUNK) {
+        progress.inc(chunk.len() as u64);
         let out = replay_messages(&mut zone, chunk, &inputs);
         intents.extend(
             out.messages
@@ -496,6 +501,7 @@ pub fn replay_window(
                 .map(|(_, body)| body),
         );
     }
+    progress.finish_and_clear();
     Ok(ReplayRun {
         window: Window {
             snapshot,

@@ -192,8 +192,14 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
     let mut social = SocialTally::default();
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     let ticks = (hours * 60.0).round() as u64;
+    let progress = super::progress::bar(
+        ticks.div_ceil(TICKS_PER_CLOCK_EVENT),
+        "simulating",
+        "game hours",
+    );
     let mut clock = 0;
     while clock < ticks {
+        progress.inc(1);
         let step = TICKS_PER_CLOCK_EVENT.min(ticks - clock);
         advance(&mut zone, step, |zone, messages| {
             for (_, text) in messages {
@@ -228,6 +234,7 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
         });
         clock += step;
     }
+    progress.finish_and_clear();
     tallies.retain(|npc, tally| !npc.is_empty() && tally.ticks > 0);
     let percent = |part: usize, whole: usize| {
         if whole == 0 {
