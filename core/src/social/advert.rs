@@ -6,7 +6,8 @@
 //! What is advertised when, and with which pull, is [`super::interaction::AdvertConfig`]; the
 //! promised need deltas are the success effects the initiator would feel.
 
-use super::fabric::{ROLES, Role, SocialFabric, level, role_delta};
+use super::fabric::SocialFabric;
+use super::fabric::needs::{ROLES, Role, level, role_delta};
 use super::gossip::Gossip;
 use super::interaction::InteractionKind;
 use super::relationships::{Facet, Relationship};

@@ -4,7 +4,8 @@
 //! record it — `witnessed` exactly when a player is present.
 
 use super::advert::Offer;
-use super::fabric::{InteractionRecord, Role, SocialFabric, StepAt, level};
+use super::fabric::needs::{Role, level};
+use super::fabric::{InteractionRecord, SocialFabric, StepAt};
 use super::gossip::{Gossip, GossipIntent, GossipReaction, Reception, RumourTopic};
 use super::interaction::{Effects, FacetDeltas, InteractionKind};
 use super::relationships::Facet;

@@ -1,0 +1,207 @@
+//! Starting and replacing actions: the queue's next entry (dropping those that cannot start,
+//! and the rest of a broken plan), the autonomous pick, and preemption of a running action by a
+//! strictly better one. What happens before (updaters, the running action) is
+//! [`super::prepare`]'s job.
+
+use std::collections::VecDeque;
+
+use super::advance::Simulator;
+use super::agent::SimulatedAgent;
+use super::tick::{SimEvent, TickRequest};
+use crate::decision::decider::Scratch;
+use crate::decision::scoring::Candidate;
+use crate::decision::spatial::ProviderGrid;
+use crate::decision::world::World;
+use crate::life::action::{QueuedAction, RunningAction};
+use crate::rng::{DetRng, derive_seed};
+
+impl Simulator {
+    pub(super) fn start(
+        agent: &mut SimulatedAgent,
+        world: &World,
+        candidate: &Candidate,
+        now: f64,
+        player_queued: bool,
+    ) -> SimEvent {
+        let provider = &world.providers[candidate.provider];
+        let action = provider.actions[candidate.action].clone();
+        let event = SimEvent::ActionStarted {
+            provider: provider.id.clone(),
+            action: action.id.clone(),
+            utility: candidate.utility,
+            player_queued,
+        };
+        agent.running = Some(RunningAction {
+            provider: provider.id.clone(),
+            action,
+            started_at_hours: now,
+            elapsed_hours: 0.0,
+            continuation_utility: candidate.utility,
+            player_queued,
+        });
+        event
+    }
+
+    /// Starts the first queue entry that can start, dropping the ones that cannot.
+    pub(super) fn start_queued(
+        &self,
+        agent: &mut SimulatedAgent,
+        request: &TickRequest<'_>,
+        seed: u64,
+        events: &mut Vec<SimEvent>,
+    ) {
+        let world = request.world;
+        while let Some(entry) = agent.queue.pop_front() {
+            let position = world
+                .providers
+                .iter()
+                .enumerate()
+                .find_map(|(p, provider)| {
+                    (provider.id == entry.provider)
+                        .then(|| {
+                            provider
+                                .actions
+                                .iter()
+                                .position(|a| a.id == entry.action)
+                                .map(|a| (p, a))
+                        })
+                        .flatten()
+                });
+            let Some((provider, action)) = position else {
+                events.push(SimEvent::QueueEntryDropped {
+                    provider: entry.provider,
+                    action: entry.action,
+                    reason: "not_advertised",
+                });
+                if entry.from_plan {
+                    Self::abandon_plan(agent, events);
+                }
+                continue;
+            };
+            let ranking = self.decider.rank(&agent.agent, world, seed);
+            if let Some(candidate) = ranking
+                .ranked
+                .iter()
+                .find(|c| c.provider == provider && c.action == action)
+            {
+                let event = Self::start(
+                    agent,
+                    world,
+                    candidate,
+                    request.now_hours,
+                    entry.player_queued,
+                );
+                events.push(event);
+                return;
+            }
+            let reason = ranking
+                .ineligible
+                .iter()
+                .find(|i| i.provider == provider && i.action == action)
+                .map_or("ineligible", |i| i.reason.as_str());
+            events.push(SimEvent::QueueEntryDropped {
+                provider: entry.provider,
+                action: entry.action,
+                reason,
+            });
+            if entry.from_plan {
+                Self::abandon_plan(agent, events);
+            }
+        }
+    }
+
+    /// Drops the rest of a broken plan (the queue's non-player entries: only plans put them
+    /// there), so the goal behind it is planned afresh from where the agent now stands.
+    fn abandon_plan(agent: &mut SimulatedAgent, events: &mut Vec<SimEvent>) {
+        let (orders, rest): (VecDeque<QueuedAction>, VecDeque<QueuedAction>) =
+            std::mem::take(&mut agent.queue)
+                .into_iter()
+                .partition(|entry| entry.player_queued);
+        agent.queue = orders;
+        events.extend(rest.into_iter().map(|entry| SimEvent::QueueEntryDropped {
+            provider: entry.provider,
+            action: entry.action,
+            reason: "plan_broken",
+        }));
+    }
+
+    /// Starts the next queue entry or, with nothing queued that can start, the autonomous
+    /// pick.
+    pub(super) fn start_next(
+        &self,
+        agent: &mut SimulatedAgent,
+        request: &TickRequest<'_>,
+        seed: u64,
+        events: &mut Vec<SimEvent>,
+    ) {
+        self.start_queued(agent, request, seed, events);
+        if agent.running.is_some() {
+            return;
+        }
+        let world = request.world;
+        let decision = self
+            .decider
+            .decide(&agent.agent, world, derive_seed(seed, 1));
+        if let Some(candidate) = decision.selected {
+            let event = Self::start(agent, world, &candidate, request.now_hours, false);
+            events.push(event);
+        }
+    }
+
+    /// `near` holds a grid of every provider and scoring buffers, built by the first agent
+    /// that needs them and reused by the next (positions and radii do not change within a
+    /// tick; occupancy does, so the grid keeps full providers too).
+    pub(super) fn consider_preemption(
+        &self,
+        agent: &mut SimulatedAgent,
+        request: &TickRequest<'_>,
+        seed: u64,
+        near: &mut Option<(ProviderGrid, Scratch)>,
+        events: &mut Vec<SimEvent>,
+    ) {
+        let Some(running) = agent.running.as_ref() else {
+            return;
+        };
+        let considerations = &agent.agent.considerations;
+        if !considerations.iter().any(|c| c.is_critical()) {
+            return;
+        }
+        let collapse_fraction = self.decider.tuning().imminent_collapse_fraction;
+        if running.player_queued
+            && !considerations
+                .iter()
+                .any(|c| c.is_collapsing(collapse_fraction))
+        {
+            return;
+        }
+        let world = request.world;
+        let (grid, scratch) =
+            near.get_or_insert_with(|| (ProviderGrid::of_all(world), Scratch::default()));
+        let mut rng = DetRng::new(seed);
+        let Some(pick) = self
+            .decider
+            .pick_near(&agent.agent, world, grid, &mut rng, scratch)
+        else {
+            return;
+        };
+        let Some(candidate) = scratch.ranked.get(pick.index).copied() else {
+            return;
+        };
+        let replacement = &world.providers[candidate.provider];
+        let same = replacement.id == running.provider
+            && replacement.actions[candidate.action].id == running.action.id;
+        let threshold = self.decider.tuning().preemption_margin * running.continuation_utility;
+        if same || candidate.utility <= threshold {
+            return;
+        }
+        let preempted = SimEvent::ActionPreempted {
+            provider: running.provider.clone(),
+            action: running.action.id.clone(),
+            by_provider: replacement.id.clone(),
+            by_action: replacement.actions[candidate.action].id.clone(),
+        };
+        events.push(preempted);
+        let started = Self::start(agent, world, &candidate, request.now_hours, false);
+        events.push(started);
+    }
+}

@@ -1,0 +1,134 @@
+//! The [`SocialFabric`]: a zone's relationships, reservations and cached answers, each NPC's
+//! [`Member`] state (profile, rumours, what was last observed of it), and the symbols it reads.
+//! The step that moves it is [`super::step`]'s.
+
+use std::collections::BTreeMap;
+
+use super::config::{FabricConfig, SocialProfile};
+use super::needs::Role;
+use crate::social::gossip::Gossip;
+use crate::social::interaction::InteractionKind;
+use crate::social::relationships::{RelationshipCache, Relationships};
+use crate::social::reservation::Reservations;
+use crate::vocabulary::{Symbol, Vocabulary};
+
+/// One NPC's social state.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Member {
+    /// How it takes part.
+    pub profile: SocialProfile,
+    /// What it has heard.
+    pub rumours: crate::social::gossip::RumourBook,
+    pub(super) location: Option<String>,
+    pub(super) mood: Option<f64>,
+    pub(super) low_needs: Vec<Symbol>,
+}
+
+/// A zone's social state and step.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SocialFabric {
+    /// Its numbers (from content, never from a snapshot: see [`SocialFabric::adopt_state`]).
+    #[serde(skip)]
+    pub config: FabricConfig,
+    /// Everyone's regard for everyone.
+    pub relationships: Relationships,
+    /// Friend / rival / ally answers for the current step.
+    pub cache: RelationshipCache,
+    /// Who is engaged with whom; cooldowns.
+    pub reservations: Reservations,
+    pub(in crate::social) members: BTreeMap<String, Member>,
+    pub(in crate::social) needs: [Symbol; 5],
+    pub(in crate::social) acquire: Symbol,
+    pub(in crate::social) hostile_tags: Vec<Symbol>,
+    pub(in crate::social) kind_tags: Vec<(InteractionKind, Vec<Symbol>)>,
+    pub(in crate::social) last_step_hours: Option<f64>,
+}
+
+impl SocialFabric {
+    /// Takes every piece of `saved`'s state (relationships, rumours, reservations, members,
+    /// cached answers, last step) and keeps this fabric's own numbers: how a snapshot is
+    /// restored onto a fabric built from the current content.
+    pub fn adopt_state(&mut self, saved: SocialFabric) {
+        let config = std::mem::take(&mut self.config);
+        let thresholds = self.cache.thresholds;
+        *self = Self { config, ..saved };
+        self.cache.thresholds = thresholds;
+    }
+
+    /// A fabric with `config`, its names interned in `vocabulary`.
+    pub fn new(config: FabricConfig, vocabulary: &mut Vocabulary) -> Self {
+        let n = &config.needs;
+        let needs = [
+            vocabulary.intern(&n.social),
+            vocabulary.intern(&n.economic),
+            vocabulary.intern(&n.survival),
+            vocabulary.intern(&n.purpose),
+            vocabulary.intern(&n.ambition),
+        ];
+        let acquire = vocabulary.intern(&config.acquire_resource);
+        let hostile_tags = config
+            .hostile_act_tags
+            .iter()
+            .map(|t| vocabulary.intern(t))
+            .collect();
+        let social = vocabulary.intern("social");
+        let kind_tags = InteractionKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let mut tags = vec![social, vocabulary.intern(kind.as_str())];
+                tags.extend(kind.extra_tags().iter().map(|t| vocabulary.intern(t)));
+                (kind, tags)
+            })
+            .collect();
+        Self {
+            cache: RelationshipCache::new(config.thresholds),
+            config,
+            relationships: Relationships::default(),
+            reservations: Reservations::default(),
+            members: BTreeMap::new(),
+            needs,
+            acquire,
+            hostile_tags,
+            kind_tags,
+            last_step_hours: None,
+        }
+    }
+
+    pub(in crate::social) fn need(&self, role: Role) -> Symbol {
+        self.needs[role as usize]
+    }
+
+    /// Sets how `npc` takes part.
+    pub fn set_profile(&mut self, npc: &str, profile: SocialProfile) {
+        self.members.entry(npc.to_owned()).or_default().profile = profile;
+    }
+
+    /// `npc`'s social state, if it has taken part.
+    pub fn member(&self, npc: &str) -> Option<&Member> {
+        self.members.get(npc)
+    }
+
+    /// The rumours `npc` holds.
+    pub fn rumours(&self, npc: &str) -> &[Gossip] {
+        self.members
+            .get(npc)
+            .map_or(&[], |m| m.rumours.rumours.as_slice())
+    }
+
+    /// Gives `npc` a rumour (as if it had heard it); returns whether it was new.
+    pub fn learn(&mut self, npc: &str, rumour: Gossip) -> bool {
+        let config = self.config.gossip;
+        self.members
+            .entry(npc.to_owned())
+            .or_default()
+            .rumours
+            .learn(rumour, &config)
+    }
+
+    pub(in crate::social) fn profile(&self, npc: &str) -> SocialProfile {
+        self.members
+            .get(npc)
+            .map(|m| m.profile.clone())
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,268 @@
+//! The [`StoryDetector`]: its buffer, history, live signals and respect ranking, and a detection
+//! run over time (begun every `every_ticks` ticks, one step a tick, the power shift last), with
+//! each step's situations raised as new signals or merged into live ones. What each rule looks
+//! for is in [`super::bonds`], [`super::knowledge`] and [`super::welfare`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::config::DetectorConfig;
+use super::found::{Candidate, Found};
+use crate::social::relationships::Facet;
+use crate::story::event::{EventBuffer, StoryEvent, StoryEventKind};
+use crate::story::history::History;
+use crate::story::signal::StorySignal;
+
+/// A detection rule over the history at a game hour (power shift, which keeps state, aside).
+type Rule = for<'d> fn(&'d StoryDetector, f64) -> Vec<Found<'d>>;
+
+/// The rules, in the order a detection runs them.
+const RULES: [Rule; 14] = [
+    StoryDetector::rivalry,
+    StoryDetector::faction_tension,
+    StoryDetector::threats,
+    StoryDetector::scarcity,
+    StoryDetector::trade,
+    StoryDetector::alliances,
+    StoryDetector::discoveries,
+    StoryDetector::blocked_goals,
+    StoryDetector::betrayals,
+    StoryDetector::secrets,
+    StoryDetector::unrequited,
+    StoryDetector::crises,
+    StoryDetector::celebrations,
+    StoryDetector::migrations,
+];
+
+/// Steps of a detection: each rule, then the influence ranking (power shift). A ticking
+/// detector runs one a tick.
+pub const DETECTION_STEPS: usize = RULES.len() + 1;
+
+/// A detection in progress: the game hour it reads the history at and its next step.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Detecting {
+    now_hours: f64,
+    next_step: usize,
+}
+
+/// The detector: buffer, history, live signals and the influence ranking it tracks.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct StoryDetector {
+    /// Its numbers (from content, never from a snapshot: see [`StoryDetector::adopt_state`]).
+    #[serde(skip)]
+    pub config: DetectorConfig,
+    buffer: EventBuffer,
+    pub(super) history: History,
+    ticks: u64,
+    live: Vec<(String, StorySignal)>,
+    /// The detection in progress (absent from snapshots taken before detections were spread).
+    #[serde(default)]
+    detecting: Option<Detecting>,
+    sequence: u64,
+    pub(super) respect: BTreeMap<String, BTreeMap<String, f64>>,
+    pub(super) top: Option<String>,
+}
+
+impl StoryDetector {
+    /// Takes every piece of `saved`'s state (buffer, history, live signals, rankings) and keeps
+    /// this detector's own numbers: how a snapshot is restored onto a detector built from the
+    /// current content.
+    pub fn adopt_state(&mut self, saved: StoryDetector) {
+        let config = std::mem::take(&mut self.config);
+        *self = Self { config, ..saved };
+    }
+
+    /// A detector with `config`.
+    pub fn new(config: DetectorConfig) -> Self {
+        Self {
+            buffer: EventBuffer::new(config.buffer_capacity),
+            config,
+            history: History::default(),
+            ticks: 0,
+            live: Vec::new(),
+            detecting: None,
+            sequence: 0,
+            respect: BTreeMap::new(),
+            top: None,
+        }
+    }
+
+    /// Buffers an event for the next detection.
+    pub fn push(&mut self, event: StoryEvent) {
+        self.buffer.push(event);
+    }
+
+    /// Events waiting for the next detection.
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Events dropped from a full buffer, ever.
+    pub fn dropped(&self) -> u64 {
+        self.buffer.dropped
+    }
+
+    /// Signals alive (raised or merged, not expired at the last detection).
+    pub fn live(&self) -> impl Iterator<Item = &StorySignal> {
+        self.live.iter().map(|(_, s)| s)
+    }
+
+    /// Counts a tick. Every `every_ticks`-th starts a detection at `now_hours`, and a detection
+    /// runs one step a tick from then (see [`DETECTION_STEPS`]): its signals come out over the
+    /// following ticks, each exactly as an all-at-once [`StoryDetector::detect`] at `now_hours`
+    /// would raise it, and no tick carries every rule.
+    pub fn tick(&mut self, now_hours: f64) -> Vec<StorySignal> {
+        self.ticks += 1;
+        let mut raised = Vec::new();
+        if self.ticks.is_multiple_of(self.config.every_ticks.max(1)) {
+            raised = self.finish_detection();
+            self.begin_detection(now_hours);
+        }
+        raised.extend(self.detection_step());
+        raised
+    }
+
+    /// Swaps the buffer out, runs every rule and returns the new signals (merged ones are not
+    /// returned again). A detection still in progress finishes first.
+    pub fn detect(&mut self, now_hours: f64) -> Vec<StorySignal> {
+        let mut raised = self.finish_detection();
+        self.begin_detection(now_hours);
+        raised.extend(self.finish_detection());
+        raised
+    }
+
+    /// Runs the steps left of the detection in progress, if any.
+    fn finish_detection(&mut self) -> Vec<StorySignal> {
+        let mut raised = Vec::new();
+        while self.detecting.is_some() {
+            raised.extend(self.detection_step());
+        }
+        raised
+    }
+
+    /// Moves the buffered events into the history (the rules read it as it is now until the
+    /// detection ends), forgets what fell out of every window and the signals that expired.
+    fn begin_detection(&mut self, now_hours: f64) {
+        let batch = self.buffer.take();
+        for event in &batch {
+            if let StoryEventKind::RelationshipChanged {
+                from,
+                to,
+                facet: Facet::Respect,
+                value,
+                ..
+            } = &event.kind
+            {
+                self.respect
+                    .entry(to.clone())
+                    .or_default()
+                    .insert(from.clone(), *value);
+            }
+        }
+        self.history.extend(batch);
+        let keep_from = now_hours
+            - self
+                .config
+                .rivalry_window_hours
+                .max(self.config.pattern_window_hours)
+                .max(self.config.gathering_window_hours);
+        let capacity = self.config.history_capacity;
+        self.history
+            .trim_front(|oldest, len| oldest.at_hours < keep_from || len > capacity);
+        self.live.retain(|(_, s)| s.expires_at_hours > now_hours);
+        self.detecting = Some(Detecting {
+            now_hours,
+            next_step: 0,
+        });
+    }
+
+    /// The next step of the detection in progress: a rule, or last the influence ranking; its
+    /// situations raised or merged into the live signals.
+    fn detection_step(&mut self) -> Vec<StorySignal> {
+        let Some(Detecting {
+            now_hours,
+            next_step,
+        }) = self.detecting
+        else {
+            return Vec::new();
+        };
+        let found: Vec<Candidate> = match RULES.get(next_step) {
+            Some(rule) => rule(self, now_hours)
+                .into_iter()
+                .filter(|f| f.has_fresh_evidence(&self.history))
+                .map(Found::finish)
+                .collect(),
+            None => self.power_shift().into_iter().collect(),
+        };
+        if next_step + 1 >= DETECTION_STEPS {
+            self.detecting = None;
+        } else {
+            self.detecting = Some(Detecting {
+                now_hours,
+                next_step: next_step + 1,
+            });
+        }
+        self.raise_or_merge(found, now_hours)
+    }
+
+    /// Raises each of `found` as a new signal, or merges it into the live one about the same
+    /// situation; returns the new ones.
+    fn raise_or_merge(&mut self, found: Vec<Candidate>, now_hours: f64) -> Vec<StorySignal> {
+        let mut raised = Vec::new();
+        for Candidate {
+            signal_type,
+            anchor,
+            importance,
+            npcs,
+            players,
+            location,
+            context,
+        } in found
+        {
+            let expires = now_hours + self.config.signal_ttl_hours;
+            if let Some((_, live)) = self
+                .live
+                .iter_mut()
+                .find(|(a, s)| s.signal_type == signal_type && *a == anchor)
+            {
+                let mut involved: BTreeSet<String> = live.involved_npcs.drain(..).collect();
+                involved.extend(npcs);
+                live.involved_npcs = involved.into_iter().collect();
+                let mut seen: BTreeSet<String> = live.involved_players.drain(..).collect();
+                seen.extend(players);
+                live.involved_players = seen.into_iter().collect();
+                live.importance = live.importance.max(importance);
+                live.expires_at_hours = expires;
+                live.context.extend(context);
+                live.merged += 1;
+                continue;
+            }
+            if self.live.len() >= self.config.max_live_signals.max(1) {
+                let soonest = self
+                    .live
+                    .iter()
+                    .enumerate()
+                    .min_by(|a, b| a.1.1.expires_at_hours.total_cmp(&b.1.1.expires_at_hours))
+                    .map(|(i, _)| i);
+                if let Some(i) = soonest {
+                    self.live.remove(i);
+                }
+            }
+            self.sequence += 1;
+            let signal = StorySignal {
+                id: format!("{}:{}", signal_type.as_str(), self.sequence),
+                signal_type,
+                importance: importance.clamp(0.0, 1.0),
+                involved_npcs: npcs.into_iter().collect(),
+                involved_players: players.into_iter().collect(),
+                location,
+                context,
+                created_at_hours: now_hours,
+                expires_at_hours: expires,
+                merged: 0,
+            };
+            self.live.push((anchor, signal.clone()));
+            raised.push(signal);
+        }
+        raised
+    }
+}
