@@ -1,4 +1,4 @@
-//! Archetypes (seed 001 §5): what kind of person an NPC is — needs with their weights and
+//! Archetypes: what kind of person an NPC is — needs with their weights and
 //! decay, personality, schedule, innate goals, barks, and the names of its reactive set and
 //! affect persona — authored as data with `parent` inheritance, and NPCs that store only their
 //! differences from their archetype.

@@ -1,4 +1,4 @@
-//! Affect dynamics (seed 003) on the shipped calibration: each test fails if its rule breaks.
+//! Affect dynamics on the shipped calibration: each test fails if its rule breaks.
 
 use geppetto_core::affect::{AffectConfig, AffectEvent, AffectModel, AffectState, merge_layers};
 use proptest::prelude::*;

@@ -1,4 +1,4 @@
-//! Behaviour of the single-agent decision: each test fails if its rule of seed 000 is broken.
+//! Behaviour of the single-agent decision: each test fails if its rule is broken.
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! Reactive utility sets: the measured claim of seed 002 as a test on counts, and the set
+//! Reactive utility sets: the inertia claim (few switches a minute with inertia, many without) as a test on counts, and the set
 //! wired into the simulator as the layer that preempts daily life.
 
 mod support;

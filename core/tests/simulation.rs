@@ -1,4 +1,4 @@
-//! The timed simulation of seed 000: updaters, gradual deltas, the queue, preemption and the
+//! The timed simulation: updaters, gradual deltas, the queue, preemption and the
 //! two detail levels. Each test fails if its rule is broken.
 
 mod support;

@@ -1,4 +1,4 @@
-//! The social fabric of seed 001 §4.4 as behaviour: each interaction kind's rule, each gossip
+//! The social fabric as behaviour: each interaction kind's rule, each gossip
 //! rule with its reaction actually applied, reservations and cooldowns, interactions chosen by
 //! the decision engine (and shaped by personality), player witnesses, and the chain from a
 //! witnessed theft to a guard's protect goal and story signals.

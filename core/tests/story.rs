@@ -1,4 +1,4 @@
-//! The story-signal detector of seed 001 §4.6 as behaviour: for each of the fifteen signal
+//! The story-signal detector as behaviour: for each of the fifteen signal
 //! types, the situation that raises it and a nearby one that must not; then the buffer
 //! (bounded, oldest dropped, swapped out), the cadence, merging of a live signal and expiry.
 

@@ -1,4 +1,4 @@
-//! The JSON contract of DESIGN.md §10.1: the documented example answers exactly as documented,
+//! The JSON contract of `geppetto decide` (docs/contract.md): the documented example answers exactly as documented,
 //! and bad requests are refused with the JSON path and the reason.
 
 use geppetto_core::Profile;

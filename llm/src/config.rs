@@ -1,5 +1,5 @@
 //! The LLM seams' tunables: one struct per concern, every field named and its default
-//! documented on the field (the defaults are seed 001 §4.4.3 and §7.3's). This module owns
+//! documented on the field. This module owns
 //! parsing and validating those numbers; it does not read files or the environment.
 
 use std::num::NonZeroU32;
@@ -32,21 +32,21 @@ pub enum ConfigError {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
-    /// Hard capacity of the off-tick request queue. Default 50 (seed 001 `MAX_QUEUED`).
+    /// Hard capacity of the off-tick request queue. Default 50.
     pub queue_capacity: usize,
     /// Sustained calls per second to all providers together, enforced by a GCRA limiter.
-    /// Default 10 (seed 001 `MAX_QPS`).
+    /// Default 10.
     pub max_qps: u32,
     /// Calls the limiter lets through back to back before spacing them at `1/max_qps`.
     /// Default 1, so no one-second window ever sees more than `max_qps` calls.
     pub rate_burst: u32,
     /// Provider calls allowed between two tick boundaries signalled by the caller; past it
-    /// requests take the deterministic fallback. Default 5 (seed 001 §7.3).
+    /// requests take the deterministic fallback. Default 5.
     pub calls_per_tick: u32,
-    /// Hard ceiling of one provider call. Default 2000 ms (seed 001 `PER_CALL_TIMEOUT`).
+    /// Hard ceiling of one provider call. Default 2000 ms.
     pub call_timeout_ms: u64,
     /// Hard ceiling of one call narrating a player-witnessed interaction (players are
-    /// waiting). Default 500 ms (seed 001 §4.4.3).
+    /// waiting). Default 500 ms.
     pub witnessed_narration_timeout_ms: u64,
     /// Provider calls in flight at once. Default 4.
     pub max_in_flight_calls: usize,
@@ -148,11 +148,10 @@ impl LlmConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BreakerConfig {
-    /// Consecutive failures or timeouts that open the circuit. Default 5 (seed 001
-    /// `FAILURE_THRESHOLD`).
+    /// Consecutive failures or timeouts that open the circuit. Default 5.
     pub failure_threshold: u32,
     /// Time an open circuit rejects every call before one probe is let through.
-    /// Default 60000 ms (seed 001 `RECOVERY_WINDOW`).
+    /// Default 60000 ms.
     pub recovery_window_ms: u64,
 }
 

@@ -1,4 +1,4 @@
-//! Affect dynamics (seed 003, DESIGN.md §4.3): an NPC's feelings as a small, stable control
+//! Affect dynamics: an NPC's feelings as a small, stable control
 //! system that feeds its decisions.
 //!
 //! Every state (anger, stress, frustration, boredom, fear, hunger, fatigue, resentment… —

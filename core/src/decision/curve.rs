@@ -1,5 +1,5 @@
-//! Response curves: how a consideration's raw value becomes *pressure*, and the six shapes of
-//! seed 002 that utility sets (and considerations that ask for them) evaluate on a normalised
+//! Response curves: how a consideration's raw value becomes *pressure*, and the six shapes
+//! that utility sets (and considerations that ask for them) evaluate on a normalised
 //! input in [0, 1].
 //!
 //! The needs-style curves (`Convex`, `Linear`) read the normalised distance from the maximum,
@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The parameters every seed-002 shape shares: `m` (slope), `k` (exponent or steepness or
+/// The parameters every shape shares: `m` (slope), `k` (exponent or steepness or
 /// width), `c` (x shift) and `b` (y shift).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
@@ -95,7 +95,7 @@ impl SampledCurve {
     }
 }
 
-/// The six curves of seed 002, evaluated on a normalised input and clamped to [0, 1].
+/// The six shapes, evaluated on a normalised input and clamped to [0, 1].
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Shape {
@@ -215,7 +215,7 @@ pub enum ResponseCurve {
         /// The raw value at which the output is one half.
         midpoint: f64,
     },
-    /// A seed-002 shape on the normalised value `(value − min)/(max − min)`.
+    /// A shape on the normalised value `(value − min)/(max − min)`.
     Shape(Shape),
     /// A kind this version does not know: always 0.
     Unknown,

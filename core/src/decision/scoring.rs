@@ -1,4 +1,4 @@
-//! Eligibility gates and the utility formula of record (seed 000, DESIGN.md §4.1), with the
+//! Eligibility gates and the utility formula of record, with the
 //! per-candidate breakdown the inspector shows.
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Barks (seed 001 §7.5): the short lines an NPC says aloud — "Gods, I'm starving" — chosen
+//! Barks: the short lines an NPC says aloud — "Gods, I'm starving" — chosen
 //! from data by need, mood and cooldown, deterministically from a seed. A bark is flavour the
 //! game shows; it never changes state.
 

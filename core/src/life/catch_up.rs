@@ -1,4 +1,4 @@
-//! Background catch-up (seed 001 §7.4): bringing an NPC nobody watched up to date in one step
+//! Background catch-up: bringing an NPC nobody watched up to date in one step
 //! instead of ticking it through every missed hour.
 //!
 //! A whole day of an NPC's routine changes its needs by the same amount every day (decay, plus

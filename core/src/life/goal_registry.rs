@@ -1,4 +1,4 @@
-//! Goals as data (seed 001 §8.2): a goal's predicate is written with a `predicate_type`
+//! Goals as data: a goal's predicate is written with a `predicate_type`
 //! discriminator and read back through a [`GoalPredicateRegistry`], so goals survive a snapshot,
 //! appear in the inspector as plain JSON, and content can add predicate types of its own.
 //!

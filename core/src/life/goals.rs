@@ -1,4 +1,4 @@
-//! Goals (seed 001 §4.2): what an NPC is trying to bring about beyond the next action —
+//! Goals: what an NPC is trying to bring about beyond the next action —
 //! innate ambitions, needs gone low, reactions to important events. Goals do not decide;
 //! they raise the priority of actions that advance them and seed plans for the queue.
 //!

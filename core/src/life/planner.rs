@@ -1,4 +1,4 @@
-//! Goal-oriented action planning (seed 004's GOAP, DESIGN.md §4.4): a bounded A* search over
+//! Goal-oriented action planning: a bounded A* search over
 //! symbolic facts that turns a goal needing several steps ("have a sword": buy ore at the
 //! market, chop wood, smelt at the forge, forge at the anvil) into a sequence of advertised
 //! actions for the agent's FIFO queue.

@@ -1,4 +1,4 @@
-//! Reactive utility sets (seed 002, DESIGN.md §4.2): the judgement half of a character — "of
+//! Reactive utility sets: the judgement half of a character — "of
 //! these few things, which now?" — scored from normalised inputs, beside the needs-driven
 //! decider. An archetype may carry one (flee, call the guard, lash out); when it picks an action
 //! in an emergency bucket, that action preempts daily life.
@@ -20,9 +20,9 @@ use crate::decision::curve::Shape;
 use crate::rng::DetRng;
 use crate::vocabulary::Symbol;
 
-/// The commitment bonus a set gets when its file says nothing (seed 002).
+/// The commitment bonus a set gets when its file says nothing.
 pub const DEFAULT_COMMITMENT_BONUS: f64 = 0.15;
-/// The decision interval, in seconds, a set gets when its file says nothing (seed 002).
+/// The decision interval, in seconds, a set gets when its file says nothing.
 pub const DEFAULT_DECISION_INTERVAL_S: f64 = 0.2;
 
 /// How a set picks among its scored actions.
@@ -327,7 +327,7 @@ pub struct WobbleRun {
 
 /// Runs `set` for `seconds` at `frame_hz` frames a second, each input jittered uniformly by
 /// ±`wobble` (in normalised units of its range) every frame around `base_inputs` — how
-/// flapping is measured (seed 002: two actions within 2 %, sixty seconds).
+/// flapping is measured (two actions within 2 %, sixty seconds).
 pub fn run_wobbling(
     set: &UtilitySet,
     base_inputs: &[f64],

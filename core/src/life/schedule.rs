@@ -1,4 +1,4 @@
-//! Daily schedules (seed 001 §4.3, DESIGN.md §4.5): blocks of the day with an activity, a
+//! Daily schedules: blocks of the day with an activity, a
 //! place and conditions, turned into what the decision engine already understands — the active
 //! block becomes a personal *context* (its activity tags boosted) and a *preferred provider*
 //! (its place). Schedules are data; nothing here is a branch per activity.

@@ -1,4 +1,4 @@
-//! Mood and stress derived from needs (seed 001 §4.1): needs are considerations whose weights
+//! Mood and stress derived from needs: needs are considerations whose weights
 //! are the agent's personality — the single source of priority — and mood and stress are read
 //! from them, never set by hand.
 //!

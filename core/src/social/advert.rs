@@ -1,4 +1,4 @@
-//! How partners advertise interactions to an initiator (seed 001 §4.4.1): one provider per
+//! How partners advertise interactions to an initiator: one provider per
 //! nearby NPC, one advertised action per interaction kind the relationship admits, scored by the
 //! decision engine like any other action. An engaged partner advertises with no free slot, so
 //! the engine's slot gate refuses it and two NPCs never chase the same partner.

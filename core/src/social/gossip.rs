@@ -1,4 +1,4 @@
-//! Gossip as a behaviour driver (seed 001 §4.4.2): rumours an NPC holds, why it tells them, and
+//! Gossip as a behaviour driver: rumours an NPC holds, why it tells them, and
 //! what hearing one does to the listener.
 //!
 //! - Reception: `credibility = confidence × trust(listener → teller) × dampening^depth` (trust
@@ -76,7 +76,7 @@ pub struct Gossip {
     pub holder: String,
 }
 
-/// The numbers of gossip, each a named default (seed 001 where it gives one).
+/// The numbers of gossip, each a named default.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GossipConfig {
     /// Credibility lost per retelling: ×dampening^depth; default 0.7.

@@ -1,4 +1,4 @@
-//! NPC-to-NPC interactions (seed 001 §4.4.1, §4.4.3): the nine kinds, how a partner advertises
+//! NPC-to-NPC interactions: the nine kinds, how a partner advertises
 //! each to an initiator (so the decision engine chooses among them like any other action), and
 //! the deterministic rule that resolves one into an outcome.
 //!

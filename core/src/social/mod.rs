@@ -1,4 +1,4 @@
-//! The social fabric (seed 001 §4.4, DESIGN §4.5): NPCs that talk, trade, argue, scheme and
+//! The social fabric: NPCs that talk, trade, argue, scheme and
 //! spread rumours that change what others do.
 //!
 //! - [`relationships`]: trust, respect, loyalty and affinity per ordered pair with history;

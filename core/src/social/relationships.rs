@@ -1,4 +1,4 @@
-//! Relationships per ordered pair of NPCs (seed 001 §4.4.4): how A regards B as trust, respect,
+//! Relationships per ordered pair of NPCs: how A regards B as trust, respect,
 //! loyalty and affinity in [0, 1] (0.5 when they have never met), with a short history of the
 //! changes actually applied. Friends (trust > 0.7), rivals (trust < 0.3 and respect < 0.3) and
 //! allies (loyalty > 0.6) are queries over it; [`RelationshipCache`] keeps their answers for
@@ -78,7 +78,7 @@ impl Relationship {
     }
 }
 
-/// The lines of the friends / rivals / allies queries, each a named default (seed 001).
+/// The lines of the friends / rivals / allies queries, each a named default.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RelationshipThresholds {
     /// A friend is trusted above this; default 0.7.

@@ -1,4 +1,4 @@
-//! Reservations and social cooldowns (seed 001 §4.4.4): an NPC that sets out to talk to another
+//! Reservations and social cooldowns: an NPC that sets out to talk to another
 //! reserves it until the interaction is due to end, so a second NPC does not chase the same
 //! partner; after an interaction both wait out a cooldown before the next one. Every query
 //! ignores what has expired; the social step sweeps expired entries away once a step.

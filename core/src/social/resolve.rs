@@ -1,4 +1,4 @@
-//! Carrying out a chosen interaction (seed 001 §4.4.3): reserve both sides, resolve the kind's
+//! Carrying out a chosen interaction: reserve both sides, resolve the kind's
 //! rule with a seeded draw (or, for gossip, the listener's reception), apply the effects to
 //! regard, needs, mood and goals, leave the rumours it gives rise to, cool both down, and
 //! record it — `witnessed` exactly when a player is present.

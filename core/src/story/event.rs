@@ -1,4 +1,4 @@
-//! What the story detector reads (seed 001 §4.6, §6.5): the events NPCs' lives produce —
+//! What the story detector reads: the events NPCs' lives produce —
 //! interactions, relationship changes, rumours, witnessed acts, goal lifecycle, mood, moves,
 //! needs running low — and the bounded buffer they accumulate in between detections.
 //!

@@ -1,4 +1,4 @@
-//! Story signals (seed 001 §4.6, DESIGN §4.5): the detector that turns what NPCs do into typed,
+//! Story signals: the detector that turns what NPCs do into typed,
 //! scored, expiring narrative opportunities for a quest generator.
 //!
 //! - [`event`]: the events the detector reads and their bounded buffer (atomic swap).

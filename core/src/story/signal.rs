@@ -1,4 +1,4 @@
-//! Story signals (seed 001 §4.6): narrative opportunities a quest generator can pick up — a
+//! Story signals: narrative opportunities a quest generator can pick up — a
 //! type, an importance in [0, 1], the NPCs and players involved, where, signal-specific
 //! context, and when it was raised and expires. Signals are ephemeral: nothing is persisted,
 //! and one the world does not act on simply expires.

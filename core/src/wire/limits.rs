@@ -1,4 +1,4 @@
-//! Size limits on JSON input from outside (DESIGN.md §3, invariant 5): checked on the raw text
+//! Size limits on JSON input from outside (bad input is refused, never a panic): checked on the raw text
 //! before it is parsed, so an oversized or deeply nested document is refused without building
 //! it. Every refusal names the limit by its config path so an operator knows which knob
 //! to turn (`decide.max_depth`). The bus envelope parser of the service uses the same scan with

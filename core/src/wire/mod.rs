@@ -1,4 +1,4 @@
-//! The JSON contract of `geppetto decide` and `geppetto decide-batch` (DESIGN.md §10.1):
+//! The JSON contract of `geppetto decide` and `geppetto decide-batch`:
 //! parsing with JSON-path errors, compiling into engine values, running the [`Decider`] and
 //! shaping the answer. The CLI, the admin API and the fuzz targets all go through here, so the
 //! contract has one implementation.

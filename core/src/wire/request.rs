@@ -1,4 +1,4 @@
-//! The request side of the `decide` / `decide-batch` JSON contract (DESIGN.md §10.1), as
+//! The request side of the `decide` / `decide-batch` JSON contract, as
 //! plain serde types. Unknown fields are ignored; missing required fields and wrong types are
 //! refused by the parser with their JSON path. Semantic checks live in `compile`.
 

@@ -1,5 +1,5 @@
 //! `geppetto decide` and `geppetto decide-batch`: a JSON request in, a JSON answer out, per the
-//! contract in DESIGN.md §10.1 (implemented once, in `geppetto_core::wire`).
+//! contract in docs/contract.md (implemented once, in `geppetto_core::wire`).
 
 use std::io::Read;
 

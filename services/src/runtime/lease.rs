@@ -1,4 +1,4 @@
-//! Zone leases: which service instance runs which zone (DESIGN §8).
+//! Zone leases: which service instance runs which zone.
 //!
 //! Owns the `[cluster]` config (which zones an instance may take, its name, lease timing), the
 //! lease protocol on Redis and the local view of a held lease. Per zone, next to its

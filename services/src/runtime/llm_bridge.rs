@@ -1,4 +1,4 @@
-//! The service's side of the LLM seams (DESIGN.md §6): starts `geppetto-llm` with the
+//! The service's side of the LLM seams: starts `geppetto-llm` with the
 //! configured provider (or only the deterministic templates), hands it the requests zones make
 //! (witnessed interactions to narrate, player `say` lines to perceive), and turns what comes
 //! back into bus messages:

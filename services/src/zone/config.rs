@@ -12,8 +12,8 @@ use crate::zone::tiers::TierConfig;
 #[serde(deny_unknown_fields, default)]
 pub struct TickConfig {
     /// Ticks one `time_advanced` event may run at most; default 60. A longer jump (a server
-    /// back after a night offline) brings every NPC over the rest analytically (seed 001
-    /// §7.4: whole days in closed form, the remainder hourly) and ticks only the last ones.
+    /// back after a night offline) brings every NPC over the rest analytically
+    /// (whole days in closed form, the remainder hourly) and ticks only the last ones.
     pub max_catch_up_ticks_per_event: u64,
     /// Longest jump caught up analytically, game hours; default 168 (a week). Older time is
     /// gone.

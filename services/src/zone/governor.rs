@@ -1,10 +1,10 @@
-//! The tick-budget governor (seed 001 §3, §7.1): soft and hard per-tick ceilings measured on the
+//! The tick-budget governor: soft and hard per-tick ceilings measured on the
 //! wall clock. Past the soft ceiling the remaining lowest-priority Active NPCs are demoted to
 //! Nearby processing; past the hard ceiling the remaining NPCs are skipped for the tick; after
 //! `recovery_calm_ticks` ticks under the soft ceiling the demotions are lifted.
 //!
 //! Its decisions are non-deterministic inputs, so the zone records each one as a
-//! `governor_decision` world event before the tick's outputs go out (DESIGN §3 invariant 1).
+//! `governor_decision` world event before the tick's outputs go out.
 //! It owns only the decision state; the zone measures time and orders NPCs by priority.
 
 use std::collections::BTreeSet;

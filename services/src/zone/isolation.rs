@@ -1,4 +1,4 @@
-//! Per-NPC error isolation (seed 001 §4.5.3): consecutive failures per NPC, demotion to
+//! Per-NPC error isolation: consecutive failures per NPC, demotion to
 //! Background (held for review) after `max_consecutive_failures`, and the archetype circuit
 //! breaker once `archetype_failure_threshold` NPCs of one archetype have been demoted.
 //!

@@ -42,7 +42,7 @@ impl Simulator {
     }
 
     /// Debits an action's costs and credits its yields when it completes. Off by default: a
-    /// game debits costs itself (seed 000); turn it on where geppetto is the whole world
+    /// game debits costs itself; turn it on where geppetto is the whole world
     /// (scenarios, the demo). Symbolic facts always follow a completed action.
     pub fn settling_resources(mut self, settle: bool) -> Self {
         self.settle_resources = settle;

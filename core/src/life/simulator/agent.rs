@@ -42,7 +42,7 @@ impl ReactiveLayer {
     }
 }
 
-/// An agent's feelings (seed 003) carried through simulated time. Each advance runs as many
+/// An agent's feelings carried through simulated time. Each advance runs as many
 /// affect ticks as the simulated time holds (at most `max_ticks_per_advance`; a longer gap
 /// only lets time pass), with the events pushed since the last advance on the first of them.
 /// Affect states back perception-, relationship- and context-driven considerations of the

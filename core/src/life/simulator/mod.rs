@@ -1,5 +1,5 @@
-//! Timed simulation: an agent's life over time (seed 000, "Ticks, preemption, and simulation
-//! detail"). The [`Decider`] stays stateless; the [`Simulator`] advances a mutable
+//! Timed simulation: an agent's life over time — ticks, preemption and simulation
+//! detail. The [`Decider`] stays stateless; the [`Simulator`] advances a mutable
 //! [`SimulatedAgent`] one tick at a time, deterministically from the request and a seed.
 //!
 //! Order within one [`Simulator::advance`]:

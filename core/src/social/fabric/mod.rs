@@ -1,4 +1,4 @@
-//! The social fabric of a zone (seed 001 §4.4): who holds which rumours, who is engaged with
+//! The social fabric of a zone: who holds which rumours, who is engaged with
 //! whom, and the social step that lets NPCs meet, talk, trade, argue and scheme.
 //!
 //! A step (every `step_every_ticks` ticks, default 10; or spread over them, see

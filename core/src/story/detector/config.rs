@@ -1,7 +1,7 @@
 //! The detector's numbers ([`DetectorConfig`]): windows, thresholds and capacities, each a
 //! named default. Nothing here reads events.
 
-/// The detector's numbers, each a named default (seed 001 where it gives one).
+/// The detector's numbers, each a named default.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DetectorConfig {
     /// Ticks between detections; default 30.

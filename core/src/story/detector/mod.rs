@@ -1,4 +1,4 @@
-//! The story-signal detector (seed 001 §4.6). Events accumulate in a bounded buffer
+//! The story-signal detector. Events accumulate in a bounded buffer
 //! (default 1000, oldest dropped); every `every_ticks` ticks (default 30) the buffer is swapped
 //! out and appended to a bounded history, and each rule reads the history over its window.
 //! A ticking detector spreads a detection over [`DETECTION_STEPS`] ticks, one rule a tick and
