@@ -275,6 +275,7 @@ mod tests {
         use crate::life::action::DetailLevel;
         use crate::life::goals::GoalCategory;
         use crate::life::planner::NoPlan;
+        use crate::life::simulator::SimEventKind;
         use crate::social::gossip::{GossipIntent, RumourTopic};
         use crate::social::interaction::InteractionKind;
         use crate::social::relationships::Facet;
@@ -295,6 +296,11 @@ mod tests {
             GoalCategory::as_str,
         );
         check(NoPlan::VARIANTS, NoPlan::WIRE_NAMES, NoPlan::as_str);
+        check(
+            SimEventKind::VARIANTS,
+            SimEventKind::WIRE_NAMES,
+            SimEventKind::as_str,
+        );
         check(
             GossipIntent::VARIANTS,
             GossipIntent::WIRE_NAMES,

@@ -35,15 +35,16 @@ pub enum ConfigError {
     },
 }
 
-/// Which bus to use.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum BusKind {
-    /// The in-process bus.
-    #[default]
-    Memory,
-    /// Redis Streams.
-    Redis,
+geppetto_core::wire_enum! {
+    /// Which bus to use.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum BusKind {
+        /// The in-process bus.
+        #[default]
+        Memory = "memory",
+        /// Redis Streams.
+        Redis = "redis",
+    }
 }
 
 /// `[bus]`.
@@ -105,19 +106,20 @@ impl Default for StorageSection {
     }
 }
 
-/// Which store keeps zone snapshots.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum SnapshotBackend {
-    /// Redis with the Redis bus, else redb with a `redb_path`, else memory.
-    #[default]
-    Auto,
-    /// The redb file (`redb_path` required).
-    Redb,
-    /// The bus's Redis (`bus.redis.url`), next to the zone's streams.
-    Redis,
-    /// Memory (tests; lost on restart).
-    Memory,
+geppetto_core::wire_enum! {
+    /// Which store keeps zone snapshots.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum SnapshotBackend {
+        /// Redis with the Redis bus, else redb with a `redb_path`, else memory.
+        #[default]
+        Auto = "auto",
+        /// The redb file (`redb_path` required).
+        Redb = "redb",
+        /// The bus's Redis (`bus.redis.url`), next to the zone's streams.
+        Redis = "redis",
+        /// Memory (tests; lost on restart).
+        Memory = "memory",
+    }
 }
 
 /// `[admin]`.

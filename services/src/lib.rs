@@ -21,3 +21,74 @@ pub mod content;
 pub mod http;
 pub mod runtime;
 pub mod zone;
+
+#[cfg(test)]
+mod tests {
+    /// Serde and `as_str` agree for every variant of every wire enum of this crate
+    /// (declared with [`geppetto_core::wire_enum!`]).
+    #[test]
+    fn every_service_wire_enum_agrees_with_serde() {
+        fn check<T>(variants: &[T], names: &[&str], as_str: fn(T) -> &'static str)
+        where
+            T: Copy + PartialEq + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+        {
+            assert_eq!(variants.len(), names.len());
+            for (variant, name) in variants.iter().zip(names) {
+                assert_eq!(as_str(*variant), *name);
+                let json = serde_json::to_string(variant).expect("serialises");
+                assert_eq!(json, format!("\"{name}\""));
+                let back: T = serde_json::from_str(&json).expect("deserialises");
+                assert_eq!(back, *variant);
+                let from_yaml: T = serde_saphyr::from_str(name).expect("yaml");
+                assert_eq!(from_yaml, *variant);
+            }
+        }
+        use crate::bus::StreamKind;
+        use crate::config::{BusKind, SnapshotBackend};
+        use crate::content::sets::SelectorName;
+        use crate::runtime::zone_loop::ClockKind;
+        use crate::zone::IntentKind;
+        use crate::zone::tiers::Tier;
+        check(
+            StreamKind::VARIANTS,
+            StreamKind::WIRE_NAMES,
+            StreamKind::as_str,
+        );
+        check(BusKind::VARIANTS, BusKind::WIRE_NAMES, BusKind::as_str);
+        check(
+            SnapshotBackend::VARIANTS,
+            SnapshotBackend::WIRE_NAMES,
+            SnapshotBackend::as_str,
+        );
+        check(
+            SelectorName::VARIANTS,
+            SelectorName::WIRE_NAMES,
+            SelectorName::as_str,
+        );
+        check(
+            ClockKind::VARIANTS,
+            ClockKind::WIRE_NAMES,
+            ClockKind::as_str,
+        );
+        check(
+            IntentKind::VARIANTS,
+            IntentKind::WIRE_NAMES,
+            IntentKind::as_str,
+        );
+        check(Tier::VARIANTS, Tier::WIRE_NAMES, Tier::as_str);
+        // The names the old hand-written tables gave, which keys, metrics and snapshots carry.
+        assert_eq!(
+            StreamKind::WIRE_NAMES,
+            [
+                "world",
+                "intents",
+                "story",
+                "narrative",
+                "npc_events",
+                "deadletter"
+            ]
+        );
+        assert_eq!(Tier::WIRE_NAMES, ["background", "nearby", "active"]);
+        assert_eq!(IntentKind::WIRE_NAMES, ["use", "reactive"]);
+    }
+}

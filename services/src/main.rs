@@ -579,10 +579,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             zone,
             stream,
         }) => {
-            let stream = geppetto_service::bus::StreamKind::ALL
-                .into_iter()
-                .find(|s| s.as_str() == stream)
-                .ok_or_else(|| {
+            let stream = geppetto_service::bus::StreamKind::from_wire(&stream).ok_or_else(|| {
                     CommandError::BadInput(format!(
                         "--stream `{stream}`: one of world, intents, story, narrative, npc_events, deadletter"
                     ))

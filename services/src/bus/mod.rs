@@ -1,5 +1,5 @@
 //! The event bus between geppetto and the game: the [`EventBus`] trait, the stream names of
-//! DESIGN §10.2 and the two implementations — [`memory::InProcessBus`] (the embedded default)
+//! docs/contract.md and the two implementations — [`memory::InProcessBus`] (the embedded default)
 //! and [`redis::RedisBus`] (Redis Streams with consumer groups).
 //!
 //! Publishing never blocks a tick: each bus buffers a bounded number of messages and counts what
@@ -20,46 +20,26 @@ use serde::Deserialize;
 /// The future bus methods return.
 pub type BusFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BusError>> + Send + 'a>>;
 
-/// The streams of one zone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum StreamKind {
-    /// World events in (and geppetto's own clock and governor records).
-    World,
-    /// Intents out.
-    Intents,
-    /// Story signals out.
-    Story,
-    /// LLM-written narration out.
-    Narrative,
-    /// NPC lifecycle events out.
-    NpcEvents,
-    /// Refused world events, with the reason.
-    Deadletter,
+geppetto_core::wire_enum! {
+    /// The streams of one zone.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum StreamKind {
+        /// World events in (and geppetto's own clock and governor records).
+        World = "world",
+        /// Intents out.
+        Intents = "intents",
+        /// Story signals out.
+        Story = "story",
+        /// LLM-written narration out.
+        Narrative = "narrative",
+        /// NPC lifecycle events out.
+        NpcEvents = "npc_events",
+        /// Refused world events, with the reason.
+        Deadletter = "deadletter",
+    }
 }
 
 impl StreamKind {
-    /// Every stream, in a fixed order.
-    pub const ALL: [StreamKind; 6] = [
-        Self::World,
-        Self::Intents,
-        Self::Story,
-        Self::Narrative,
-        Self::NpcEvents,
-        Self::Deadletter,
-    ];
-
-    /// The stream's name inside a key.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::World => "world",
-            Self::Intents => "intents",
-            Self::Story => "story",
-            Self::Narrative => "narrative",
-            Self::NpcEvents => "npc_events",
-            Self::Deadletter => "deadletter",
-        }
-    }
-
     /// The key of this stream for `zone`: `geppetto:{zone}:world` (a Redis Cluster hash tag keeps
     /// one zone's streams on one shard).
     pub fn key(self, zone: &str) -> String {

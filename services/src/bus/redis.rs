@@ -12,7 +12,7 @@
 //! buffer drained by one writer task over a reconnecting connection; when Redis is away the
 //! buffer fills and further messages are dropped and counted — a tick never waits.
 //!
-//! A zone held under a lease (DESIGN §8) is *fenced*: its messages are written by a Lua script
+//! A zone held under a lease is *fenced*: its messages are written by a Lua script
 //! that first checks the zone's lease still holds this instance's token, atomically with the
 //! `XADD`s, so an instance whose lease lapsed (paused, partitioned) cannot publish for the zone
 //! any more; such a batch is dropped, counted as fenced, and the lease is marked lost.

@@ -286,7 +286,7 @@ pub async fn reset_redis_zone(url: &str, zone: &str) -> Result<(), CommandError>
         .get_multiplexed_async_connection()
         .await
         .map_err(|e| CommandError::Environment(format!("redis {url}: {e}")))?;
-    let keys: Vec<String> = StreamKind::ALL.iter().map(|s| s.key(zone)).collect();
+    let keys: Vec<String> = StreamKind::VARIANTS.iter().map(|s| s.key(zone)).collect();
     redis::cmd("DEL")
         .arg(&keys)
         .query_async::<()>(&mut connection)

@@ -51,19 +51,20 @@ fn default_top_n() -> usize {
     DEFAULT_TOP_N
 }
 
-/// A selector's name in a set file.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum SelectorName {
-    /// The best one.
-    #[default]
-    Highest,
-    /// Score as weight.
-    WeightedRandom,
-    /// Weighted random among the best `top_n`.
-    TopWeightedRandom,
-    /// Highest non-empty bucket, best inside it.
-    Bucketed,
+geppetto_core::wire_enum! {
+    /// A selector's name in a set file.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum SelectorName {
+        /// The best one.
+        #[default]
+        Highest = "highest",
+        /// Score as weight.
+        WeightedRandom = "weighted_random",
+        /// Weighted random among the best `top_n`.
+        TopWeightedRandom = "top_weighted_random",
+        /// Highest non-empty bucket, best inside it.
+        Bucketed = "bucketed",
+    }
 }
 
 /// An input declaration.

@@ -1,4 +1,4 @@
-//! Zones shared among service instances over Redis (DESIGN §8): which zones this instance
+//! Zones shared among service instances over Redis: which zones this instance
 //! runs, taken and given up by lease.
 //!
 //! Owns the ownership loop ([`Ownership::run`]). Every
@@ -299,9 +299,10 @@ fn preference(instance: &str, zone: &str) -> u64 {
     stable_hash(&format!("{instance}\u{1f}{zone}"))
 }
 
-/// One zone as `geppetto cluster status` shows it.
+/// One zone's lease and world-stream lag, as `geppetto cluster status` shows it (not the
+/// zone's own [`crate::zone::ZoneStatus`]).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct ZoneStatus {
+pub struct ZoneLeaseStatus {
     /// Zone.
     pub zone: String,
     /// The holding instance, if any.
@@ -324,7 +325,7 @@ pub struct ClusterStatus {
     /// Live instances.
     pub instances: Vec<String>,
     /// Zones, in the order given.
-    pub zones: Vec<ZoneStatus>,
+    pub zones: Vec<ZoneLeaseStatus>,
 }
 
 /// Reads the status of `zones` (consumer group `group`) through `bus`.
@@ -344,7 +345,7 @@ pub async fn status(
         let ours = groups
             .iter()
             .find(|g| group_field::<String>(g, "name").as_deref() == Some(group));
-        rows.push(ZoneStatus {
+        rows.push(ZoneLeaseStatus {
             zone: zone.clone(),
             owner: lease.holder.as_ref().map(|h| h.owner.clone()),
             token: lease.holder.as_ref().map(|h| h.token),

@@ -104,7 +104,7 @@ async fn persist(
         payload,
     };
     if let Err(error) = persistence.store.put(snapshot).await {
-        // A persistence failure must not stop the loop (seed 001 §4.5.3).
+        // A persistence failure must not stop the loop.
         tracing::error!(%error, zone, "isolation state not persisted");
     }
 }
@@ -523,14 +523,15 @@ pub struct ClockConfig {
     pub publish_every_ms: u64,
 }
 
-/// Who advances game time.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum ClockKind {
-    /// geppetto's own clock.
-    Internal,
-    /// The game's `time_advanced` events.
-    External,
+geppetto_core::wire_enum! {
+    /// Who advances game time.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum ClockKind {
+        /// geppetto's own clock.
+        Internal = "internal",
+        /// The game's `time_advanced` events.
+        External = "external",
+    }
 }
 
 impl Default for ClockConfig {

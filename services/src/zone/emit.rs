@@ -131,7 +131,7 @@ pub(super) fn message_for(npc: &str, event: &SimEvent, vocabulary: &Vocabulary) 
         // own snake_case name until they get a dedicated payload.
         other => Wire::Event(NpcEvent::CoreEvent {
             npc,
-            event: core_event_name(other),
+            event: other.name().to_owned(),
         }),
     })
 }
@@ -384,27 +384,6 @@ impl Zone {
     }
 }
 
-/// The snake_case name of a core event variant (`LashOut { .. }` → `lash_out`).
-pub(super) fn core_event_name(event: &SimEvent) -> String {
-    let debug = format!("{event:?}");
-    let variant: String = debug
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric())
-        .collect();
-    let mut name = String::with_capacity(variant.len() + 4);
-    for (i, c) in variant.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                name.push('_');
-            }
-            name.push(c.to_ascii_lowercase());
-        } else {
-            name.push(c);
-        }
-    }
-    name
-}
-
 /// A line for a reactive action (the deterministic fallback of the narration seam).
 pub fn bark_for(action: &str) -> String {
     match action {
@@ -460,6 +439,18 @@ mod tests {
             message_for("piet", &started, &vocabulary),
             None,
             "the zone's"
+        );
+        let lash = SimEvent::LashOut {
+            target: "ann".into(),
+            intensity: 0.5,
+        };
+        assert_eq!(
+            message_for("piet", &lash, &vocabulary),
+            Some(Wire::Event(NpcEvent::CoreEvent {
+                npc: "piet".into(),
+                event: "lash_out".into(),
+            })),
+            "another core event goes out under its own name"
         );
     }
 

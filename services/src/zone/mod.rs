@@ -100,25 +100,18 @@ pub struct NpcMeta {
     pub decisions: VecDeque<DecisionTrace>,
 }
 
-/// What kind of intent an NPC is carrying out (named in `intent_cancelled`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IntentKind {
-    /// An advertised action (`use`).
-    Use,
-    /// A reactive-set action.
-    Reactive,
-}
-
-impl IntentKind {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Use => "use",
-            Self::Reactive => "reactive",
-        }
+geppetto_core::wire_enum! {
+    /// What kind of intent an NPC is carrying out (named in `intent_cancelled`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum IntentKind {
+        /// An advertised action (`use`).
+        Use = "use",
+        /// A reactive-set action.
+        Reactive = "reactive",
     }
 }
+
+impl IntentKind {}
 
 /// One decision of an NPC as the inspector shows it (`GET /npcs/{id}/decisions`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

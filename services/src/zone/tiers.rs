@@ -1,4 +1,4 @@
-//! Processing tiers from player presence over the room graph (seed 001 §3): Active (a player's
+//! Processing tiers from player presence over the room graph: Active (a player's
 //! room and its neighbours), Nearby (up to `nearby_radius_rooms` steps), Background (the rest).
 //!
 //! Owns the room graph, the per-room tier (recomputed only when a player moves, so tier work is
@@ -10,28 +10,20 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-/// A processing tier; higher is more detailed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Tier {
-    /// No player nearby: simplified, every `background_every_ticks`.
-    Background,
-    /// A few rooms from a player: full detail at a coarser step, every `nearby_every_ticks`.
-    Nearby,
-    /// With or next to a player: full detail every tick.
-    Active,
-}
-
-impl Tier {
-    /// Lower-case name for the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Background => "background",
-            Self::Nearby => "nearby",
-            Self::Active => "active",
-        }
+geppetto_core::wire_enum! {
+    /// A processing tier; higher is more detailed.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Tier {
+        /// No player nearby: simplified, every `background_every_ticks`.
+        Background = "background",
+        /// A few rooms from a player: full detail at a coarser step, every `nearby_every_ticks`.
+        Nearby = "nearby",
+        /// With or next to a player: full detail every tick.
+        Active = "active",
     }
 }
+
+impl Tier {}
 
 /// Tier settings (`[tiers]` in `geppetto.toml`).
 #[derive(Clone, Debug, Deserialize, PartialEq)]

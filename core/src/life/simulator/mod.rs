@@ -56,6 +56,6 @@ mod zone;
 pub use advance::Simulator;
 pub use agent::{AffectLayer, DEFAULT_MAX_AFFECT_TICKS_PER_ADVANCE, ReactiveLayer, SimulatedAgent};
 pub use occupancy::{ProviderIndex, apply_occupancy};
-pub use tick::{Prepared, SimEvent, Stage, TickRequest, TickResult};
+pub use tick::{Prepared, SimEvent, SimEventKind, Stage, TickRequest, TickResult};
 pub use values::{ValueSource, WorldMaps};
 pub use zone::{AgentTick, zone_agent_seed};

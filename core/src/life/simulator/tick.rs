@@ -168,6 +168,85 @@ pub enum SimEvent {
     },
 }
 
+crate::wire_enum! {
+    /// Which [`SimEvent`] happened, by the snake_case name it goes out under (`lash_out`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum SimEventKind {
+        /// `SimEvent::ActionStarted`.
+        ActionStarted = "action_started",
+        /// `SimEvent::ActionCompleted`.
+        ActionCompleted = "action_completed",
+        /// `SimEvent::ActionPreempted`.
+        ActionPreempted = "action_preempted",
+        /// `SimEvent::QueueEntryDropped`.
+        QueueEntryDropped = "queue_entry_dropped",
+        /// `SimEvent::CommitmentExpired`.
+        CommitmentExpired = "commitment_expired",
+        /// `SimEvent::ActionInterrupted`.
+        ActionInterrupted = "action_interrupted",
+        /// `SimEvent::ReactiveStarted`.
+        ReactiveStarted = "reactive_started",
+        /// `SimEvent::ReactiveEnded`.
+        ReactiveEnded = "reactive_ended",
+        /// `SimEvent::ActivityChanged`.
+        ActivityChanged = "activity_changed",
+        /// `SimEvent::GoalCreated`.
+        GoalCreated = "goal_created",
+        /// `SimEvent::GoalCompleted`.
+        GoalCompleted = "goal_completed",
+        /// `SimEvent::GoalFailed`.
+        GoalFailed = "goal_failed",
+        /// `SimEvent::GoalBlocked`.
+        GoalBlocked = "goal_blocked",
+        /// `SimEvent::Bark`.
+        Bark = "bark",
+        /// `SimEvent::BurstStarted`.
+        BurstStarted = "burst_started",
+        /// `SimEvent::BurstEnded`.
+        BurstEnded = "burst_ended",
+        /// `SimEvent::LashOut`.
+        LashOut = "lash_out",
+        /// `SimEvent::LevelChanged`.
+        LevelChanged = "level_changed",
+        /// `SimEvent::AggregatedEventsApplied`.
+        AggregatedEventsApplied = "aggregated_events_applied",
+    }
+}
+
+impl SimEvent {
+    /// Which event this is.
+    #[must_use]
+    pub fn kind(&self) -> SimEventKind {
+        match self {
+            Self::ActionStarted { .. } => SimEventKind::ActionStarted,
+            Self::ActionCompleted { .. } => SimEventKind::ActionCompleted,
+            Self::ActionPreempted { .. } => SimEventKind::ActionPreempted,
+            Self::QueueEntryDropped { .. } => SimEventKind::QueueEntryDropped,
+            Self::CommitmentExpired { .. } => SimEventKind::CommitmentExpired,
+            Self::ActionInterrupted { .. } => SimEventKind::ActionInterrupted,
+            Self::ReactiveStarted { .. } => SimEventKind::ReactiveStarted,
+            Self::ReactiveEnded { .. } => SimEventKind::ReactiveEnded,
+            Self::ActivityChanged { .. } => SimEventKind::ActivityChanged,
+            Self::GoalCreated { .. } => SimEventKind::GoalCreated,
+            Self::GoalCompleted { .. } => SimEventKind::GoalCompleted,
+            Self::GoalFailed { .. } => SimEventKind::GoalFailed,
+            Self::GoalBlocked { .. } => SimEventKind::GoalBlocked,
+            Self::Bark { .. } => SimEventKind::Bark,
+            Self::BurstStarted => SimEventKind::BurstStarted,
+            Self::BurstEnded => SimEventKind::BurstEnded,
+            Self::LashOut { .. } => SimEventKind::LashOut,
+            Self::LevelChanged { .. } => SimEventKind::LevelChanged,
+            Self::AggregatedEventsApplied { .. } => SimEventKind::AggregatedEventsApplied,
+        }
+    }
+
+    /// The event's snake_case name (`lash_out`), as it goes out on the wire.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.kind().as_str()
+    }
+}
+
 /// One advance's outputs.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TickResult {
@@ -198,4 +277,45 @@ pub struct Prepared {
     pub stage: Stage,
     /// The tick's result so far.
     pub result: TickResult,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `LashOut` → `lash_out`: how the service named core events before they named themselves.
+    fn snake_case(variant: &str) -> String {
+        let mut name = String::new();
+        for (i, c) in variant.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                name.push('_');
+            }
+            name.push(c.to_ascii_lowercase());
+        }
+        name
+    }
+
+    #[test]
+    fn every_event_is_named_after_its_variant() {
+        for kind in SimEventKind::VARIANTS {
+            assert_eq!(kind.as_str(), snake_case(&format!("{kind:?}")));
+        }
+        let events = [
+            SimEvent::BurstStarted,
+            SimEvent::BurstEnded,
+            SimEvent::LashOut {
+                target: "ann".into(),
+                intensity: 1.0,
+            },
+            SimEvent::AggregatedEventsApplied { count: 2 },
+        ];
+        for event in events {
+            let debug = format!("{event:?}");
+            let variant: String = debug
+                .chars()
+                .take_while(char::is_ascii_alphanumeric)
+                .collect();
+            assert_eq!(event.name(), snake_case(&variant), "{debug}");
+        }
+    }
 }
