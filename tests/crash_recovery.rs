@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use geppetto_storage::{SnapshotStore, StorageConfig, Zone as StoreZone};
+use geppetto_storage::{SnapshotStore, StorageConfig, ZoneName};
 use redis_server::RedisServer;
 use serde_json::{Value, json};
 use serve::Serve;
@@ -191,7 +191,7 @@ fn final_state(url: &str) -> Value {
         let store = geppetto_storage::RedisSnapshotStore::connect(url, &StorageConfig::default())
             .await
             .expect("store");
-        let zone = StoreZone::new(ZONE).expect("zone");
+        let zone = ZoneName::new(ZONE).expect("zone");
         let latest = store.latest_valid(&zone, 1).await.expect("latest");
         let snapshot = latest.snapshot.expect("a shutdown snapshot");
         serde_json::from_slice(&snapshot.payload).expect("state json")

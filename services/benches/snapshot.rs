@@ -21,7 +21,7 @@ use geppetto_service::content::world_file::{WorldFile, parse_world_json};
 use geppetto_service::runtime::recovery::replay_messages;
 use geppetto_service::zone::isolation::IsolationState;
 use geppetto_service::zone::{TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState};
-use geppetto_storage::{RedbFile, Snapshot, SnapshotStore, StorageConfig, Zone as StoreZone};
+use geppetto_storage::{RedbFile, Snapshot, SnapshotStore, StorageConfig, ZoneName};
 
 const RUNS: usize = 3;
 
@@ -115,7 +115,7 @@ fn snapshot_figures(npcs: usize, runtime: &tokio::runtime::Runtime) {
         let store = RedbFile::open(&path, &StorageConfig::default())
             .expect("redb")
             .snapshot_store();
-        let key = StoreZone::new(LOAD_ZONE).expect("zone");
+        let key = ZoneName::new(LOAD_ZONE).expect("zone");
         let t = Instant::now();
         let state = live.capture();
         capture.push(t.elapsed().as_secs_f64());

@@ -15,7 +15,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use geppetto_storage::{
     EventLog, MemoryEventLog, MemorySnapshotStore, RedbFile, RedisSnapshotStore, Snapshot,
-    SnapshotStore, StorageConfig, Zone,
+    SnapshotStore, StorageConfig, ZoneName,
 };
 use serde_json::json;
 
@@ -96,7 +96,7 @@ fn bench_store(
     store: &dyn SnapshotStore,
     payloads: &[(usize, Vec<u8>)],
 ) {
-    let zone = Zone::new(format!("bench-{name}")).unwrap_or_else(|error| panic!("{error}"));
+    let zone = ZoneName::new(format!("bench-{name}")).unwrap_or_else(|error| panic!("{error}"));
     let sequence = AtomicU64::new(1);
     let mut group = criterion.benchmark_group(format!("snapshot/{name}"));
     group.sample_size(10);
@@ -174,7 +174,7 @@ fn snapshots(criterion: &mut Criterion) {
 fn event_log(criterion: &mut Criterion) {
     let event = br#"{"v":1,"type":"social_event","id":"evt-000001","zone":"village","game_time":1440,"kind":"insult","source":"npc-000001","target":"npc-000002"}"#;
     let batch: Vec<Vec<u8>> = (0..100).map(|_| event.to_vec()).collect();
-    let zone = Zone::new("bench").unwrap_or_else(|error| panic!("{error}"));
+    let zone = ZoneName::new("bench").unwrap_or_else(|error| panic!("{error}"));
     let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
     let file = RedbFile::open(dir.path().join("log.redb"), &StorageConfig::default())
         .unwrap_or_else(|error| panic!("{error}"));

@@ -18,7 +18,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::zone::Zone;
+use crate::zone::ZoneName;
 
 /// Position of an event in its zone's log: 1 for the first, strictly increasing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -65,22 +65,26 @@ impl FromStr for EventId {
 /// Appends and reads a zone's world-event log.
 pub trait EventLog: Send + Sync {
     /// Appends one event; returns its id, one more than the zone's previous last id.
-    fn append(&self, zone: &Zone, event: &[u8]) -> Result<EventId, EventLogError>;
+    fn append(&self, zone: &ZoneName, event: &[u8]) -> Result<EventId, EventLogError>;
 
     /// Appends `events` in order, atomically and with one fsync; returns their ids.
-    fn append_batch(&self, zone: &Zone, events: &[Vec<u8>]) -> Result<Vec<EventId>, EventLogError>;
+    fn append_batch(
+        &self,
+        zone: &ZoneName,
+        events: &[Vec<u8>],
+    ) -> Result<Vec<EventId>, EventLogError>;
 
     /// Up to `limit` events of `zone` with ids greater than `after` (from the start if `None`),
     /// in id order.
     fn read_after(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         after: Option<EventId>,
         limit: usize,
     ) -> Result<Vec<(EventId, Vec<u8>)>, EventLogError>;
 
     /// The id of the zone's last event, `None` if it has none.
-    fn last_id(&self, zone: &Zone) -> Result<Option<EventId>, EventLogError>;
+    fn last_id(&self, zone: &ZoneName) -> Result<Option<EventId>, EventLogError>;
 }
 
 /// An event-log operation that failed, naming the zone and the file.
@@ -92,7 +96,7 @@ pub enum EventLogError {
         /// The file.
         path: String,
         /// The zone.
-        zone: Zone,
+        zone: ZoneName,
         /// What was being done.
         operation: &'static str,
         /// redb's error.
@@ -102,14 +106,14 @@ pub enum EventLogError {
     #[error("event log of zone {zone} has no ids left after {last}")]
     IdsExhausted {
         /// The zone.
-        zone: Zone,
+        zone: ZoneName,
         /// Its last id.
         last: EventId,
     },
 }
 
 /// The id following `last`, or [`EventLogError::IdsExhausted`].
-pub(crate) fn next_id(zone: &Zone, last: u64) -> Result<EventId, EventLogError> {
+pub(crate) fn next_id(zone: &ZoneName, last: u64) -> Result<EventId, EventLogError> {
     last.checked_add(1)
         .map(EventId::new)
         .ok_or_else(|| EventLogError::IdsExhausted {
@@ -131,7 +135,7 @@ mod tests {
 
     #[test]
     fn next_id_refuses_to_wrap() {
-        let zone = Zone::new("z").expect("valid zone");
+        let zone = ZoneName::new("z").expect("valid zone");
         assert_eq!(next_id(&zone, 5).ok(), Some(EventId::new(6)));
         assert!(matches!(
             next_id(&zone, u64::MAX),

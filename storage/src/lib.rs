@@ -41,4 +41,4 @@ pub use store::{
     LatestValid, ListedSnapshot, PutOutcome, SkippedSnapshot, SnapshotError, SnapshotStore,
     StoreFuture,
 };
-pub use zone::{InvalidZone, Zone};
+pub use zone::{InvalidZone, ZoneName};

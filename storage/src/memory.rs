@@ -18,14 +18,14 @@ use crate::store::{
     LatestValid, ListedSnapshot, PutOutcome, SnapshotError, SnapshotStore, StoreFuture,
     accept_or_skip, decode_for_get, encode_for_put,
 };
-use crate::zone::Zone;
+use crate::zone::ZoneName;
 
 type ZoneSnapshots = BTreeMap<u64, Vec<u8>>;
 
 /// Snapshots in a map, encoded as the durable stores encode them.
 #[derive(Debug)]
 pub struct MemorySnapshotStore {
-    snapshots: Mutex<HashMap<Zone, ZoneSnapshots>>,
+    snapshots: Mutex<HashMap<ZoneName, ZoneSnapshots>>,
     snapshots_kept_per_zone: usize,
 }
 
@@ -39,13 +39,13 @@ impl MemorySnapshotStore {
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<Zone, ZoneSnapshots>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<ZoneName, ZoneSnapshots>> {
         self.snapshots
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn location(zone: &Zone, sequence: u64) -> String {
+    fn location(zone: &ZoneName, sequence: u64) -> String {
         format!("memory:{zone}/{sequence}")
     }
 
@@ -71,7 +71,7 @@ impl MemorySnapshotStore {
         })
     }
 
-    fn latest_valid_now(&self, zone: &Zone, supported: u32) -> LatestValid {
+    fn latest_valid_now(&self, zone: &ZoneName, supported: u32) -> LatestValid {
         let all = self.lock();
         let mut skipped = Vec::new();
         let snapshot = all.get(zone).and_then(|snapshots| {
@@ -91,7 +91,7 @@ impl MemorySnapshotStore {
 
     fn get_now(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         sequence: u64,
         supported: u32,
     ) -> Result<Option<Snapshot>, SnapshotError> {
@@ -109,7 +109,7 @@ impl MemorySnapshotStore {
         }
     }
 
-    fn list_now(&self, zone: &Zone) -> Vec<ListedSnapshot> {
+    fn list_now(&self, zone: &ZoneName) -> Vec<ListedSnapshot> {
         let all = self.lock();
         all.get(zone)
             .map(|snapshots| {
@@ -145,7 +145,7 @@ impl SnapshotStore for MemorySnapshotStore {
 
     fn latest_valid<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         supported_schema_version: u32,
     ) -> StoreFuture<'a, LatestValid> {
         let result = self.latest_valid_now(zone, supported_schema_version);
@@ -154,7 +154,7 @@ impl SnapshotStore for MemorySnapshotStore {
 
     fn get<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
         supported_schema_version: u32,
     ) -> StoreFuture<'a, Option<Snapshot>> {
@@ -162,12 +162,12 @@ impl SnapshotStore for MemorySnapshotStore {
         Box::pin(async move { result })
     }
 
-    fn list<'a>(&'a self, zone: &'a Zone) -> StoreFuture<'a, Vec<ListedSnapshot>> {
+    fn list<'a>(&'a self, zone: &'a ZoneName) -> StoreFuture<'a, Vec<ListedSnapshot>> {
         let result = self.list_now(zone);
         Box::pin(async move { Ok(result) })
     }
 
-    fn prune<'a>(&'a self, zone: &'a Zone, keep_last: usize) -> StoreFuture<'a, Vec<u64>> {
+    fn prune<'a>(&'a self, zone: &'a ZoneName, keep_last: usize) -> StoreFuture<'a, Vec<u64>> {
         let removed = self
             .lock()
             .get_mut(zone)
@@ -178,7 +178,7 @@ impl SnapshotStore for MemorySnapshotStore {
 
     fn get_encoded<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
     ) -> StoreFuture<'a, Option<Vec<u8>>> {
         let bytes = self
@@ -190,7 +190,7 @@ impl SnapshotStore for MemorySnapshotStore {
 
     fn put_encoded<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
         bytes: Vec<u8>,
     ) -> StoreFuture<'a, ()> {
@@ -205,7 +205,7 @@ impl SnapshotStore for MemorySnapshotStore {
 /// A world-event log in a map.
 #[derive(Debug, Default)]
 pub struct MemoryEventLog {
-    events: Mutex<HashMap<Zone, BTreeMap<u64, Vec<u8>>>>,
+    events: Mutex<HashMap<ZoneName, BTreeMap<u64, Vec<u8>>>>,
 }
 
 impl MemoryEventLog {
@@ -214,13 +214,13 @@ impl MemoryEventLog {
         Self::default()
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<Zone, BTreeMap<u64, Vec<u8>>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<ZoneName, BTreeMap<u64, Vec<u8>>>> {
         self.events.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 impl EventLog for MemoryEventLog {
-    fn append(&self, zone: &Zone, event: &[u8]) -> Result<EventId, EventLogError> {
+    fn append(&self, zone: &ZoneName, event: &[u8]) -> Result<EventId, EventLogError> {
         let mut all = self.lock();
         let log = all.entry(zone.clone()).or_default();
         let last = log.last_key_value().map_or(0, |(&id, _)| id);
@@ -229,7 +229,11 @@ impl EventLog for MemoryEventLog {
         Ok(id)
     }
 
-    fn append_batch(&self, zone: &Zone, events: &[Vec<u8>]) -> Result<Vec<EventId>, EventLogError> {
+    fn append_batch(
+        &self,
+        zone: &ZoneName,
+        events: &[Vec<u8>],
+    ) -> Result<Vec<EventId>, EventLogError> {
         let mut all = self.lock();
         let log = all.entry(zone.clone()).or_default();
         let mut last = log.last_key_value().map_or(0, |(&id, _)| id);
@@ -249,7 +253,7 @@ impl EventLog for MemoryEventLog {
 
     fn read_after(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         after: Option<EventId>,
         limit: usize,
     ) -> Result<Vec<(EventId, Vec<u8>)>, EventLogError> {
@@ -266,7 +270,7 @@ impl EventLog for MemoryEventLog {
             .unwrap_or_default())
     }
 
-    fn last_id(&self, zone: &Zone) -> Result<Option<EventId>, EventLogError> {
+    fn last_id(&self, zone: &ZoneName) -> Result<Option<EventId>, EventLogError> {
         Ok(self
             .lock()
             .get(zone)
@@ -280,7 +284,7 @@ mod tests {
 
     #[test]
     fn a_batch_that_would_wrap_appends_nothing() {
-        let zone = Zone::new("z").expect("valid zone");
+        let zone = ZoneName::new("z").expect("valid zone");
         let log = MemoryEventLog::new();
         log.lock()
             .entry(zone.clone())

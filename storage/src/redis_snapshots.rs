@@ -27,7 +27,7 @@ use crate::store::{
     LatestValid, ListedSnapshot, PutOutcome, SnapshotError, SnapshotStore, StoreFuture,
     accept_or_skip, decode_for_get, encode_for_put,
 };
-use crate::zone::Zone;
+use crate::zone::ZoneName;
 
 /// Checks the sequence, writes the snapshot, indexes it and prunes, atomically.
 /// KEYS: index, snapshot key. ARGV: member, bytes, keep, snapshot key prefix.
@@ -158,22 +158,22 @@ impl RedisSnapshotStore {
     }
 
     /// `{prefix}:{zone}:snapshot:` — the common start of a zone's snapshot keys.
-    fn key_base(&self, zone: &Zone) -> String {
+    fn key_base(&self, zone: &ZoneName) -> String {
         format!("{}:{{{zone}}}:snapshot:", self.key_prefix)
     }
 
-    fn index_key(&self, zone: &Zone) -> String {
+    fn index_key(&self, zone: &ZoneName) -> String {
         format!("{}index", self.key_base(zone))
     }
 
-    fn snapshot_key(&self, zone: &Zone, sequence: u64) -> String {
+    fn snapshot_key(&self, zone: &ZoneName, sequence: u64) -> String {
         format!("{}{}", self.key_base(zone), member(sequence))
     }
 
     /// The zone's sequences, oldest first.
     async fn sequences(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         operation: &'static str,
     ) -> Result<Vec<u64>, SnapshotError> {
         let index = self.index_key(zone);
@@ -241,7 +241,7 @@ impl RedisSnapshotStore {
 
     async fn latest_valid_now(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         supported: u32,
     ) -> Result<LatestValid, SnapshotError> {
         let mut skipped = Vec::new();
@@ -275,7 +275,7 @@ impl RedisSnapshotStore {
 
     async fn get_now(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         sequence: u64,
         supported: u32,
     ) -> Result<Option<Snapshot>, SnapshotError> {
@@ -288,7 +288,7 @@ impl RedisSnapshotStore {
         }
     }
 
-    async fn list_now(&self, zone: &Zone) -> Result<Vec<ListedSnapshot>, SnapshotError> {
+    async fn list_now(&self, zone: &ZoneName) -> Result<Vec<ListedSnapshot>, SnapshotError> {
         let sequences = self.sequences(zone, "list: index").await?;
         if sequences.is_empty() {
             return Ok(Vec::new());
@@ -321,7 +321,11 @@ impl RedisSnapshotStore {
             .collect())
     }
 
-    async fn prune_now(&self, zone: &Zone, keep_last: usize) -> Result<Vec<u64>, SnapshotError> {
+    async fn prune_now(
+        &self,
+        zone: &ZoneName,
+        keep_last: usize,
+    ) -> Result<Vec<u64>, SnapshotError> {
         let index = self.index_key(zone);
         let removed: Vec<String> = self
             .prune_script
@@ -339,7 +343,7 @@ impl RedisSnapshotStore {
 
     async fn put_encoded_now(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         sequence: u64,
         bytes: Vec<u8>,
     ) -> Result<(), SnapshotError> {
@@ -396,7 +400,7 @@ impl SnapshotStore for RedisSnapshotStore {
 
     fn latest_valid<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         supported_schema_version: u32,
     ) -> StoreFuture<'a, LatestValid> {
         Box::pin(self.latest_valid_now(zone, supported_schema_version))
@@ -404,24 +408,24 @@ impl SnapshotStore for RedisSnapshotStore {
 
     fn get<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
         supported_schema_version: u32,
     ) -> StoreFuture<'a, Option<Snapshot>> {
         Box::pin(self.get_now(zone, sequence, supported_schema_version))
     }
 
-    fn list<'a>(&'a self, zone: &'a Zone) -> StoreFuture<'a, Vec<ListedSnapshot>> {
+    fn list<'a>(&'a self, zone: &'a ZoneName) -> StoreFuture<'a, Vec<ListedSnapshot>> {
         Box::pin(self.list_now(zone))
     }
 
-    fn prune<'a>(&'a self, zone: &'a Zone, keep_last: usize) -> StoreFuture<'a, Vec<u64>> {
+    fn prune<'a>(&'a self, zone: &'a ZoneName, keep_last: usize) -> StoreFuture<'a, Vec<u64>> {
         Box::pin(self.prune_now(zone, keep_last))
     }
 
     fn get_encoded<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
     ) -> StoreFuture<'a, Option<Vec<u8>>> {
         Box::pin(async move {
@@ -432,7 +436,7 @@ impl SnapshotStore for RedisSnapshotStore {
 
     fn put_encoded<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
         bytes: Vec<u8>,
     ) -> StoreFuture<'a, ()> {

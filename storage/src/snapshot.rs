@@ -29,7 +29,7 @@
 //! | 48+z | e | last event id (UTF-8) |
 //! | 48+z+e | p | payload |
 
-use crate::zone::{ZONE_NAME_MAX_BYTES, Zone};
+use crate::zone::{ZONE_NAME_MAX_BYTES, ZoneName};
 
 /// The four bytes every encoded snapshot starts with.
 pub const MAGIC: [u8; 4] = *b"GPSN";
@@ -47,7 +47,7 @@ pub const MAX_HEADER_BYTES: usize =
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
     /// The zone whose NPCs the payload describes.
-    pub zone: Zone,
+    pub zone: ZoneName,
     /// Strictly increasing per zone; stores refuse a sequence that is not newer than the newest
     /// they hold.
     pub sequence: u64,
@@ -86,7 +86,7 @@ pub struct SnapshotHeader {
 #[derive(Clone, Copy, Debug)]
 pub struct Expected<'a> {
     /// The zone it was asked for.
-    pub zone: &'a Zone,
+    pub zone: &'a ZoneName,
     /// The sequence it was filed under.
     pub sequence: u64,
     /// The newest payload schema version the reader understands.
@@ -397,8 +397,8 @@ fn read_u64(bytes: &[u8], offset: usize) -> u64 {
 mod tests {
     use super::*;
 
-    fn zone() -> Zone {
-        Zone::new("village").expect("valid zone")
+    fn zone() -> ZoneName {
+        ZoneName::new("village").expect("valid zone")
     }
 
     fn sample() -> Snapshot {
@@ -412,7 +412,7 @@ mod tests {
         }
     }
 
-    fn expected(zone: &Zone, sequence: u64, supported: u32) -> Expected<'_> {
+    fn expected(zone: &ZoneName, sequence: u64, supported: u32) -> Expected<'_> {
         Expected {
             zone,
             sequence,
@@ -475,7 +475,7 @@ mod tests {
         let snapshot = sample();
         let bytes = snapshot.encode().expect("encodes");
         let zone = zone();
-        let other = Zone::new("market").expect("valid zone");
+        let other = ZoneName::new("market").expect("valid zone");
 
         let too_new = Snapshot::decode(&bytes, expected(&zone, 7, 1));
         assert_eq!(

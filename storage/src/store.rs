@@ -20,7 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::snapshot::{EncodeError, Expected, Snapshot, SnapshotDefect, SnapshotHeader};
-use crate::zone::Zone;
+use crate::zone::ZoneName;
 
 /// The future every store method returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, SnapshotError>> + Send + 'a>>;
@@ -37,7 +37,7 @@ pub trait SnapshotStore: Send + Sync {
     /// why. `snapshot: None` means none qualifies: replay the whole log.
     fn latest_valid<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         supported_schema_version: u32,
     ) -> StoreFuture<'a, LatestValid>;
 
@@ -45,30 +45,33 @@ pub trait SnapshotStore: Send + Sync {
     /// check (a newer schema included).
     fn get<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
         supported_schema_version: u32,
     ) -> StoreFuture<'a, Option<Snapshot>>;
 
     /// The snapshots of `zone`, oldest first, from their headers alone (payload checksums are
     /// verified on load, not here).
-    fn list<'a>(&'a self, zone: &'a Zone) -> StoreFuture<'a, Vec<ListedSnapshot>>;
+    fn list<'a>(&'a self, zone: &'a ZoneName) -> StoreFuture<'a, Vec<ListedSnapshot>>;
 
     /// Removes all but the newest `keep_last` snapshots of `zone`; returns the removed
     /// sequences, oldest first. `keep_last` 0 removes them all.
-    fn prune<'a>(&'a self, zone: &'a Zone, keep_last: usize) -> StoreFuture<'a, Vec<u64>>;
+    fn prune<'a>(&'a self, zone: &'a ZoneName, keep_last: usize) -> StoreFuture<'a, Vec<u64>>;
 
     /// The stored bytes of one snapshot, unchecked: for copying snapshots between stores byte
     /// for byte and for inspecting a damaged one.
-    fn get_encoded<'a>(&'a self, zone: &'a Zone, sequence: u64)
-    -> StoreFuture<'a, Option<Vec<u8>>>;
+    fn get_encoded<'a>(
+        &'a self,
+        zone: &'a ZoneName,
+        sequence: u64,
+    ) -> StoreFuture<'a, Option<Vec<u8>>>;
 
     /// Stores `bytes` under `zone` and `sequence` as they are, replacing what is there, without
     /// checks or pruning: the counterpart of [`SnapshotStore::get_encoded`]. Every load still
     /// verifies them.
     fn put_encoded<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
         bytes: Vec<u8>,
     ) -> StoreFuture<'a, ()>;
@@ -122,7 +125,7 @@ pub enum SnapshotError {
     )]
     SequenceNotIncreasing {
         /// The zone.
-        zone: Zone,
+        zone: ZoneName,
         /// The refused sequence.
         sequence: u64,
         /// The newest stored sequence.
@@ -132,7 +135,7 @@ pub enum SnapshotError {
     #[error("zone {zone}: snapshot {sequence} cannot be encoded: {source}")]
     Encode {
         /// The zone.
-        zone: Zone,
+        zone: ZoneName,
         /// The sequence.
         sequence: u64,
         /// Why.
@@ -142,7 +145,7 @@ pub enum SnapshotError {
     #[error("zone {zone}: snapshot {sequence} at {location} is unusable: {defect}")]
     Unusable {
         /// The zone.
-        zone: Zone,
+        zone: ZoneName,
         /// The sequence.
         sequence: u64,
         /// File and table, or key.
@@ -157,7 +160,7 @@ pub enum SnapshotError {
         /// The file.
         path: String,
         /// The zone.
-        zone: Zone,
+        zone: ZoneName,
         /// What was being done.
         operation: &'static str,
         /// redb's error.
@@ -172,7 +175,7 @@ pub enum SnapshotError {
         /// The file.
         path: String,
         /// The zone.
-        zone: Zone,
+        zone: ZoneName,
         /// What was being done.
         operation: &'static str,
         /// tokio's error.
@@ -202,7 +205,7 @@ pub enum SnapshotError {
 /// Checks one candidate of a newest-first scan: returns the snapshot if usable, otherwise
 /// records why it was skipped (and logs it). Shared by every store's `latest_valid`.
 pub(crate) fn accept_or_skip(
-    zone: &Zone,
+    zone: &ZoneName,
     sequence: u64,
     location: impl FnOnce() -> String,
     bytes: Option<&[u8]>,
@@ -237,7 +240,7 @@ pub(crate) fn accept_or_skip(
 
 /// Decodes one snapshot for `get`, turning a defect into [`SnapshotError::Unusable`].
 pub(crate) fn decode_for_get(
-    zone: &Zone,
+    zone: &ZoneName,
     sequence: u64,
     location: impl FnOnce() -> String,
     bytes: &[u8],

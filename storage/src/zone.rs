@@ -14,7 +14,7 @@ pub const ZONE_NAME_MAX_BYTES: usize = 128;
 
 /// A validated zone name: 1 to [`ZONE_NAME_MAX_BYTES`] ASCII letters, digits, `-`, `_` or `.`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Zone(String);
+pub struct ZoneName(String);
 
 /// Why a string is not a zone name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -26,7 +26,7 @@ pub struct InvalidZone {
     pub reason: &'static str,
 }
 
-impl Zone {
+impl ZoneName {
     /// Validates `name` as a zone name.
     pub fn new(name: impl Into<String>) -> Result<Self, InvalidZone> {
         let name = name.into();
@@ -54,22 +54,22 @@ impl Zone {
     }
 }
 
-impl fmt::Display for Zone {
+impl fmt::Display for ZoneName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-impl Serialize for Zone {
+impl Serialize for ZoneName {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.0)
     }
 }
 
-impl<'de> Deserialize<'de> for Zone {
+impl<'de> Deserialize<'de> for ZoneName {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        Zone::new(name).map_err(serde::de::Error::custom)
+        ZoneName::new(name).map_err(serde::de::Error::custom)
     }
 }
 
@@ -89,10 +89,10 @@ mod tests {
             ("é", false),
         ];
         for (name, ok) in cases {
-            assert_eq!(Zone::new(*name).is_ok(), *ok, "{name:?}");
+            assert_eq!(ZoneName::new(*name).is_ok(), *ok, "{name:?}");
         }
-        assert!(Zone::new("x".repeat(ZONE_NAME_MAX_BYTES)).is_ok());
-        let long = Zone::new("x".repeat(ZONE_NAME_MAX_BYTES + 1));
+        assert!(ZoneName::new("x".repeat(ZONE_NAME_MAX_BYTES)).is_ok());
+        let long = ZoneName::new("x".repeat(ZONE_NAME_MAX_BYTES + 1));
         assert_eq!(
             long.map_err(|error| error.reason),
             Err("it is longer than 128 bytes")
@@ -101,9 +101,9 @@ mod tests {
 
     #[test]
     fn deserialising_validates() {
-        let zone: Result<Zone, _> = serde_json::from_str("\"a}b\"");
+        let zone: Result<ZoneName, _> = serde_json::from_str("\"a}b\"");
         assert!(zone.is_err());
-        let zone: Zone = serde_json::from_str("\"market\"").expect("valid zone");
+        let zone: ZoneName = serde_json::from_str("\"market\"").expect("valid zone");
         assert_eq!(zone.as_str(), "market");
     }
 }

@@ -13,14 +13,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use common::{payload_for, zone};
-use geppetto_storage::{RedbFile, Snapshot, SnapshotStore, StorageConfig, Zone};
+use geppetto_storage::{RedbFile, Snapshot, SnapshotStore, StorageConfig, ZoneName};
 
 /// Set (to a file path) when this binary runs as the writer child.
 const WRITER_FILE_ENV: &str = "GEPPETTO_STORAGE_CRASH_WRITER_FILE";
 const WRITER_ZONE: &str = "crash";
 const WRITER_PAYLOAD_BYTES: usize = 4 * 1024 * 1024;
 
-fn big_snapshot(zone: &Zone, sequence: u64) -> Snapshot {
+fn big_snapshot(zone: &ZoneName, sequence: u64) -> Snapshot {
     Snapshot {
         zone: zone.clone(),
         sequence,
@@ -240,7 +240,7 @@ impl redb::StorageBackend for FaultyBackend {
     }
 }
 
-fn recover(image: Vec<u8>, zone: &Zone) -> Option<Snapshot> {
+fn recover(image: Vec<u8>, zone: &ZoneName) -> Option<Snapshot> {
     let file = RedbFile::open_with_backend(
         FaultyBackend::from_image(image),
         "crash image",
@@ -254,7 +254,7 @@ fn recover(image: Vec<u8>, zone: &Zone) -> Option<Snapshot> {
     latest.snapshot
 }
 
-fn medium_snapshot(zone: &Zone, sequence: u64) -> Snapshot {
+fn medium_snapshot(zone: &ZoneName, sequence: u64) -> Snapshot {
     Snapshot {
         payload: payload_for(sequence, 64 * 1024),
         ..big_snapshot(zone, sequence)

@@ -225,7 +225,7 @@ pub fn read_log(
             let log = RedbFile::open(path, &StorageConfig::default())
                 .map_err(environment)?
                 .event_log();
-            let key = geppetto_storage::Zone::new(zone).map_err(bad)?;
+            let key = geppetto_storage::ZoneName::new(zone).map_err(bad)?;
             let mut all = Vec::new();
             let mut cursor = match after {
                 Some(id) => Some(id.parse::<EventId>().map_err(bad)?),
@@ -311,7 +311,7 @@ fn stored_snapshot(
                 return Err(bad("--from-snapshot with --log needs --store FILE.redb"));
             }
         };
-        let key = geppetto_storage::Zone::new(zone).map_err(bad)?;
+        let key = geppetto_storage::ZoneName::new(zone).map_err(bad)?;
         let found = match pick {
             SnapshotPick::Latest => {
                 let latest = store

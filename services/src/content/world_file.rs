@@ -350,7 +350,7 @@ pub fn load_world_file(path: &Path) -> Result<WorldFile, ContentError> {
 }
 
 fn check(file: &str, world: &WorldFile) -> Result<(), ContentError> {
-    geppetto_storage::Zone::new(world.zone.clone())
+    geppetto_storage::ZoneName::new(world.zone.clone())
         .map_err(|e| invalid(file, format!("zone: {e}")))?;
     let mut rooms = BTreeSet::new();
     for (i, room) in world.rooms.iter().enumerate() {

@@ -113,7 +113,7 @@ fn from_snapshot_default() -> bool {
 
 /// Whether `source` holds a snapshot of `zone` that fits this build.
 async fn has_snapshot(source: &WhatIfSource, zone: &str) -> bool {
-    let Ok(key) = geppetto_storage::Zone::new(zone) else {
+    let Ok(key) = geppetto_storage::ZoneName::new(zone) else {
         return false;
     };
     source

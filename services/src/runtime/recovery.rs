@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use geppetto_storage::{EventId, EventLog, PutOutcome, Snapshot, SnapshotStore, Zone as StoreZone};
+use geppetto_storage::{EventId, EventLog, PutOutcome, Snapshot, SnapshotStore, ZoneName};
 
 use crate::bus::ConsumerConfig;
 use crate::bus::envelope::{EnvelopeLimits, WorldEvent, WorldMessage, parse_world_within};
@@ -63,8 +63,8 @@ pub enum RecoveryError {
     Gone(#[from] ZoneGone),
 }
 
-fn store_zone(zone: &str) -> Result<StoreZone, RecoveryError> {
-    StoreZone::new(zone).map_err(|e| RecoveryError::ZoneName {
+fn store_zone(zone: &str) -> Result<ZoneName, RecoveryError> {
+    ZoneName::new(zone).map_err(|e| RecoveryError::ZoneName {
         zone: zone.to_owned(),
         reason: e.to_string(),
     })

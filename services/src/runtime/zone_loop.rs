@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use geppetto_storage::{Snapshot, SnapshotStore, Zone as StoreZone};
+use geppetto_storage::{Snapshot, SnapshotStore, ZoneName};
 use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -42,8 +42,8 @@ pub enum ServiceError {
 /// The schema version of the persisted isolation payload.
 pub const ISOLATION_SCHEMA_VERSION: u32 = 1;
 
-fn isolation_key(zone: &str) -> Option<StoreZone> {
-    StoreZone::new(format!("{zone}.isolation")).ok()
+fn isolation_key(zone: &str) -> Option<ZoneName> {
+    ZoneName::new(format!("{zone}.isolation")).ok()
 }
 
 /// Loads the persisted isolation counts of `zone` (empty when none or unreadable, with a warning).

@@ -13,7 +13,7 @@ use redb::{ReadableDatabase, ReadableTable};
 
 use super::tables::{EVENT_HEADS, EVENTS, Shared, begin_durable_write};
 use crate::event_log::{EventId, EventLog, EventLogError, next_id};
-use crate::zone::Zone;
+use crate::zone::ZoneName;
 
 /// The world-event log in the embedded redb file. Obtained from [`crate::RedbFile::event_log`].
 #[derive(Clone, Debug)]
@@ -28,7 +28,7 @@ impl RedbEventLog {
 
     fn failed<E: Into<redb::Error>>(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         operation: &'static str,
     ) -> impl FnOnce(E) -> EventLogError {
         let path = self.shared.path.clone();
@@ -43,7 +43,7 @@ impl RedbEventLog {
 
     fn append_all<'e>(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         events: impl ExactSizeIterator<Item = &'e [u8]>,
     ) -> Result<(Vec<EventId>, EventId), EventLogError> {
         let transaction = begin_durable_write(&self.shared.database)
@@ -82,20 +82,24 @@ impl RedbEventLog {
 }
 
 impl EventLog for RedbEventLog {
-    fn append(&self, zone: &Zone, event: &[u8]) -> Result<EventId, EventLogError> {
+    fn append(&self, zone: &ZoneName, event: &[u8]) -> Result<EventId, EventLogError> {
         // After appending one event, the head is that event's id.
         let (_, head) = self.append_all(zone, std::iter::once(event))?;
         Ok(head)
     }
 
-    fn append_batch(&self, zone: &Zone, events: &[Vec<u8>]) -> Result<Vec<EventId>, EventLogError> {
+    fn append_batch(
+        &self,
+        zone: &ZoneName,
+        events: &[Vec<u8>],
+    ) -> Result<Vec<EventId>, EventLogError> {
         let (ids, _) = self.append_all(zone, events.iter().map(Vec::as_slice))?;
         Ok(ids)
     }
 
     fn read_after(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         after: Option<EventId>,
         limit: usize,
     ) -> Result<Vec<(EventId, Vec<u8>)>, EventLogError> {
@@ -121,7 +125,7 @@ impl EventLog for RedbEventLog {
         Ok(events)
     }
 
-    fn last_id(&self, zone: &Zone) -> Result<Option<EventId>, EventLogError> {
+    fn last_id(&self, zone: &ZoneName) -> Result<Option<EventId>, EventLogError> {
         let transaction = self
             .shared
             .database

@@ -18,7 +18,7 @@ use crate::store::{
     LatestValid, ListedSnapshot, PutOutcome, SnapshotError, SnapshotStore, StoreFuture,
     accept_or_skip, decode_for_get, encode_for_put,
 };
-use crate::zone::Zone;
+use crate::zone::ZoneName;
 
 /// Snapshots in the embedded redb file. Obtained from [`crate::RedbFile::snapshot_store`].
 #[derive(Clone, Debug)]
@@ -34,7 +34,7 @@ impl RedbSnapshotStore {
     /// Runs `work` on the blocking pool and maps a failed task to [`SnapshotError::Background`].
     fn blocking<T, F>(
         &self,
-        zone: &Zone,
+        zone: &ZoneName,
         operation: &'static str,
         work: F,
     ) -> StoreFuture<'static, T>
@@ -61,7 +61,7 @@ impl RedbSnapshotStore {
 
 fn failed<E: Into<redb::Error>>(
     shared: &Shared,
-    zone: &Zone,
+    zone: &ZoneName,
     operation: &'static str,
 ) -> impl FnOnce(E) -> SnapshotError {
     let path = shared.path.clone();
@@ -74,11 +74,11 @@ fn failed<E: Into<redb::Error>>(
     }
 }
 
-fn location(shared: &Shared, zone: &Zone, sequence: u64) -> String {
+fn location(shared: &Shared, zone: &ZoneName, sequence: u64) -> String {
     format!("{}#snapshots/{zone}/{sequence}", shared.path)
 }
 
-fn zone_range(zone: &Zone) -> std::ops::RangeInclusive<(&str, u64)> {
+fn zone_range(zone: &ZoneName) -> std::ops::RangeInclusive<(&str, u64)> {
     (zone.as_str(), 0)..=(zone.as_str(), u64::MAX)
 }
 
@@ -132,7 +132,7 @@ fn put_now(shared: &Shared, snapshot: &Snapshot) -> Result<PutOutcome, SnapshotE
 
 fn latest_valid_now(
     shared: &Shared,
-    zone: &Zone,
+    zone: &ZoneName,
     supported: u32,
 ) -> Result<LatestValid, SnapshotError> {
     let transaction =
@@ -175,7 +175,7 @@ fn latest_valid_now(
 
 fn get_now(
     shared: &Shared,
-    zone: &Zone,
+    zone: &ZoneName,
     sequence: u64,
     supported: u32,
 ) -> Result<Option<Snapshot>, SnapshotError> {
@@ -204,7 +204,7 @@ fn get_now(
     .map(Some)
 }
 
-fn list_now(shared: &Shared, zone: &Zone) -> Result<Vec<ListedSnapshot>, SnapshotError> {
+fn list_now(shared: &Shared, zone: &ZoneName) -> Result<Vec<ListedSnapshot>, SnapshotError> {
     let transaction = shared
         .database
         .begin_read()
@@ -228,7 +228,11 @@ fn list_now(shared: &Shared, zone: &Zone) -> Result<Vec<ListedSnapshot>, Snapsho
     Ok(listed)
 }
 
-fn prune_now(shared: &Shared, zone: &Zone, keep_last: usize) -> Result<Vec<u64>, SnapshotError> {
+fn prune_now(
+    shared: &Shared,
+    zone: &ZoneName,
+    keep_last: usize,
+) -> Result<Vec<u64>, SnapshotError> {
     let transaction =
         begin_durable_write(&shared.database).map_err(failed(shared, zone, "prune: begin"))?;
     let pruned = {
@@ -261,7 +265,7 @@ fn prune_now(shared: &Shared, zone: &Zone, keep_last: usize) -> Result<Vec<u64>,
 
 fn get_encoded_now(
     shared: &Shared,
-    zone: &Zone,
+    zone: &ZoneName,
     sequence: u64,
 ) -> Result<Option<Vec<u8>>, SnapshotError> {
     let transaction =
@@ -283,7 +287,7 @@ fn get_encoded_now(
 
 fn put_encoded_now(
     shared: &Shared,
-    zone: &Zone,
+    zone: &ZoneName,
     sequence: u64,
     bytes: &[u8],
 ) -> Result<(), SnapshotError> {
@@ -315,7 +319,7 @@ impl SnapshotStore for RedbSnapshotStore {
 
     fn latest_valid<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         supported_schema_version: u32,
     ) -> StoreFuture<'a, LatestValid> {
         let owned = zone.clone();
@@ -326,7 +330,7 @@ impl SnapshotStore for RedbSnapshotStore {
 
     fn get<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
         supported_schema_version: u32,
     ) -> StoreFuture<'a, Option<Snapshot>> {
@@ -336,12 +340,12 @@ impl SnapshotStore for RedbSnapshotStore {
         })
     }
 
-    fn list<'a>(&'a self, zone: &'a Zone) -> StoreFuture<'a, Vec<ListedSnapshot>> {
+    fn list<'a>(&'a self, zone: &'a ZoneName) -> StoreFuture<'a, Vec<ListedSnapshot>> {
         let owned = zone.clone();
         self.blocking(zone, "list", move |shared| list_now(shared, &owned))
     }
 
-    fn prune<'a>(&'a self, zone: &'a Zone, keep_last: usize) -> StoreFuture<'a, Vec<u64>> {
+    fn prune<'a>(&'a self, zone: &'a ZoneName, keep_last: usize) -> StoreFuture<'a, Vec<u64>> {
         let owned = zone.clone();
         self.blocking(zone, "prune", move |shared| {
             prune_now(shared, &owned, keep_last)
@@ -350,7 +354,7 @@ impl SnapshotStore for RedbSnapshotStore {
 
     fn get_encoded<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
     ) -> StoreFuture<'a, Option<Vec<u8>>> {
         let owned = zone.clone();
@@ -361,7 +365,7 @@ impl SnapshotStore for RedbSnapshotStore {
 
     fn put_encoded<'a>(
         &'a self,
-        zone: &'a Zone,
+        zone: &'a ZoneName,
         sequence: u64,
         bytes: Vec<u8>,
     ) -> StoreFuture<'a, ()> {

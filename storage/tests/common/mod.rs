@@ -5,15 +5,15 @@
 pub mod redis_server;
 pub mod suite;
 
-use geppetto_storage::{Snapshot, Zone};
+use geppetto_storage::{Snapshot, ZoneName};
 
-pub fn zone(name: &str) -> Zone {
-    Zone::new(name).expect("test zone names are valid")
+pub fn zone(name: &str) -> ZoneName {
+    ZoneName::new(name).expect("test zone names are valid")
 }
 
 /// A snapshot whose payload and event id are derived from its sequence, so a reader can tell
 /// exactly which write it got back.
-pub fn snapshot(zone: &Zone, sequence: u64, schema_version: u32) -> Snapshot {
+pub fn snapshot(zone: &ZoneName, sequence: u64, schema_version: u32) -> Snapshot {
     Snapshot {
         zone: zone.clone(),
         sequence,

@@ -2,7 +2,7 @@
 //! check uses its own zone (named from `prefix`) so runs against a shared server do not meet.
 //! The store must keep 3 snapshots per zone (the default).
 
-use geppetto_storage::{SnapshotDefect, SnapshotError, SnapshotStore, Zone};
+use geppetto_storage::{SnapshotDefect, SnapshotError, SnapshotStore, ZoneName};
 
 use super::{snapshot, zone};
 
@@ -14,7 +14,7 @@ pub async fn run_all(store: &dyn SnapshotStore, prefix: &str) {
     nothing_valid_means_full_replay(store, &zone(&format!("{prefix}-all-bad"))).await;
 }
 
-async fn sequences_listed(store: &dyn SnapshotStore, zone: &Zone) -> Vec<u64> {
+async fn sequences_listed(store: &dyn SnapshotStore, zone: &ZoneName) -> Vec<u64> {
     store
         .list(zone)
         .await
@@ -24,7 +24,7 @@ async fn sequences_listed(store: &dyn SnapshotStore, zone: &Zone) -> Vec<u64> {
         .collect()
 }
 
-async fn round_trip_and_retention(store: &dyn SnapshotStore, zone: &Zone) {
+async fn round_trip_and_retention(store: &dyn SnapshotStore, zone: &ZoneName) {
     let empty = store.latest_valid(zone, 1).await.expect("latest_valid");
     assert_eq!(empty.snapshot, None);
     assert!(empty.skipped.is_empty());
@@ -90,7 +90,7 @@ async fn zones_are_independent(store: &dyn SnapshotStore, prefix: &str) {
     assert_eq!(sequences_listed(store, &north).await, vec![5]);
 }
 
-async fn corrupt_snapshots_are_skipped(store: &dyn SnapshotStore, zone: &Zone) {
+async fn corrupt_snapshots_are_skipped(store: &dyn SnapshotStore, zone: &ZoneName) {
     for sequence in 1..=3 {
         store.put(snapshot(zone, sequence, 1)).await.expect("put");
     }
@@ -174,7 +174,7 @@ async fn corrupt_snapshots_are_skipped(store: &dyn SnapshotStore, zone: &Zone) {
     assert_eq!(latest.skipped.len(), 3);
 }
 
-async fn newer_schema_is_refused(store: &dyn SnapshotStore, zone: &Zone) {
+async fn newer_schema_is_refused(store: &dyn SnapshotStore, zone: &ZoneName) {
     store.put(snapshot(zone, 1, 3)).await.expect("put v3");
     store.put(snapshot(zone, 2, 5)).await.expect("put v5");
 
@@ -206,7 +206,7 @@ async fn newer_schema_is_refused(store: &dyn SnapshotStore, zone: &Zone) {
     assert_eq!(upgraded.snapshot, Some(snapshot(zone, 2, 5)));
 }
 
-async fn nothing_valid_means_full_replay(store: &dyn SnapshotStore, zone: &Zone) {
+async fn nothing_valid_means_full_replay(store: &dyn SnapshotStore, zone: &ZoneName) {
     store.put(snapshot(zone, 1, 1)).await.expect("put");
     store
         .put_encoded(zone, 1, b"not a snapshot".to_vec())
