@@ -183,10 +183,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
     )
     .map_err(|e| CommandError::BadInput(e.to_string()))?;
     let durations: Arc<Mutex<Vec<f64>>> = Arc::default();
-    let hooks = ZoneHooks {
-        tick_sink: Some(Arc::clone(&durations)),
-        ..ZoneHooks::default()
-    };
+    let hooks = ZoneHooks::default().with_tick_sink(Arc::clone(&durations));
     let clock = crate::runtime::wall_clock();
     let all_rooms: Vec<String> = world.rooms.iter().map(|r| r.id.clone()).collect();
     let rooms = rooms_with_players(&all_rooms, options.player_rooms);

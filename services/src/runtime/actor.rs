@@ -28,6 +28,12 @@ pub struct ZoneHooks {
 }
 
 impl ZoneHooks {
+    /// The hooks with every tick's duration, milliseconds, collected into `sink`.
+    pub fn with_tick_sink(mut self, sink: Arc<Mutex<Vec<f64>>>) -> Self {
+        self.tick_sink = Some(sink);
+        self
+    }
+
     /// The hooks with `fault` injected into `npc`'s updates.
     #[cfg(feature = "fault-injection")]
     pub fn with_fault(mut self, npc: &str, fault: Fault) -> Self {
