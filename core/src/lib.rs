@@ -38,6 +38,7 @@ mod wire_enum;
 
 #[doc(hidden)]
 pub use wire_enum::__private;
+pub use wire_enum::assert_wire_names_agree;
 
 pub use decision::agent::{Agent, Commitment};
 pub use decision::consideration::{Consideration, Updater};

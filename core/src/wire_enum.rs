@@ -115,6 +115,23 @@ macro_rules! wire_enum {
     };
 }
 
+/// Asserts that the wire names of a [`wire_enum!`](crate::wire_enum) enum agree everywhere: for
+/// every variant, `as_str` gives its name and JSON writes and reads it back under that name.
+/// For the agreement tests of the crates that declare such enums; it panics on a mismatch.
+pub fn assert_wire_names_agree<T>(variants: &[T], names: &[&str], as_str: fn(T) -> &'static str)
+where
+    T: Copy + PartialEq + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    assert_eq!(variants.len(), names.len(), "one wire name a variant");
+    for (variant, name) in variants.iter().zip(names) {
+        assert_eq!(as_str(*variant), *name);
+        let json = serde_json::to_string(variant).expect("a wire enum serialises");
+        assert_eq!(json, format!("\"{name}\""));
+        let back: T = serde_json::from_str(&json).expect("a wire enum deserialises");
+        assert_eq!(back, *variant);
+    }
+}
+
 /// What [`wire_enum!`](crate::wire_enum) expands to refers to; not an API.
 #[doc(hidden)]
 pub mod __private {
@@ -258,19 +275,7 @@ mod tests {
     /// Serde and `as_str` agree for every variant of every wire enum of this crate.
     #[test]
     fn every_core_wire_enum_agrees_with_serde() {
-        fn check<T>(variants: &[T], names: &[&str], as_str: fn(T) -> &'static str)
-        where
-            T: Copy + PartialEq + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
-        {
-            assert_eq!(variants.len(), names.len());
-            for (variant, name) in variants.iter().zip(names) {
-                assert_eq!(as_str(*variant), *name);
-                let json = serde_json::to_string(variant).expect("serialises");
-                assert_eq!(json, format!("\"{name}\""));
-                let back: T = serde_json::from_str(&json).expect("deserialises");
-                assert_eq!(back, *variant);
-            }
-        }
+        use super::assert_wire_names_agree as check;
         use crate::decision::scoring::IneligibleReason;
         use crate::life::action::DetailLevel;
         use crate::life::goals::GoalCategory;

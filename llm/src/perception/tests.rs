@@ -1,4 +1,3 @@
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::*;
@@ -238,21 +237,7 @@ fn schema_lists_only_same_zone_npcs_and_known_kinds() {
 /// Serde and `as_str` agree for every variant of every wire enum of this crate.
 #[test]
 fn wire_names_agree_with_serde() {
-    fn check<T>(variants: &[T], names: &[&str], as_str: fn(T) -> &'static str)
-    where
-        T: Copy + PartialEq + std::fmt::Debug + Serialize + for<'de> Deserialize<'de>,
-    {
-        assert_eq!(variants.len(), names.len());
-        for (variant, name) in variants.iter().zip(names) {
-            assert_eq!(as_str(*variant), *name);
-            assert_eq!(
-                serde_json::to_value(variant).expect("serialises"),
-                json!(name)
-            );
-            let back: T = serde_json::from_value(json!(name)).expect("deserialises");
-            assert_eq!(back, *variant);
-        }
-    }
+    use geppetto_core::assert_wire_names_agree as check;
     check(
         EventType::VARIANTS,
         EventType::WIRE_NAMES,
