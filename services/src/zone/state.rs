@@ -3,7 +3,7 @@
 //! [`Zone::capture`] writes a [`ZoneState`] — tick and game time, the vocabulary its symbols
 //! index, the world (providers' occupancy, states, capacities, contexts), every NPC's changing
 //! state ([`AgentState`]) and zone-side record (room, tier, the intent it carries out, its
-//! id sequence and decision trace), NPCs spawned since the world file (their specs), players'
+//! id sequence and decision trace, its order and mood band), the world's contexts by source, NPCs spawned since the world file (their specs), players'
 //! presence, the governor's demotions, isolation counts, the social fabric (relationships,
 //! rumours, reservations) and the story detector. [`Zone::restored`] lays it over a zone
 //! freshly built from the same world file and content; the result continues exactly as the
@@ -24,7 +24,8 @@ use geppetto_core::vocabulary::VocabularyMismatch;
 use serde::{Deserialize, Serialize};
 
 use super::status::Derived;
-use super::{DecisionTrace, IntentKind, Zone, ZoneError};
+use super::game::WorldContexts;
+use super::{DecisionTrace, IntentKind, NpcGameState, Zone, ZoneError};
 use crate::zone::governor::Governor;
 use crate::zone::isolation::IsolationState;
 use crate::zone::tiers::{NpcTier, Presence};
@@ -67,6 +68,10 @@ pub struct ZoneState {
     /// Absent in older snapshots, whose NPC set is taken as it was saved.
     #[serde(default)]
     pub departed: Option<std::collections::BTreeSet<String>>,
+    /// The world's contexts by source (the weather's, the game's); absent in older snapshots,
+    /// whose contexts are all taken as the weather's.
+    #[serde(default)]
+    pub contexts: Option<WorldContexts>,
 }
 
 /// One NPC in a snapshot.
@@ -84,6 +89,9 @@ pub struct NpcState {
     pub seq: (u64, u32),
     /// Its recent decisions.
     pub decisions: VecDeque<DecisionTrace>,
+    /// The order it carries out, its mood band and what moved it.
+    #[serde(default)]
+    pub game: NpcGameState,
     /// Its simulated state.
     pub state: AgentState,
 }
@@ -152,6 +160,7 @@ impl Zone {
                     current_intent: meta.current_intent.clone(),
                     seq: meta.seq,
                     decisions: meta.decisions.clone(),
+                    game: meta.game.clone(),
                     state: AgentState::capture(agent),
                 })
                 .collect(),
@@ -162,6 +171,7 @@ impl Zone {
             detector: self.social.detector().clone(),
             arrivals: self.arrivals.clone(),
             departed: Some(self.departed.clone()),
+            contexts: Some(self.contexts.clone()),
         }
     }
 
@@ -239,9 +249,13 @@ impl Zone {
             meta.current_intent = npc.current_intent;
             meta.seq = npc.seq;
             meta.decisions = npc.decisions;
+            meta.game = npc.game;
         }
         fresh.tick = saved.tick;
         fresh.game_time = saved.game_time;
+        fresh.contexts = saved
+            .contexts
+            .unwrap_or_else(|| WorldContexts::from_weather(saved.world.contexts.clone()));
         fresh.world = saved.world;
         fresh.spawned = saved.spawned;
         fresh.arrivals = saved.arrivals;

@@ -138,18 +138,21 @@ pub enum WorldEvent {
         /// Game hours it holds from the envelope's time.
         hours: f64,
     },
-    /// The game finished carrying out an intent.
+    /// The game finished carrying out an intent: the NPC's action completes.
     ActionCompleted {
         /// NPC id.
         npc: String,
-        /// The intent id, if known.
+        /// The intent id (absent: the NPC's current one).
         intent: Option<String>,
+        /// What came of it, in the game's words (echoed on `npc_events`).
+        outcome: Option<String>,
     },
-    /// The game could not carry out an intent; the NPC's action is dropped.
+    /// The game could not carry out an intent (a walk or an action); the NPC's action is
+    /// dropped and it decides again.
     ActionFailed {
         /// NPC id.
         npc: String,
-        /// The intent id, if known.
+        /// The intent id (absent: the NPC's current one).
         intent: Option<String>,
         /// Why (`unspecified` when absent or null).
         #[serde(default = "unspecified", deserialize_with = "or_unspecified")]
@@ -173,7 +176,104 @@ pub enum WorldEvent {
     },
     /// A tick-budget governor decision, written by geppetto before it takes effect.
     GovernorDecision(GovernorDecision),
+    /// The game moved an NPC into a room: where an NPC is, is the game's to say.
+    NpcMoved {
+        /// NPC id.
+        npc: String,
+        /// Room id.
+        room: String,
+    },
+    /// A player orders an NPC to use an action; the envelope's id is the order's.
+    Order {
+        /// NPC id.
+        npc: String,
+        /// Provider id.
+        provider: String,
+        /// Action id.
+        action: String,
+        /// Who gave the order (a player id).
+        by: String,
+    },
+    /// A player withdraws an order.
+    OrderCancelled {
+        /// NPC id.
+        npc: String,
+        /// The order's id (its envelope id).
+        order: String,
+    },
+    /// The game takes an NPC over (a fight, a dialogue, a cutscene): no autonomy until
+    /// `npc_released`.
+    NpcEngaged {
+        /// NPC id.
+        npc: String,
+        /// Why (the reason its intent is cancelled with).
+        reason: String,
+    },
+    /// The game gives an engaged NPC back.
+    NpcReleased {
+        /// NPC id.
+        npc: String,
+    },
+    /// The game gives an NPC a goal (a quest).
+    GoalAssigned {
+        /// NPC id.
+        npc: String,
+        /// The goal.
+        goal: AssignedGoal,
+    },
+    /// A world context (a season, a festival, a curfew) until game time `until` or until
+    /// cleared; it stands beside the weather's.
+    ContextSet {
+        /// Its name.
+        name: String,
+        /// Multiplier per action tag (applied squared, as the weather's).
+        tag_multipliers: BTreeMap<String, f64>,
+        /// Game time (ticks) it ends at, if it ends by itself.
+        until: Option<u64>,
+    },
+    /// A context set by `context_set` ends.
+    ContextCleared {
+        /// Its name.
+        name: String,
+    },
+    /// An NPC held by isolation is given back (written by geppetto for the admin API).
+    NpcReinstated {
+        /// NPC id.
+        npc: String,
+    },
+    /// An archetype's circuit breaker is reset (written by geppetto for the admin API).
+    BreakerReset {
+        /// The archetype.
+        archetype: String,
+    },
 }
+
+/// A goal the game assigns (`goal_assigned`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssignedGoal {
+    /// Its id, the `goal_id` of its events.
+    pub id: String,
+    /// For humans.
+    pub description: String,
+    /// When it is met, as goals are written (`{"predicate_type": "has_fact", "fact": …}`).
+    pub predicate: Value,
+    /// Game hours from now until it fails, if it can.
+    pub deadline_hours: Option<f64>,
+    /// Priority bonus of the actions that advance it (default 2).
+    pub priority: Option<f64>,
+}
+
+/// The events only geppetto writes to a world stream (see [`super::Header::origin`]).
+pub const GEPPETTO_ONLY: &[&str] = &[
+    "npc_arrived",
+    "governor_decision",
+    "npc_reinstated",
+    "breaker_reset",
+];
+
+/// The largest tag multiplier a `context_set` may give (the weather's are of order 1).
+const MAX_TAG_MULTIPLIER: f64 = 100.0;
 
 /// The reason of an `action_failed` that gives none.
 fn unspecified() -> String {
@@ -215,6 +315,9 @@ pub struct GovernorDecision {
     /// NPCs skipped at the hard ceiling in this tick.
     #[serde(default)]
     pub skipped: Vec<String>,
+    /// NPCs whose update took longer than `tick.npc_budget_ms` (each counts a failure).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over_budget: Vec<String>,
 }
 
 impl WorldEvent {
@@ -246,6 +349,33 @@ impl WorldEvent {
                 "hours".into(),
                 "must be a positive number of game hours".into(),
             )),
+            Self::ContextSet {
+                tag_multipliers, ..
+            } => match tag_multipliers
+                .iter()
+                .find(|(_, m)| !(m.is_finite() && **m >= 0.0 && **m <= MAX_TAG_MULTIPLIER))
+            {
+                Some((tag, _)) => Err((
+                    format!("tag_multipliers.{tag}"),
+                    format!("must be a number from 0 to {MAX_TAG_MULTIPLIER}"),
+                )),
+                None => Ok(()),
+            },
+            Self::GoalAssigned { goal, .. } => {
+                if goal
+                    .deadline_hours
+                    .is_some_and(|h| !(h.is_finite() && h > 0.0))
+                {
+                    Err((
+                        "goal.deadline_hours".into(),
+                        "must be a positive number of game hours".into(),
+                    ))
+                } else if goal.priority.is_some_and(|p| !p.is_finite()) {
+                    Err(("goal.priority".into(), "must be a finite number".into()))
+                } else {
+                    Ok(())
+                }
+            }
             _ => Ok(()),
         }
     }
@@ -279,8 +409,8 @@ pub struct EnvelopeLimits {
     pub max_depth: usize,
     /// Longest id, name, tag or key, bytes. Default 256.
     pub max_id_bytes: usize,
-    /// Longest free text (`text` of a `say`, `reason` of an `action_failed`), bytes. Default
-    /// 4096.
+    /// Longest free text (`text` of a `say`, `reason` of an `action_failed`, `outcome` of an
+    /// `action_completed`), bytes. Default 4096.
     pub max_text_bytes: usize,
 }
 
@@ -304,7 +434,7 @@ impl EnvelopeLimits {
             max_depth: self.max_depth,
             max_id_bytes: self.max_id_bytes,
             max_text_bytes: self.max_text_bytes,
-            text_fields: &["text", "reason"],
+            text_fields: &["text", "reason", "outcome"],
         }
     }
 }
@@ -367,6 +497,13 @@ pub fn parse_world_within(
     event
         .check()
         .map_err(|(path, reason)| EnvelopeError::new(kind, &path, reason))?;
+    if GEPPETTO_ONLY.contains(&kind) && !header.is_geppetto() {
+        return Err(EnvelopeError::new(
+            kind,
+            "type",
+            format!("`{kind}` is written by geppetto only, never by the game"),
+        ));
+    }
     Ok(WorldMessage { header, event })
 }
 
@@ -607,10 +744,12 @@ mod tests {
             WorldEvent::ActionCompleted {
                 npc: "n".into(),
                 intent: None,
+                outcome: None,
             },
             WorldEvent::ActionCompleted {
                 npc: "n".into(),
                 intent: Some("i".into()),
+                outcome: None,
             },
             WorldEvent::ActionFailed {
                 npc: "n".into(),
@@ -631,6 +770,7 @@ mod tests {
                 demote: vec!["a".into()],
                 restore: vec![],
                 skipped: vec!["b".into(), "c".into()],
+                over_budget: vec![],
             }),
         ];
         events
