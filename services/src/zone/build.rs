@@ -16,9 +16,9 @@ use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::{self, compile};
 use geppetto_core::{Decider, TuningPatch};
 
+use super::game::WorldContexts;
 use super::llm::default_narrator;
 use super::status::Derived;
-use super::game::WorldContexts;
 use super::{NpcGameState, NpcMeta, ProviderPlace, Zone, ZoneConfig, ZoneError};
 use crate::content::affect::load_persona;
 use crate::content::archetypes::ArchetypeLibrary;

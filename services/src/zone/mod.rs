@@ -63,8 +63,8 @@ pub mod tiers;
 mod travel;
 
 pub use config::{Completion, IntegrationConfig, TickConfig, ZoneConfig, ZoneError};
-pub use game::WorldContexts;
 pub use emit::bark_for;
+pub use game::WorldContexts;
 pub use state::{RestoreError, ZONE_STATE_SCHEMA_VERSION, ZoneState};
 pub use status::ZoneStatus;
 #[cfg(feature = "fault-injection")]

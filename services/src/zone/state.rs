@@ -23,8 +23,8 @@ use geppetto_core::story::StoryDetector;
 use geppetto_core::vocabulary::VocabularyMismatch;
 use serde::{Deserialize, Serialize};
 
-use super::status::Derived;
 use super::game::WorldContexts;
+use super::status::Derived;
 use super::{DecisionTrace, IntentKind, NpcGameState, Zone, ZoneError};
 use crate::zone::governor::Governor;
 use crate::zone::isolation::IsolationState;

@@ -48,6 +48,35 @@ pub(crate) fn village_named(name: &str) -> Zone {
     .expect("zone")
 }
 
+/// The village with the game carrying out intents (`[integration] completion = "game"`).
+pub(crate) fn village_in_game() -> Zone {
+    let mut world = embedded_village().expect("village");
+    world.zone = "village".to_owned();
+    let mut config = ZoneConfig::default();
+    config.governor.tick_budget_ms_soft = 60_000.0;
+    config.governor.tick_budget_ms_hard = 60_000.0;
+    config.tick.npc_budget_ms = 60_000.0;
+    Zone::new(
+        &world,
+        &ProfileLibrary::embedded().expect("profiles"),
+        &SetLibrary::embedded().expect("sets"),
+        config,
+        IsolationState::default(),
+    )
+    .expect("zone")
+}
+
+/// Applies `event` as the world message `id` now; returns everything the zone produced.
+pub(crate) fn apply_as(zone: &mut Zone, id: &str, event: WorldEvent) -> ZoneOutput {
+    let message = WorldMessage {
+        header: header(id, "village", zone.game_time),
+        event,
+    };
+    let mut out = ZoneOutput::default();
+    zone.apply(&message, &live(), &mut out);
+    out
+}
+
 pub(crate) fn advance(zone: &mut Zone, ticks: u64) -> Vec<(StreamKind, String)> {
     let mut out = ZoneOutput::default();
     let target = zone.game_time + ticks;

@@ -24,8 +24,8 @@ pub use dead_letter::{DeadLetter, dead_letter_envelope};
 pub use intent::Intent;
 pub use npc_event::NpcEvent;
 pub use world::{
-    Arrival, EnvelopeError, EnvelopeLimits, GovernorDecision, WorldEvent, WorldMessage,
-    parse_world, parse_world_within,
+    Arrival, AssignedGoal, EnvelopeError, EnvelopeLimits, GovernorDecision, WorldEvent,
+    WorldMessage, parse_world, parse_world_within,
 };
 
 /// The envelope version this build reads and writes.

@@ -262,7 +262,8 @@ impl Zone {
 
     /// When NPC `index`, setting out now, must be reported in its provider's room.
     pub(super) fn arrival_deadline(&self) -> f64 {
-        self.now_hours() + self.config.integration.arrival_timeout_ticks as f64 * self.full_tick_hours
+        self.now_hours()
+            + self.config.integration.arrival_timeout_ticks as f64 * self.full_tick_hours
     }
 
     /// A player's order (`id`: the envelope's): queued in front of the NPC's own plans and
@@ -307,11 +308,7 @@ impl Zone {
             return Ok(());
         }
         let agent = &mut self.agents[index];
-        let at = agent
-            .queue
-            .iter()
-            .take_while(|e| e.order.is_some())
-            .count();
+        let at = agent.queue.iter().take_while(|e| e.order.is_some()).count();
         agent.queue.insert(
             at,
             QueuedAction {
@@ -453,15 +450,23 @@ impl Zone {
             id: Some(goal.id.clone()),
         };
         let note = assigned.note();
-        let book = self.agents[index].goals.get_or_insert_with(Default::default);
+        let book = self.agents[index]
+            .goals
+            .get_or_insert_with(Default::default);
         book.add(assigned).map_err(|refused| match refused {
             GoalRefused::Duplicate => (
                 "goal.id",
-                format!("NPC `{npc}` already pursues goal `{}` or its equal", goal.id),
+                format!(
+                    "NPC `{npc}` already pursues goal `{}` or its equal",
+                    goal.id
+                ),
             ),
             GoalRefused::Full => (
                 "goal",
-                format!("NPC `{npc}` already pursues {} goals, its most", book.capacity),
+                format!(
+                    "NPC `{npc}` already pursues {} goals, its most",
+                    book.capacity
+                ),
             ),
         })?;
         self.emit(index, &[SimEvent::GoalCreated { goal: note }], out);
@@ -475,7 +480,9 @@ impl Zone {
             category: goal.category.as_str().to_owned(),
             source: goal.source.clone(),
             target: goal.target.clone(),
-            predicate: self.goal_predicates.encode(&goal.predicate, &self.vocabulary),
+            predicate: self
+                .goal_predicates
+                .encode(&goal.predicate, &self.vocabulary),
             deadline_hours: goal.deadline_hours,
         }
     }
@@ -498,7 +505,11 @@ impl Zone {
                 continue;
             };
             let value = wellbeing.mood;
-            let band = integration.mood_bands.iter().filter(|b| value >= **b).count();
+            let band = integration
+                .mood_bands
+                .iter()
+                .filter(|b| value >= **b)
+                .count();
             let state = &mut self.meta[index].game;
             let Some(was) = state.mood_band else {
                 state.mood_band = Some(band);
@@ -590,7 +601,11 @@ impl Zone {
             ));
         }
         out.isolation_changed = Some(self.isolation.state.clone());
-        let h = header(format!("{}:admin:{id}", self.name), &self.name, self.game_time);
+        let h = header(
+            format!("{}:admin:{id}", self.name),
+            &self.name,
+            self.game_time,
+        );
         out.push(
             StreamKind::NpcEvents,
             &h,
@@ -601,3 +616,6 @@ impl Zone {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;
