@@ -319,6 +319,7 @@ impl Zone {
                 refused(out, result);
             }
             WorldEvent::WeatherChanged { weather } => self.set_weather(weather),
+            WorldEvent::ZoneSettings { completion } => self.completion = *completion,
             // Recorded by this zone when it decided; a replay applies it by tick.
             WorldEvent::GovernorDecision(_) => {}
         }

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+pub use crate::bus::envelope::Completion;
+
 use crate::zone::governor::GovernorConfig;
 use crate::zone::isolation::IsolationConfig;
 use crate::zone::tiers::TierConfig;
@@ -50,19 +52,6 @@ impl Default for TickConfig {
             arrivals_remembered: 4096,
             npc_budget_ms: 2.0,
         }
-    }
-}
-
-geppetto_core::wire_enum! {
-    /// Who ends the actions NPCs carry out.
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-    pub enum Completion {
-        /// The game: it reports arrivals (`npc_moved`) and ends (`action_completed`,
-        /// `action_failed`); geppetto never moves an NPC itself.
-        #[default]
-        Game = "game",
-        /// geppetto's own timer, moving NPCs itself (the demo, offline runs).
-        Simulated = "simulated",
     }
 }
 

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::game::WorldContexts;
 use super::status::Derived;
-use super::{DecisionTrace, IntentKind, NpcGameState, Zone, ZoneError};
+use super::{Completion, DecisionTrace, IntentKind, NpcGameState, Zone, ZoneError};
 use crate::zone::governor::Governor;
 use crate::zone::isolation::IsolationState;
 use crate::zone::tiers::{NpcTier, Presence};
@@ -72,6 +72,9 @@ pub struct ZoneState {
     /// whose contexts are all taken as the weather's.
     #[serde(default)]
     pub contexts: Option<WorldContexts>,
+    /// Who ended actions when the snapshot was taken; absent in older snapshots (simulated).
+    #[serde(default)]
+    pub completion: Option<Completion>,
 }
 
 /// One NPC in a snapshot.
@@ -172,6 +175,7 @@ impl Zone {
             arrivals: self.arrivals.clone(),
             departed: Some(self.departed.clone()),
             contexts: Some(self.contexts.clone()),
+            completion: Some(self.completion),
         }
     }
 
@@ -257,6 +261,7 @@ impl Zone {
             .contexts
             .unwrap_or_else(|| WorldContexts::from_weather(saved.world.contexts.clone()));
         fresh.world = saved.world;
+        fresh.completion = saved.completion.unwrap_or(Completion::Simulated);
         fresh.spawned = saved.spawned;
         fresh.arrivals = saved.arrivals;
         // An older snapshot's departures are the content NPCs it did not hold.

@@ -24,7 +24,7 @@ pub use dead_letter::{DeadLetter, dead_letter_envelope};
 pub use intent::Intent;
 pub use npc_event::NpcEvent;
 pub use world::{
-    Arrival, AssignedGoal, EnvelopeError, EnvelopeLimits, GovernorDecision, WorldEvent,
+    Arrival, AssignedGoal, Completion, EnvelopeError, EnvelopeLimits, GovernorDecision, WorldEvent,
     WorldMessage, parse_world, parse_world_within,
 };
 

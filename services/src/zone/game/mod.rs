@@ -18,7 +18,7 @@ use super::{Completion, IntentKind, Zone, ZoneOutput, room_key, unknown_npc};
 use crate::bus::StreamKind;
 use crate::bus::envelope::npc_event::GoalFields;
 use crate::bus::envelope::world::AssignedGoal;
-use crate::bus::envelope::{NpcEvent, header};
+use crate::bus::envelope::{NpcEvent, WorldEvent, WorldMessage, header};
 
 /// A report the zone could not apply: the field at fault and why.
 pub(super) type Refused = (&'static str, String);
@@ -55,6 +55,21 @@ impl WorldContexts {
 }
 
 impl Zone {
+    /// The settings this zone is configured with, as the world message its loop writes when it
+    /// starts: applied from the log, they hold from there on, in a replay or a recovery too.
+    pub fn settings_message(&self) -> WorldMessage {
+        let completion = self.config.integration.completion_in(&self.name);
+        WorldMessage {
+            header: header(
+                format!("{}:settings:{}", self.name, self.tick),
+                &self.name,
+                self.game_time,
+            )
+            .from_geppetto(),
+            event: WorldEvent::ZoneSettings { completion },
+        }
+    }
+
     /// Whether the game ends actions and moves NPCs in this zone.
     pub(super) fn game_completes(&self) -> bool {
         self.completion == Completion::Game

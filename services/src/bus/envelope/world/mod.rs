@@ -246,6 +246,25 @@ pub enum WorldEvent {
         /// The archetype.
         archetype: String,
     },
+    /// The settings a zone runs with from here on (written by geppetto as the zone starts), so
+    /// a replay or a recovery reads them from the log like any input.
+    ZoneSettings {
+        /// Who ends actions and moves NPCs.
+        completion: Completion,
+    },
+}
+
+geppetto_core::wire_enum! {
+    /// Who ends the actions NPCs carry out.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum Completion {
+        /// The game: it reports arrivals (`npc_moved`) and ends (`action_completed`,
+        /// `action_failed`); geppetto never moves an NPC itself.
+        #[default]
+        Game = "game",
+        /// geppetto's own timer, moving NPCs itself (the demo, offline runs).
+        Simulated = "simulated",
+    }
 }
 
 /// A goal the game assigns (`goal_assigned`).
@@ -270,6 +289,7 @@ pub const GEPPETTO_ONLY: &[&str] = &[
     "governor_decision",
     "npc_reinstated",
     "breaker_reset",
+    "zone_settings",
 ];
 
 /// The largest tag multiplier a `context_set` may give (the weather's are of order 1).
