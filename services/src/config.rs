@@ -310,6 +310,24 @@ mod tests {
             config.cluster,
             crate::runtime::lease::ClusterConfig::default()
         );
+        assert_eq!(config.llm, geppetto_llm::LlmConfig::default());
+        // The provider is documented commented out (configuring one calls it): uncommented,
+        // it is the default provider.
+        let (_, provider) = text.split_once("# [llm.provider]").expect("documented");
+        let provider: String = provider
+            .lines()
+            .skip(1)
+            .map(|line| format!("{}\n", line.strip_prefix("# ").unwrap_or(line)))
+            .collect();
+        let provider: geppetto_llm::OpenAiProviderConfig =
+            toml::from_str(&provider).expect("the documented provider parses");
+        assert_eq!(
+            provider,
+            geppetto_llm::OpenAiProviderConfig {
+                api_key_file: Some("llm.key".into()),
+                ..geppetto_llm::OpenAiProviderConfig::default()
+            }
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use geppetto_llm::{LlmConfig, TemplateProvider};
+use geppetto_llm::{LlmConfig, TemplateProvider, WorkerStats};
 use geppetto_storage::{MemorySnapshotStore, RedbFile, RedisSnapshotStore, SnapshotStore};
 use tokio::sync::{mpsc, watch};
 
@@ -37,12 +37,15 @@ fn environment(error: impl std::fmt::Display) -> CommandError {
     CommandError::Environment(error.to_string())
 }
 
-/// The started LLM seams of a service: the link zone loops use and the placeholder writer.
+/// The started LLM seams of a service: the link zone loops use, the placeholder writer and
+/// the worker's counters.
 pub struct StartedSeams {
     /// For zone loops.
     pub link: LlmLink,
     /// For zones' placeholders.
     pub narrator: Arc<TemplateProvider>,
+    /// Calls, fallbacks by reason, deliveries and latency so far.
+    pub stats: WorkerStats,
 }
 
 /// Starts the seams of `config` (inside the runtime) and the task that publishes what they
@@ -70,6 +73,7 @@ pub fn start_llm(
     Ok(StartedSeams {
         link: seams.link,
         narrator,
+        stats: seams.worker.stats,
     })
 }
 
