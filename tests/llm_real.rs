@@ -57,6 +57,10 @@ fn llm_config(base_url: &str, mode: StructuredMode) -> LlmConfig {
             structured_output: mode,
             ..OpenAiProviderConfig::default()
         }),
+        // Generous ceilings: the suite shares two cores with builds and other tests, and a
+        // call cut short here would test the machine's load, not the seams.
+        call_timeout_ms: 60_000,
+        witnessed_narration_timeout_ms: 60_000,
         ..LlmConfig::default()
     }
 }
