@@ -13,7 +13,6 @@ mod village;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use geppetto_service::bus::StreamKind;
 use geppetto_service::bus::envelope::{AssignedGoal, WorldEvent, WorldMessage, header};
 use geppetto_service::zone::isolation::IsolationState;
 use geppetto_service::zone::{TickInputs, Zone, ZoneConfig, ZoneOutput};
@@ -69,14 +68,13 @@ impl Game {
                 ("intents", "use") => {
                     self.carrying.insert(npc, (id, kind.clone(), None));
                 }
-                ("intents", "cancel") => {
+                ("intents", "cancel")
                     if self
                         .carrying
                         .get(&npc)
-                        .is_some_and(|c| c.0 == message["cancelled"])
-                    {
-                        self.carrying.remove(&npc);
-                    }
+                        .is_some_and(|c| c.0 == message["cancelled"]) =>
+                {
+                    self.carrying.remove(&npc);
                 }
                 _ => {}
             }

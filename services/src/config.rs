@@ -203,6 +203,8 @@ impl ServiceConfig {
             governor: self.governor.clone(),
             isolation: self.isolation.clone(),
             integration: self.integration.clone(),
+            // The zones of the world files, once they are read (see `Content::build`).
+            zones: None,
         }
     }
 }

@@ -216,11 +216,11 @@ impl Content {
     }
 
     /// Builds `zone` over `vocabulary` (see [`Zone::over`]) with `narrator` for its
-    /// placeholder lines.
+    /// placeholder lines; NPCs may walk into any zone of the content.
     pub fn build(
         &self,
         zone: &str,
-        config: ZoneConfig,
+        mut config: ZoneConfig,
         isolation: IsolationState,
         narrator: &Arc<TemplateProvider>,
         vocabulary: &[String],
@@ -228,6 +228,7 @@ impl Content {
         let world = self.world(zone).ok_or_else(|| {
             ZoneError::Spec(format!("no configured world file is of zone `{zone}`"))
         })?;
+        config.zones = Some(self.worlds.iter().map(|w| w.zone.clone()).collect());
         let mut built = Zone::over(
             world,
             &self.profiles,

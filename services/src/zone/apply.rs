@@ -7,10 +7,11 @@
 use geppetto_core::affect::AffectEvent;
 use geppetto_core::life::schedule::{ScheduleBlock, ScheduleOverride};
 use geppetto_core::life::simulator::SimEvent;
+use geppetto_core::vocabulary::{Symbol, Vocabulary};
 use geppetto_llm::LlmRequest;
 
 use super::game::Refused;
-use super::{Refusal, TickInputs, Zone, ZoneOutput, room_key, unknown_npc};
+use super::{Refusal, TickInputs, Zone, ZoneConfig, ZoneOutput, room_key, unknown_npc};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{NpcEvent, WorldEvent, WorldMessage};
 use crate::content::world_file::SpawnRecord;
@@ -35,7 +36,26 @@ impl Zone {
         match &message.event {
             WorldEvent::TimeAdvanced => {
                 let target = message.header.game_time;
-                if target <= self.game_time {
+                if target < self.game_time {
+                    let now = self.game_time;
+                    refuse(
+                        out,
+                        "game_time",
+                        format!("game time went backwards: the zone is at {now}, not {target}"),
+                    );
+                    return;
+                }
+                let bound = self.config.tick.max_time_jump_ticks;
+                if target - self.game_time > bound {
+                    let now = self.game_time;
+                    refuse(
+                        out,
+                        "game_time",
+                        format!(
+                            "a jump of {} ticks from {now} is beyond tick.max_time_jump_ticks ({bound})",
+                            target - now
+                        ),
+                    );
                     return;
                 }
                 let max = self.config.tick.max_catch_up_ticks_per_event.max(1);
@@ -125,7 +145,18 @@ impl Zone {
                     return;
                 };
                 if let Some(state) = state {
-                    p.state = Some(self.vocabulary.intern(state));
+                    match event_symbol(
+                        &mut self.vocabulary,
+                        self.content_names,
+                        &self.config,
+                        state,
+                    ) {
+                        Ok(symbol) => p.state = Some(symbol),
+                        Err(reason) => {
+                            refuse(out, "state", reason);
+                            return;
+                        }
+                    }
                 }
                 if let Some(capacity) = capacity {
                     p.capacity = *capacity;
@@ -142,12 +173,32 @@ impl Zone {
                 if self.npc_index(target).is_none() {
                     refuse(out, "target", unknown_npc(&self.name, target));
                 }
+                let unknown: Vec<&str> = deltas
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|name| self.vocabulary.lookup(name).is_none())
+                    .collect();
+                if !unknown.is_empty() {
+                    let shown: Vec<&str> = unknown.iter().take(5).copied().collect();
+                    refuse(
+                        out,
+                        "deltas",
+                        format!(
+                            "{} name(s) no consideration of this zone has: {}",
+                            unknown.len(),
+                            shown.join(", ")
+                        ),
+                    );
+                    return;
+                }
                 if let Some(index) = self.npc_index(target) {
                     self.meta[index].game.felt = Some(kind.clone());
                     let now_hours = self.now_hours();
                     let npc = &mut self.agents[index];
                     for (name, delta) in deltas {
-                        let symbol = self.vocabulary.intern(name);
+                        let Some(symbol) = self.vocabulary.lookup(name) else {
+                            continue;
+                        };
                         match &mut npc.wellbeing {
                             // An NPC with a wellbeing layer takes external changes damped
                             // (`max_need_delta_per_tick`) and remembers how the event felt.
@@ -226,11 +277,23 @@ impl Zone {
                     return;
                 };
                 let now_hours = self.now_hours();
+                let named = self.event_name(activity).and_then(|activity| {
+                    let tags: Result<Vec<Symbol>, String> =
+                        tags.iter().map(|tag| self.event_name(tag)).collect();
+                    Ok((activity, tags?))
+                });
+                let (activity, tags) = match named {
+                    Ok(named) => named,
+                    Err(reason) => {
+                        refuse(out, "activity", reason);
+                        return;
+                    }
+                };
                 let block = ScheduleBlock {
                     start_hour: 0.0,
                     end_hour: 24.0,
-                    activity: self.vocabulary.intern(activity),
-                    tags: tags.iter().map(|t| self.vocabulary.intern(t)).collect(),
+                    activity,
+                    tags,
                     location: location.clone(),
                     priority: 0.0,
                     conditions: Vec::new(),
@@ -305,7 +368,10 @@ impl Zone {
                 name,
                 tag_multipliers,
                 until,
-            } => self.set_context(name, tag_multipliers, *until),
+            } => {
+                let result = self.set_context(name, tag_multipliers, *until);
+                refused(out, result);
+            }
             WorldEvent::ContextCleared { name } => {
                 let result = self.clear_context(name);
                 refused(out, result);
@@ -325,6 +391,11 @@ impl Zone {
         }
     }
 
+    /// The symbol of `name`, a name a world event brings (see [`event_symbol`]).
+    pub(super) fn event_name(&mut self, name: &str) -> Result<Symbol, String> {
+        event_symbol(&mut self.vocabulary, self.content_names, &self.config, name)
+    }
+
     /// Ends NPC `index`'s running action without completing it, freeing its slot.
     pub(super) fn release_running(&mut self, index: usize) {
         if let Some(running) = self.agents[index].running.take() {
@@ -337,6 +408,27 @@ impl Zone {
             );
         }
     }
+}
+
+/// The symbol of `name`, brought by a world event: the content's own, or a new one while world
+/// events have added fewer than `tick.max_event_names` names to the zone's `content_names`.
+pub(super) fn event_symbol(
+    vocabulary: &mut Vocabulary,
+    content_names: usize,
+    config: &ZoneConfig,
+    name: &str,
+) -> Result<Symbol, String> {
+    if let Some(symbol) = vocabulary.lookup(name) {
+        return Ok(symbol);
+    }
+    let limit = config.tick.max_event_names;
+    if vocabulary.len().saturating_sub(content_names) >= limit {
+        return Err(format!(
+            "`{name}` would be a new name, and world events have added the most a zone takes \
+             (tick.max_event_names = {limit})"
+        ));
+    }
+    Ok(vocabulary.intern(name))
 }
 
 #[cfg(test)]
