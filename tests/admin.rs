@@ -2,6 +2,7 @@
 //! a free loopback port: health, NPC list, the debug-brain view, Prometheus metrics, and a
 //! despawn and a schedule override that need the bearer token and go through the world log.
 
+#[allow(dead_code)]
 #[path = "support/http.rs"]
 mod http;
 

@@ -90,7 +90,7 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
     // A what-if over the service's own log answers both timelines and writes nothing to it.
     let body = r#"{"zone": "village", "npc": "bjorn", "changes": ["need.COMFORT=0.02"]}"#;
     let (status, report) =
-        request_with(port, "POST", "/whatif", None, body).expect("the what-if answers");
+        request_with(port, "POST", "/whatif", Some(TOKEN), body).expect("the what-if answers");
     assert_eq!(status, 200, "{report}");
     let report: Value = serde_json::from_str(&report).expect("report");
     assert!(
@@ -101,10 +101,22 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
         port,
         "POST",
         "/whatif",
-        None,
+        Some(TOKEN),
         r#"{"zone": "village", "npc": "bjorn", "changes": ["mood=1"]}"#,
     );
     assert_eq!(refused.map(|(s, _)| s), Some(400));
+    // It replays the log: not without the token, and not from a form a web page posts.
+    let anonymous = request_with(port, "POST", "/whatif", None, body);
+    assert_eq!(anonymous.map(|(s, _)| s), Some(401));
+    let form = http::request_typed(
+        port,
+        "POST",
+        "/whatif",
+        Some(TOKEN),
+        "application/x-www-form-urlencoded",
+        body,
+    );
+    assert_eq!(form.map(|(s, _)| s), Some(415));
     std::thread::sleep(Duration::from_millis(1500));
     serve.stop();
 

@@ -6,6 +6,7 @@
 //! `target/inspector-screenshots/`. Needs Debian's `chromium` (`.ci/run` installs it); the test
 //! runs `npm ci` in `tests/inspector/` itself when playwright-core is missing.
 
+#[allow(dead_code)]
 #[path = "support/http.rs"]
 mod http;
 
@@ -52,6 +53,7 @@ fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
         Command::new(env!("CARGO_BIN_EXE_geppetto"))
             .args(["demo", "--hours", "48", "--speed", "60", "--admin"])
             .arg(format!("127.0.0.1:{port}"))
+            .env("GEPPETTO_ADMIN_TOKEN", "inspector-s3cret")
             .arg("--data")
             .arg(&data)
             .stdout(Stdio::null())
@@ -73,6 +75,7 @@ fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
         .arg(scripts.join("inspector.mjs"))
         .arg(format!("http://127.0.0.1:{port}"))
         .arg(&shots)
+        .env("GEPPETTO_ADMIN_TOKEN", "inspector-s3cret")
         .current_dir(&scripts)
         .output()
         .expect("node runs");

@@ -702,7 +702,14 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("error: {error}");
+            // Errors quote their input (a profile name, a path): its control characters are
+            // escaped, line by line, so nothing reaches the terminal as a command.
+            let message = error.to_string();
+            let lines: Vec<_> = message
+                .lines()
+                .map(|line| cli::logging::escape_controls(line, false))
+                .collect();
+            eprintln!("error: {}", lines.join("\n"));
             ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(1))
         }
     }

@@ -43,6 +43,7 @@ try {
   await page.screenshot({ path: `${shots}/inspector.png` });
   // What if Bjorn were exhausted? The replay shows where his timeline parts from the record.
   await page.fill("#whatif-changes", "need.COMFORT=0.02");
+  await page.fill("#admin-token", process.env.GEPPETTO_ADMIN_TOKEN);
   await page.click("#whatif-run");
   await page.waitForSelector("#whatif-result tr.divergence", { timeout: 120000 });
   const divergence = await page.textContent("#whatif-status");

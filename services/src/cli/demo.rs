@@ -55,7 +55,8 @@ pub struct DemoOptions {
     /// `snapshot_every_ticks` and at the end; a run resumes where the last one stopped.
     pub data: Option<std::path::PathBuf>,
     /// Serve the admin API and the web inspector (`/inspector`) on this loopback address while
-    /// the demo runs (read-only: no token, so mutating calls are refused).
+    /// the demo runs; its calls that replay or change anything (the inspector's what-if) take
+    /// the bearer token in `GEPPETTO_ADMIN_TOKEN`, as `serve`'s do (none set: refused).
     pub admin: Option<String>,
 }
 
@@ -475,7 +476,11 @@ pub fn run_demo(
                 bus: Arc::clone(&bus),
                 content_reload: None,
                 metrics: None,
-                token: None,
+                token: {
+                    let admin = crate::config::AdminConfig::default();
+                    geppetto_llm::read_secret(&admin.token_env, None)
+                        .map_err(|e| CommandError::Environment(e.to_string()))?
+                },
                 max_body_bytes: crate::config::AdminConfig::default().max_body_bytes,
             };
             let server = crate::http::start(state, address)

@@ -16,6 +16,9 @@ pub enum ApiError {
     /// No such NPC or zone here (404).
     #[error("{0}")]
     NotFound(String),
+    /// The body is not of the type the call takes (415).
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// The call conflicts with the service's state (409).
     #[error("{0}")]
     Conflict(String),
@@ -38,6 +41,7 @@ impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,

@@ -7,7 +7,7 @@
 //! | `GET /npcs`, `GET /npcs/{id}/brain`, `GET /npcs/{id}/decisions` | [`npcs`] | — |
 //! | `POST /npcs`, `DELETE /npcs/{id}`, `POST /npcs/{id}/schedule_override`, `POST /npcs/{id}/reinstate` | [`npcs`] | bearer |
 //! | `POST /zones/{zone}/snapshot`, `POST /content/reload`, `POST /archetypes/{name}/reset-breaker` | [`zones`] | bearer |
-//! | `POST /whatif` | [`zones`] | — |
+//! | `POST /whatif` (JSON only) | [`zones`] | bearer |
 //!
 //! Mutating calls need `Authorization: Bearer <token>` ([`auth`]); every refusal is an
 //! [`error::ApiError`] answered as `{"error": "…"}` with its status. This module owns what the

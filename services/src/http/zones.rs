@@ -130,9 +130,26 @@ async fn has_snapshot(source: &WhatIfSource, zone: &str) -> bool {
 /// `POST /whatif`: replays the zone's recorded window (from its newest snapshot when there is
 /// one, else from the world file) as it was and with `changes`, offline on a blocking thread,
 /// and answers both timelines of `npc`, the window replayed and the first divergence. One at a
-/// time (409 while one runs).
-pub async fn whatif(state: web::Data<AdminState>, body: web::Bytes) -> ApiResult {
+/// time (409 while one runs). It replays the log, so it takes the bearer token, and a JSON body
+/// only: a web page a browser opens can send neither (the inspector asks for the token).
+pub async fn whatif(
+    state: web::Data<AdminState>,
+    request: HttpRequest,
+    body: web::Bytes,
+) -> ApiResult {
     use std::sync::atomic::Ordering;
+    require_token(&state, &request)?;
+    let json = request
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return Err(ApiError::UnsupportedMediaType(
+            "POST /whatif takes `Content-Type: application/json`".into(),
+        ));
+    }
     let request: WhatIfRequest =
         serde_json::from_slice(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let source = state.whatif.get(&request.zone).cloned().ok_or_else(|| {
