@@ -731,20 +731,24 @@ fn the_governor_demotes_and_skips_under_a_slow_npc() {
 }
 
 #[test]
-fn the_demo_runs_over_redis() {
+fn the_demo_runs_over_redis_in_a_zone_of_its_own_and_never_deletes_one_in_use() {
     let server = RedisServer::start();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_geppetto"))
-        .args([
-            "demo",
-            "--hours",
-            "1",
-            "--speed",
-            "3000",
-            "--redis",
-            &server.url,
-        ])
-        .output()
-        .expect("run");
+    let demo = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_geppetto"))
+            .args([
+                "demo",
+                "--hours",
+                "1",
+                "--speed",
+                "3000",
+                "--redis",
+                &server.url,
+            ])
+            .args(extra)
+            .output()
+            .expect("run")
+    };
+    let output = demo(&[]);
     assert!(
         output.status.success(),
         "{}",
@@ -752,5 +756,36 @@ fn the_demo_runs_over_redis() {
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("Bram the smith starts"), "{stdout}");
-    assert!(!server.bodies(&key(StreamKind::Intents)).is_empty());
+    let intents = server.bodies(&key(StreamKind::Intents)).len();
+    assert!(intents > 0);
+    let world = server.bodies(&key(StreamKind::World)).len();
+    // Its feed's own group acknowledged what it read.
+    let pending: Vec<redis::Value> = redis::cmd("XPENDING")
+        .arg(key(StreamKind::Intents))
+        .arg("demo-feed")
+        .query(
+            &mut redis::Client::open(server.url.as_str())
+                .and_then(|c| c.get_connection())
+                .expect("connection"),
+        )
+        .expect("xpending");
+    assert_eq!(
+        redis::from_redis_value::<u64>(pending[0].clone()).ok(),
+        Some(0)
+    );
+
+    // Again on the same zone: refused, and nothing deleted.
+    let again = demo(&[]);
+    assert!(!again.status.success());
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        said.contains("--zone") && said.contains("--reset"),
+        "{said}"
+    );
+    assert_eq!(server.bodies(&key(StreamKind::World)).len(), world);
+    // A zone of its own runs beside it; --reset starts the village afresh.
+    assert!(demo(&["--zone", "demo2"]).status.success());
+    assert_eq!(server.bodies(&key(StreamKind::World)).len(), world);
+    assert!(demo(&["--reset"]).status.success());
+    assert!(server.bodies(&key(StreamKind::World)).len() < world * 2);
 }

@@ -79,9 +79,18 @@ enum Command {
         /// Game minutes per wall-clock second.
         #[arg(long, default_value_t = cli::demo::DEFAULT_DEMO_SPEED)]
         speed: f64,
-        /// Run over Redis Streams at this URL instead of the in-process bus.
+        /// Run over Redis Streams at this URL instead of the in-process bus. The village's
+        /// streams must be empty there (see --zone, --reset).
         #[arg(long)]
         redis: Option<String>,
+        /// The zone the village runs as: over Redis, the streams
+        /// `geppetto:{ZONE}:world`, `…:intents`, … it writes and reads.
+        #[arg(long, default_value = "village")]
+        zone: String,
+        /// Over Redis, delete the zone's streams first when they hold entries (without it the
+        /// demo refuses to touch a zone in use).
+        #[arg(long, requires = "redis")]
+        reset: bool,
         /// An OpenAI-compatible endpoint (e.g. `http://127.0.0.1:8080/v1`) that writes flavour
         /// text for witnessed interactions and reads what players say; the key, if any, comes
         /// from `GEPPETTO_LLM_API_KEY`. Without it the demo runs on templates.
@@ -512,6 +521,8 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             hours,
             speed,
             redis,
+            zone,
+            reset,
             llm_url,
             llm_model,
             llm_timeout_ms,
@@ -524,6 +535,8 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 hours,
                 speed,
                 redis,
+                zone,
+                reset,
                 llm_url,
                 llm_model,
                 llm_timeout_ms,

@@ -43,6 +43,10 @@ pub struct DemoOptions {
     pub speed: f64,
     /// Run over Redis at this URL instead of the in-process bus.
     pub redis: Option<String>,
+    /// The zone the village runs as (its streams' names over Redis); default `village`.
+    pub zone: String,
+    /// Over Redis, delete the zone's streams when they hold entries (else the demo refuses).
+    pub reset: bool,
     /// An OpenAI-compatible endpoint (`http://127.0.0.1:8080/v1`) for narration and
     /// perception; none: the deterministic templates.
     pub llm_url: Option<String>,
@@ -315,20 +319,44 @@ fn script(zone: &str, start: u64) -> Vec<WorldMessage> {
     ]
 }
 
-/// Deletes a zone's streams (the demo and the load generator start from an empty log).
-pub async fn reset_redis_zone(url: &str, zone: &str) -> Result<(), CommandError> {
-    let client = redis::Client::open(url)
-        .map_err(|e| CommandError::Environment(format!("redis {url}: {e}")))?;
+/// Readies a zone's streams for a run that starts from an empty log (the demo, the load
+/// generator): when any of them holds entries — a zone a `serve` or an earlier run uses — it
+/// refuses, unless `reset`, which deletes them. Nothing is deleted without being asked.
+pub async fn reset_redis_zone(url: &str, zone: &str, reset: bool) -> Result<(), CommandError> {
+    let failed = |e: redis::RedisError| CommandError::Environment(format!("redis {url}: {e}"));
+    let client = redis::Client::open(url).map_err(failed)?;
     let mut connection = client
         .get_multiplexed_async_connection()
         .await
-        .map_err(|e| CommandError::Environment(format!("redis {url}: {e}")))?;
+        .map_err(failed)?;
     let keys: Vec<String> = StreamKind::VARIANTS.iter().map(|s| s.key(zone)).collect();
+    let mut held = Vec::new();
+    for key in &keys {
+        let entries: u64 = redis::cmd("XLEN")
+            .arg(key)
+            .query_async(&mut connection)
+            .await
+            .map_err(failed)?;
+        if entries > 0 {
+            held.push(format!("{key} ({entries} entries)"));
+        }
+    }
+    if held.is_empty() {
+        return Ok(());
+    }
+    if !reset {
+        return Err(CommandError::BadInput(format!(
+            "zone `{zone}` already has streams at {url}: {}. Another run or a `serve` may be \
+             using them: pass --zone NAME to run in a zone of its own, or --reset to delete \
+             them and start afresh",
+            held.join(", ")
+        )));
+    }
     redis::cmd("DEL")
         .arg(&keys)
         .query_async::<()>(&mut connection)
         .await
-        .map_err(|e| CommandError::Environment(format!("redis {url}: {e}")))
+        .map_err(failed)
 }
 
 /// Opens the bus the options ask for.
@@ -416,7 +444,8 @@ pub fn run_demo(
     mut sink: impl FnMut(String),
 ) -> Result<usize, CommandError> {
     let (file, _) = EMBEDDED_VILLAGE;
-    let world = embedded_village().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let mut world = embedded_village().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    world.zone.clone_from(&options.zone);
     let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let config = demo_zone_config();
@@ -436,7 +465,7 @@ pub fn run_demo(
     let zone_name = zone.name.clone();
     let future = async move {
         if let Some(url) = &options.redis {
-            reset_redis_zone(url, &zone_name).await?;
+            reset_redis_zone(url, &zone_name, options.reset).await?;
         }
         let bus = open_bus(options.redis.as_deref()).await?;
         let (zone, persistence, whatif) = match &options.data {
@@ -563,6 +592,15 @@ pub fn run_demo(
                     .next_batch(512, wait)
                     .await
                     .map_err(|e| CommandError::Environment(e.to_string()))?;
+                // The feed's own group acknowledges what it read (printed below): nothing
+                // stays pending for it on a Redis the demo shares.
+                let ids: Vec<String> = read.iter().map(|d| d.id.clone()).collect();
+                if !ids.is_empty() {
+                    stream
+                        .ack(&ids)
+                        .await
+                        .map_err(|e| CommandError::Environment(e.to_string()))?;
+                }
                 batch.extend(read.into_iter().map(|d| (which, d)));
             }
             for (which, message) in batch

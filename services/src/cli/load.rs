@@ -221,7 +221,8 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
     let options = options.clone();
     let future = async move {
         if let Some(url) = &options.redis {
-            reset_redis_zone(url, LOAD_ZONE).await?;
+            // The load generator's own zone, started afresh on every run.
+            reset_redis_zone(url, LOAD_ZONE, true).await?;
         }
         let bus = open_bus(options.redis.as_deref()).await?;
         let actors = ActorRuntime::new(1);
