@@ -297,6 +297,14 @@ pub enum ArchetypeError {
         /// The missing parent.
         parent: String,
     },
+    /// An inheritance chain longer than [`MAX_ARCHETYPE_ANCESTORS`].
+    #[error("archetype `{name}`: more than {most} ancestors (an inheritance chain that deep is refused)")]
+    TooDeep {
+        /// Which archetype.
+        name: String,
+        /// The most ancestors allowed.
+        most: usize,
+    },
     /// Parents form a cycle.
     #[error("archetype inheritance cycle: {chain}")]
     Cycle {
@@ -313,8 +321,13 @@ pub enum ArchetypeError {
     },
 }
 
+/// Deepest archetype inheritance: an archetype with more ancestors is refused (a chain that
+/// long is a mistake, and resolving each archetype walks its chain).
+pub const MAX_ARCHETYPE_ANCESTORS: usize = 32;
+
 /// Resolves every archetype's inheritance chain. `authored` maps names to the data as written
-/// (each with an optional `parent`).
+/// (each with an optional `parent`); a chain with more than [`MAX_ARCHETYPE_ANCESTORS`]
+/// ancestors is refused, so resolving is linear in the archetypes.
 pub fn resolve_archetypes(
     authored: &BTreeMap<String, serde_json::Value>,
 ) -> Result<BTreeMap<String, ArchetypeSpec>, ArchetypeError> {
@@ -337,6 +350,12 @@ pub fn resolve_archetypes(
                 return Err(ArchetypeError::UnknownParent {
                     child: cursor,
                     parent: parent.to_owned(),
+                });
+            }
+            if chain.len() > MAX_ARCHETYPE_ANCESTORS {
+                return Err(ArchetypeError::TooDeep {
+                    name: name.clone(),
+                    most: MAX_ARCHETYPE_ANCESTORS,
                 });
             }
             chain.push(parent.to_owned());

@@ -128,6 +128,87 @@ pub fn check_json(text: &str, limits: &JsonLimits<'_>) -> Result<(), LimitError>
     Ok(())
 }
 
+/// Counts, without building the document, the elements of every array that is the value of
+/// a key of `counted` — `(key, limit field, most)`, summed over the document per key (every
+/// provider's `actions`) — and refuses at the first count past its most, naming the limit
+/// `{prefix}.{field}`. So a request over a count limit is refused before it is built.
+/// Malformed JSON is left to the parser.
+pub fn check_array_counts(
+    text: &str,
+    prefix: &str,
+    counted: &[(&str, &str, usize)],
+) -> Result<(), LimitError> {
+    let bytes = text.as_bytes();
+    let mut counts = vec![0usize; counted.len()];
+    // For each open container: the counted key whose array it is, if any.
+    let mut open: Vec<Option<usize>> = Vec::new();
+    let mut last_string: &[u8] = &[];
+    let mut key: Option<&[u8]> = None;
+    // Whether the innermost counted array waits for its next element.
+    let mut awaiting = false;
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        if byte.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if awaiting && byte != b']' {
+            awaiting = false;
+            if let Some(&Some(which)) = open.last() {
+                counts[which] += 1;
+                let (name, field, most) = counted[which];
+                if counts[which] > most {
+                    return Err(LimitError {
+                        limit: format!("{prefix}.{field}"),
+                        detail: format!(
+                            "more than {most} {name}, at most {most} allowed (refused while \
+                             reading, at byte {i})"
+                        ),
+                    });
+                }
+            }
+        }
+        match byte {
+            b':' => key = Some(last_string),
+            b'[' => {
+                let which = key.and_then(|k| counted.iter().position(|(n, _, _)| n.as_bytes() == k));
+                open.push(which);
+                awaiting = which.is_some();
+                key = None;
+            }
+            b'{' => {
+                open.push(None);
+                key = None;
+            }
+            b']' | b'}' => {
+                open.pop();
+                awaiting = false;
+                key = None;
+            }
+            b',' => {
+                awaiting = matches!(open.last(), Some(Some(_)));
+                key = None;
+            }
+            b'"' => {
+                let start = i + 1;
+                let mut end = start;
+                while let Some(&b) = bytes.get(end) {
+                    match b {
+                        b'\\' => end += 2,
+                        b'"' => break,
+                        _ => end += 1,
+                    }
+                }
+                last_string = bytes.get(start..end.min(bytes.len())).unwrap_or_default();
+                i = end;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
 /// Limits on a `decide` / `decide-batch` request (`[decide]` in `geppetto.toml`, read by
 /// `geppetto decide --config`).
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
@@ -145,6 +226,9 @@ pub struct DecideLimits {
     pub max_providers: usize,
     /// Most advertised actions over all providers. Default 1,000,000.
     pub max_actions: usize,
+    /// Most agent–provider pairs a `decide-batch` may score (agents × providers, the bound on
+    /// its work). Default 1,000,000,000 (50,000 agents over 2,000 providers is a tenth of it).
+    pub max_agent_provider_pairs: u64,
 }
 
 impl Default for DecideLimits {
@@ -156,6 +240,7 @@ impl Default for DecideLimits {
             max_agents: 100_000,
             max_providers: 100_000,
             max_actions: 1_000_000,
+            max_agent_provider_pairs: 1_000_000_000,
         }
     }
 }
@@ -174,6 +259,35 @@ impl DecideLimits {
             max_text_bytes: self.max_id_bytes,
             text_fields: &[],
         }
+    }
+
+    /// Counts a request's providers, actions (and with `agents`, its agents) on the raw text,
+    /// refusing one over a count limit before it is built.
+    pub fn check_counts_while_reading(&self, text: &str, agents: bool) -> Result<(), LimitError> {
+        let mut counted = vec![
+            ("providers", "max_providers", self.max_providers),
+            ("actions", "max_actions", self.max_actions),
+        ];
+        if agents {
+            counted.push(("agents", "max_agents", self.max_agents));
+        }
+        check_array_counts(text, Self::PREFIX, &counted)
+    }
+
+    /// Checks a batch's work: `agents` × `providers` against `max_agent_provider_pairs`.
+    pub fn check_work(&self, agents: usize, providers: usize) -> Result<(), LimitError> {
+        let pairs = (agents as u64).saturating_mul(providers as u64);
+        if pairs > self.max_agent_provider_pairs {
+            return Err(LimitError {
+                limit: format!("{}.max_agent_provider_pairs", Self::PREFIX),
+                detail: format!(
+                    "{agents} agents × {providers} providers = {pairs} pairs to score, at most {} \
+                     allowed (split the batch, or send each agent's part of the world)",
+                    self.max_agent_provider_pairs
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Checks a count against the limit `field` of value `max`.
@@ -250,5 +364,24 @@ mod tests {
     fn an_unterminated_string_is_left_to_the_parser() {
         check_json(r#"{"a": "ab"#, &limits()).expect("the parser refuses it");
         check_json(r#"{"a": "ab\"#, &limits()).expect("the parser refuses it");
+    }
+
+    #[test]
+    fn arrays_are_counted_while_reading_and_refused_past_their_most() {
+        let counted = [("providers", "max_providers", 2), ("actions", "max_actions", 3)];
+        let ok = r#"{"world": {"providers": [{"id": "a", "actions": [{"id": "x", "tags": ["actions"]}, {}]},
+                     {"id": "b", "actions": [ {"id": "[y,z]"} ]}]}, "actions": 1}"#;
+        check_array_counts(ok, "decide", &counted).expect("2 providers, 3 actions");
+        let many = r#"{"world": {"providers": [{"actions": [1, 2]}, {"actions": [[3], {"actions": []}, 4]}]}}"#;
+        let error = check_array_counts(many, "decide", &counted).expect_err("4 actions");
+        assert_eq!(error.limit, "decide.max_actions");
+        assert!(error.detail.contains("more than 3 actions"), "{error}");
+        let empty = r#"{"providers": [ ], "actions": [
+        ]}"#;
+        check_array_counts(empty, "decide", &counted).expect("empty arrays count nothing");
+        let limits = DecideLimits::default();
+        let error = limits.check_work(100_000, 100_000).expect_err("too much work");
+        assert_eq!(error.limit, "decide.max_agent_provider_pairs");
+        limits.check_work(50_000, 2_000).expect("the B50k batch");
     }
 }

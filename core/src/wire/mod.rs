@@ -97,6 +97,7 @@ fn check_world_counts(world: &WorldSpec, limits: &DecideLimits) -> Result<(), Li
 /// then parsed, then its counts are checked.
 pub fn parse_decide(json: &str, limits: &DecideLimits) -> Result<DecideRequest, WireError> {
     check_json(json, &limits.json())?;
+    limits.check_counts_while_reading(json, false)?;
     let request: DecideRequest = parse(json)?;
     check_world_counts(&request.world, limits)?;
     Ok(request)
@@ -108,6 +109,7 @@ pub fn parse_decide_batch(
     limits: &DecideLimits,
 ) -> Result<DecideBatchRequest, WireError> {
     check_json(json, &limits.json())?;
+    limits.check_counts_while_reading(json, true)?;
     let request: DecideBatchRequest = parse(json)?;
     limits.check_count(
         "max_agents",
@@ -116,6 +118,7 @@ pub fn parse_decide_batch(
         limits.max_agents,
     )?;
     check_world_counts(&request.world, limits)?;
+    limits.check_work(request.agents.len(), request.world.providers.len())?;
     Ok(request)
 }
 

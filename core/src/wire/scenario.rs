@@ -16,6 +16,10 @@ use crate::life::scenario::{Scenario, TickRecord, TimelineEntry};
 use crate::life::simulator::{SimEvent, SimulatedAgent};
 use crate::vocabulary::{Symbol, Vocabulary};
 
+/// Longest scenario, game hours (a leap year): a run is a tick a minute, so a longer one would
+/// run for ages.
+pub const MAX_SCENARIO_HOURS: f64 = 8784.0;
+
 /// Hours a scenario runs when it says nothing (and `--hours` is not given).
 pub const DEFAULT_SCENARIO_HOURS: f64 = 24.0;
 
@@ -232,10 +236,10 @@ pub fn compile_scenario(
     vocabulary: &mut Vocabulary,
 ) -> Result<Scenario, WireError> {
     let hours = hours.unwrap_or(spec.hours);
-    if !(hours.is_finite() && hours >= 0.0) {
+    if !(hours.is_finite() && (0.0..=MAX_SCENARIO_HOURS).contains(&hours)) {
         return Err(WireError::at(
             "hours",
-            "must be a finite, non-negative number",
+            format!("must be a number of game hours from 0 to {MAX_SCENARIO_HOURS} (a year)"),
         ));
     }
     if !spec.start_hours.is_finite() {

@@ -128,6 +128,7 @@ impl Zone {
             config,
             vocabulary,
             content_names: 0,
+            goals_unannounced: false,
             simulator,
             nearby_simulator,
             world,
@@ -288,6 +289,7 @@ impl Zone {
         self.derived.tiers = None;
         self.derived.roster = None;
         self.agents.insert(index, simulated);
+        self.goals_unannounced = true;
         self.meta.insert(
             index,
             NpcMeta {

@@ -110,6 +110,9 @@ pub struct NpcMeta {
 /// what moved it last (saved in snapshots).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NpcGameState {
+    /// Whether the goals it came with were announced (`goal_created`).
+    #[serde(default)]
+    pub goals_announced: bool,
     /// The player's order its running action carries out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<String>,
@@ -177,6 +180,9 @@ pub struct Zone {
     config: ZoneConfig,
     /// Names interned for this zone's agents and world.
     pub vocabulary: Vocabulary,
+    /// Whether an NPC joined whose goals (innate ones, a traveller's) the game has not been
+    /// told of yet: the next tick announces them (`goal_created`).
+    goals_unannounced: bool,
     /// How many of them the content brought (the rest came with world events, bounded by
     /// `tick.max_event_names`).
     content_names: usize,

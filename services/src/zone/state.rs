@@ -271,6 +271,7 @@ impl Zone {
         fresh.isolation.state = saved.isolation;
         fresh.social.adopt_state(saved.fabric, saved.detector);
         fresh.derived = Derived::default();
+        fresh.goals_unannounced = true;
         Ok(fresh)
     }
 }

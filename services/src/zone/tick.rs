@@ -152,6 +152,7 @@ impl Zone {
         let tick = self.tick;
         self.world.now_hours = self.now_hours();
         self.expire_contexts();
+        self.announce_goals(out);
         let _span =
             tracing::debug_span!("tick", zone = %self.name, tick, game_time = self.game_time)
                 .entered();

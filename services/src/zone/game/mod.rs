@@ -509,6 +509,28 @@ impl Zone {
         Ok(())
     }
 
+    /// Announces the goals NPCs came with (an archetype's innate ones, a traveller's), once per
+    /// NPC, so every goal's end follows a `goal_created` naming it.
+    pub(super) fn announce_goals(&mut self, out: &mut ZoneOutput) {
+        if !std::mem::take(&mut self.goals_unannounced) {
+            return;
+        }
+        for index in 0..self.agents.len() {
+            if std::mem::replace(&mut self.meta[index].game.goals_announced, true) {
+                continue;
+            }
+            let created: Vec<SimEvent> = self.agents[index]
+                .goals
+                .iter()
+                .flat_map(|book| &book.goals)
+                .map(|goal| SimEvent::GoalCreated { goal: goal.note() })
+                .collect();
+            if !created.is_empty() {
+                self.emit(index, &created, out);
+            }
+        }
+    }
+
     /// A goal as its NPC events name it.
     pub(super) fn goal_fields(&self, goal: &GoalNote) -> GoalFields {
         GoalFields {
