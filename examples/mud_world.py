@@ -1,0 +1,448 @@
+"""A small text world that plays the game's part against `geppetto serve` (docs/integration.md).
+
+The game owns its world: rooms and exits with walking times, where every NPC stands, whether a
+door opens, when an action is done, and a player, Ann, who walks about, gives Piet an order (and
+a quest) and starts a fight with Vex. geppetto owns what the NPCs want: it sends intents, and
+the game carries them out over its ticks, reporting `npc_moved` for every room an NPC walks
+into and `action_completed` / `action_failed` for every intent it ends.
+
+Run `geppetto serve` with the village world, `[bus] kind = "redis"`, `[clock] kind = "external"`
+and `[integration] completion = "game"`, then:
+
+    python3 examples/mud_world.py --redis redis://127.0.0.1:6379/0 \\
+        --admin http://127.0.0.1:7878 --world config/worlds/village --hours 12 [--verbose]
+
+Each game minute the game reports what its NPCs did, sends `time_advanced`, waits until geppetto
+has applied that tick (the zone's `game_time` in the admin API's brain view), handles the
+intents and NPC events that came out (its own consumer groups, acknowledged once handled,
+duplicates dropped by id) and checks that geppetto's room of every NPC is the game's. At the
+end it prints its figures and exits 1 if any check failed, each failure saying what went wrong.
+"""
+import argparse, json, random, re, sys, time, urllib.request
+from collections import Counter, defaultdict, deque
+from dataclasses import dataclass, field
+
+import redis
+
+GROUP, CONSUMER, PLAYER = "mud-world", "mud-world-1", "ann"
+EXIT_MINUTES = 3                  # game minutes to walk through one exit...
+LONG_EXITS = {("lane", "farm"): 6, ("mill", "river"): 4, ("river", "woods"): 5}   # ...or longer
+LOCKED_DOOR_CHANCE = 0.04         # per exit walked: the door is locked and the walk fails
+TOUR = ["square", "market", "bakery", "square", "chapel", "cottages", "square", "lane", "farm",
+        "mill", "river", "woods"]  # Ann's round, walked exit by exit, over and over
+LINGER_MINUTES = 25               # how long Ann stays in a room of her round
+QUEST_AT, FIGHT_AT, FIGHT_MINUTES = 45, 240, 30   # minutes after the start
+QUEST_NPC, FOE, FIGHT_REASON = "piet", "vex", "combat"
+ORDER = {"provider": "gatehouse", "action": "report_a_theft"}      # what Ann asks of Piet
+SYNC_TIMEOUT_S, DRIFT_WAIT_S = 10.0, 1.0   # geppetto applies a tick; then rooms must agree
+
+
+def clock(t):
+    return f"{t // 60 % 24:02d}:{t % 60:02d}"
+
+
+class Map:
+    """The game's map, from the world's rooms.yaml and providers.yaml: flow-style YAML, one
+    entry a line, read with two patterns so that this script needs nothing but redis-py."""
+
+    def __init__(self, world):
+        self.exits = defaultdict(set)
+        with open(f"{world}/rooms.yaml") as rooms:
+            for room, neighbours in re.findall(r"id: (\w+),.*neighbours: \[([^\]]*)\]", rooms.read()):
+                for other in re.findall(r"\w+", neighbours):
+                    self.exits[room].add(other)
+                    self.exits[other].add(room)
+        with open(f"{world}/providers.yaml") as providers:
+            self.provider_room = dict(re.findall(r'\{ id: (\w+), name: "[^"]*", room: (\w+)', providers.read()))
+        if not self.exits or not self.provider_room:
+            raise SystemExit(f"{world}: found no rooms.yaml entries or providers.yaml entries")
+
+    def path(self, start, goal):
+        """The rooms walked into from `start` to `goal` (a shortest path), or None."""
+        came, queue = {start: None}, deque([start])
+        while queue:
+            room = queue.popleft()
+            for nxt in sorted(self.exits[room]):
+                if nxt not in came:
+                    came[nxt] = room
+                    queue.append(nxt)
+        if goal not in came:
+            return None
+        rooms = []
+        while goal != start:
+            rooms.append(goal)
+            goal = came[goal]
+        return rooms[::-1]
+
+    def minutes(self, a, b):
+        return LONG_EXITS.get((a, b)) or LONG_EXITS.get((b, a)) or EXIT_MINUTES
+
+
+class Geppetto:
+    """The zone's streams (world events out; intents and NPC events in, with our consumer
+    groups) and its admin API."""
+
+    def __init__(self, url, admin, zone):
+        self.r = redis.Redis.from_url(url, decode_responses=True)
+        self.admin_url, self.zone, self.seq = admin.rstrip("/"), zone, 0
+        for stream in ("intents", "npc_events"):
+            try:
+                self.r.xgroup_create(self.key(stream), GROUP, id="0", mkstream=True)
+            except redis.ResponseError:
+                pass                                # BUSYGROUP: ours already; resume from it
+        newest = self.r.xrevrange(self.key("deadletter"), count=1)
+        self.dead_cursor = newest[0][0] if newest else "0"
+        self.run = None                             # set from the zone's time: unique event ids
+
+    def key(self, stream):
+        return f"geppetto:{{{self.zone}}}:{stream}"
+
+    def admin(self, path):
+        with urllib.request.urlopen(self.admin_url + path, timeout=5) as reply:
+            return json.load(reply)
+
+    def send(self, kind, game_time, **payload):
+        self.seq += 1
+        message = {"v": 1, "type": kind, "id": f"mud-{self.run}-{self.seq}", "zone": self.zone,
+                   "game_time": game_time, **payload}
+        self.r.xadd(self.key("world"), {"m": json.dumps(message)})
+        return message["id"]
+
+    def read(self):
+        """New intents and NPC events as (stream, entry id, message), by game time, NPC events
+        first within a tick (a relocation precedes the NPC's decision)."""
+        streams = {self.key("intents"): ">", self.key("npc_events"): ">"}
+        got = []
+        for stream, entries in self.r.xreadgroup(GROUP, CONSUMER, streams, count=1000) or []:
+            got += [(stream, entry_id, json.loads(fields["m"])) for entry_id, fields in entries]
+        return sorted(got, key=lambda g: (g[2]["game_time"], not g[0].endswith("npc_events")))
+
+    def dead_letters(self):
+        reply = self.r.xread({self.key("deadletter"): self.dead_cursor}, count=1000) or []
+        for _, entries in reply:
+            for entry_id, fields in entries:
+                self.dead_cursor = entry_id
+                yield json.loads(fields["m"])
+
+
+@dataclass
+class Job:
+    """An intent the game carries out: a walk, an action or a reactive pick."""
+    id: str
+    npc: str
+    kind: str
+    tick: int
+    due: int | None = None        # the tick of the next step (walk) or of completion (use)
+    path: list = field(default_factory=list)
+    locked: bool = False          # the next door on the walk is locked
+    end: str | None = None        # arrived, completed, failed, cancelled, ended
+    cancel_reason: str | None = None
+
+
+class Game:
+    def __init__(self, gp, world, npcs, start, seed, verbose):
+        self.gp, self.map, self.start, self.verbose = gp, world, start, verbose
+        self.rooms = {n["id"]: n["room"] for n in npcs}        # the game's truth
+        self.rng = random.Random(seed)
+        self.jobs, self.current, self.seen = {}, {}, set()
+        self.figures, self.failures = Counter(), []
+        self.ann = {"room": "square", "next": start + 1, "route": [], "stop": 0}
+        self.fight = {}            # started, ends, engaged_at, released_at, refusal order id
+        self.orders = {}           # order id -> what became of it
+        self.goals, self.quest = set(), f"quest-{gp.run}"
+
+    def say(self, t, text, always=False):
+        if always or self.verbose:
+            print(f"[{clock(t)}] {text}")
+
+    def fail(self, text):
+        self.failures.append(text)
+
+    # --- intents and NPC events in ---------------------------------------------------------
+
+    def drain(self):
+        while batch := self.gp.read():
+            for stream, entry_id, m in batch:
+                if m["id"] not in self.seen:               # re-emitted after a restart: drop
+                    self.seen.add(m["id"])
+                    (self.on_intent if stream.endswith("intents") else self.on_event)(m)
+                self.gp.r.xack(stream, GROUP, entry_id)
+        for letter in self.gp.dead_letters():
+            self.on_dead_letter(letter)
+
+    def on_intent(self, m):
+        npc, kind, t = m["npc"], m["type"], m["game_time"]
+        self.figures[f"intent {kind}"] += 1
+        engaged = self.fight.get("engaged_at")
+        if npc == FOE and kind != "cancel" and engaged is not None and engaged <= t < self.fight.get("released_at", 1 << 62):
+            self.fail(f"tick {t}: intent {m['id']} ({kind}) for {npc}, engaged since tick {engaged}: an engaged NPC emits no intents")
+        if kind == "cancel":
+            return self.on_cancel(m)
+        if kind in ("bark", "social"):
+            text = m.get("text") or m.get("narration") or f"{m.get('action')} with {m.get('with')}"
+            return self.say(t, f"{npc}: {text}")
+        previous = self.current.get(npc)
+        if previous and previous.end is None:
+            if previous.kind == "reactive":
+                previous.end = "ended"                  # a new pick ends a reactive one
+            else:
+                previous.end = "replaced"
+                self.fail(f"tick {t}: {npc}'s {previous.kind} {previous.id} (tick {previous.tick}) was replaced by {kind} {m['id']} without a completion, a failure or a cancel")
+        job = self.jobs[m["id"]] = self.current[npc] = Job(m["id"], npc, kind, t)
+        here = self.rooms.get(npc)
+        if kind == "navigate":
+            if m["from_room"] != here:
+                self.fail(f"tick {t}: navigate {m['id']} walks {npc} from {m['from_room']}, but the game has it in {here}")
+            job.path = self.map.path(here, m["to_room"]) or []
+            if not job.path:
+                job.end = "arrived"
+            else:
+                self.plan_exit(job, t)
+                self.say(t, f"{npc} sets off from the {here} for the {m['to_room']} ({m['provider']})")
+        elif kind == "use":
+            room = self.rooms.get(m["provider"]) or self.map.provider_room.get(m["provider"])
+            if room is not None and room != here:
+                self.fail(f"tick {t}: use {m['id']} ({m['provider']}/{m['action']}) for {npc} in the {here}, the provider is in the {room}: use goes out only once the NPC is there")
+            job.due = t + max(1, m["duration_ticks"])
+            for order_id, order in self.orders.items():
+                if order["npc"] == npc and (m["provider"], m["action"]) == (order["provider"], order["action"]):
+                    order["obeyed"] = (m["id"], m.get("player_queued"))
+            self.say(t, f"{npc} starts to {m['action']} at the {m['provider']} ({m['duration_ticks']} min)")
+        else:
+            self.say(t, f"{npc} reacts: {m['action']} ({m['set']})", always=True)
+
+    def on_cancel(self, m):
+        job, t = self.jobs.get(m["cancelled"]), m["game_time"]
+        if job is None:
+            return self.fail(f"tick {t}: cancel {m['id']} names {m['cancelled']}, an intent the game never got")
+        job.cancel_reason = m["reason"]
+        if job.end is None:
+            job.end = "cancelled"
+            self.figures[f"cancelled {m['reason']}"] += 1
+            self.say(t, f"{job.npc} stops its {job.kind} ({m['reason']})")
+        else:
+            self.figures["cancels crossing the game's report"] += 1
+
+    def on_event(self, m):
+        kind, npc, t = m["type"], m.get("npc"), m["game_time"]
+        if kind == "npc_relocated":
+            if self.rooms.get(npc) != m["from"]:
+                self.fail(f"tick {t}: npc_relocated {m['id']} moves {npc} from the {m['from']}, the game had it in the {self.rooms.get(npc)}")
+            self.rooms[npc] = m["to"]
+            self.figures["relocations"] += 1
+            self.say(t, f"{npc} is found in the {m['to']} (relocated)")
+        elif kind == "action_failed" and m.get("reason") == "timeout":
+            job = self.jobs.get(m.get("intent"))
+            self.fail(f"tick {t}: geppetto timed out {m.get('intent')} of {npc} ({job and job.kind} from tick {job and job.tick}, the game's state: {job and job.end or 'due at tick %s' % (job and job.due)})")
+        elif kind == "action_completed":
+            job = self.jobs.get(m.get("intent"))
+            if job is None or job.end != "completed":
+                self.fail(f"tick {t}: geppetto reports {npc}'s {m.get('intent')} completed ({m['id']}), which the game never completed ({job and job.end})")
+        elif kind == "action_started" and npc == FOE and self.fight.get("engaged_at") is not None and "released_at" not in self.fight:
+            self.fail(f"tick {t}: {npc} starts {m['provider']}/{m['action']} ({m['id']}) while engaged")
+        elif kind == "mood_changed":
+            self.figures["mood events"] += 1
+            if m["mood"] == m["from"]:
+                self.fail(f"tick {t}: mood_changed {m['id']} for {npc} stays {m['mood']}")
+            self.say(t, f"{npc} feels {m['mood']} (was {m['from']}; {m['cause']})")
+        elif kind == "goal_created":
+            self.goals.add(m["goal_id"])
+            self.figures["goal events"] += 1
+        elif kind in ("goal_completed", "goal_failed", "goal_blocked"):
+            self.figures["goal events"] += 1
+            if m["goal_id"] not in self.goals:
+                self.fail(f"tick {t}: {kind} {m['id']} names goal {m['goal_id']} of {npc}, never created")
+            if m["goal_id"] == self.quest:
+                self.fight.setdefault("quest", kind)
+                self.say(t, f"{npc}'s quest: {kind}", always=True)
+        elif kind in ("order_accepted", "order_refused", "order_done"):
+            order = self.orders.get(m["order"])
+            if order is None:
+                return self.fail(f"tick {t}: {kind} {m['id']} names order {m['order']}, which nobody gave")
+            order[kind] = m
+            self.say(t, f"{npc}: {kind} {m.get('outcome') or m.get('reason') or ''}", always=True)
+        elif kind in ("npc_engaged", "npc_released"):
+            self.figures[f"echo {kind}"] += 1
+        elif kind == "npc_spawned":
+            self.rooms[npc] = m["room"]
+        elif kind == "npc_despawned":
+            self.rooms.pop(npc, None)
+        elif kind == "reactive_ended" and npc in self.current and self.current[npc].kind == "reactive":
+            self.current[npc].end = "ended"
+
+    def on_dead_letter(self, letter):
+        try:
+            original = json.loads(letter["original"])
+        except (ValueError, TypeError):
+            return
+        if not str(original.get("id", "")).startswith(f"mud-{self.gp.run}-"):
+            return                                          # not ours
+        job = self.jobs.get(original.get("intent"))
+        if original["type"] in ("action_completed", "action_failed") and job and job.cancel_reason:
+            self.figures["reports crossing a cancel (dead-lettered)"] += 1
+        else:
+            self.fail(f"tick {original['game_time']}: geppetto refused our {original['type']} {original['id']}: {letter['reason']}")
+
+    # --- the game's tick --------------------------------------------------------------------
+
+    def plan_exit(self, job, t):
+        job.due = t + self.map.minutes(self.rooms[job.npc], job.path[0])
+        job.locked = self.rng.random() < LOCKED_DOOR_CHANCE
+
+    def step(self, t):
+        """The game's minute `t`: the player, then every NPC's walk or action due now."""
+        self.player(t)
+        for npc in sorted(self.current):
+            job = self.current[npc]
+            if job.end or job.due is None or job.due > t or (npc == FOE and self.fight.get("engaged_at") and "released_at" not in self.fight):
+                continue
+            if job.kind == "use":
+                self.gp.send("action_completed", t, npc=npc, intent=job.id, outcome="done")
+                job.end = "completed"
+                self.figures["actions completed"] += 1
+            elif job.locked:
+                door = job.path[0]
+                self.gp.send("action_failed", t, npc=npc, intent=job.id, reason=f"the door to the {door} is locked")
+                job.end = "failed"
+                self.figures["walks failed at a locked door"] += 1
+                self.say(t, f"{npc} finds the door to the {door} locked", always=True)
+            else:
+                self.rooms[npc] = job.path.pop(0)
+                self.gp.send("npc_moved", t, npc=npc, room=self.rooms[npc])
+                if job.path:
+                    self.plan_exit(job, t)
+                else:
+                    job.end = "arrived"
+                    self.figures["walks arrived"] += 1
+
+    def player(self, t):
+        ann, fight, send = self.ann, self.fight, self.gp.send
+        if t == self.start + 1:
+            send("player_entered", t, player=PLAYER, room=ann["room"])
+            self.say(t, f"Ann walks into the {ann['room']}", always=True)
+        if t == self.start + QUEST_AT:
+            send("goal_assigned", t, npc=QUEST_NPC, goal={
+                "id": self.quest, "description": "report the theft at the gatehouse",
+                "predicate": {"predicate_type": "has_fact", "fact": "theft_reported"}, "deadline_hours": 8})
+            send("social_event", t, kind="gift", source=PLAYER, target=QUEST_NPC, deltas={})
+            order = send("order", t, npc=QUEST_NPC, by=PLAYER, **ORDER)
+            self.orders[order] = {"npc": QUEST_NPC, **ORDER}
+            self.say(t, f"Ann gives Piet a coin and asks him to {ORDER['action']} at the {ORDER['provider']} (order {order})", always=True)
+        if t == self.start + FIGHT_AT:
+            fight["started"] = t                            # Ann goes after Vex
+        if "started" in fight and "engaged_at" not in fight and ann["room"] == self.rooms[FOE]:
+            send("npc_engaged", t, npc=FOE, reason=FIGHT_REASON)
+            send("social_event", t, kind="threat", source=PLAYER, target=FOE, deltas={})
+            refused = send("order", t, npc=FOE, by=PLAYER, provider="chapel", action="pray")
+            self.orders[refused] = {"npc": FOE, "provider": "chapel", "action": "pray"}
+            fight.update(engaged_at=t, ends=t + FIGHT_MINUTES, refusal=refused)
+            self.say(t, f"Ann corners Vex in the {ann['room']}: a fight!", always=True)
+        if fight.get("ends") == t:
+            send("npc_released", t, npc=FOE)
+            fight["released_at"] = t
+            self.say(t, "Vex breaks free and runs", always=True)
+        if t < ann["next"] or ("engaged_at" in fight and "released_at" not in fight):
+            return
+        if "started" in fight and "engaged_at" not in fight:  # the chase: one exit a minute
+            ann["route"], ann["next"] = self.map.path(ann["room"], self.rooms[FOE]), t + 1
+        elif not ann["route"]:
+            ann["stop"] = (ann["stop"] + 1) % len(TOUR)
+            ann["route"] = self.map.path(ann["room"], TOUR[ann["stop"]])
+        if ann["route"]:
+            send("player_left", t, player=PLAYER, room=ann["room"])
+            ann["room"] = ann["route"].pop(0)
+            send("player_entered", t, player=PLAYER, room=ann["room"])
+            ann["next"] = t + (1 if "started" in fight and "engaged_at" not in fight else LINGER_MINUTES)
+            self.say(t, f"Ann walks into the {ann['room']}")
+
+    # --- checks -----------------------------------------------------------------------------
+
+    def wait_until_applied(self, t, probe):
+        deadline = time.monotonic() + SYNC_TIMEOUT_S
+        while (now := self.gp.admin(f"/npcs/{probe}/brain")["game_time"]) < t:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"geppetto did not apply tick {t} within {SYNC_TIMEOUT_S} s (its game time: {now})")
+            time.sleep(0.002)
+
+    def check_rooms(self, t):
+        deadline = time.monotonic() + DRIFT_WAIT_S
+        while True:
+            theirs = {n["id"]: n["room"] for n in self.gp.admin("/npcs") if n["zone"] == self.gp.zone}
+            off = sorted(npc for npc, room in self.rooms.items() if theirs.get(npc) != room)
+            if not off or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+            self.drain()
+        self.figures["ticks checked"] += 1
+        if off:
+            self.figures["drift"] += len(off)
+            self.fail(f"tick {t}: rooms differ: " + ", ".join(f"{n} game {self.rooms[n]} / geppetto {theirs.get(n)}" for n in off))
+
+    def finish(self, t):
+        fig, fight = self.figures, self.fight
+        order_id = next(iter(self.orders), None)
+        order = self.orders.get(order_id, {})
+        if "order_accepted" not in order:
+            self.fail(f"order {order_id} to {QUEST_NPC} was never accepted ({order.get('order_refused')})")
+        if order.get("obeyed", (None, False))[1] is not True:
+            self.fail(f"order {order_id}: {QUEST_NPC} never got a player-queued use of {ORDER['provider']}/{ORDER['action']} (got {order.get('obeyed')})")
+        if order.get("order_done", {}).get("outcome") != "completed":
+            self.fail(f"order {order_id}: no order_done with outcome completed (got {order.get('order_done')})")
+        if "engaged_at" not in fight or "released_at" not in fight:
+            self.fail(f"the fight with {FOE} never started or ended ({fight})")
+        elif self.orders[fight["refusal"]].get("order_refused", {}).get("reason") != "engaged":
+            self.fail(f"order {fight['refusal']} to the engaged {FOE} was not refused as engaged ({self.orders[fight['refusal']]})")
+        if fight.get("quest") != "goal_completed":
+            self.fail(f"quest {self.quest} of {QUEST_NPC} (has_fact theft_reported) was not completed ({fight.get('quest')})")
+        if not fig["mood events"]:
+            self.fail("no mood_changed event in the whole run")
+        if not self.goals:
+            self.fail("no goal_created event in the whole run")
+        open_jobs = sum(1 for j in self.jobs.values() if j.end is None)
+        ended = Counter(j.end for j in self.jobs.values())
+        print(f"mud_world: {clock(self.start)}-{clock(t)}, {fig['ticks checked']} ticks checked, {len(self.rooms)} NPCs")
+        for name, count in sorted(fig.items()):
+            print(f"  {name}: {count}")
+        print(f"  intents ended: {dict(sorted(ended.items(), key=lambda e: str(e[0])))}")
+        for failure in self.failures[:30]:
+            print(f"FAILED: {failure}")
+        if len(self.failures) > 30:
+            print(f"FAILED: … and {len(self.failures) - 30} more")
+        cancelled = sum(v for k, v in fig.items() if k.startswith("cancelled "))
+        print(f"figures: ticks={fig['ticks checked']} npcs={len(self.rooms)} completed={fig['actions completed']} "
+              f"arrived={fig['walks arrived']} failed={fig['walks failed at a locked door']} cancelled={cancelled} "
+              f"open={open_jobs} drift={fig['drift']} orders={len(self.orders)} moods={fig['mood events']} "
+              f"goals={fig['goal events']} relocations={fig['relocations']} failures={len(self.failures)}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--admin", default="http://127.0.0.1:7878")
+    parser.add_argument("--world", default="config/worlds/village", help="rooms.yaml and providers.yaml")
+    parser.add_argument("--zone", default="village")
+    parser.add_argument("--hours", type=float, default=12)
+    parser.add_argument("--seed", type=int, default=7, help="which doors are locked")
+    parser.add_argument("--verbose", action="store_true", help="tell every walk, action and line")
+    args = parser.parse_args()
+    gp = Geppetto(args.redis, args.admin, args.zone)
+    npcs = [n for n in gp.admin("/npcs") if n["zone"] == args.zone]
+    if not npcs:
+        raise SystemExit(f"zone {args.zone} has no NPCs in {args.admin}/npcs")
+    probe = npcs[0]["id"]
+    start = gp.run = gp.admin(f"/npcs/{probe}/brain")["game_time"]   # the zone's time
+    game = Game(gp, Map(args.world), npcs, start, args.seed, args.verbose)
+    end = start + int(args.hours * 60)
+    for t in range(start + 1, end + 1):
+        game.drain()
+        game.step(t)
+        gp.send("time_advanced", t)
+        game.wait_until_applied(t, probe)
+        game.drain()
+        game.check_rooms(t)
+    game.finish(end)
+    sys.exit(1 if game.failures else 0)
+
+
+if __name__ == "__main__":
+    main()
