@@ -152,6 +152,9 @@ class Game:
         self.orders = {}           # order id -> what became of it
         self.goals, self.quest = set(), f"quest-{gp.run}"
 
+    def engaged(self, npc):
+        return npc == FOE and "engaged_at" in self.fight and "released_at" not in self.fight
+
     def say(self, t, text, always=False):
         if always or self.verbose:
             print(f"[{clock(t)}] {text}")
@@ -231,6 +234,10 @@ class Game:
                 self.fail(f"tick {t}: npc_relocated {m['id']} moves {npc} from the {m['from']}, the game had it in the {self.rooms.get(npc)}")
             self.rooms[npc] = m["to"]
             self.figures["relocations"] += 1
+            job = self.current.get(npc)
+            if job and job.kind == "navigate" and job.end is None:   # walk on from there
+                job.path = self.map.path(m["to"], job.path[-1]) or []
+                job.end = None if job.path else "arrived"
             self.say(t, f"{npc} is found in the {m['to']} (relocated)")
         elif kind == "action_failed" and m.get("reason") == "timeout":
             job = self.jobs.get(m.get("intent"))
@@ -239,7 +246,7 @@ class Game:
             job = self.jobs.get(m.get("intent"))
             if job is None or job.end != "completed":
                 self.fail(f"tick {t}: geppetto reports {npc}'s {m.get('intent')} completed ({m['id']}), which the game never completed ({job and job.end})")
-        elif kind == "action_started" and npc == FOE and self.fight.get("engaged_at") is not None and "released_at" not in self.fight:
+        elif kind == "action_started" and self.engaged(npc):
             self.fail(f"tick {t}: {npc} starts {m['provider']}/{m['action']} ({m['id']}) while engaged")
         elif kind == "mood_changed":
             self.figures["mood events"] += 1
@@ -295,7 +302,7 @@ class Game:
         self.player(t)
         for npc in sorted(self.current):
             job = self.current[npc]
-            if job.end or job.due is None or job.due > t or (npc == FOE and self.fight.get("engaged_at") and "released_at" not in self.fight):
+            if job.end or job.due is None or job.due > t or self.engaged(npc):
                 continue
             if job.kind == "use":
                 self.gp.send("action_completed", t, npc=npc, intent=job.id, outcome="done")
@@ -344,7 +351,7 @@ class Game:
             send("npc_released", t, npc=FOE)
             fight["released_at"] = t
             self.say(t, "Vex breaks free and runs", always=True)
-        if t < ann["next"] or ("engaged_at" in fight and "released_at" not in fight):
+        if t < ann["next"] or self.engaged(FOE):
             return
         if "started" in fight and "engaged_at" not in fight:  # the chase: one exit a minute
             ann["route"], ann["next"] = self.map.path(ann["room"], self.rooms[FOE]), t + 1
