@@ -234,10 +234,6 @@ class Game:
                 self.fail(f"tick {t}: npc_relocated {m['id']} moves {npc} from the {m['from']}, the game had it in the {self.rooms.get(npc)}")
             self.rooms[npc] = m["to"]
             self.figures["relocations"] += 1
-            job = self.current.get(npc)
-            if job and job.kind == "navigate" and job.end is None:   # walk on from there
-                job.path = self.map.path(m["to"], job.path[-1]) or []
-                job.end = None if job.path else "arrived"
             self.say(t, f"{npc} is found in the {m['to']} (relocated)")
         elif kind == "action_failed" and m.get("reason") == "timeout":
             job = self.jobs.get(m.get("intent"))
