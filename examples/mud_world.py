@@ -177,9 +177,10 @@ class Game:
     def on_intent(self, m):
         npc, kind, t = m["npc"], m["type"], m["game_time"]
         self.figures[f"intent {kind}"] += 1
-        engaged = self.fight.get("engaged_at")
-        if npc == FOE and kind != "cancel" and engaged is not None and engaged <= t < self.fight.get("released_at", 1 << 62):
-            self.fail(f"tick {t}: intent {m['id']} ({kind}) for {npc}, engaged since tick {engaged}: an engaged NPC emits no intents")
+        since, until = self.fight.get("engaged_at"), self.fight.get("released_at", 1 << 62)
+        if npc == FOE and kind != "cancel" and since is not None and since <= t < until:
+            self.fail(f"tick {t}: intent {m['id']} ({kind}) for {npc}, engaged since tick {since}: "
+                      "an engaged NPC emits no intents")
         if kind == "cancel":
             return self.on_cancel(m)
         if kind in ("bark", "social"):
@@ -191,34 +192,37 @@ class Game:
                 previous.end = "ended"                  # a new pick ends a reactive one
             else:
                 previous.end = "replaced"
-                self.fail(f"tick {t}: {npc}'s {previous.kind} {previous.id} (tick {previous.tick}) was replaced by {kind} {m['id']} without a completion, a failure or a cancel")
+                self.fail(f"tick {t}: {npc}'s {previous.kind} {previous.id} (tick {previous.tick}) was "
+                          f"replaced by {kind} {m['id']} without a completion, a failure or a cancel")
         job = self.jobs[m["id"]] = self.current[npc] = Job(m["id"], npc, kind, t)
         here = self.rooms.get(npc)
         if kind == "navigate":
             if m["from_room"] != here:
-                self.fail(f"tick {t}: navigate {m['id']} walks {npc} from {m['from_room']}, but the game has it in {here}")
+                self.fail(f"tick {t}: navigate {m['id']} walks {npc} from the {m['from_room']}, "
+                          f"the game has it in the {here}")
             job.path = self.map.path(here, m["to_room"]) or []
             if not job.path:
                 job.end = "arrived"
             else:
                 self.plan_exit(job, t)
-                self.say(t, f"{npc} sets off from the {here} for the {m['to_room']} ({m['provider']})")
+                self.say(t, f"{npc} sets off for the {m['to_room']} ({m['provider']})")
         elif kind == "use":
             room = self.rooms.get(m["provider"]) or self.map.provider_room.get(m["provider"])
             if room is not None and room != here:
-                self.fail(f"tick {t}: use {m['id']} ({m['provider']}/{m['action']}) for {npc} in the {here}, the provider is in the {room}: use goes out only once the NPC is there")
+                self.fail(f"tick {t}: use {m['id']} of {m['provider']} for {npc} in the {here}, the "
+                          f"provider is in the {room}: use goes out only once the NPC is there")
             job.due = t + max(1, m["duration_ticks"])
-            for order_id, order in self.orders.items():
-                if order["npc"] == npc and (m["provider"], m["action"]) == (order["provider"], order["action"]):
+            for order in self.orders.values():
+                if (npc, m["provider"], m["action"]) == (order["npc"], order["provider"], order["action"]):
                     order["obeyed"] = (m["id"], m.get("player_queued"))
-            self.say(t, f"{npc} starts to {m['action']} at the {m['provider']} ({m['duration_ticks']} min)")
+            self.say(t, f"{npc} starts to {m['action']} ({m['duration_ticks']} min)")
         else:
             self.say(t, f"{npc} reacts: {m['action']} ({m['set']})", always=True)
 
     def on_cancel(self, m):
         job, t = self.jobs.get(m["cancelled"]), m["game_time"]
         if job is None:
-            return self.fail(f"tick {t}: cancel {m['id']} names {m['cancelled']}, an intent the game never got")
+            return self.fail(f"tick {t}: cancel {m['id']} names {m['cancelled']}, never sent")
         job.cancel_reason = m["reason"]
         if job.end is None:
             job.end = "cancelled"
@@ -231,17 +235,21 @@ class Game:
         kind, npc, t = m["type"], m.get("npc"), m["game_time"]
         if kind == "npc_relocated":
             if self.rooms.get(npc) != m["from"]:
-                self.fail(f"tick {t}: npc_relocated {m['id']} moves {npc} from the {m['from']}, the game had it in the {self.rooms.get(npc)}")
+                self.fail(f"tick {t}: npc_relocated {m['id']} moves {npc} from the {m['from']}, "
+                          f"the game had it in the {self.rooms.get(npc)}")
             self.rooms[npc] = m["to"]
             self.figures["relocations"] += 1
             self.say(t, f"{npc} is found in the {m['to']} (relocated)")
         elif kind == "action_failed" and m.get("reason") == "timeout":
             job = self.jobs.get(m.get("intent"))
-            self.fail(f"tick {t}: geppetto timed out {m.get('intent')} of {npc} ({job and job.kind} from tick {job and job.tick}, the game's state: {job and job.end or 'due at tick %s' % (job and job.due)})")
+            state = job and (job.end or f"due at tick {job.due}")
+            self.fail(f"tick {t}: geppetto timed out {npc}'s {m.get('intent')} ({job and job.kind} "
+                      f"of tick {job and job.tick}; the game's state: {state})")
         elif kind == "action_completed":
             job = self.jobs.get(m.get("intent"))
             if job is None or job.end != "completed":
-                self.fail(f"tick {t}: geppetto reports {npc}'s {m.get('intent')} completed ({m['id']}), which the game never completed ({job and job.end})")
+                self.fail(f"tick {t}: {m['id']} reports {npc}'s {m.get('intent')} completed, "
+                          f"which the game did not complete (its state: {job and job.end})")
         elif kind == "action_started" and self.engaged(npc):
             self.fail(f"tick {t}: {npc} starts {m['provider']}/{m['action']} ({m['id']}) while engaged")
         elif kind == "mood_changed":
@@ -255,14 +263,14 @@ class Game:
         elif kind in ("goal_completed", "goal_failed", "goal_blocked"):
             self.figures["goal events"] += 1
             if m["goal_id"] not in self.goals:
-                self.fail(f"tick {t}: {kind} {m['id']} names goal {m['goal_id']} of {npc}, never created")
+                self.fail(f"tick {t}: {kind} {m['id']} names {npc}'s goal {m['goal_id']}, never created")
             if m["goal_id"] == self.quest:
                 self.fight.setdefault("quest", kind)
                 self.say(t, f"{npc}'s quest: {kind}", always=True)
         elif kind in ("order_accepted", "order_refused", "order_done"):
             order = self.orders.get(m["order"])
             if order is None:
-                return self.fail(f"tick {t}: {kind} {m['id']} names order {m['order']}, which nobody gave")
+                return self.fail(f"tick {t}: {kind} {m['id']} names order {m['order']}, never given")
             order[kind] = m
             self.say(t, f"{npc}: {kind} {m.get('outcome') or m.get('reason') or ''}", always=True)
         elif kind in ("npc_engaged", "npc_released"):
@@ -285,7 +293,8 @@ class Game:
         if original["type"] in ("action_completed", "action_failed") and job and job.cancel_reason:
             self.figures["reports crossing a cancel (dead-lettered)"] += 1
         else:
-            self.fail(f"tick {original['game_time']}: geppetto refused our {original['type']} {original['id']}: {letter['reason']}")
+            self.fail(f"tick {original['game_time']}: geppetto refused our {original['type']} "
+                      f"{original['id']}: {letter['reason']}")
 
     # --- the game's tick --------------------------------------------------------------------
 
