@@ -116,6 +116,8 @@ fn village() -> Zone {
     let mut config = ZoneConfig::default();
     config.governor.tick_budget_ms_soft = 60_000.0;
     config.governor.tick_budget_ms_hard = 60_000.0;
+    config.tick.npc_budget_ms = 60_000.0;
+    config.integration = geppetto_service::zone::IntegrationConfig::simulated();
     Zone::new(
         &embedded_village().expect("village"),
         &ProfileLibrary::embedded().expect("profiles"),

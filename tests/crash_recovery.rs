@@ -88,6 +88,7 @@ fn config_file(dir: &Path, world: &Path, url: &str) -> PathBuf {
              [clock]\nkind = 'external'\n\
              [consumer]\nbatch_max_messages = 16\nblock_ms = 100\n\
              [governor]\ntick_budget_ms_soft = 600000.0\ntick_budget_ms_hard = 600000.0\n\
+             [tick]\nnpc_budget_ms = 600000.0\n\
              [storage]\nsnapshot_every_ticks = 10\n\
              [admin]\naddress = ''\n",
             world.display()

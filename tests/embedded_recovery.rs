@@ -63,6 +63,7 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
              [storage]\nredb_path = '{}'\nsnapshot_every_ticks = 120\n\
              [storage.stores]\nsnapshots_kept_per_zone = 1000\n\
              [governor]\ntick_budget_ms_soft = 600000.0\ntick_budget_ms_hard = 600000.0\n\
+             [tick]\nnpc_budget_ms = 600000.0\n\
              [admin]\naddress = '127.0.0.1:{port}'\ntoken_env = 'GEPPETTO_TEST_TOKEN'\n",
             redb.display()
         ),

@@ -31,7 +31,8 @@ fn envelope(kind: &str, id: usize, time: u64, fields: Value) -> String {
     message.to_string()
 }
 
-/// The log: one `time_advanced` per tick, the rest of the events spread between them.
+/// The log: the zone's settings, then one `time_advanced` per tick, the rest of the events
+/// spread between them.
 fn world_log() -> Vec<String> {
     let npcs = [
         "bjorn", "hilda", "roderick", "sela", "piet", "marla", "ulla", "aldo", "berit", "cole",
@@ -51,6 +52,13 @@ fn world_log() -> Vec<String> {
         let i = n;
         n += 1;
         let line = match i % per_tick as usize {
+            // The zone's settings, as its loop logs them when it starts.
+            _ if i == 0 => envelope(
+                "zone_settings",
+                i,
+                now,
+                json!({"completion": "simulated", "origin": "geppetto"}),
+            ),
             0 => envelope("time_advanced", i, now, json!({})),
             1 if i % 7 == 1 => envelope(
                 "player_entered",

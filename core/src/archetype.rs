@@ -656,6 +656,7 @@ impl CompiledArchetype {
                 predicate,
                 deadline_hours: None,
                 priority_bonus: goal.bonus,
+                id: None,
             });
         }
         book.reactions = Arc::clone(&self.reactions);

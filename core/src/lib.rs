@@ -50,7 +50,7 @@ pub use decision::tuning::{Profile, Tuning, TuningPatch};
 pub use decision::world::{
     ActionEffects, AdvertisedAction, CompareOp, Context, Position, Precondition, Provider, World,
 };
-pub use life::action::{DetailLevel, QueuedAction, RunningAction};
+pub use life::action::{DetailLevel, GameCarried, QueuedAction, RunningAction};
 pub use life::simulator::{
     AffectLayer, AgentTick, Prepared, ProviderIndex, ReactiveLayer, SimEvent, SimulatedAgent,
     Simulator, Stage, TickRequest, TickResult, ValueSource, apply_occupancy, zone_agent_seed,

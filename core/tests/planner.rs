@@ -233,6 +233,7 @@ fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_is_blocked_
         predicate: GoalPredicate::HasFact(fact),
         deadline_hours: None,
         priority_bonus: 3.0,
+        id: None,
     };
     book.add(innate("forge a sword", goal.facts[0]))
         .expect("added");
@@ -241,10 +242,10 @@ fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_is_blocked_
     npc.goals = Some(book);
     let events = live(&mut npc, &mut world, 8 * 60);
     let completed = events.iter().any(
-        |e| matches!(e, SimEvent::GoalCompleted { description } if description == "forge a sword"),
+        |e| matches!(e, SimEvent::GoalCompleted { goal } if goal.description == "forge a sword"),
     );
     assert!(completed, "{events:?}");
-    let blocked: Vec<_> = events.iter().filter(|e| matches!(e, SimEvent::GoalBlocked { description, .. } if description == "wear a crown")).collect();
+    let blocked: Vec<_> = events.iter().filter(|e| matches!(e, SimEvent::GoalBlocked { goal, .. } if goal.description == "wear a crown")).collect();
     assert_eq!(blocked.len(), 1, "reported once, not retried every tick");
 }
 
@@ -263,6 +264,7 @@ fn a_failed_step_breaks_the_plan_and_the_goal_replans_from_where_it_stands() {
         predicate: GoalPredicate::HasFact(goal.facts[0]),
         deadline_hours: None,
         priority_bonus: 3.0,
+        id: None,
     })
     .expect("added");
     npc.goals = Some(book);
@@ -342,6 +344,7 @@ fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonu
         predicate: GoalPredicate::Resource { name, min },
         deadline_hours: None,
         priority_bonus: 0.0,
+        id: None,
     };
     let mut book = GoalBook::default();
     book.add(goal("save a hundred gold", gold, 100.0))
@@ -359,7 +362,7 @@ fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonu
         "three purchases, planned (no need drives them): {events:?}"
     );
     assert!(events.iter().any(
-        |e| matches!(e, SimEvent::GoalCompleted { description } if description == "stock three ore")
+        |e| matches!(e, SimEvent::GoalCompleted { goal } if goal.description == "stock three ore")
     ));
     assert!(
         !events

@@ -192,6 +192,103 @@ fn gradual_deltas_start_on_the_next_tick_and_spread_evenly_over_the_duration() {
 }
 
 #[test]
+fn an_action_the_game_carries_out_waits_for_arrival_and_report_and_times_out() {
+    let mut scene = Scene::default();
+    let eater = |scene: &mut Scene| {
+        SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 20.0), ("FUN", 50.0)]))
+    };
+    let mut agent = eater(&mut scene);
+    let mut eat = scene.action("eat", &[("HUNGER", 30.0)], &[]);
+    eat.duration_hours = 10.0 * MINUTE;
+    let world = world(vec![provider("inn", 0.0, 0.0, 1, vec![eat])]);
+    let sim = simulator(argmax());
+    let carry = |agent: &mut SimulatedAgent, walking: bool, deadline_hours: f64| {
+        let running = agent.running.as_mut().expect("running");
+        running.carried_by_game = Some(geppetto_core::GameCarried {
+            walking,
+            deadline_hours,
+        });
+    };
+    let hunger = |agent: &SimulatedAgent| agent.agent.considerations[0].value;
+    assert_eq!(
+        started(&run(&sim, &mut agent, &world, 0.0, 1)[0]),
+        Some("eat")
+    );
+    // Walking: no progress, for as long as the walk takes.
+    carry(&mut agent, true, 1.0);
+    run(&sim, &mut agent, &world, MINUTE, 20);
+    assert_eq!(hunger(&agent), 20.0, "nothing while walking");
+    // Arrived: its deltas spread as usual, then it holds, done, until the game reports.
+    carry(&mut agent, false, 1.0);
+    let events = run(&sim, &mut agent, &world, 21.0 * MINUTE, 15);
+    assert!((hunger(&agent) - 50.0).abs() < 1e-9, "all delivered");
+    assert!(
+        !events
+            .iter()
+            .flatten()
+            .any(|e| matches!(e, SimEvent::ActionCompleted { .. })),
+        "the game has not said it is done"
+    );
+    assert_eq!(running(&agent), Some("eat"), "held");
+    let done = sim.complete_running(&mut agent);
+    assert!(
+        matches!(done.as_slice(), [SimEvent::ActionCompleted { .. }]),
+        "{done:?}"
+    );
+    assert!(agent.running.is_none());
+
+    // Reported early: the rest of its deltas at once.
+    let mut agent = eater(&mut scene);
+    run(&sim, &mut agent, &world, 0.0, 1);
+    carry(&mut agent, false, 1.0);
+    run(&sim, &mut agent, &world, MINUTE, 2);
+    assert!((hunger(&agent) - 26.0).abs() < 1e-9, "{}", hunger(&agent));
+    sim.complete_running(&mut agent);
+    assert!((hunger(&agent) - 50.0).abs() < 1e-9, "{}", hunger(&agent));
+
+    // Never reported: dropped at its deadline, and the agent decides again that tick.
+    let mut agent = eater(&mut scene);
+    run(&sim, &mut agent, &world, 0.0, 1);
+    carry(&mut agent, true, 30.0 * MINUTE);
+    let events = run(&sim, &mut agent, &world, MINUTE, 30);
+    let timed_out: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, tick)| {
+            tick.iter()
+                .any(|e| matches!(e, SimEvent::ActionTimedOut { .. }))
+        })
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(timed_out, vec![30], "at the deadline, once");
+    assert_eq!(started(&events[29]), Some("eat"), "and decides again");
+}
+
+#[test]
+fn an_engaged_agent_starts_nothing_while_its_needs_drift_and_decides_when_released() {
+    let mut scene = Scene::default();
+    let mut agent =
+        SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 20.0), ("FUN", 50.0)]));
+    agent.agent.considerations[0].updater = Updater::LinearDecay { rate: 6.0 };
+    let mut eat = scene.action("eat", &[("HUNGER", 30.0)], &[]);
+    eat.duration_hours = 10.0 * MINUTE;
+    let world = world(vec![provider("inn", 0.0, 0.0, 1, vec![eat])]);
+    let sim = simulator(argmax());
+    agent.engaged = Some("combat".into());
+    agent.enqueue_action("inn", "eat", true);
+    let events = run(&sim, &mut agent, &world, 0.0, 10);
+    assert!(
+        events.iter().all(|tick| started(tick).is_none()),
+        "{events:?}"
+    );
+    assert!(agent.agent.considerations[0].value < 20.0, "hunger drifts");
+    assert_eq!(agent.queue.len(), 1, "the order waits");
+    agent.engaged = None;
+    let events = run(&sim, &mut agent, &world, 10.0 * MINUTE, 1);
+    assert_eq!(started(&events[0]), Some("eat"));
+}
+
+#[test]
 fn a_leisure_action_is_abandoned_within_a_tick_of_a_need_turning_critical() {
     let mut scene = Scene::default();
     let mut agent =
@@ -251,6 +348,8 @@ fn preemption_scene(
         elapsed_hours: 0.0,
         continuation_utility: frozen(eat_utility),
         player_queued,
+        order: None,
+        carried_by_game: None,
     });
     (agent, world)
 }

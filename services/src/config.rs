@@ -12,7 +12,7 @@ use crate::runtime::zone_loop::ClockConfig;
 use crate::zone::governor::GovernorConfig;
 use crate::zone::isolation::IsolationConfig;
 use crate::zone::tiers::TierConfig;
-use crate::zone::{TickConfig, ZoneConfig};
+use crate::zone::{IntegrationConfig, TickConfig, ZoneConfig};
 
 /// A config file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -175,6 +175,8 @@ pub struct ServiceConfig {
     pub governor: GovernorConfig,
     /// Isolation.
     pub isolation: IsolationConfig,
+    /// Who completes actions and moves NPCs, the game or geppetto (`[integration]`).
+    pub integration: IntegrationConfig,
     /// Storage.
     pub storage: StorageSection,
     /// Admin API.
@@ -200,6 +202,7 @@ impl ServiceConfig {
             tiers: self.tiers.clone(),
             governor: self.governor.clone(),
             isolation: self.isolation.clone(),
+            integration: self.integration.clone(),
         }
     }
 }
@@ -231,6 +234,10 @@ pub fn parse_config(file: &str, text: &str) -> Result<ServiceConfig, ConfigError
             "clock.speed_minutes_per_second: must be a non-negative number",
         ));
     }
+    config
+        .integration
+        .check()
+        .map_err(|reason| invalid(&reason))?;
     if config.worlds.is_empty() {
         return Err(invalid("worlds: name at least one world file"));
     }

@@ -43,8 +43,8 @@ mod tests {
         use crate::config::{BusKind, SnapshotBackend};
         use crate::content::sets::SelectorName;
         use crate::runtime::zone_loop::ClockKind;
-        use crate::zone::IntentKind;
         use crate::zone::tiers::Tier;
+        use crate::zone::{Completion, IntentKind};
         check(
             StreamKind::VARIANTS,
             StreamKind::WIRE_NAMES,
@@ -72,6 +72,11 @@ mod tests {
             IntentKind::as_str,
         );
         check(Tier::VARIANTS, Tier::WIRE_NAMES, Tier::as_str);
+        check(
+            Completion::VARIANTS,
+            Completion::WIRE_NAMES,
+            Completion::as_str,
+        );
         // The names the old hand-written tables gave, which keys, metrics and snapshots carry.
         assert_eq!(
             StreamKind::WIRE_NAMES,
@@ -85,6 +90,6 @@ mod tests {
             ]
         );
         assert_eq!(Tier::WIRE_NAMES, ["background", "nearby", "active"]);
-        assert_eq!(IntentKind::WIRE_NAMES, ["use", "reactive"]);
+        assert_eq!(IntentKind::WIRE_NAMES, ["use", "reactive", "navigate"]);
     }
 }

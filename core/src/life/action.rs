@@ -34,6 +34,24 @@ pub struct RunningAction {
     pub continuation_utility: f64,
     /// Whether a player ordered it (then only collapse interrupts it).
     pub player_queued: bool,
+    /// The id of the player's order it carries out, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+    /// Set when the game carries the action out and reports its end itself (see
+    /// [`GameCarried`]); absent, the simulator's timer ends it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_by_game: Option<GameCarried>,
+}
+
+/// An action the game carries out: it reports the agent's arrival at the provider and the
+/// action's end; the simulator only waits for those reports, until a deadline.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GameCarried {
+    /// The agent is still walking to the provider: the action makes no progress yet.
+    pub walking: bool,
+    /// Game hour past which the action fails with reason `timeout` (a walk that never arrived,
+    /// an action never reported done).
+    pub deadline_hours: f64,
 }
 
 /// An entry of the FIFO action queue, resolved against the world when it is dequeued.
@@ -47,6 +65,9 @@ pub struct QueuedAction {
     pub player_queued: bool,
     /// Whether a goal's plan put it there (a failed plan step drops the rest of its plan).
     pub from_plan: bool,
+    /// The id of the player's order it is, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
 }
 
 /// A coarse event recorded while an agent was simplified.

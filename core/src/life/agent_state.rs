@@ -53,6 +53,9 @@ pub struct AgentState {
     pub barks: Option<BarkMemory>,
     /// Goals.
     pub goals: Option<GoalBookState>,
+    /// Why the game has taken the agent over, while it has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engaged: Option<String>,
 }
 
 /// The changing part of an agent's affect layer.
@@ -125,6 +128,7 @@ impl AgentState {
             }),
             wellbeing: agent.wellbeing.as_ref().map(|(_, w)| w.clone()),
             barks: agent.barks.as_ref().map(|(_, memory)| memory.clone()),
+            engaged: agent.engaged.clone(),
             goals: agent.goals.as_ref().map(|book| GoalBookState {
                 goals: book.goals.clone(),
                 blocked: book.blocked.clone(),
@@ -174,6 +178,7 @@ impl AgentState {
         agent.rate_adjustments = self.rate_adjustments;
         agent.running = self.running;
         agent.queue = self.queue;
+        agent.engaged = self.engaged;
         agent.level = self.level;
         agent.aggregated_events = self.aggregated_events;
         if let (Some(layer), Some(saved)) = (agent.reactive.as_mut(), self.reactive) {

@@ -161,6 +161,7 @@ impl GoalPredicateRegistry {
             predicate: self.encode(&goal.predicate, vocabulary),
             deadline_hours: goal.deadline_hours,
             priority_bonus: goal.priority_bonus,
+            id: goal.id.clone(),
         }
     }
 
@@ -170,12 +171,8 @@ impl GoalPredicateRegistry {
         record: &GoalRecord,
         vocabulary: &mut Vocabulary,
     ) -> Result<Goal, GoalRecordError> {
-        let category = match record.category.as_str() {
-            "innate" => GoalCategory::Innate,
-            "need_derived" => GoalCategory::NeedDerived,
-            "reactive" => GoalCategory::Reactive,
-            other => return Err(GoalRecordError::UnknownCategory(other.to_owned())),
-        };
+        let category = GoalCategory::from_wire(&record.category)
+            .ok_or_else(|| GoalRecordError::UnknownCategory(record.category.clone()))?;
         Ok(Goal {
             category,
             source: record.source.clone(),
@@ -184,6 +181,7 @@ impl GoalPredicateRegistry {
             predicate: self.decode(&record.predicate, vocabulary)?,
             deadline_hours: record.deadline_hours,
             priority_bonus: record.priority_bonus,
+            id: record.id.clone(),
         })
     }
 
@@ -214,7 +212,7 @@ impl GoalPredicateRegistry {
 /// A goal as it is stored and shown.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GoalRecord {
-    /// `innate`, `need_derived` or `reactive`.
+    /// `innate`, `need_derived`, `reactive` or `assigned`.
     pub category: String,
     /// Who or what caused it.
     pub source: String,
@@ -231,6 +229,9 @@ pub struct GoalRecord {
     /// Priority bonus for advancing actions.
     #[serde(default)]
     pub priority_bonus: f64,
+    /// The game's id of an assigned goal (others are named by their hash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// The built-in predicate types, one per [`GoalPredicate`] variant.
@@ -489,6 +490,7 @@ mod tests {
                 predicate,
                 deadline_hours: Some(12.0 + i as f64),
                 priority_bonus: 2.0,
+                id: (i == 0).then(|| "quest-7".to_owned()),
             })
             .expect("room");
         }

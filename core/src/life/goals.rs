@@ -29,6 +29,8 @@ crate::wire_enum! {
         NeedDerived = "need_derived",
         /// Something important happened.
         Reactive = "reactive",
+        /// The game gave it (a quest).
+        Assigned = "assigned",
     }
 }
 
@@ -80,9 +82,61 @@ pub struct Goal {
     pub deadline_hours: Option<f64>,
     /// Added to the intrinsic priority of actions that advance it.
     pub priority_bonus: f64,
+    /// The id the game gave an assigned goal; others are named by [`Goal::id`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// A goal as its events name it: what a quest tool needs to match a goal's creation to its
+/// end, and to tell what it is about.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GoalNote {
+    /// Its id (see [`Goal::id`]).
+    pub id: String,
+    /// Where it came from.
+    pub category: GoalCategory,
+    /// Who or what caused it.
+    pub source: String,
+    /// Whom or what it is about.
+    pub target: Option<String>,
+    /// For humans.
+    pub description: String,
+    /// When it is met.
+    pub predicate: GoalPredicate,
+    /// Game hour it fails if unmet.
+    pub deadline_hours: Option<f64>,
 }
 
 impl Goal {
+    /// Its id, stable for its life: the game's for an assigned goal, else `g` and the hex
+    /// hash of what makes it unique (category, source, target, description), so the events of
+    /// one goal name it alike and a snapshot needs to keep nothing more.
+    pub fn id(&self) -> String {
+        if let Some(id) = &self.id {
+            return id.clone();
+        }
+        let (category, source, target, description) = self.key();
+        let key = format!(
+            "{}\u{1f}{source}\u{1f}{}\u{1f}{description}",
+            category.as_str(),
+            target.unwrap_or("")
+        );
+        format!("g{:016x}", crate::rng::stable_hash(&key))
+    }
+
+    /// The goal as its events name it.
+    pub fn note(&self) -> GoalNote {
+        GoalNote {
+            id: self.id(),
+            category: self.category,
+            source: self.source.clone(),
+            target: self.target.clone(),
+            description: self.description.clone(),
+            predicate: self.predicate.clone(),
+            deadline_hours: self.deadline_hours,
+        }
+    }
+
     fn key(&self) -> (GoalCategory, &str, Option<&str>, &str) {
         (
             self.category,
@@ -135,13 +189,13 @@ pub enum GoalRefused {
 #[derive(Clone, Debug, PartialEq)]
 pub enum GoalEvent {
     /// A goal was added.
-    Created(String),
+    Created(GoalNote),
     /// A goal was met.
-    Completed(String),
+    Completed(GoalNote),
     /// A goal's deadline passed.
-    Failed(String),
+    Failed(GoalNote),
     /// No plan reaches a goal.
-    Blocked(String, NoPlan),
+    Blocked(GoalNote, NoPlan),
 }
 
 /// A rule that turns an important event into a reactive goal (compiled from an archetype's
@@ -200,7 +254,12 @@ impl Default for GoalBook {
 impl GoalBook {
     /// Adds a goal unless it duplicates an active one or the book is full.
     pub fn add(&mut self, goal: Goal) -> Result<(), GoalRefused> {
-        if self.goals.iter().any(|g| g.key() == goal.key()) {
+        let same_id = |g: &Goal| goal.id.is_some() && g.id == goal.id;
+        if self
+            .goals
+            .iter()
+            .any(|g| g.key() == goal.key() || same_id(g))
+        {
             return Err(GoalRefused::Duplicate);
         }
         if self.goals.len() >= self.capacity {
@@ -212,9 +271,8 @@ impl GoalBook {
 
     /// Takes on the reactive goals a social event of `kind` caused by `source` prompts at game
     /// hour `now_hours`; duplicates (the same event kind from the same source while the goal is
-    /// active) and goals past capacity are dropped. Returns the descriptions of the goals
-    /// created.
-    pub fn react(&mut self, kind: &str, source: &str, now_hours: f64) -> Vec<String> {
+    /// active) and goals past capacity are dropped. Returns the goals created.
+    pub fn react(&mut self, kind: &str, source: &str, now_hours: f64) -> Vec<GoalNote> {
         let reactions = Arc::clone(&self.reactions);
         reactions
             .iter()
@@ -229,8 +287,10 @@ impl GoalBook {
                     predicate: rule.predicate.clone(),
                     deadline_hours: rule.deadline_hours.map(|h| now_hours + h),
                     priority_bonus: rule.priority_bonus,
+                    id: None,
                 };
-                self.add(goal).ok().map(|()| description)
+                let note = goal.note();
+                self.add(goal).ok().map(|()| note)
             })
             .collect()
     }
@@ -248,13 +308,13 @@ impl GoalBook {
         for goal in std::mem::take(&mut self.goals) {
             if goal.progress(agent, world, at_provider) >= 1.0 {
                 self.blocked.retain(|d| *d != goal.description);
-                events.push(GoalEvent::Completed(goal.description));
+                events.push(GoalEvent::Completed(goal.note()));
             } else if goal
                 .deadline_hours
                 .is_some_and(|deadline| now_hours >= deadline)
             {
                 self.blocked.retain(|d| *d != goal.description);
-                events.push(GoalEvent::Failed(goal.description));
+                events.push(GoalEvent::Failed(goal.note()));
             } else {
                 kept.push(goal);
             }
@@ -288,9 +348,11 @@ impl GoalBook {
                 },
                 deadline_hours: None,
                 priority_bonus: self.need_goal_bonus,
+                id: None,
             };
+            let note = goal.note();
             if self.add(goal).is_ok() {
-                events.push(GoalEvent::Created(description));
+                events.push(GoalEvent::Created(note));
             }
         }
         agent.goal_bonuses = self
@@ -341,7 +403,10 @@ impl GoalBook {
             return match plan(agent, world, &target, config) {
                 Ok(found)
                     if found.steps.len() > 1
-                        || (goal.category == GoalCategory::Reactive && !found.steps.is_empty()) =>
+                        || (matches!(
+                            goal.category,
+                            GoalCategory::Reactive | GoalCategory::Assigned
+                        ) && !found.steps.is_empty()) =>
                 {
                     Ok(found.queue_entries(world, false))
                 }
@@ -349,7 +414,7 @@ impl GoalBook {
                 Err(reason) => {
                     self.blocked.push(goal.description.clone());
                     if reported_when_unreachable {
-                        Err(Some(GoalEvent::Blocked(goal.description.clone(), reason)))
+                        Err(Some(GoalEvent::Blocked(goal.note(), reason)))
                     } else {
                         Err(None)
                     }
@@ -376,6 +441,7 @@ mod tests {
             predicate,
             deadline_hours: None,
             priority_bonus: 2.0,
+            id: None,
         }
     }
 
@@ -422,8 +488,16 @@ mod tests {
         assert_eq!(agent.goal_bonuses, vec![(sword, 2.0)]);
         agent.facts.push(sword);
         let events = book.review(&mut agent, &world, 12.0, None);
-        assert!(events.contains(&GoalEvent::Completed("forge a sword".into())));
-        assert!(events.contains(&GoalEvent::Failed("deliver by noon".into())));
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, GoalEvent::Completed(g) if g.description == "forge a sword"))
+        );
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, GoalEvent::Failed(g) if g.description == "deliver by noon"))
+        );
         assert_eq!(book.goals.len(), 1, "the need goal remains");
         agent.considerations[0].value = 70.0;
         let events = book.review(&mut agent, &world, 13.0, None);
@@ -446,10 +520,11 @@ mod tests {
             ..GoalBook::default()
         };
         assert!(book.react("insult", "vex", 8.0).is_empty(), "not this kind");
-        assert_eq!(
-            book.react("theft", "vex", 8.0),
-            vec!["report the theft by vex".to_owned()]
-        );
+        let created = book.react("theft", "vex", 8.0);
+        assert_eq!(created.len(), 1);
+        assert_eq!(created[0].description, "report the theft by vex");
+        assert_eq!(created[0].category, GoalCategory::Reactive);
+        assert_eq!(created[0].deadline_hours, Some(20.0));
         assert!(book.react("theft", "vex", 9.0).is_empty(), "a duplicate");
         assert_eq!(book.react("theft", "kit", 9.0).len(), 1, "another thief");
         let goal = &book.goals[0];
@@ -460,7 +535,8 @@ mod tests {
         let events = book.review(&mut agent, &World::default(), 20.0, None);
         assert_eq!(
             events,
-            vec![GoalEvent::Failed("report the theft by vex".into())]
+            vec![GoalEvent::Failed(created[0].clone())],
+            "the failure names the goal as its creation did, id and all"
         );
         assert_eq!(book.goals.len(), 1);
     }

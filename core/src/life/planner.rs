@@ -96,6 +96,7 @@ impl Plan {
                     action: action.id.clone(),
                     player_queued,
                     from_plan: true,
+                    order: None,
                 })
             })
             .collect()

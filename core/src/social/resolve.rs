@@ -266,14 +266,16 @@ impl SocialFabric {
                         },
                         deadline_hours: Some(now_hours + self.config.acquire_deadline_hours),
                         priority_bonus: self.config.acquire_bonus,
+                        id: None,
                     };
+                    let note = goal.note();
                     let added = simulated
                         .goals
                         .get_or_insert_with(Default::default)
                         .add(goal)
                         .is_ok();
                     if added {
-                        at.goals_created(&listener_id, vec![description]);
+                        at.goals_created(&listener_id, vec![note]);
                     }
                 }
                 GossipReaction::TrustChanged { toward, delta } => {

@@ -139,6 +139,7 @@ fn queued(specs: &[QueueSpec]) -> Vec<QueuedAction> {
             action: q.action.clone(),
             player_queued: q.player_queued,
             from_plan: false,
+            order: None,
         })
         .collect()
 }
@@ -318,6 +319,13 @@ pub enum EventOut {
         /// Why.
         reason: String,
     },
+    /// See [`SimEvent::ActionTimedOut`].
+    ActionTimedOut {
+        /// Provider id.
+        provider: String,
+        /// Action id.
+        action: String,
+    },
     /// See [`SimEvent::CommitmentExpired`].
     CommitmentExpired {
         /// Tags it forbade.
@@ -447,10 +455,17 @@ impl EventOut {
                 provider,
                 action,
                 reason,
+                ..
             } => Self::QueueEntryDropped {
                 provider: provider.clone(),
                 action: action.clone(),
                 reason: (*reason).to_owned(),
+            },
+            SimEvent::ActionTimedOut {
+                provider, action, ..
+            } => Self::ActionTimedOut {
+                provider: provider.clone(),
+                action: action.clone(),
             },
             SimEvent::CommitmentExpired {
                 forbid_tags,
@@ -490,20 +505,17 @@ impl EventOut {
                 from: from.map(|s| vocabulary.name(s).to_owned()),
                 to: to.map(|s| vocabulary.name(s).to_owned()),
             },
-            SimEvent::GoalCreated { description } => Self::GoalCreated {
-                description: description.clone(),
+            SimEvent::GoalCreated { goal } => Self::GoalCreated {
+                description: goal.description.clone(),
             },
-            SimEvent::GoalCompleted { description } => Self::GoalCompleted {
-                description: description.clone(),
+            SimEvent::GoalCompleted { goal } => Self::GoalCompleted {
+                description: goal.description.clone(),
             },
-            SimEvent::GoalFailed { description } => Self::GoalFailed {
-                description: description.clone(),
+            SimEvent::GoalFailed { goal } => Self::GoalFailed {
+                description: goal.description.clone(),
             },
-            SimEvent::GoalBlocked {
-                description,
-                reason,
-            } => Self::GoalBlocked {
-                description: description.clone(),
+            SimEvent::GoalBlocked { goal, reason } => Self::GoalBlocked {
+                description: goal.description.clone(),
                 reason: (*reason).to_owned(),
             },
             SimEvent::Bark { id, text } => Self::Bark {

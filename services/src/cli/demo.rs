@@ -26,7 +26,7 @@ use crate::runtime::actor::ActorRuntime;
 use crate::runtime::starter::start_llm;
 use crate::runtime::zone_loop::{ClockConfig, ClockKind, Persistence, run_clock, run_zone};
 use crate::zone::isolation::IsolationState;
-use crate::zone::{Zone, ZoneConfig};
+use crate::zone::{IntegrationConfig, Zone, ZoneConfig};
 
 /// Default speed of the demo clock, game minutes per wall-clock second.
 pub const DEFAULT_DEMO_SPEED: f64 = 60.0;
@@ -312,12 +312,15 @@ pub async fn open_bus(redis: Option<&str>) -> Result<Arc<dyn EventBus>, CommandE
     })
 }
 
-/// The demo shows lives, not load shedding: its budget is far above any tick, so the feed is
-/// the same on every machine and build (`serve` keeps the documented 4/5 ms).
+/// The demo shows lives, not load shedding: its budgets are far above any tick, so the feed is
+/// the same on every machine and build (`serve` keeps the documented 4/5 ms and 2 ms an NPC).
+/// With no game to carry intents out, geppetto's timer ends actions.
 fn demo_zone_config() -> ZoneConfig {
     let mut config = ZoneConfig::default();
     config.governor.tick_budget_ms_soft = DEMO_TICK_BUDGET_MS;
     config.governor.tick_budget_ms_hard = DEMO_TICK_BUDGET_MS;
+    config.tick.npc_budget_ms = DEMO_TICK_BUDGET_MS;
+    config.integration = IntegrationConfig::simulated();
     config
 }
 

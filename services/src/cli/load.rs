@@ -27,7 +27,7 @@ use crate::runtime::actor::{ActorRuntime, ZoneHooks};
 use crate::runtime::starter::start_llm;
 use crate::runtime::zone_loop::{Persistence, run_zone};
 use crate::zone::isolation::IsolationState;
-use crate::zone::{TickInputs, Zone, ZoneConfig};
+use crate::zone::{IntegrationConfig, TickConfig, TickInputs, Zone, ZoneConfig};
 
 /// Ticks the load clock advances per second.
 pub const LOAD_TICKS_PER_SECOND: u64 = 10;
@@ -177,6 +177,12 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                 tick_budget_ms_hard: f64::MAX,
                 ..Default::default()
             },
+            tick: TickConfig {
+                npc_budget_ms: f64::MAX,
+                ..TickConfig::default()
+            },
+            // No game carries the intents out: geppetto's timer ends actions.
+            integration: IntegrationConfig::simulated(),
             ..ZoneConfig::default()
         },
         IsolationState::default(),

@@ -196,6 +196,7 @@ fn describe(event: &EventOut) -> Option<String> {
         EventOut::ActionPreempted {
             action, by_action, ..
         } => Some(format!("dropped {action} for {by_action}")),
+        EventOut::ActionTimedOut { action, .. } => Some(format!("gave up on {action} (timeout)")),
         EventOut::QueueEntryDropped { action, reason, .. } => {
             Some(format!("could not start {action} ({reason})"))
         }

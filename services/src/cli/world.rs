@@ -22,7 +22,7 @@ use crate::content::sets::SetLibrary;
 use crate::content::world_file::{WorldFile, embedded_village, load_world_file};
 use crate::zone::brain::{BRAIN_TOP_CANDIDATES, Brain};
 use crate::zone::isolation::IsolationState;
-use crate::zone::{TickInputs, Zone, ZoneConfig, ZoneOutput};
+use crate::zone::{IntegrationConfig, TickInputs, Zone, ZoneConfig, ZoneOutput};
 
 /// Game ticks handed to the zone per clock event while simulating (one game hour).
 const TICKS_PER_CLOCK_EVENT: u64 = 60;
@@ -52,6 +52,8 @@ fn offline_zone(world: &WorldFile, profiles: &ProfileLibrary) -> Result<Zone, Co
     let mut config = ZoneConfig::default();
     config.governor.tick_budget_ms_soft = f64::MAX;
     config.governor.tick_budget_ms_hard = f64::MAX;
+    config.tick.npc_budget_ms = f64::MAX;
+    config.integration = IntegrationConfig::simulated();
     let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let mut zone = Zone::new(world, profiles, &sets, config, IsolationState::default())
         .map_err(|e| CommandError::BadInput(e.to_string()))?;

@@ -5,8 +5,8 @@
 //! | `GET /healthz`, `GET /metrics`, `GET /inspector` | [`pages`] | — |
 //! | `GET /events` (story signals as Server-Sent Events) | [`feed`] | — |
 //! | `GET /npcs`, `GET /npcs/{id}/brain`, `GET /npcs/{id}/decisions` | [`npcs`] | — |
-//! | `POST /npcs`, `DELETE /npcs/{id}`, `POST /npcs/{id}/schedule_override` | [`npcs`] | bearer |
-//! | `POST /zones/{zone}/snapshot`, `POST /content/reload` | [`zones`] | bearer |
+//! | `POST /npcs`, `DELETE /npcs/{id}`, `POST /npcs/{id}/schedule_override`, `POST /npcs/{id}/reinstate` | [`npcs`] | bearer |
+//! | `POST /zones/{zone}/snapshot`, `POST /content/reload`, `POST /archetypes/{name}/reset-breaker` | [`zones`] | bearer |
 //! | `POST /whatif` | [`zones`] | — |
 //!
 //! Mutating calls need `Authorization: Bearer <token>` ([`auth`]); every refusal is an
@@ -159,6 +159,11 @@ pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev
             .route(
                 "/npcs/{id}/schedule_override",
                 web::post().to(npcs::schedule_override),
+            )
+            .route("/npcs/{id}/reinstate", web::post().to(npcs::reinstate))
+            .route(
+                "/archetypes/{name}/reset-breaker",
+                web::post().to(zones::reset_breaker),
             )
     })
     .workers(1)

@@ -1,7 +1,8 @@
 //! The admin API's NPC calls: `GET /npcs` (every NPC with its room, tier, mood and action),
 //! `GET /npcs/{id}/brain` (the [`Brain`] view, JSON or `?format=text`),
 //! `GET /npcs/{id}/decisions`, and the mutating `POST /npcs` (spawn), `DELETE /npcs/{id}`
-//! (despawn) and `POST /npcs/{id}/schedule_override` (bearer token).
+//! (despawn), `POST /npcs/{id}/schedule_override` and `POST /npcs/{id}/reinstate` (bearer
+//! token).
 //!
 //! Mutations are not applied here: they are written to the zone's world stream as world events
 //! (checked by the world-event parser first, so the caller hears about a bad request), and the
@@ -139,10 +140,40 @@ async fn queue_for_npc(state: &AdminState, id: &str, what: &str, event: WorldEve
             format!("{}:admin:{what}:{id}:{game_time}", handle.name),
             &handle.name,
             game_time,
-        ),
+        )
+        .from_geppetto(),
         event,
     };
     queue(state, &handle.name, &message)
+}
+
+/// `POST /npcs/{id}/reinstate` (bearer token): gives back an NPC that isolation holds, through
+/// its zone's world stream (so a replay reinstates it where it happened).
+pub async fn reinstate(
+    state: web::Data<AdminState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+) -> ApiResult {
+    require_token(&state, &request)?;
+    let id = path.into_inner();
+    let (handle, _) = locate(&state, &id)
+        .await
+        .ok_or_else(|| ApiError::no_npc(&id))?;
+    let wanted = id.clone();
+    let held = handle
+        .with(move |zone| {
+            let index = zone.npc_index(&wanted)?;
+            Some(
+                zone.isolation
+                    .is_held(&wanted, zone.meta[index].archetype.as_deref()),
+            )
+        })
+        .await;
+    if !matches!(held, Ok(Some(true))) {
+        return Err(ApiError::NotFound(format!("NPC `{id}` is not held")));
+    }
+    let event = WorldEvent::NpcReinstated { npc: id.clone() };
+    queue_for_npc(&state, &id, "reinstate", event).await
 }
 
 /// `GET /npcs/{id}/decisions`: the NPC's recent decisions, oldest first.

@@ -14,6 +14,8 @@ use serde_json::json;
 use super::auth::require_token;
 use super::error::{ApiError, ApiResult};
 use super::{AdminState, WhatIfSource};
+use crate::bus::StreamKind;
+use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::cli::replay::{LogSource, ReplayOptions, SnapshotPick};
 use crate::cli::whatif::{Change, what_if};
 use crate::runtime::zone_loop::{ReloadRequest, ZoneControl};
@@ -174,4 +176,54 @@ pub async fn whatif(state: web::Data<AdminState>, body: web::Bytes) -> ApiResult
         Ok(Err(e)) => Err(ApiError::BadRequest(e.to_string())),
         Err(e) => Err(ApiError::Internal(e.to_string())),
     }
+}
+
+/// `POST /archetypes/{name}/reset-breaker` (bearer token): resets the archetype's circuit
+/// breaker in every zone here where it is tripped, through each zone's world stream.
+pub async fn reset_breaker(
+    state: web::Data<AdminState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+) -> ApiResult {
+    require_token(&state, &request)?;
+    let archetype = path.into_inner();
+    let mut zones = Vec::new();
+    for handle in state.zones.handles() {
+        let wanted = archetype.clone();
+        let tripped = handle
+            .with(move |zone| {
+                zone.isolation
+                    .state
+                    .demoted_archetypes
+                    .contains(&wanted)
+                    .then_some(zone.game_time)
+            })
+            .await;
+        if let Ok(Some(game_time)) = tripped {
+            let message = WorldMessage {
+                header: header(
+                    format!(
+                        "{}:admin:reset-breaker:{archetype}:{game_time}",
+                        handle.name
+                    ),
+                    &handle.name,
+                    game_time,
+                )
+                .from_geppetto(),
+                event: WorldEvent::BreakerReset {
+                    archetype: archetype.clone(),
+                },
+            };
+            state
+                .bus
+                .publish(&handle.name, StreamKind::World, message.to_json());
+            zones.push(handle.name.clone());
+        }
+    }
+    if zones.is_empty() {
+        return Err(ApiError::NotFound(format!(
+            "the breaker of archetype `{archetype}` is not tripped in any zone here"
+        )));
+    }
+    Ok(HttpResponse::Accepted().json(json!({"queued": true, "zones": zones})))
 }

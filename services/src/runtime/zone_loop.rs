@@ -269,6 +269,11 @@ pub async fn run_zone(
     if let Some(id) = &resume_after {
         consumer.resume_after(id).await?;
     }
+    // The settings the zone runs with go into its log, after what is already there, so a
+    // replay or a later recovery reads them like any input.
+    if let Ok(settings) = zone.with(|zone| zone.settings_message().to_json()).await {
+        bus.publish(&name, StreamKind::World, settings);
+    }
     let mut last_event_id = resume_after;
     let mut stats = LoopStats::default();
     let block = Duration::from_millis(consumer_config.block_ms);

@@ -9,6 +9,7 @@ use geppetto_core::life::schedule::{ScheduleBlock, ScheduleOverride};
 use geppetto_core::life::simulator::SimEvent;
 use geppetto_llm::LlmRequest;
 
+use super::game::Refused;
 use super::{Refusal, TickInputs, Zone, ZoneOutput, room_key, unknown_npc};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{NpcEvent, WorldEvent, WorldMessage};
@@ -25,6 +26,11 @@ impl Zone {
                 path: path.to_owned(),
                 reason,
             });
+        };
+        let refused = |out: &mut ZoneOutput, result: Result<(), Refused>| {
+            if let Err((path, reason)) = result {
+                refuse(out, path, reason);
+            }
         };
         match &message.event {
             WorldEvent::TimeAdvanced => {
@@ -137,6 +143,7 @@ impl Zone {
                     refuse(out, "target", unknown_npc(&self.name, target));
                 }
                 if let Some(index) = self.npc_index(target) {
+                    self.meta[index].game.felt = Some(kind.clone());
                     let now_hours = self.now_hours();
                     let npc = &mut self.agents[index];
                     for (name, delta) in deltas {
@@ -187,7 +194,7 @@ impl Zone {
                         let created: Vec<SimEvent> = book
                             .react(kind, source, now_hours)
                             .into_iter()
-                            .map(|description| SimEvent::GoalCreated { description })
+                            .map(|goal| SimEvent::GoalCreated { goal })
                             .collect();
                         self.emit(index, &created, out);
                     }
@@ -248,38 +255,72 @@ impl Zone {
                     out.llm.push(LlmRequest::Perception(request));
                 }
             }
-            WorldEvent::ActionCompleted { npc, .. } => {
-                if self.npc_index(npc).is_none() {
-                    refuse(out, "npc", unknown_npc(&self.name, npc));
-                }
+            WorldEvent::ActionCompleted {
+                npc,
+                intent,
+                outcome,
+            } => {
+                let result = self.reported(npc, intent.as_deref(), Ok(outcome.clone()), out);
+                refused(out, result);
             }
             WorldEvent::ActionFailed {
                 npc,
                 intent,
                 reason,
             } => {
-                if self.npc_index(npc).is_none() {
-                    refuse(out, "npc", unknown_npc(&self.name, npc));
-                }
-                if let Some(index) = self.npc_index(npc) {
-                    self.release_running(index);
-                    self.meta[index].current_intent = None;
-                    self.publish(
-                        index,
-                        StreamKind::NpcEvents,
-                        &NpcEvent::ActionFailed {
-                            npc: npc.clone(),
-                            intent: intent.clone(),
-                            reason: reason.clone(),
-                        },
-                        out,
-                    );
-                }
+                let result = self.reported(npc, intent.as_deref(), Err(reason.clone()), out);
+                refused(out, result);
             }
-            WorldEvent::WeatherChanged { weather } => {
-                self.world.contexts = self.weather.get(weather).cloned().unwrap_or_default();
+            WorldEvent::NpcMoved { npc, room } => {
+                let result = self.npc_moved(npc, room, out);
+                refused(out, result);
             }
-            // Recorded by this zone when it decided; a replay (issue 10) applies it by tick.
+            WorldEvent::Order {
+                npc,
+                provider,
+                action,
+                by,
+            } => {
+                let id = &message.header.id;
+                let result = self.order(id, npc, provider, action, by, out);
+                refused(out, result);
+            }
+            WorldEvent::OrderCancelled { npc, order } => {
+                let result = self.order_cancelled(npc, order, out);
+                refused(out, result);
+            }
+            WorldEvent::NpcEngaged { npc, reason } => {
+                let result = self.engage(npc, reason, out);
+                refused(out, result);
+            }
+            WorldEvent::NpcReleased { npc } => {
+                let result = self.release(npc, out);
+                refused(out, result);
+            }
+            WorldEvent::GoalAssigned { npc, goal } => {
+                let result = self.assign_goal(npc, goal, out);
+                refused(out, result);
+            }
+            WorldEvent::ContextSet {
+                name,
+                tag_multipliers,
+                until,
+            } => self.set_context(name, tag_multipliers, *until),
+            WorldEvent::ContextCleared { name } => {
+                let result = self.clear_context(name);
+                refused(out, result);
+            }
+            WorldEvent::NpcReinstated { npc } => {
+                let result = self.reinstate(npc, out);
+                refused(out, result);
+            }
+            WorldEvent::BreakerReset { archetype } => {
+                let result = self.reset_breaker(&message.header.id, archetype, out);
+                refused(out, result);
+            }
+            WorldEvent::WeatherChanged { weather } => self.set_weather(weather),
+            WorldEvent::ZoneSettings { completion } => self.completion = *completion,
+            // Recorded by this zone when it decided; a replay applies it by tick.
             WorldEvent::GovernorDecision(_) => {}
         }
     }

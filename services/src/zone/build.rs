@@ -16,9 +16,10 @@ use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::{self, compile};
 use geppetto_core::{Decider, TuningPatch};
 
+use super::game::WorldContexts;
 use super::llm::default_narrator;
 use super::status::Derived;
-use super::{NpcMeta, ProviderPlace, Zone, ZoneConfig, ZoneError};
+use super::{NpcGameState, NpcMeta, ProviderPlace, Zone, ZoneConfig, ZoneError};
 use crate::content::affect::load_persona;
 use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
@@ -117,6 +118,8 @@ impl Zone {
         }
         let presence = Presence::new(config.tiers.clone(), &rooms);
         let social = SocialLife::new(&mut vocabulary, world_file.seed);
+        let contexts = WorldContexts::from_weather(world.contexts.clone());
+        let completion = config.integration.completion_in(&world_file.zone);
         let mut zone = Self {
             name: world_file.zone.clone(),
             seed: world_file.seed,
@@ -131,6 +134,8 @@ impl Zone {
             room_names,
             providers,
             weather,
+            contexts,
+            completion,
             agents: Vec::new(),
             meta: Vec::new(),
             presence,
@@ -292,6 +297,7 @@ impl Zone {
                 seq: (u64::MAX, 0),
                 id_hash: stable_hash(&self.agents[index].agent.id),
                 decisions: VecDeque::new(),
+                game: NpcGameState::default(),
             },
         );
         Ok(())

@@ -1,7 +1,11 @@
-//! A zone's settings (`[tick]` and the sections it shares with tiers, the governor and
-//! isolation) and why a zone could not be built. Plain data; nothing here runs.
+//! A zone's settings (`[tick]`, `[integration]` and the sections it shares with tiers, the
+//! governor and isolation) and why a zone could not be built. Plain data; nothing here runs.
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
+
+pub use crate::bus::envelope::Completion;
 
 use crate::zone::governor::GovernorConfig;
 use crate::zone::isolation::IsolationConfig;
@@ -31,6 +35,10 @@ pub struct TickConfig {
     /// Handovers from other zones remembered by id, so one handed over again (the other zone
     /// replaying its log after a failover) is recognised and not applied twice; default 4096.
     pub arrivals_remembered: usize,
+    /// Longest one NPC's update may take, milliseconds; default 2. A slower update counts as
+    /// a failure for isolation, like a panic (logged in the governor's record, so a replay
+    /// counts it alike).
+    pub npc_budget_ms: f64,
 }
 
 impl Default for TickConfig {
@@ -42,7 +50,88 @@ impl Default for TickConfig {
             decision_trace_len: 32,
             decision_workers: 1,
             arrivals_remembered: 4096,
+            npc_budget_ms: 2.0,
         }
+    }
+}
+
+/// How the game and geppetto share the world (`[integration]` in `geppetto.toml`; see
+/// docs/integration.md).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct IntegrationConfig {
+    /// Who ends actions in every zone; default `game`.
+    pub completion: Completion,
+    /// Zones that differ from `completion`, by name.
+    pub zones: BTreeMap<String, Completion>,
+    /// Game minutes (ticks) the game has to report an NPC in the provider's room after its
+    /// `navigate`; default 60.
+    pub arrival_timeout_ticks: u64,
+    /// An action not reported done within `duration × timeout_factor + timeout_grace_ticks`
+    /// of its `use` fails with reason `timeout`; default 2.
+    pub timeout_factor: f64,
+    /// See `timeout_factor`; default 10 ticks.
+    pub timeout_grace_ticks: u64,
+    /// Mood values (−1…1, ascending) between the bands `mood_changed` reports; default
+    /// `[-0.5, -0.15, 0.15, 0.5]`.
+    pub mood_bands: Vec<f64>,
+    /// The bands' names, one more than `mood_bands`; default `miserable`, `low`, `even`,
+    /// `cheerful`, `elated`.
+    pub mood_band_names: Vec<String>,
+    /// Fewest ticks between two `mood_changed` of one NPC; default 30.
+    pub mood_event_min_ticks: u64,
+    /// Priority bonus of a goal the game assigns without one; default 2.
+    pub assigned_goal_priority: f64,
+}
+
+impl Default for IntegrationConfig {
+    fn default() -> Self {
+        Self {
+            completion: Completion::Game,
+            zones: BTreeMap::new(),
+            arrival_timeout_ticks: 60,
+            timeout_factor: 2.0,
+            timeout_grace_ticks: 10,
+            mood_bands: vec![-0.5, -0.15, 0.15, 0.5],
+            mood_band_names: ["miserable", "low", "even", "cheerful", "elated"]
+                .map(str::to_owned)
+                .to_vec(),
+            mood_event_min_ticks: 30,
+            assigned_goal_priority: 2.0,
+        }
+    }
+}
+
+impl IntegrationConfig {
+    /// Who ends actions in `zone`.
+    pub fn completion_in(&self, zone: &str) -> Completion {
+        self.zones.get(zone).copied().unwrap_or(self.completion)
+    }
+
+    /// Settings where geppetto's timer ends every action (the demo, offline runs).
+    pub fn simulated() -> Self {
+        Self {
+            completion: Completion::Simulated,
+            ..Self::default()
+        }
+    }
+
+    /// What is wrong with these settings, if anything.
+    pub fn check(&self) -> Result<(), String> {
+        if self.mood_band_names.len() != self.mood_bands.len() + 1 {
+            return Err(format!(
+                "integration.mood_band_names: {} names for {} bands (one more name than bounds)",
+                self.mood_band_names.len(),
+                self.mood_bands.len()
+            ));
+        }
+        if !self.mood_bands.windows(2).all(|w| w[0] < w[1]) {
+            return Err("integration.mood_bands: must ascend".into());
+        }
+        if !(self.timeout_factor.is_finite() && self.timeout_factor >= 1.0) {
+            return Err("integration.timeout_factor: must be at least 1".into());
+        }
+        Ok(())
     }
 }
 
@@ -57,6 +146,8 @@ pub struct ZoneConfig {
     pub governor: GovernorConfig,
     /// Isolation settings.
     pub isolation: IsolationConfig,
+    /// How the game and geppetto share the world.
+    pub integration: IntegrationConfig,
 }
 
 /// Why a zone could not be built or an NPC spawned.

@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 
 use geppetto_core::decision::world::Position;
-use geppetto_core::life::simulator::SimEvent;
+use geppetto_core::life::action::GameCarried;
+use geppetto_core::life::goals::GoalNote;
+use geppetto_core::life::simulator::{SimEvent, SimulatedAgent};
 use geppetto_core::story::GoalChange;
 use geppetto_core::vocabulary::Vocabulary;
 use geppetto_llm::LlmRequest;
@@ -28,15 +30,25 @@ pub(super) enum Wire {
 
 /// What core event `event` of NPC `npc` says on the wire, when that needs nothing of the zone
 /// but the names of its symbols; `None` for a start (an action's or a reactive set's), whose
-/// messages carry the zone's rooms, providers and intent ids (see [`Zone::emit`]). Pure.
+/// messages carry the zone's rooms, providers and intent ids, for a timeout (the zone's
+/// report) and for goal events (their predicates written by the zone's registry): see
+/// [`Zone::emit`]. Pure.
 pub(super) fn message_for(npc: &str, event: &SimEvent, vocabulary: &Vocabulary) -> Option<Wire> {
     let npc = npc.to_owned();
     Some(match event {
-        SimEvent::ActionStarted { .. } | SimEvent::ReactiveStarted { .. } => return None,
+        SimEvent::ActionStarted { .. }
+        | SimEvent::ReactiveStarted { .. }
+        | SimEvent::ActionTimedOut { .. }
+        | SimEvent::GoalCreated { .. }
+        | SimEvent::GoalCompleted { .. }
+        | SimEvent::GoalFailed { .. }
+        | SimEvent::GoalBlocked { .. } => return None,
         SimEvent::ActionCompleted { provider, action } => Wire::Event(NpcEvent::ActionCompleted {
             npc,
             provider: provider.clone(),
             action: action.clone(),
+            intent: None,
+            outcome: None,
         }),
         SimEvent::ActionPreempted {
             provider,
@@ -71,6 +83,7 @@ pub(super) fn message_for(npc: &str, event: &SimEvent, vocabulary: &Vocabulary) 
             provider,
             action,
             reason,
+            ..
         } => Wire::Event(NpcEvent::QueueEntryDropped {
             npc,
             provider: provider.clone(),
@@ -98,26 +111,6 @@ pub(super) fn message_for(npc: &str, event: &SimEvent, vocabulary: &Vocabulary) 
             npc,
             text: text.clone(),
         }),
-        SimEvent::GoalCreated { description } => Wire::Event(NpcEvent::GoalCreated {
-            npc,
-            description: description.clone(),
-        }),
-        SimEvent::GoalCompleted { description } => Wire::Event(NpcEvent::GoalCompleted {
-            npc,
-            description: description.clone(),
-        }),
-        SimEvent::GoalFailed { description } => Wire::Event(NpcEvent::GoalFailed {
-            npc,
-            description: description.clone(),
-        }),
-        SimEvent::GoalBlocked {
-            description,
-            reason,
-        } => Wire::Event(NpcEvent::GoalBlocked {
-            npc,
-            description: description.clone(),
-            reason: (*reason).to_owned(),
-        }),
         SimEvent::ActivityChanged { from, to } => {
             let name =
                 |activity: &Option<_>| activity.map(|symbol| vocabulary.name(symbol).to_owned());
@@ -137,17 +130,75 @@ pub(super) fn message_for(npc: &str, event: &SimEvent, vocabulary: &Vocabulary) 
 }
 
 /// A goal event of the core as the change and description the story detector reads.
-pub(super) fn goal_change(event: &SimEvent) -> Option<(GoalChange, &str)> {
+pub(super) fn goal_change(event: &SimEvent) -> Option<(GoalChange, &GoalNote)> {
     Some(match event {
-        SimEvent::GoalCreated { description } => (GoalChange::Created, description),
-        SimEvent::GoalCompleted { description } => (GoalChange::Completed, description),
-        SimEvent::GoalFailed { description } => (GoalChange::Failed, description),
-        SimEvent::GoalBlocked { description, .. } => (GoalChange::Blocked, description),
+        SimEvent::GoalCreated { goal } => (GoalChange::Created, goal),
+        SimEvent::GoalCompleted { goal } => (GoalChange::Completed, goal),
+        SimEvent::GoalFailed { goal } => (GoalChange::Failed, goal),
+        SimEvent::GoalBlocked { goal, .. } => (GoalChange::Blocked, goal),
         _ => return None,
     })
 }
 
 impl Zone {
+    /// A goal event of NPC `npc` with the goal's fields.
+    fn goal_event(&self, npc: &str, event: &SimEvent, goal: &GoalNote) -> NpcEvent {
+        let (npc, description, fields) = (
+            npc.to_owned(),
+            goal.description.clone(),
+            self.goal_fields(goal),
+        );
+        match event {
+            SimEvent::GoalCompleted { .. } => NpcEvent::GoalCompleted {
+                npc,
+                description,
+                goal: fields,
+            },
+            SimEvent::GoalFailed { .. } => NpcEvent::GoalFailed {
+                npc,
+                description,
+                goal: fields,
+            },
+            SimEvent::GoalBlocked { reason, .. } => NpcEvent::GoalBlocked {
+                npc,
+                description,
+                reason: (*reason).to_owned(),
+                goal: fields,
+            },
+            _ => NpcEvent::GoalCreated {
+                npc,
+                description,
+                goal: fields,
+            },
+        }
+    }
+
+    /// What core event `event` of NPC `index` means for a player's order: the running one
+    /// ends (completed, or interrupted by a collapse or an emergency), or a queued one could
+    /// not start.
+    fn order_event(&mut self, index: usize, event: &SimEvent, out: &mut ZoneOutput) {
+        match event {
+            SimEvent::ActionCompleted { .. } => self.order_ended(index, "completed", None, out),
+            SimEvent::ActionPreempted { .. } | SimEvent::ActionInterrupted { .. } => {
+                self.order_ended(index, "interrupted", Some(event.name()), out);
+            }
+            SimEvent::QueueEntryDropped {
+                order: Some(order),
+                reason,
+                ..
+            } => {
+                let done = NpcEvent::OrderDone {
+                    npc: self.agents[index].agent.id.clone(),
+                    order: order.clone(),
+                    outcome: "dropped".into(),
+                    reason: Some((*reason).to_owned()),
+                };
+                self.publish(index, StreamKind::NpcEvents, &done, out);
+            }
+            _ => {}
+        }
+    }
+
     /// The NPCs running an action of `provider`, by index. Built once per emit pass (a social
     /// start asks it; scanning every NPC each time made a tick of many starts quadratic).
     pub(super) fn running_at(&mut self, provider: &str) -> Vec<usize> {
@@ -205,6 +256,7 @@ impl Zone {
                         out,
                     );
                 }
+                SimEvent::ActionTimedOut { .. } => self.timed_out(index, out),
                 _ => {
                     match event {
                         SimEvent::ActionCompleted { .. } | SimEvent::ReactiveEnded { .. } => {
@@ -216,31 +268,51 @@ impl Zone {
                         }
                         _ => {}
                     }
-                    match message_for(&npc, event, &self.vocabulary) {
+                    let message = match goal_change(event) {
+                        Some((change, goal)) => {
+                            // The detector hears of it too (a blocked goal is a story).
+                            let place = self.social_place(index);
+                            let now_hours = self.now_hours();
+                            self.social.goal_changed(
+                                &npc,
+                                &goal.description,
+                                change,
+                                &place,
+                                now_hours,
+                            );
+                            Some(Wire::Event(self.goal_event(&npc, event, goal)))
+                        }
+                        None => message_for(&npc, event, &self.vocabulary),
+                    };
+                    match message {
                         Some(Wire::Intent(body)) => {
                             self.publish(index, StreamKind::Intents, &body, out);
                         }
-                        Some(Wire::Event(body)) => {
+                        Some(Wire::Event(mut body)) => {
+                            if let NpcEvent::ActionCompleted {
+                                intent, outcome, ..
+                            } = &mut body
+                            {
+                                (*intent, *outcome) = self.meta[index]
+                                    .game
+                                    .report
+                                    .take()
+                                    .map_or((None, None), |(i, o)| (Some(i), o));
+                            }
                             self.publish(index, StreamKind::NpcEvents, &body, out);
                         }
                         None => {}
                     }
-                    if let Some((change, description)) = goal_change(event) {
-                        // The detector hears of it too (a blocked goal is a story).
-                        let place = self.social_place(index);
-                        let now_hours = self.now_hours();
-                        self.social
-                            .goal_changed(&npc, description, change, &place, now_hours);
-                    }
+                    self.order_event(index, event, out);
                 }
             }
         }
     }
 
     /// NPC `index` starts an action (`event`, an [`SimEvent::ActionStarted`]): its decision is
-    /// traced, it walks to the provider's room (`navigate`) and stands at the provider, the
-    /// `use` intent becomes the one it carries out, a social action names who it joins there
-    /// (narrated when a player sees it), and `action_started` reports it.
+    /// traced; when the provider is in another room it walks there (`navigate`) — at once in
+    /// `simulated` mode, as the game reports it in `game` mode — and then uses it
+    /// ([`Zone::begin_use`]); `action_started` reports the decision.
     fn start_action(&mut self, index: usize, npc: &str, event: &SimEvent, out: &mut ZoneOutput) {
         let SimEvent::ActionStarted {
             provider,
@@ -266,10 +338,15 @@ impl Zone {
                 player_queued: *player_queued,
             });
         }
+        self.meta[index].game.order = self.agents[index]
+            .running
+            .as_ref()
+            .and_then(|r| r.order.clone());
         let provider_room = self
             .providers
             .get(provider)
             .map_or(self.meta[index].room, |p| p.room);
+        let game = self.game_completes();
         if provider_room != self.meta[index].room {
             let h = self.header_for(index);
             let from_room = room_key(&self.room_names, self.meta[index].room).to_owned();
@@ -284,61 +361,23 @@ impl Zone {
                     provider: provider.clone(),
                 },
             );
-            self.move_npc(index, provider_room);
-        }
-        let (duration_hours, tags) = self.agents[index]
-            .running
-            .as_ref()
-            .map(|r| (r.action.duration_hours, r.action.tags.clone()))
-            .unwrap_or_default();
-        if let Some(position) = self.provider_position(provider) {
-            self.agents[index].agent.position = position;
-        }
-        let h = self.header_for(index);
-        let duration_ticks = (duration_hours / self.full_tick_hours).round().max(0.0) as u64;
-        out.push(
-            StreamKind::Intents,
-            &h,
-            &Intent::Use {
-                npc: npc.to_owned(),
-                provider: provider.clone(),
-                action: action.clone(),
-                duration_ticks,
-                player_queued: *player_queued,
-            },
-        );
-        self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Use));
-        let social = self.vocabulary.intern("social");
-        if tags.contains(&social) {
-            let with: Vec<String> = self
-                .running_at(provider)
-                .into_iter()
-                .filter(|&other| other != index)
-                .map(|other| self.agents[other].agent.id.clone())
-                .collect();
-            if !with.is_empty() {
-                let h = self.header_for(index);
-                let witnessed = self.presence.player_in(provider_room);
-                let narration = witnessed.then(|| {
-                    let request =
-                        self.narration_request(&h.id, index, &with[0], provider_room, action);
-                    let placeholder = self.narrator.narrate_now(&request);
-                    out.llm.push(LlmRequest::Narration(request));
-                    placeholder
-                });
-                out.push(
-                    StreamKind::Intents,
-                    &h,
-                    &Intent::Social {
-                        npc: npc.to_owned(),
-                        with,
-                        action: action.clone(),
-                        provider: provider.clone(),
-                        witnessed,
-                        narration,
-                    },
-                );
+            if game {
+                let deadline_hours = self.arrival_deadline();
+                if let Some(running) = self.agents[index].running.as_mut() {
+                    running.carried_by_game = Some(GameCarried {
+                        walking: true,
+                        deadline_hours,
+                    });
+                }
+                self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Navigate));
+            } else {
+                self.move_npc(index, provider_room);
+                self.begin_use(index, out);
             }
+        } else if game {
+            self.arrive(index, out);
+        } else {
+            self.begin_use(index, out);
         }
         let h = self.header_for(index);
         let room = room_key(&self.room_names, provider_room).to_owned();
@@ -353,6 +392,82 @@ impl Zone {
                 room,
             },
         );
+    }
+
+    /// NPC `index`, in its provider's room, begins its running action: it stands at the
+    /// provider, the `use` intent becomes the one it carries out, and a social action names
+    /// who it joins there (narrated when a player sees it).
+    pub(super) fn begin_use(&mut self, index: usize, out: &mut ZoneOutput) {
+        let Some(running) = self.agents[index].running.as_ref() else {
+            return;
+        };
+        let npc = self.agents[index].agent.id.clone();
+        let (provider, action) = (running.provider.clone(), running.action.id.clone());
+        let (duration_hours, tags, player_queued) = (
+            running.action.duration_hours,
+            running.action.tags.clone(),
+            running.player_queued,
+        );
+        let provider_room = self
+            .providers
+            .get(&provider)
+            .map_or(self.meta[index].room, |p| p.room);
+        if let Some(position) = self.provider_position(&provider) {
+            self.agents[index].agent.position = position;
+        }
+        let h = self.header_for(index);
+        let duration_ticks = (duration_hours / self.full_tick_hours).round().max(0.0) as u64;
+        out.push(
+            StreamKind::Intents,
+            &h,
+            &Intent::Use {
+                npc: npc.clone(),
+                provider: provider.clone(),
+                action: action.clone(),
+                duration_ticks,
+                player_queued,
+            },
+        );
+        self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Use));
+        let social = self.vocabulary.intern("social");
+        if tags.contains(&social) {
+            let arrived = |other: &SimulatedAgent| {
+                other
+                    .running
+                    .as_ref()
+                    .and_then(|r| r.carried_by_game)
+                    .is_none_or(|c| !c.walking)
+            };
+            let with: Vec<String> = self
+                .running_at(&provider)
+                .into_iter()
+                .filter(|&other| other != index && arrived(&self.agents[other]))
+                .map(|other| self.agents[other].agent.id.clone())
+                .collect();
+            if !with.is_empty() {
+                let h = self.header_for(index);
+                let witnessed = self.presence.player_in(provider_room);
+                let narration = witnessed.then(|| {
+                    let request =
+                        self.narration_request(&h.id, index, &with[0], provider_room, &action);
+                    let placeholder = self.narrator.narrate_now(&request);
+                    out.llm.push(LlmRequest::Narration(request));
+                    placeholder
+                });
+                out.push(
+                    StreamKind::Intents,
+                    &h,
+                    &Intent::Social {
+                        npc: npc.clone(),
+                        with,
+                        action: action.clone(),
+                        provider: provider.clone(),
+                        witnessed,
+                        narration,
+                    },
+                );
+            }
+        }
     }
 
     /// Cancels the current intent first (a `cancel` naming its id, and `intent_cancelled`).
@@ -402,21 +517,19 @@ mod tests {
     #[test]
     fn a_core_event_becomes_its_message_without_the_zone() {
         let vocabulary = Vocabulary::default();
-        let blocked = SimEvent::GoalBlocked {
-            description: "report the theft".into(),
-            reason: "unreachable",
+        let completed = SimEvent::ActionCompleted {
+            provider: "stalls".into(),
+            action: "trade".into(),
         };
         assert_eq!(
-            message_for("piet", &blocked, &vocabulary),
-            Some(Wire::Event(NpcEvent::GoalBlocked {
+            message_for("piet", &completed, &vocabulary),
+            Some(Wire::Event(NpcEvent::ActionCompleted {
                 npc: "piet".into(),
-                description: "report the theft".into(),
-                reason: "unreachable".into(),
+                provider: "stalls".into(),
+                action: "trade".into(),
+                intent: None,
+                outcome: None,
             }))
-        );
-        assert_eq!(
-            goal_change(&blocked),
-            Some((GoalChange::Blocked, "report the theft"))
         );
         let bark = SimEvent::Bark {
             id: "greet".into(),

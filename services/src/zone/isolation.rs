@@ -74,12 +74,12 @@ impl Isolation {
         self.state.failure_counts.remove(npc).is_some()
     }
 
-    /// A failed update; returns the events it causes.
     /// Consecutive failures of an NPC so far.
     pub fn failures(&self, npc: &str) -> u32 {
         self.state.failure_counts.get(npc).copied().unwrap_or(0)
     }
 
+    /// A failed update; returns the events it causes.
     pub fn failed(&mut self, npc: &str, archetype: Option<&str>, reason: &str) -> Vec<NpcEvent> {
         let count = self.state.failure_counts.entry(npc.to_owned()).or_insert(0);
         *count += 1;
@@ -116,6 +116,23 @@ impl Isolation {
             }
         }
         events
+    }
+
+    /// Gives a held NPC back (admin): its failures are forgotten, and it no longer counts
+    /// towards its archetype's breaker. Returns whether it was held.
+    pub fn reinstate(&mut self, npc: &str) -> bool {
+        self.state.failure_counts.remove(npc);
+        for failed in self.state.archetype_failures.values_mut() {
+            failed.remove(npc);
+        }
+        self.state.demoted_npcs.remove(npc)
+    }
+
+    /// Resets an archetype's breaker (admin): its NPCs run again, and its count of failed
+    /// NPCs starts again (NPCs held on their own stay held). Returns whether it was tripped.
+    pub fn reset_breaker(&mut self, archetype: &str) -> bool {
+        self.state.archetype_failures.remove(archetype);
+        self.state.demoted_archetypes.remove(archetype)
     }
 
     /// Forgets a despawned NPC (a deletion is not a failure).

@@ -20,6 +20,8 @@
 //! - `tick`: the tick (tiers, governor, isolation, decision cap), the catch-up over a time
 //!   jump, and what the tick is given ([`TickInputs`]: clock, replay script, hooks);
 //! - `emit`: the core's events → intents and NPC events;
+//! - `game`: the game's side of the integration contract — reported completions and failures,
+//!   positions, orders, engagement, assigned goals, contexts, mood bands, relocation;
 //! - `social`: the zone's share of social life and the story detector's signals;
 //! - `travel`: spawns, despawns and hand-overs between zones;
 //! - `llm`: narration and perception requests;
@@ -46,6 +48,7 @@ pub mod brain;
 mod build;
 mod config;
 mod emit;
+mod game;
 pub mod governor;
 pub mod isolation;
 mod llm;
@@ -59,8 +62,9 @@ mod tick;
 pub mod tiers;
 mod travel;
 
-pub use config::{TickConfig, ZoneConfig, ZoneError};
+pub use config::{Completion, IntegrationConfig, TickConfig, ZoneConfig, ZoneError};
 pub use emit::bark_for;
+pub use game::WorldContexts;
 pub use state::{RestoreError, ZONE_STATE_SCHEMA_VERSION, ZoneState};
 pub use status::ZoneStatus;
 #[cfg(feature = "fault-injection")]
@@ -98,6 +102,30 @@ pub struct NpcMeta {
     id_hash: u64,
     /// Its most recent decisions, oldest first (at most `tick.decision_trace_len`).
     pub decisions: VecDeque<DecisionTrace>,
+    /// What the game side of the contract tracks of it (see `game`).
+    pub game: NpcGameState,
+}
+
+/// What the zone tracks of one NPC for the game: the order it carries out, its mood band and
+/// what moved it last (saved in snapshots).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NpcGameState {
+    /// The player's order its running action carries out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+    /// The band its mood was last reported in (index into `mood_band_names`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mood_band: Option<usize>,
+    /// The tick of its last `mood_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mood_reported_at: Option<u64>,
+    /// The kind of the latest social event it felt since its last `mood_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub felt: Option<String>,
+    /// The game's report on the action now ending (intent id, outcome), for its
+    /// `action_completed`.
+    #[serde(skip)]
+    pub report: Option<(String, Option<String>)>,
 }
 
 geppetto_core::wire_enum! {
@@ -108,6 +136,8 @@ geppetto_core::wire_enum! {
         Use = "use",
         /// A reactive-set action.
         Reactive = "reactive",
+        /// A walk to a provider's room (`navigate`), while the game carries it out.
+        Navigate = "navigate",
     }
 }
 
@@ -157,6 +187,10 @@ pub struct Zone {
     /// Provider places by id.
     pub providers: BTreeMap<String, ProviderPlace>,
     weather: BTreeMap<String, Vec<Context>>,
+    /// The world's contexts by source: the weather's and those the game set.
+    contexts: game::WorldContexts,
+    /// Who ends actions and moves NPCs in this zone.
+    completion: Completion,
     /// Simulated agents, sorted by id (parallel to `meta`).
     pub agents: Vec<SimulatedAgent>,
     /// NPC metadata (parallel to `agents`).

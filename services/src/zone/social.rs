@@ -104,9 +104,13 @@ impl Zone {
                 self.publish(index, StreamKind::NpcEvents, &body, out);
             }
         }
-        for (npc, description) in step.goals_created {
+        for (npc, goal) in step.goals_created {
             if let Some(index) = self.npc_index(&npc) {
-                let body = NpcEvent::GoalCreated { npc, description };
+                let body = NpcEvent::GoalCreated {
+                    npc,
+                    description: goal.description.clone(),
+                    goal: self.goal_fields(&goal),
+                };
                 self.publish(index, StreamKind::NpcEvents, &body, out);
             }
         }

@@ -3,7 +3,7 @@
 //! [`Zone::capture`] writes a [`ZoneState`] — tick and game time, the vocabulary its symbols
 //! index, the world (providers' occupancy, states, capacities, contexts), every NPC's changing
 //! state ([`AgentState`]) and zone-side record (room, tier, the intent it carries out, its
-//! id sequence and decision trace), NPCs spawned since the world file (their specs), players'
+//! id sequence and decision trace, its order and mood band), the world's contexts by source, NPCs spawned since the world file (their specs), players'
 //! presence, the governor's demotions, isolation counts, the social fabric (relationships,
 //! rumours, reservations) and the story detector. [`Zone::restored`] lays it over a zone
 //! freshly built from the same world file and content; the result continues exactly as the
@@ -23,8 +23,9 @@ use geppetto_core::story::StoryDetector;
 use geppetto_core::vocabulary::VocabularyMismatch;
 use serde::{Deserialize, Serialize};
 
+use super::game::WorldContexts;
 use super::status::Derived;
-use super::{DecisionTrace, IntentKind, Zone, ZoneError};
+use super::{Completion, DecisionTrace, IntentKind, NpcGameState, Zone, ZoneError};
 use crate::zone::governor::Governor;
 use crate::zone::isolation::IsolationState;
 use crate::zone::tiers::{NpcTier, Presence};
@@ -67,6 +68,13 @@ pub struct ZoneState {
     /// Absent in older snapshots, whose NPC set is taken as it was saved.
     #[serde(default)]
     pub departed: Option<std::collections::BTreeSet<String>>,
+    /// The world's contexts by source (the weather's, the game's); absent in older snapshots,
+    /// whose contexts are all taken as the weather's.
+    #[serde(default)]
+    pub contexts: Option<WorldContexts>,
+    /// Who ended actions when the snapshot was taken; absent in older snapshots (simulated).
+    #[serde(default)]
+    pub completion: Option<Completion>,
 }
 
 /// One NPC in a snapshot.
@@ -84,6 +92,9 @@ pub struct NpcState {
     pub seq: (u64, u32),
     /// Its recent decisions.
     pub decisions: VecDeque<DecisionTrace>,
+    /// The order it carries out, its mood band and what moved it.
+    #[serde(default)]
+    pub game: NpcGameState,
     /// Its simulated state.
     pub state: AgentState,
 }
@@ -152,6 +163,7 @@ impl Zone {
                     current_intent: meta.current_intent.clone(),
                     seq: meta.seq,
                     decisions: meta.decisions.clone(),
+                    game: meta.game.clone(),
                     state: AgentState::capture(agent),
                 })
                 .collect(),
@@ -162,6 +174,8 @@ impl Zone {
             detector: self.social.detector().clone(),
             arrivals: self.arrivals.clone(),
             departed: Some(self.departed.clone()),
+            contexts: Some(self.contexts.clone()),
+            completion: Some(self.completion),
         }
     }
 
@@ -239,10 +253,15 @@ impl Zone {
             meta.current_intent = npc.current_intent;
             meta.seq = npc.seq;
             meta.decisions = npc.decisions;
+            meta.game = npc.game;
         }
         fresh.tick = saved.tick;
         fresh.game_time = saved.game_time;
+        fresh.contexts = saved
+            .contexts
+            .unwrap_or_else(|| WorldContexts::from_weather(saved.world.contexts.clone()));
         fresh.world = saved.world;
+        fresh.completion = saved.completion.unwrap_or(Completion::Simulated);
         fresh.spawned = saved.spawned;
         fresh.arrivals = saved.arrivals;
         // An older snapshot's departures are the content NPCs it did not hold.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{TickInputs, Zone, ZoneConfig, ZoneOutput};
+use super::{IntegrationConfig, TickInputs, Zone, ZoneConfig, ZoneOutput};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
@@ -32,9 +32,12 @@ pub(crate) fn village_named(name: &str) -> Zone {
     world.zone = name.to_owned();
     // The governor's wall-clock budget is out of the way here: these tests are about the
     // engine's determinism, and an unoptimised test build can run over 5 ms a tick.
+    // geppetto's timer ends actions here (the game's reports are tested in `game`).
     let mut config = ZoneConfig::default();
     config.governor.tick_budget_ms_soft = 60_000.0;
     config.governor.tick_budget_ms_hard = 60_000.0;
+    config.tick.npc_budget_ms = 60_000.0;
+    config.integration = IntegrationConfig::simulated();
     Zone::new(
         &world,
         &ProfileLibrary::embedded().expect("profiles"),
@@ -43,6 +46,35 @@ pub(crate) fn village_named(name: &str) -> Zone {
         IsolationState::default(),
     )
     .expect("zone")
+}
+
+/// The village with the game carrying out intents (`[integration] completion = "game"`).
+pub(crate) fn village_in_game() -> Zone {
+    let mut world = embedded_village().expect("village");
+    world.zone = "village".to_owned();
+    let mut config = ZoneConfig::default();
+    config.governor.tick_budget_ms_soft = 60_000.0;
+    config.governor.tick_budget_ms_hard = 60_000.0;
+    config.tick.npc_budget_ms = 60_000.0;
+    Zone::new(
+        &world,
+        &ProfileLibrary::embedded().expect("profiles"),
+        &SetLibrary::embedded().expect("sets"),
+        config,
+        IsolationState::default(),
+    )
+    .expect("zone")
+}
+
+/// Applies `event` as the world message `id` now; returns everything the zone produced.
+pub(crate) fn apply_as(zone: &mut Zone, id: &str, event: WorldEvent) -> ZoneOutput {
+    let message = WorldMessage {
+        header: header(id, "village", zone.game_time),
+        event,
+    };
+    let mut out = ZoneOutput::default();
+    zone.apply(&message, &live(), &mut out);
+    out
 }
 
 pub(crate) fn advance(zone: &mut Zone, ticks: u64) -> Vec<(StreamKind, String)> {

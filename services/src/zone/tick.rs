@@ -126,14 +126,7 @@ impl Zone {
                 &mut self.catch_up_cache,
                 &config,
             );
-            let place = self.agents[index]
-                .schedule
-                .as_ref()
-                .and_then(|s| s.location_at(&self.world, to_hours))
-                .and_then(|place| self.providers.get(&place));
-            if let Some(place) = place {
-                self.move_npc(index, place.room);
-            }
+            self.place_on_schedule(index, out);
             let failed: Vec<SimEvent> = report
                 .events
                 .into_iter()
@@ -158,6 +151,7 @@ impl Zone {
         self.tick += 1;
         let tick = self.tick;
         self.world.now_hours = self.now_hours();
+        self.expire_contexts();
         let _span =
             tracing::debug_span!("tick", zone = %self.name, tick, game_time = self.game_time)
                 .entered();
@@ -191,6 +185,9 @@ impl Zone {
         }
         tier_events.sort_by_key(|(index, _, _)| *index);
         for (index, from, to) in tier_events {
+            if from == Tier::Background {
+                self.place_on_schedule(index, out);
+            }
             let h = self.header_for(index);
             let npc = self.agents[index].agent.id.clone();
             out.push(
@@ -241,6 +238,8 @@ impl Zone {
         };
         let mut failures = Vec::new();
         let mut processed = 0usize;
+        let mut processed_npcs = Vec::with_capacity(due.len());
+        let npc_budget_ms = self.config.tick.npc_budget_ms;
         let mut isolation_changed = false;
         for &(std::cmp::Reverse(tier), _, index) in &due {
             let elapsed_ms = measure_ms();
@@ -288,7 +287,25 @@ impl Zone {
                 simulator.prepare(agent, &request, seed)
             }));
             processed += 1;
+            processed_npcs.push(index);
+            let took_ms = measure_ms() - elapsed_ms;
+            let id = &self.agents[index].agent.id;
+            // Over its budget counts as a failure, like a panic; live, the record says so
+            // (a replay reads the record, never its own clock).
+            let slow = match inputs.replay {
+                Some(script) => script
+                    .get(&tick)
+                    .is_some_and(|d| d.over_budget.iter().any(|n| n == id)),
+                None => took_ms > npc_budget_ms,
+            };
+            if slow && inputs.replay.is_none() {
+                decision.over_budget.push(id.clone());
+            }
             match outcome {
+                Ok(result) if slow => {
+                    prepared[index] = result;
+                    failures.push((index, format!("over its {npc_budget_ms} ms budget")));
+                }
                 Ok(result) => {
                     prepared[index] = result;
                     isolation_changed |= self.isolation.succeeded(&self.agents[index].agent.id);
@@ -341,13 +358,14 @@ impl Zone {
             decision.restore = restore;
             if !(decision.demote.is_empty()
                 && decision.restore.is_empty()
-                && decision.skipped.is_empty())
+                && decision.skipped.is_empty()
+                && decision.over_budget.is_empty())
             {
                 let h = self.zone_header(&mut zone_seq);
                 out.messages.push((
                     StreamKind::World,
                     WorldMessage {
-                        header: h,
+                        header: h.from_geppetto(),
                         event: WorldEvent::GovernorDecision(decision.clone()),
                     }
                     .to_json(),
@@ -380,6 +398,18 @@ impl Zone {
         }
         if isolation_changed {
             out.isolation_changed = Some(self.isolation.state.clone());
+            // A held NPC stops: the game is told to drop what it was carrying out.
+            for index in 0..self.agents.len() {
+                let held = self.isolation.is_held(
+                    &self.agents[index].agent.id,
+                    self.meta[index].archetype.as_deref(),
+                );
+                if held && self.meta[index].current_intent.is_some() {
+                    self.cancel(index, "demoted", out);
+                    self.release_running(index);
+                    self.order_ended(index, "interrupted", Some("demoted"), out);
+                }
+            }
         }
         // 6. Intents and events.
         self.running_by_provider = None;
@@ -391,6 +421,7 @@ impl Zone {
         }
         self.running_by_provider = None;
         self.provider_index = None;
+        self.report_moods(&processed_npcs, out);
         // 7. Social life: this tick's share of the social step, then story signals.
         self.social_tick(out);
         let duration_ms = measure_ms();

@@ -84,7 +84,8 @@ impl Zone {
                 format!("{}:{npc}:{}:handover", self.name, self.tick),
                 to_zone,
                 self.game_time,
-            ),
+            )
+            .from_geppetto(),
             event: WorldEvent::NpcArrived(Box::new(arrival)),
         };
         out.handovers.push((to_zone.to_owned(), message.to_json()));

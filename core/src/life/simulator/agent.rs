@@ -185,6 +185,9 @@ pub struct SimulatedAgent {
     pub barks: Option<(Arc<Vec<BarkTemplate>>, BarkMemory)>,
     /// Its goals, if it pursues any.
     pub goals: Option<GoalBook>,
+    /// Why the game has taken the agent over (a fight, a dialogue), while it has: its needs
+    /// and feelings go on, but it starts nothing until it is given back.
+    pub engaged: Option<String>,
 }
 
 impl SimulatedAgent {
@@ -203,6 +206,7 @@ impl SimulatedAgent {
             wellbeing: None,
             barks: None,
             goals: None,
+            engaged: None,
         }
     }
 
@@ -218,6 +222,7 @@ impl SimulatedAgent {
             action: action.into(),
             player_queued,
             from_plan: false,
+            order: None,
         });
     }
 }

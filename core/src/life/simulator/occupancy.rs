@@ -76,6 +76,9 @@ pub(super) fn occupy(
             }
             | SimEvent::ActionInterrupted {
                 provider, action, ..
+            }
+            | SimEvent::ActionTimedOut {
+                provider, action, ..
             } => change(provider, action, false),
             _ => {}
         }

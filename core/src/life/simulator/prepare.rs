@@ -107,7 +107,7 @@ impl Simulator {
                 events.push(SimEvent::ActivityChanged { from, to });
             }
         }
-        let continuing = self.progress_running_action(agent, simulated_hours, &mut events);
+        let continuing = self.progress_running_action(agent, now, simulated_hours, &mut events);
         if let Some((config, wellbeing)) = agent.wellbeing.as_mut() {
             config.update(wellbeing, &agent.agent, now, simulated_hours);
         }
@@ -115,27 +115,39 @@ impl Simulator {
             let at = agent.running.as_ref().map(|r| r.provider.as_str());
             for event in book.review(&mut agent.agent, request.world, now, at) {
                 events.push(match event {
-                    GoalEvent::Created(description) => SimEvent::GoalCreated { description },
-                    GoalEvent::Completed(description) => SimEvent::GoalCompleted { description },
-                    GoalEvent::Failed(description) => SimEvent::GoalFailed { description },
-                    GoalEvent::Blocked(description, reason) => SimEvent::GoalBlocked {
-                        description,
+                    GoalEvent::Created(goal) => SimEvent::GoalCreated { goal },
+                    GoalEvent::Completed(goal) => SimEvent::GoalCompleted { goal },
+                    GoalEvent::Failed(goal) => SimEvent::GoalFailed { goal },
+                    GoalEvent::Blocked(goal, reason) => SimEvent::GoalBlocked {
+                        goal,
                         reason: reason.as_str(),
                     },
                 });
             }
-            if agent.running.is_none() && agent.queue.is_empty() {
+            if agent.engaged.is_none() && agent.running.is_none() && agent.queue.is_empty() {
                 match book.seed_plan(&agent.agent, request.world, &self.planner) {
                     Ok(steps) => agent.queue.extend(steps),
-                    Err(Some(GoalEvent::Blocked(description, reason))) => {
+                    Err(Some(GoalEvent::Blocked(goal, reason))) => {
                         events.push(SimEvent::GoalBlocked {
-                            description,
+                            goal,
                             reason: reason.as_str(),
                         });
                     }
                     Err(_) => {}
                 }
             }
+        }
+        // An NPC the game has taken over (a fight, a dialogue) lives on — needs, feelings,
+        // mood, goals' deadlines — but says and starts nothing until it is given back.
+        if agent.engaged.is_some() {
+            return Prepared {
+                stage: Stage::Settled,
+                result: TickResult {
+                    effective_level: DetailLevel::Full,
+                    simulated_hours,
+                    events,
+                },
+            };
         }
         if let Some((templates, memory)) = agent.barks.as_mut() {
             let mood = agent.wellbeing.as_ref().map_or(0.0, |(_, w)| w.mood);
@@ -306,20 +318,58 @@ impl Simulator {
     }
 
     /// Delivers the running action's share of its deltas for this tick; completes it when its
-    /// time is up. Returns whether an action continues past this tick.
+    /// time is up — or, for an action the game carries out, holds it done until the game says
+    /// so, makes no progress while the agent walks, and drops it at its deadline. Returns
+    /// whether an action continues past this tick.
     fn progress_running_action(
         &self,
         agent: &mut SimulatedAgent,
+        now: f64,
         hours: f64,
         events: &mut Vec<SimEvent>,
     ) -> bool {
         let Some(running) = agent.running.as_mut() else {
             return false;
         };
+        if let Some(carried) = running.carried_by_game {
+            if now >= carried.deadline_hours {
+                events.push(SimEvent::ActionTimedOut {
+                    provider: running.provider.clone(),
+                    action: running.action.id.clone(),
+                    order: running.order.clone(),
+                });
+                agent.running = None;
+                return false;
+            }
+            if carried.walking {
+                return true;
+            }
+        }
         let duration = running.action.duration_hours;
         let remaining = (duration - running.elapsed_hours).max(0.0);
         let finishes = remaining <= hours + DURATION_SLACK * duration.max(1.0);
         let step = if finishes { remaining } else { hours };
+        Self::deliver_deltas(agent, step);
+        if finishes {
+            if agent
+                .running
+                .as_ref()
+                .is_some_and(|r| r.carried_by_game.is_some())
+            {
+                return true;
+            }
+            self.finish_running(agent, events);
+            return false;
+        }
+        true
+    }
+
+    /// Adds `step` game hours of the running action: its share of the deltas.
+    fn deliver_deltas(agent: &mut SimulatedAgent, step: f64) {
+        let Some(running) = agent.running.as_mut() else {
+            return;
+        };
+        let duration = running.action.duration_hours;
         let fraction = if duration > 0.0 { step / duration } else { 1.0 };
         for (name, delta) in &running.action.deltas {
             if let Some(consideration) = agent
@@ -333,39 +383,54 @@ impl Simulator {
             }
         }
         running.elapsed_hours += step;
-        if finishes {
-            events.push(SimEvent::ActionCompleted {
-                provider: running.provider.clone(),
-                action: running.action.id.clone(),
-            });
-            let effects = &running.action.effects;
-            let facts = &mut agent.agent.facts;
-            facts.retain(|fact| !effects.removes.contains(fact));
-            for fact in &effects.adds {
-                if !facts.contains(fact) {
-                    facts.push(*fact);
-                }
-            }
-            if self.settle_resources {
-                let resources = &mut agent.agent.resources;
-                let settle =
-                    |resources: &mut Vec<(Symbol, f64)>, name: Symbol, delta: f64| match resources
-                        .iter_mut()
-                        .find(|(held, _)| *held == name)
-                    {
-                        Some((_, amount)) => *amount += delta,
-                        None => resources.push((name, delta)),
-                    };
-                for &(name, cost) in &running.action.costs {
-                    settle(resources, name, -cost);
-                }
-                for &(name, gain) in &effects.yields {
-                    settle(resources, name, gain);
-                }
-            }
-            agent.running = None;
-            return false;
+    }
+
+    /// The game reports the running action done: the rest of its deltas are delivered at
+    /// once, then it completes as if its time were up. Nothing when nothing runs.
+    pub fn complete_running(&self, agent: &mut SimulatedAgent) -> Vec<SimEvent> {
+        let mut events = Vec::new();
+        if let Some(running) = agent.running.as_ref() {
+            let remaining = (running.action.duration_hours - running.elapsed_hours).max(0.0);
+            Self::deliver_deltas(agent, remaining);
+            self.finish_running(agent, &mut events);
         }
-        true
+        events
+    }
+
+    /// Completes the running action: its event, its facts, its costs and yields (when the
+    /// simulator settles resources).
+    fn finish_running(&self, agent: &mut SimulatedAgent, events: &mut Vec<SimEvent>) {
+        let Some(running) = agent.running.take() else {
+            return;
+        };
+        events.push(SimEvent::ActionCompleted {
+            provider: running.provider.clone(),
+            action: running.action.id.clone(),
+        });
+        let effects = &running.action.effects;
+        let facts = &mut agent.agent.facts;
+        facts.retain(|fact| !effects.removes.contains(fact));
+        for fact in &effects.adds {
+            if !facts.contains(fact) {
+                facts.push(*fact);
+            }
+        }
+        if self.settle_resources {
+            let resources = &mut agent.agent.resources;
+            let settle =
+                |resources: &mut Vec<(Symbol, f64)>, name: Symbol, delta: f64| match resources
+                    .iter_mut()
+                    .find(|(held, _)| *held == name)
+                {
+                    Some((_, amount)) => *amount += delta,
+                    None => resources.push((name, delta)),
+                };
+            for &(name, cost) in &running.action.costs {
+                settle(resources, name, -cost);
+            }
+            for &(name, gain) in &effects.yields {
+                settle(resources, name, gain);
+            }
+        }
     }
 }

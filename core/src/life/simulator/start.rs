@@ -38,6 +38,8 @@ impl Simulator {
             elapsed_hours: 0.0,
             continuation_utility: candidate.utility,
             player_queued,
+            order: None,
+            carried_by_game: None,
         });
         event
     }
@@ -72,6 +74,7 @@ impl Simulator {
                     provider: entry.provider,
                     action: entry.action,
                     reason: "not_advertised",
+                    order: entry.order,
                 });
                 if entry.from_plan {
                     Self::abandon_plan(agent, events);
@@ -91,6 +94,9 @@ impl Simulator {
                     request.now_hours,
                     entry.player_queued,
                 );
+                if let Some(running) = agent.running.as_mut() {
+                    running.order = entry.order;
+                }
                 events.push(event);
                 return;
             }
@@ -103,6 +109,7 @@ impl Simulator {
                 provider: entry.provider,
                 action: entry.action,
                 reason,
+                order: entry.order,
             });
             if entry.from_plan {
                 Self::abandon_plan(agent, events);
@@ -122,6 +129,7 @@ impl Simulator {
             provider: entry.provider,
             action: entry.action,
             reason: "plan_broken",
+            order: None,
         }));
     }
 

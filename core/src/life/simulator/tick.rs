@@ -4,6 +4,7 @@
 
 use crate::decision::world::World;
 use crate::life::action::DetailLevel;
+use crate::life::goals::GoalNote;
 use crate::vocabulary::Symbol;
 
 /// One advance's inputs.
@@ -71,6 +72,18 @@ pub enum SimEvent {
         action: String,
         /// Why (`not_advertised` or an eligibility gate's name).
         reason: &'static str,
+        /// The player's order it was, if any.
+        order: Option<String>,
+    },
+    /// An action the game carries out was not reported done (or its walk not reported
+    /// arrived) by its deadline: it is dropped and the agent decides again.
+    ActionTimedOut {
+        /// Provider id.
+        provider: String,
+        /// Action id.
+        action: String,
+        /// The player's order it carried out, if any.
+        order: Option<String>,
     },
     /// A commitment ended.
     CommitmentExpired {
@@ -115,23 +128,23 @@ pub enum SimEvent {
     },
     /// A goal was added (need-derived ones appear by themselves).
     GoalCreated {
-        /// Its description.
-        description: String,
+        /// The goal.
+        goal: GoalNote,
     },
     /// A goal was met.
     GoalCompleted {
-        /// Its description.
-        description: String,
+        /// The goal.
+        goal: GoalNote,
     },
     /// A goal's deadline passed.
     GoalFailed {
-        /// Its description.
-        description: String,
+        /// The goal.
+        goal: GoalNote,
     },
     /// No plan reaches a goal (a story signal for a quest generator).
     GoalBlocked {
-        /// Its description.
-        description: String,
+        /// The goal.
+        goal: GoalNote,
         /// `budget_exhausted` or `unreachable`.
         reason: &'static str,
     },
@@ -180,6 +193,8 @@ crate::wire_enum! {
         ActionPreempted = "action_preempted",
         /// `SimEvent::QueueEntryDropped`.
         QueueEntryDropped = "queue_entry_dropped",
+        /// `SimEvent::ActionTimedOut`.
+        ActionTimedOut = "action_timed_out",
         /// `SimEvent::CommitmentExpired`.
         CommitmentExpired = "commitment_expired",
         /// `SimEvent::ActionInterrupted`.
@@ -222,6 +237,7 @@ impl SimEvent {
             Self::ActionCompleted { .. } => SimEventKind::ActionCompleted,
             Self::ActionPreempted { .. } => SimEventKind::ActionPreempted,
             Self::QueueEntryDropped { .. } => SimEventKind::QueueEntryDropped,
+            Self::ActionTimedOut { .. } => SimEventKind::ActionTimedOut,
             Self::CommitmentExpired { .. } => SimEventKind::CommitmentExpired,
             Self::ActionInterrupted { .. } => SimEventKind::ActionInterrupted,
             Self::ReactiveStarted { .. } => SimEventKind::ReactiveStarted,

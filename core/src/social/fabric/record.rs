@@ -2,6 +2,7 @@
 //! the story events and goals, and [`StepAt`], the place-and-hour handle the step's parts add to.
 
 use super::place::SocialPlace;
+use crate::life::goals::GoalNote;
 use crate::social::gossip::Gossip;
 use crate::social::interaction::InteractionKind;
 use crate::story::event::{GoalChange, StoryEvent, StoryEventKind};
@@ -38,8 +39,8 @@ pub struct SocialStep {
     pub interactions: Vec<InteractionRecord>,
     /// Story events, in order.
     pub events: Vec<StoryEvent>,
-    /// Goals created: (NPC, description).
-    pub goals_created: Vec<(String, String)>,
+    /// Goals created: (NPC, the goal).
+    pub goals_created: Vec<(String, GoalNote)>,
 }
 
 /// Where and when a part of a step happens, and the step it adds to: what the functions that
@@ -70,14 +71,14 @@ impl<'s> StepAt<'s> {
     }
 
     /// Adds the goals `npc` took on (`descriptions`): each a story event and a created goal.
-    pub(in crate::social) fn goals_created(&mut self, npc: &str, descriptions: Vec<String>) {
-        for description in descriptions {
+    pub(in crate::social) fn goals_created(&mut self, npc: &str, goals: Vec<GoalNote>) {
+        for goal in goals {
             self.push_event(StoryEventKind::Goal {
                 npc: npc.to_owned(),
-                description: description.clone(),
+                description: goal.description.clone(),
                 change: GoalChange::Created,
             });
-            self.out.goals_created.push((npc.to_owned(), description));
+            self.out.goals_created.push((npc.to_owned(), goal));
         }
     }
 }

@@ -24,8 +24,8 @@ pub use dead_letter::{DeadLetter, dead_letter_envelope};
 pub use intent::Intent;
 pub use npc_event::NpcEvent;
 pub use world::{
-    Arrival, EnvelopeError, EnvelopeLimits, GovernorDecision, WorldEvent, WorldMessage,
-    parse_world, parse_world_within,
+    Arrival, AssignedGoal, Completion, EnvelopeError, EnvelopeLimits, GovernorDecision, WorldEvent,
+    WorldMessage, parse_world, parse_world_within,
 };
 
 /// The envelope version this build reads and writes.
@@ -42,7 +42,14 @@ pub struct Header {
     pub zone: String,
     /// Game time in ticks.
     pub game_time: u64,
+    /// `geppetto` on the world events geppetto writes itself (hand-overs, governor records,
+    /// admin reinstatements); the game never sets it. Not written on other streams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
+
+/// The [`Header::origin`] of the world events geppetto writes.
+pub const GEPPETTO_ORIGIN: &str = "geppetto";
 
 /// A header with the current version.
 pub fn header(id: impl Into<String>, zone: &str, game_time: u64) -> Header {
@@ -51,6 +58,22 @@ pub fn header(id: impl Into<String>, zone: &str, game_time: u64) -> Header {
         id: id.into(),
         zone: zone.to_owned(),
         game_time,
+        origin: None,
+    }
+}
+
+impl Header {
+    /// The header marked as geppetto's own (see [`Header::origin`]).
+    pub fn from_geppetto(self) -> Self {
+        Self {
+            origin: Some(GEPPETTO_ORIGIN.to_owned()),
+            ..self
+        }
+    }
+
+    /// Whether geppetto wrote the message (see [`Header::origin`]).
+    pub fn is_geppetto(&self) -> bool {
+        self.origin.as_deref() == Some(GEPPETTO_ORIGIN)
     }
 }
 
@@ -102,6 +125,9 @@ fn flat_envelope(header: &Header, kind: &str, payload: serde_json::Value) -> Str
     object.insert("id".into(), Value::from(header.id.clone()));
     object.insert("zone".into(), Value::from(header.zone.clone()));
     object.insert("game_time".into(), Value::from(header.game_time));
+    if let Some(origin) = &header.origin {
+        object.insert("origin".into(), Value::from(origin.clone()));
+    }
     if let Value::Object(fields) = payload {
         for (key, value) in fields {
             if !value.is_null() {

@@ -24,7 +24,7 @@ pub enum NpcEvent {
         /// Room of the provider.
         room: String,
     },
-    /// An action ran its full duration.
+    /// An action ended: its time was up, or the game reported it done.
     ActionCompleted {
         /// NPC id.
         npc: String,
@@ -32,6 +32,12 @@ pub enum NpcEvent {
         provider: String,
         /// Action.
         action: String,
+        /// The `use` intent the game reported done, when it did.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        intent: Option<String>,
+        /// What came of it, as the game reported.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        outcome: Option<String>,
     },
     /// An action was dropped for a better one.
     ActionPreempted {
@@ -262,6 +268,9 @@ pub enum NpcEvent {
         npc: String,
         /// The goal, as its archetype describes it.
         description: String,
+        /// Which goal.
+        #[serde(flatten)]
+        goal: GoalFields,
     },
     /// A goal was met.
     GoalCompleted {
@@ -269,6 +278,9 @@ pub enum NpcEvent {
         npc: String,
         /// The goal.
         description: String,
+        /// Which goal.
+        #[serde(flatten)]
+        goal: GoalFields,
     },
     /// A goal's deadline passed unmet.
     GoalFailed {
@@ -276,6 +288,9 @@ pub enum NpcEvent {
         npc: String,
         /// The goal.
         description: String,
+        /// Which goal.
+        #[serde(flatten)]
+        goal: GoalFields,
     },
     /// No plan reaches a goal (a story opportunity: the NPC needs help).
     GoalBlocked {
@@ -285,6 +300,88 @@ pub enum NpcEvent {
         description: String,
         /// `budget_exhausted` or `unreachable`.
         reason: String,
+        /// Which goal.
+        #[serde(flatten)]
+        goal: GoalFields,
+    },
+    /// A player's order was queued.
+    OrderAccepted {
+        /// NPC id.
+        npc: String,
+        /// The order's id.
+        order: String,
+        /// Provider.
+        provider: String,
+        /// Action.
+        action: String,
+        /// Who gave it.
+        by: String,
+    },
+    /// A player's order was not taken.
+    OrderRefused {
+        /// NPC id.
+        npc: String,
+        /// The order's id.
+        order: String,
+        /// `engaged`, `unknown_provider`, `not_advertised`.
+        reason: String,
+    },
+    /// A player's order ended.
+    OrderDone {
+        /// NPC id.
+        npc: String,
+        /// The order's id.
+        order: String,
+        /// `completed`, `failed`, `cancelled`, `interrupted` or `dropped`.
+        outcome: String,
+        /// Why, when it did not complete.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// An NPC's mood crossed into another band.
+    MoodChanged {
+        /// NPC id.
+        npc: String,
+        /// The band it is in now (`miserable`, `low`, `even`, `cheerful`, `elated`).
+        mood: String,
+        /// The band it left.
+        from: String,
+        /// Its mood, −1…1.
+        value: f64,
+        /// The latest remembered event kind behind it, or `needs`.
+        cause: String,
+    },
+    /// geppetto placed an NPC where its schedule and catch-up put it (promoted out of
+    /// Background): the game moves the NPC object there.
+    NpcRelocated {
+        /// NPC id.
+        npc: String,
+        /// The room it was in.
+        from: String,
+        /// The room it is in now.
+        to: String,
+    },
+    /// The game took an NPC over: it makes no decisions until released.
+    NpcEngaged {
+        /// NPC id.
+        npc: String,
+        /// Why.
+        reason: String,
+    },
+    /// The game gave an engaged NPC back.
+    NpcReleased {
+        /// NPC id.
+        npc: String,
+    },
+    /// An NPC held by isolation was given back (admin).
+    NpcReinstated {
+        /// NPC id.
+        npc: String,
+    },
+    /// An archetype's circuit breaker was reset (admin).
+    BreakerReset {
+        /// The archetype.
+        archetype: String,
     },
     /// A social event reached an NPC.
     SocialInteraction {
@@ -295,6 +392,26 @@ pub enum NpcEvent {
         /// Who did it.
         source: String,
     },
+}
+
+/// What names a goal in its events: a quest tool matches `goal_created` to `goal_completed`
+/// by `goal_id`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GoalFields {
+    /// Stable for the goal's life; the game's id for an assigned goal.
+    pub goal_id: String,
+    /// `innate`, `need_derived`, `reactive` or `assigned`.
+    pub category: String,
+    /// Who or what caused it (`archetype:smith`, `need`, `event:theft`, `game`).
+    pub source: String,
+    /// Whom or what it is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// When it is met, as goals are written (`{"predicate_type": …}`).
+    pub predicate: serde_json::Value,
+    /// Game hour it fails at if unmet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_hours: Option<f64>,
 }
 
 impl NpcEvent {
