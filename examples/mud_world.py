@@ -27,7 +27,7 @@ import redis
 GROUP, CONSUMER, PLAYER = "mud-world", "mud-world-1", "ann"
 EXIT_MINUTES = 3                  # game minutes to walk through one exit...
 LONG_EXITS = {("lane", "farm"): 6, ("mill", "river"): 4, ("river", "woods"): 5}   # ...or longer
-LOCKED_DOOR_CHANCE = 0.02         # per exit walked: the door is locked and the walk fails
+LOCKED_DOOR_CHANCE = 0.03         # per exit walked: the door is locked and the walk fails
 TOUR = ["square", "market", "bakery", "square", "chapel", "cottages", "square", "lane", "farm",
         "mill", "river", "woods"]  # Ann's round, walked exit by exit, over and over
 LINGER_MINUTES = 25               # how long Ann stays in a room of her round
@@ -257,13 +257,15 @@ class Game:
             if m["mood"] == m["from"]:
                 self.fail(f"tick {t}: mood_changed {m['id']} for {npc} stays {m['mood']}")
             self.say(t, f"{npc} feels {m['mood']} (was {m['from']}; {m['cause']})")
-        elif kind == "goal_created":
-            self.goals.add(m["goal_id"])
+        elif kind == "goal_created":                       # goal ids are each NPC's own
+            self.goals.add((npc, m["goal_id"]))
             self.figures["goal events"] += 1
         elif kind in ("goal_completed", "goal_failed", "goal_blocked"):
             self.figures["goal events"] += 1
-            if m["goal_id"] not in self.goals:
-                self.fail(f"tick {t}: {kind} {m['id']} names {npc}'s goal {m['goal_id']}, never created")
+            if (npc, m["goal_id"]) not in self.goals:
+                self.fail(f"tick {t}: {kind} {m['id']} names {npc}'s {m['category']} goal "
+                          f"{m['goal_id']} ({m['description']!r}), which no goal_created announced")
+                self.goals.add((npc, m["goal_id"]))
             if m["goal_id"] == self.quest:
                 self.fight.setdefault("quest", kind)
                 self.say(t, f"{npc}'s quest: {kind}", always=True)
