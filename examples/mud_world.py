@@ -147,7 +147,8 @@ class Game:
         self.jobs, self.current, self.seen = {}, {}, set()
         self.figures, self.failures = Counter(), []
         self.drifting = {}         # NPC out of step -> its failure's index
-        self.ann = {"room": "square", "next": start + 1, "route": [], "stop": 0}
+        self.now = start           # the game's clock
+        self.ann = {"room": "square", "next": start + LINGER_MINUTES, "route": [], "stop": 0}
         self.fight = {}            # started, ends, engaged_at, released_at, refusal order id
         self.orders = {}           # order id -> what became of it
         self.goals, self.quest = set(), f"quest-{gp.run}"
@@ -155,9 +156,9 @@ class Game:
     def engaged(self, npc):
         return npc == FOE and "engaged_at" in self.fight and "released_at" not in self.fight
 
-    def say(self, t, text, always=False):
+    def say(self, text, always=False):
         if always or self.verbose:
-            print(f"[{clock(t)}] {text}")
+            print(f"[{clock(self.now)}] {text}")
 
     def fail(self, text):
         self.failures.append(text)
@@ -184,8 +185,8 @@ class Game:
         if kind == "cancel":
             return self.on_cancel(m)
         if kind in ("bark", "social"):
-            text = m.get("text") or m.get("narration") or f"{m.get('action')} with {m.get('with')}"
-            return self.say(t, f"{npc}: {text}")
+            text = m.get("text") or m.get("narration") or f"{m['action']} with {', '.join(m['with'])}"
+            return self.say(f"{npc}: {text}")
         previous = self.current.get(npc)
         if previous and previous.end is None:
             if previous.kind == "reactive":
@@ -205,7 +206,7 @@ class Game:
                 job.end = "arrived"
             else:
                 self.plan_exit(job, t)
-                self.say(t, f"{npc} sets off for the {m['to_room']} ({m['provider']})")
+                self.say(f"{npc} sets off for the {m['to_room']} ({m['provider']})")
         elif kind == "use":
             room = self.rooms.get(m["provider"]) or self.map.provider_room.get(m["provider"])
             if room is not None and room != here:
@@ -215,9 +216,9 @@ class Game:
             for order in self.orders.values():
                 if (npc, m["provider"], m["action"]) == (order["npc"], order["provider"], order["action"]):
                     order["obeyed"] = (m["id"], m.get("player_queued"))
-            self.say(t, f"{npc} starts to {m['action']} ({m['duration_ticks']} min)")
+            self.say(f"{npc} starts to {m['action']} ({m['duration_ticks']} min)")
         else:
-            self.say(t, f"{npc} reacts: {m['action']} ({m['set']})", always=True)
+            self.say(f"{npc} reacts: {m['action']} ({m['set']})", always=True)
 
     def on_cancel(self, m):
         job, t = self.jobs.get(m["cancelled"]), m["game_time"]
@@ -227,7 +228,7 @@ class Game:
         if job.end is None:
             job.end = "cancelled"
             self.figures[f"cancelled {m['reason']}"] += 1
-            self.say(t, f"{job.npc} stops its {job.kind} ({m['reason']})")
+            self.say(f"{job.npc} stops its {job.kind} ({m['reason']})")
         else:
             self.figures["cancels crossing the game's report"] += 1
 
@@ -239,7 +240,7 @@ class Game:
                           f"the game had it in the {self.rooms.get(npc)}")
             self.rooms[npc] = m["to"]
             self.figures["relocations"] += 1
-            self.say(t, f"{npc} is found in the {m['to']} (relocated)")
+            self.say(f"{npc} is found in the {m['to']} (relocated)")
         elif kind == "action_failed" and m.get("reason") == "timeout":
             job = self.jobs.get(m.get("intent"))
             state = job and (job.end or f"due at tick {job.due}")
@@ -256,7 +257,7 @@ class Game:
             self.figures["mood events"] += 1
             if m["mood"] == m["from"]:
                 self.fail(f"tick {t}: mood_changed {m['id']} for {npc} stays {m['mood']}")
-            self.say(t, f"{npc} feels {m['mood']} (was {m['from']}; {m['cause']})")
+            self.say(f"{npc} feels {m['mood']} (was {m['from']}; {m['cause']})")
         elif kind == "goal_created":                       # goal ids are each NPC's own
             self.goals.add((npc, m["goal_id"]))
             self.figures["goal events"] += 1
@@ -268,13 +269,13 @@ class Game:
                 self.goals.add((npc, m["goal_id"]))
             if m["goal_id"] == self.quest:
                 self.fight.setdefault("quest", kind)
-                self.say(t, f"{npc}'s quest: {kind}", always=True)
+                self.say(f"{npc}'s quest: {kind}", always=True)
         elif kind in ("order_accepted", "order_refused", "order_done"):
             order = self.orders.get(m["order"])
             if order is None:
                 return self.fail(f"tick {t}: {kind} {m['id']} names order {m['order']}, never given")
             order[kind] = m
-            self.say(t, f"{npc}: {kind} {m.get('outcome') or m.get('reason') or ''}", always=True)
+            self.say(f"{npc}: {kind} {m.get('outcome') or m.get('reason') or ''}", always=True)
         elif kind in ("npc_engaged", "npc_released"):
             self.figures[f"echo {kind}"] += 1
         elif kind == "npc_spawned":
@@ -306,6 +307,7 @@ class Game:
 
     def step(self, t):
         """The game's minute `t`: the player, then every NPC's walk or action due now."""
+        self.now = t
         self.player(t)
         for npc in sorted(self.current):
             job = self.current[npc]
@@ -320,7 +322,7 @@ class Game:
                 self.gp.send("action_failed", t, npc=npc, intent=job.id, reason=f"the door to the {door} is locked")
                 job.end = "failed"
                 self.figures["walks failed at a locked door"] += 1
-                self.say(t, f"{npc} finds the door to the {door} locked", always=True)
+                self.say(f"{npc} finds the door to the {door} locked", always=True)
             else:
                 self.rooms[npc] = job.path.pop(0)
                 self.gp.send("npc_moved", t, npc=npc, room=self.rooms[npc])
@@ -334,7 +336,7 @@ class Game:
         ann, fight, send = self.ann, self.fight, self.gp.send
         if t == self.start + 1:
             send("player_entered", t, player=PLAYER, room=ann["room"])
-            self.say(t, f"Ann walks into the {ann['room']}", always=True)
+            self.say(f"Ann walks into the {ann['room']}", always=True)
         if t == self.start + QUEST_AT:
             send("goal_assigned", t, npc=QUEST_NPC, goal={
                 "id": self.quest, "description": "report the theft at the gatehouse",
@@ -342,7 +344,7 @@ class Game:
             send("social_event", t, kind="gift", source=PLAYER, target=QUEST_NPC, deltas={})
             order = send("order", t, npc=QUEST_NPC, by=PLAYER, **ORDER)
             self.orders[order] = {"npc": QUEST_NPC, **ORDER}
-            self.say(t, f"Ann gives Piet a coin and asks him to {ORDER['action']} at the {ORDER['provider']} (order {order})", always=True)
+            self.say(f"Ann gives Piet a coin and asks him to {ORDER['action']} at the {ORDER['provider']} (order {order})", always=True)
         if t == self.start + FIGHT_AT:
             fight["started"] = t                            # Ann goes after Vex
         if "started" in fight and "engaged_at" not in fight and ann["room"] == self.rooms[FOE]:
@@ -353,11 +355,11 @@ class Game:
             job = self.current.get(FOE)                     # geppetto must cancel it
             fight.update(engaged_at=t, ends=t + FIGHT_MINUTES, refusal=refused,
                          job=job if job and job.end is None else None)
-            self.say(t, f"Ann corners Vex in the {ann['room']}: a fight!", always=True)
+            self.say(f"Ann corners Vex in the {ann['room']}: a fight!", always=True)
         if fight.get("ends") == t:
             send("npc_released", t, npc=FOE)
             fight["released_at"] = t
-            self.say(t, "Vex breaks free and runs", always=True)
+            self.say("Vex breaks free and runs", always=True)
         if t < ann["next"] or self.engaged(FOE):
             return
         if "started" in fight and "engaged_at" not in fight:  # the chase: one exit a minute
@@ -370,7 +372,7 @@ class Game:
             ann["room"] = ann["route"].pop(0)
             send("player_entered", t, player=PLAYER, room=ann["room"])
             ann["next"] = t + (1 if "started" in fight and "engaged_at" not in fight else LINGER_MINUTES)
-            self.say(t, f"Ann walks into the {ann['room']}")
+            self.say(f"Ann walks into the {ann['room']}")
 
     # --- checks -----------------------------------------------------------------------------
 

@@ -8,7 +8,8 @@
 //! held; its figures are printed. Needs Python 3 with redis-py (`scripts/test` installs
 //! `python3-redis`).
 
-// Shared test support: this test uses the server's start and URL, and the free port.
+// Shared test support: this test uses the server's start, URL and stream bodies, serve's
+// start, the free port and the schema check.
 #[allow(dead_code)]
 #[path = "support/redis_server.rs"]
 mod redis_server;
@@ -18,6 +19,8 @@ mod serve;
 #[allow(dead_code)]
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/schema.rs"]
+mod schema;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -120,4 +123,11 @@ fn the_reference_game_keeps_geppetto_in_step_for_twelve_hours() {
     assert_eq!(figure("drift"), 0, "{figures}");
     assert!(figure("completed") > 0 && figure("arrived") > 0, "{figures}");
     assert!(figure("moods") > 0 && figure("goals") > 0, "{figures}");
+    assert!(figure("failed") > 0, "a locked door now and then: {figures}");
+    for stream in ["world", "intents", "npc_events", "deadletter"] {
+        for body in server.bodies(&format!("geppetto:{{village}}:{stream}")) {
+            let message = serde_json::from_str(&body).expect("json");
+            schema::check_schema(stream, &message);
+        }
+    }
 }
