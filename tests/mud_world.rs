@@ -10,17 +10,16 @@
 
 // Shared test support: this test uses the server's start, URL and stream bodies, serve's
 // start, the free port and the schema check.
+#[path = "support/http.rs"]
+mod http;
 #[allow(dead_code)]
 #[path = "support/redis_server.rs"]
 mod redis_server;
+#[path = "support/schema.rs"]
+mod schema;
 #[allow(dead_code)]
 #[path = "support/serve.rs"]
 mod serve;
-#[allow(dead_code)]
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/schema.rs"]
-mod schema;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -86,8 +85,7 @@ fn the_reference_game_keeps_geppetto_in_step_for_twelve_hours() {
             .arg("geppetto:{village}:world")
             .query(&mut connection);
         let admin = http::request_with(port, "GET", "/npcs", None, "");
-        if groups.is_ok_and(|g| !g.is_empty()) && admin.is_some_and(|(status, _)| status == 200)
-        {
+        if groups.is_ok_and(|g| !g.is_empty()) && admin.is_some_and(|(status, _)| status == 200) {
             break;
         }
         assert!(Instant::now() < deadline, "serve did not come up");
@@ -121,9 +119,15 @@ fn the_reference_game_keeps_geppetto_in_step_for_twelve_hours() {
     };
     assert!(figure("ticks") >= 720, "twelve game hours: {figures}");
     assert_eq!(figure("drift"), 0, "{figures}");
-    assert!(figure("completed") > 0 && figure("arrived") > 0, "{figures}");
+    assert!(
+        figure("completed") > 0 && figure("arrived") > 0,
+        "{figures}"
+    );
     assert!(figure("moods") > 0 && figure("goals") > 0, "{figures}");
-    assert!(figure("failed") > 0, "a locked door now and then: {figures}");
+    assert!(
+        figure("failed") > 0,
+        "a locked door now and then: {figures}"
+    );
     for stream in ["world", "intents", "npc_events", "deadletter"] {
         for body in server.bodies(&format!("geppetto:{{village}}:{stream}")) {
             let message = serde_json::from_str(&body).expect("json");
