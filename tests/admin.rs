@@ -140,6 +140,19 @@ fn the_admin_api_serves_health_npcs_brains_metrics_and_guarded_despawns() {
     let path = "/npcs/nobody/schedule_override";
     let (status, _) = request_with(port, "POST", path, Some("s3cret"), summons).expect("reply");
     assert_eq!(status, 404);
+
+    // Isolation's admin calls: guarded, and refused for what is not held (the zone's tests
+    // reinstate a held NPC through the world event these calls write).
+    for path in ["/npcs/piet/reinstate", "/archetypes/villager/reset-breaker"] {
+        let (status, _) = request(port, "POST", path, None).expect("reply");
+        assert_eq!(status, 401, "{path}");
+        let (status, body) = request(port, "POST", path, Some("s3cret")).expect("reply");
+        assert_eq!(status, 404, "{path}: {body}");
+        assert!(
+            body.contains("not held") || body.contains("not tripped"),
+            "{body}"
+        );
+    }
 }
 
 #[test]

@@ -151,17 +151,20 @@ impl Redis {
         panic!("the service made no progress past {id}");
     }
 
+    /// Waits until the group has read and acknowledged the whole world stream (whose end
+    /// moves once more as the zone logs its settings when it starts).
     fn wait_until_done(&mut self, timeout: Duration) {
-        let end = self.last_world_id();
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {
-            if self.group() == Some((end.clone(), 0)) {
+            let end = self.last_world_id();
+            if self.group() == Some((end, 0)) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         panic!(
-            "the world stream was not processed to {end}: {:?}",
+            "the world stream was not processed to {}: {:?}",
+            self.last_world_id(),
             self.group()
         );
     }

@@ -129,10 +129,15 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
         .collect();
     assert!(lines.len() > 20, "the log holds the run: {}", lines.len());
     assert!(lines.iter().all(|l| l["log_id"].is_string()));
-    assert_eq!(lines[0]["type"], "time_advanced");
+    assert_eq!(
+        lines[0]["type"], "zone_settings",
+        "the zone logs its mode first"
+    );
     assert!(
-        lines.iter().all(|l| l["type"] == "time_advanced"),
-        "only the clock wrote to the log: the what-if changed nothing in it"
+        lines
+            .iter()
+            .all(|l| l["type"] == "time_advanced" || l["type"] == "zone_settings"),
+        "only the clock and the zone's starts wrote to the log: the what-if changed nothing"
     );
 
     // The redb log replays offline (its intents are the same from the export).

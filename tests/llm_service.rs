@@ -7,6 +7,8 @@
 //! deadlines only stop a broken run from hanging; nothing asserts a duration. The seams'
 //! metrics (queue depth, calls, latency, deliveries, perception outcomes) reach the recorder.
 
+#[path = "support/bus_reader.rs"]
+mod bus_reader;
 #[path = "support/schema.rs"]
 mod schema;
 #[path = "support/village.rs"]
@@ -16,8 +18,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use bus_reader::read_until;
 use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
 use geppetto_service::bus::ConsumerConfig;
 use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
@@ -30,15 +33,20 @@ use geppetto_service::zone::isolation::IsolationState;
 use serde_json::Value;
 use tokio::sync::watch;
 
-const NARRATION: &str = "Steam curls from the well as two old hands trade the news.";
+/// How long a reader waits for what it expects (only a broken run waits that long).
+const READ_WITHIN: Duration = Duration::from_secs(60);
+
+/// What the server adds to the scene it is given, as the narration.
+const NARRATION: &str = "Steam curls from the well as they trade the news.";
 const PERCEPTION: &str = r#"{"events": [
     {"type": "social_event", "kind": "insult", "target": "bram", "magnitude": 0.8, "summary": "calls him a thief"},
     {"type": "give_gold", "target": "bram", "amount": 1000}
 ]}"#;
 
 /// A chat-completions server on a free loopback port: perception calls (they carry a
-/// `response_format`) get [`PERCEPTION`], narration calls [`NARRATION`]. Returns the base URL
-/// and the call counter.
+/// `response_format`) get [`PERCEPTION`], narration calls the scene they were given (the user
+/// message, which names the participants) followed by [`NARRATION`]. Returns the base URL and
+/// the call counter.
 fn model_server() -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
@@ -63,11 +71,18 @@ fn model_server() -> (String, Arc<AtomicUsize>) {
             let mut body = vec![0; length];
             let _ = reader.read_exact(&mut body);
             counter.fetch_add(1, Ordering::SeqCst);
-            let body = String::from_utf8_lossy(&body);
-            let content = if body.contains("response_format") {
-                PERCEPTION
+            let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let content = if request.get("response_format").is_some() {
+                PERCEPTION.to_owned()
             } else {
-                NARRATION
+                let scene = request["messages"][1]["content"]
+                    .as_str()
+                    .unwrap_or_default();
+                let scene = scene.lines().next().unwrap_or_default();
+                format!(
+                    "{}. {NARRATION}",
+                    scene.split_once(". ").map_or(scene, |(s, _)| s)
+                )
             };
             let reply = serde_json::json!({
                 "id": "chatcmpl-loopback", "object": "chat.completion", "created": 0,
@@ -92,33 +107,6 @@ fn world(id: &str, game_time: u64, event: WorldEvent) -> String {
         event,
     }
     .to_json()
-}
-
-/// Reads `stream` under a group of its own until `done` holds for what was read (or a generous
-/// deadline passes), returning everything read.
-async fn read_until(
-    bus: &Arc<dyn EventBus>,
-    stream: StreamKind,
-    done: impl Fn(&[Value]) -> bool,
-) -> Vec<Value> {
-    let mut consumer = bus
-        .consumer("village", stream, "test-reader", "reader")
-        .await
-        .expect("consumer");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen = Vec::new();
-    while !done(&seen) && Instant::now() < deadline {
-        let batch = consumer
-            .next_batch(512, Duration::from_millis(50))
-            .await
-            .expect("read");
-        seen.extend(
-            batch
-                .iter()
-                .filter_map(|d| serde_json::from_str::<Value>(&d.body).ok()),
-        );
-    }
-    seen
 }
 
 #[test]
@@ -176,8 +164,11 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
                 StreamKind::World,
                 world("say-1", start + 120, said),
             );
-            let narrative = read_until(&bus, StreamKind::Narrative, |seen| !seen.is_empty()).await;
-            let world_log = read_until(&bus, StreamKind::World, |seen| {
+            let narrative = read_until(&bus, StreamKind::Narrative, READ_WITHIN, |seen| {
+                !seen.is_empty()
+            })
+            .await;
+            let world_log = read_until(&bus, StreamKind::World, READ_WITHIN, |seen| {
                 seen.iter().any(|m| {
                     m["id"]
                         .as_str()
@@ -185,12 +176,12 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
                 })
             })
             .await;
-            let npc_events = read_until(&bus, StreamKind::NpcEvents, |seen| {
+            let npc_events = read_until(&bus, StreamKind::NpcEvents, READ_WITHIN, |seen| {
                 seen.iter()
                     .any(|m| m["type"] == "social_interaction" && m["source"] == "p1")
             })
             .await;
-            let intents = read_until(&bus, StreamKind::Intents, |seen| {
+            let intents = read_until(&bus, StreamKind::Intents, READ_WITHIN, |seen| {
                 seen.iter().any(|m| m["type"] == "social")
             })
             .await;
@@ -243,7 +234,11 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
         .collect();
     let ready = &narrative[0];
     assert_eq!(ready["type"], "narrative_ready");
-    assert_eq!(ready["text"], NARRATION);
+    let text = ready["text"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("In the square, "),
+        "the model's first sentence, the scene it was given: {text}"
+    );
     assert_eq!(ready["room"], "square");
     assert!(
         witnessed_ids.contains(&&ready["interaction_id"]),

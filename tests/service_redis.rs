@@ -411,7 +411,10 @@ fn a_poisoned_event_lands_in_deadletter_and_the_loop_goes_on() {
         check_schema("deadletter", letter);
     }
     assert_eq!(stats.dead_lettered, 2);
-    assert_eq!(stats.applied, 22, "the 20 ticks, the player and the marker");
+    assert_eq!(
+        stats.applied, 23,
+        "the zone's settings, the 20 ticks, the player and the marker"
+    );
     assert!(count(&events, "action_started") >= 5, "the loop went on");
 }
 
@@ -527,7 +530,11 @@ fn a_stream_of_good_and_bad_events_keeps_every_good_one_and_dead_letters_every_b
         );
     }
     assert_eq!(stats.dead_lettered, bad.len() as u64);
-    assert_eq!(stats.applied, good + 1, "every good event and the marker");
+    assert_eq!(
+        stats.applied,
+        good + 2,
+        "the zone's settings, every good event and the marker"
+    );
 }
 
 #[test]

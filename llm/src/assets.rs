@@ -105,7 +105,8 @@ pub struct PromptTemplate {
 }
 
 /// Placeholders a narration prompt may use.
-pub const NARRATION_PLACEHOLDERS: [&str; 4] = ["initiator", "target", "interaction", "room"];
+pub const NARRATION_PLACEHOLDERS: [&str; 5] =
+    ["initiator", "target", "interaction", "room", "mood"];
 /// Placeholders a perception prompt may use.
 pub const PERCEPTION_PLACEHOLDERS: [&str; 4] = ["speaker", "addressee", "npcs", "utterance"];
 

@@ -8,6 +8,8 @@ use std::time::Duration;
 use governor::Quota;
 use serde::Deserialize;
 
+use crate::structured::StructuredMode;
+
 /// A config value that cannot work, refused before anything starts.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
@@ -43,10 +45,14 @@ pub struct LlmConfig {
     /// Provider calls allowed between two tick boundaries signalled by the caller; past it
     /// requests take the deterministic fallback. Default 5.
     pub calls_per_tick: u32,
-    /// Hard ceiling of one provider call. Default 2000 ms.
+    /// Hard ceiling of one provider call (perception, and narration nobody witnessed),
+    /// including a structured-output mode refused and asked again in the same call.
+    /// Default 10000 ms.
     pub call_timeout_ms: u64,
-    /// Hard ceiling of one call narrating a player-witnessed interaction (players are
-    /// waiting). Default 500 ms.
+    /// Hard ceiling of one call narrating a player-witnessed interaction. The template line
+    /// already went out with the intent, so the model's text is worth waiting for as long as
+    /// a player may still be in the room (the delivery guard drops it once none is). Default
+    /// 8000 ms.
     pub witnessed_narration_timeout_ms: u64,
     /// Provider calls in flight at once. Default 4.
     pub max_in_flight_calls: usize,
@@ -68,8 +74,8 @@ impl Default for LlmConfig {
             max_qps: 10,
             rate_burst: 1,
             calls_per_tick: 5,
-            call_timeout_ms: 2000,
-            witnessed_narration_timeout_ms: 500,
+            call_timeout_ms: 10_000,
+            witnessed_narration_timeout_ms: 8_000,
             max_in_flight_calls: 4,
             narration_max_chars: 400,
             breaker: BreakerConfig::default(),
@@ -274,13 +280,18 @@ pub struct OpenAiProviderConfig {
     /// A file holding the API key instead (a mounted secret); it wins over `api_key_env`.
     /// Default none.
     pub api_key_file: Option<std::path::PathBuf>,
-    /// Completion token cap per call. Default 160.
-    pub max_tokens: u32,
-    /// Sampling temperature. Default 0.7.
+    /// Completion token cap of a narration call (one line of prose). Default 60.
+    pub narration_max_tokens: u32,
+    /// Completion token cap of a perception call (the candidate JSON). Default 160.
+    pub perception_max_tokens: u32,
+    /// Sampling temperature. Default 0.2 (small models stay on task when it is low).
     pub temperature: f32,
-    /// Ask for `response_format: json_schema` on perception calls (the output is validated
-    /// regardless). Default true.
-    pub use_json_schema: bool,
+    /// The strongest structured-output mode perception asks for: `json_schema`,
+    /// `json_object` or `text`. A server that refuses a mode is asked for the next weaker one
+    /// in the same call, and the weaker mode is kept from then on (learned once, counted in
+    /// `geppetto_llm_structured_mode_downgrades_total`). The output is validated whatever the
+    /// mode. Default `json_schema`.
+    pub structured_output: StructuredMode,
     /// TCP connect timeout. Default 1000 ms.
     pub connect_timeout_ms: u64,
 }
@@ -293,9 +304,10 @@ impl Default for OpenAiProviderConfig {
             model: "smollm2".to_owned(),
             api_key_env: "GEPPETTO_LLM_API_KEY".to_owned(),
             api_key_file: None,
-            max_tokens: 160,
-            temperature: 0.7,
-            use_json_schema: true,
+            narration_max_tokens: 60,
+            perception_max_tokens: 160,
+            temperature: 0.2,
+            structured_output: StructuredMode::JsonSchema,
             connect_timeout_ms: 1000,
         }
     }
@@ -332,9 +344,14 @@ impl OpenAiProviderConfig {
                 reason: "must lie in 0..=2",
             });
         }
-        if self.max_tokens == 0 {
+        if self.narration_max_tokens == 0 {
             return Err(ConfigError::Zero {
-                field: "provider.max_tokens",
+                field: "provider.narration_max_tokens",
+            });
+        }
+        if self.perception_max_tokens == 0 {
+            return Err(ConfigError::Zero {
+                field: "provider.perception_max_tokens",
             });
         }
         if self.connect_timeout_ms == 0 {
@@ -357,11 +374,8 @@ mod tests {
         assert_eq!(config.queue_capacity, 50);
         assert_eq!(config.max_qps, 10);
         assert_eq!(config.calls_per_tick, 5);
-        assert_eq!(config.call_timeout(), Duration::from_secs(2));
-        assert_eq!(
-            config.witnessed_narration_timeout(),
-            Duration::from_millis(500)
-        );
+        assert_eq!(config.call_timeout(), Duration::from_secs(10));
+        assert_eq!(config.witnessed_narration_timeout(), Duration::from_secs(8));
         assert_eq!(config.breaker.failure_threshold, 5);
         assert_eq!(config.breaker.recovery_window(), Duration::from_secs(60));
         assert!(config.provider.is_none());

@@ -29,6 +29,7 @@ pub mod provider;
 pub mod queue;
 pub mod request;
 pub mod secret;
+pub mod structured;
 pub mod telemetry;
 pub mod template;
 pub mod worker;
@@ -39,7 +40,9 @@ pub use budget::TickBudget;
 pub use config::{BreakerConfig, ConfigError, LlmConfig, OpenAiProviderConfig, PerceptionLimits};
 pub use file_error::AssetError;
 pub use handle::{LlmHandle, Started, start};
-pub use narration::{DeliveryGuard, NarrationTicket, NarrativeReady};
+pub use narration::{
+    DeliveryGuard, NarrationTicket, NarrativeCheck, NarrativeReady, NarrativeRejection,
+};
 pub use openai::{ApiKey, OpenAiProvider, ProviderBuildError};
 pub use perception::{
     EventType, GossipTone, PerceivedEvent, PerceptionOutcome, Rejection, RejectionReason,
@@ -52,6 +55,7 @@ pub use request::{
     Priority, Seam,
 };
 pub use secret::{Secret, SecretError, read_secret};
+pub use structured::{LearnedMode, StructuredMode};
 pub use template::TemplateProvider;
 pub use worker::{
     BreakerEvent, FallbackReason, LlmOutput, NarrationSkipped, PerceptionResult, Providers,

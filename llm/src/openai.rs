@@ -1,8 +1,10 @@
 //! The OpenAI-compatible chat-completions provider (async-openai over reqwest with rustls).
-//! It owns prompt rendering and the HTTP call; it never retries (the client's own retry layer
-//! is replaced by a bare `ReqwestService`, so the breaker sees every failure) and never reads
-//! a base URL from the environment. The API key is read from the environment variable the
-//! config names, kept out of `Debug` output and never logged.
+//! It owns prompt rendering, the HTTP call and the structured-output mode perception asks
+//! for: the strongest the server accepts, a refusal answered by the next weaker mode within
+//! the same call and remembered (see [`crate::structured`]). It never retries otherwise (the
+//! client's own retry layer is replaced by a bare `ReqwestService`, so the breaker sees every
+//! failure) and never reads a base URL from the environment. The API key is read from the
+//! environment variable the config names, kept out of `Debug` output and never logged.
 
 use std::time::Duration;
 
@@ -12,10 +14,10 @@ use async_openai::error::OpenAIError;
 use async_openai::middleware::ReqwestService;
 use async_openai::types::chat::{
     ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
-    ChatCompletionRequestUserMessage, CreateChatCompletionRequestArgs, ResponseFormat,
-    ResponseFormatJsonSchema,
+    ChatCompletionRequestUserMessage, CreateChatCompletionRequestArgs,
+    CreateChatCompletionResponse,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::assets::{PromptSet, render};
 use crate::config::{OpenAiProviderConfig, PerceptionLimits};
@@ -25,6 +27,7 @@ use crate::perception::{
 use crate::provider::{Provider, ProviderError, ProviderFuture};
 use crate::request::{NarrationRequest, PerceptionRequest};
 use crate::secret::{Secret, SecretError, read_secret};
+use crate::structured::{LearnedMode, StructuredMode};
 
 /// Why the provider could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -48,9 +51,10 @@ pub type ApiKey = Secret;
 pub struct OpenAiProvider {
     name: String,
     model: String,
-    max_tokens: u32,
+    narration_max_tokens: u32,
+    perception_max_tokens: u32,
     temperature: f32,
-    use_json_schema: bool,
+    structured: LearnedMode,
     prompts: PromptSet,
     limits: PerceptionLimits,
     client: Client<OpenAIConfig>,
@@ -86,9 +90,10 @@ impl OpenAiProvider {
         Ok(Self {
             name: config.name.clone(),
             model: config.model.clone(),
-            max_tokens: config.max_tokens,
+            narration_max_tokens: config.narration_max_tokens,
+            perception_max_tokens: config.perception_max_tokens,
             temperature: config.temperature,
-            use_json_schema: config.use_json_schema,
+            structured: LearnedMode::new(&config.name, config.structured_output),
             prompts,
             limits,
             client,
@@ -118,31 +123,49 @@ impl OpenAiProvider {
         Self::new(config, key, prompts, limits, request_timeout)
     }
 
+    /// The structured-output mode perception asks this provider for now.
+    #[must_use]
+    pub fn structured_mode(&self) -> StructuredMode {
+        self.structured.current()
+    }
+
+    /// One chat completion. The token cap goes out as `max_tokens`, the field every
+    /// OpenAI-compatible server reads (llama.cpp's ignores `max_completion_tokens` and
+    /// generates until its context is full), and the response format as given, so it may
+    /// carry fields the typed request does not know.
     async fn complete(
         &self,
-        system: String,
-        user: String,
+        (system, user): (String, String),
+        max_tokens: u32,
         seed: u64,
-        response_format: Option<ResponseFormat>,
+        response_format: Option<Value>,
     ) -> Result<String, ProviderError> {
         let messages: Vec<ChatCompletionRequestMessage> = vec![
             ChatCompletionRequestSystemMessage::from(system).into(),
             ChatCompletionRequestUserMessage::from(user).into(),
         ];
-        let mut args = CreateChatCompletionRequestArgs::default();
-        args.model(self.model.clone())
+        let request = CreateChatCompletionRequestArgs::default()
+            .model(self.model.clone())
             .messages(messages)
-            .max_completion_tokens(self.max_tokens)
             .temperature(self.temperature)
             // The same request asks for the same sampling, where the server supports it.
-            .seed(i64::from_ne_bytes(seed.to_ne_bytes()));
-        if let Some(format) = response_format {
-            args.response_format(format);
-        }
-        let request = args
+            .seed(i64::from_ne_bytes(seed.to_ne_bytes()))
             .build()
             .map_err(|error| ProviderError::Request(error.to_string()))?;
-        let response = self.client.chat().create(request).await.map_err(classify)?;
+        let mut body = serde_json::to_value(request)
+            .map_err(|error| ProviderError::Request(error.to_string()))?;
+        if let Some(fields) = body.as_object_mut() {
+            fields.insert("max_tokens".to_owned(), json!(max_tokens));
+            if let Some(format) = response_format {
+                fields.insert("response_format".to_owned(), format);
+            }
+        }
+        let response: CreateChatCompletionResponse = self
+            .client
+            .chat()
+            .create_byot(body)
+            .await
+            .map_err(classify)?;
         response
             .choices
             .into_iter()
@@ -152,12 +175,7 @@ impl OpenAiProvider {
     }
 
     fn narration_messages(&self, request: &NarrationRequest) -> (String, String) {
-        let values = [
-            ("initiator", request.initiator.name.as_str()),
-            ("target", request.target.name.as_str()),
-            ("interaction", request.interaction.as_str()),
-            ("room", request.room.as_str()),
-        ];
+        let values = request.placeholder_values();
         (
             render(&self.prompts.narration.system, &values),
             render(&self.prompts.narration.user, &values),
@@ -166,7 +184,7 @@ impl OpenAiProvider {
 
     fn perception_messages(&self, request: &PerceptionRequest) -> (String, String) {
         let npcs: String = same_zone_npcs(request)
-            .map(|npc| format!("- {} (id: {})\n", npc.name, npc.id))
+            .map(|npc| format!("- {}: {}\n", npc.id, npc.name))
             .collect();
         let utterance = truncate_chars(&request.text, self.limits.max_utterance_chars);
         let values = [
@@ -187,6 +205,28 @@ impl OpenAiProvider {
             render(&self.prompts.perception.user, &values),
         )
     }
+
+    /// The `response_format` of a perception call in `mode`. `json_object` carries the
+    /// closed schema too: llama.cpp-compatible servers that refuse `json_schema` enforce it
+    /// there, others ignore it.
+    fn response_format(&self, mode: StructuredMode, request: &PerceptionRequest) -> Option<Value> {
+        let schema = || candidate_json_schema(request, &self.limits);
+        match mode {
+            StructuredMode::JsonSchema => Some(json!({
+                "type": "json_schema",
+                "json_schema": {
+                    "name": "perceived_events",
+                    "description": "World events the utterance causes.",
+                    "schema": schema(),
+                    "strict": true
+                }
+            })),
+            StructuredMode::JsonObject => {
+                Some(json!({ "type": "json_object", "schema": schema() }))
+            }
+            StructuredMode::Text => None,
+        }
+    }
 }
 
 impl Provider for OpenAiProvider {
@@ -194,34 +234,67 @@ impl Provider for OpenAiProvider {
         &self.name
     }
 
+    fn narration_instructions(&self) -> &str {
+        &self.prompts.narration.system
+    }
+
     fn narrate<'a>(&'a self, request: &'a NarrationRequest) -> ProviderFuture<'a, String> {
         Box::pin(async move {
-            let (system, user) = self.narration_messages(request);
-            self.complete(system, user, request.seed, None).await
+            let messages = self.narration_messages(request);
+            self.complete(messages, self.narration_max_tokens, request.seed, None)
+                .await
         })
     }
 
     fn perceive<'a>(&'a self, request: &'a PerceptionRequest) -> ProviderFuture<'a, Vec<Value>> {
         Box::pin(async move {
-            let (system, user) = self.perception_messages(request);
+            let messages = self.perception_messages(request);
             tracing::debug!(
                 utterance_id = %request.utterance_id,
                 utterance = %truncate_chars(&request.text, self.limits.max_utterance_chars),
                 "perception prompt built"
             );
-            let format = self.use_json_schema.then(|| ResponseFormat::JsonSchema {
-                json_schema: ResponseFormatJsonSchema {
-                    description: Some("World events the utterance causes.".to_owned()),
-                    name: "perceived_events".to_owned(),
-                    schema: candidate_json_schema(request, &self.limits),
-                    strict: Some(true),
-                },
-            });
-            let text = self.complete(system, user, request.seed, format).await?;
+            let first = self.structured.current();
+            let mut mode = first;
+            let mut refusal = None;
+            let text = loop {
+                let format = self.response_format(mode, request);
+                let answer = self
+                    .complete(
+                        messages.clone(),
+                        self.perception_max_tokens,
+                        request.seed,
+                        format,
+                    )
+                    .await;
+                match answer {
+                    Ok(text) => break text,
+                    Err(error) => {
+                        let weaker = mode.weaker().filter(|_| error.may_refuse_format());
+                        tracing::debug!(
+                            provider = %self.name,
+                            mode = mode.as_str(),
+                            %error,
+                            "perception call failed"
+                        );
+                        let first_error = refusal.get_or_insert(error);
+                        match weaker {
+                            Some(weaker) => mode = weaker,
+                            None => return Err(first_error.clone()),
+                        }
+                    }
+                }
+            };
+            if mode != first {
+                self.structured.learn(first, mode);
+            }
             parse_model_output(&text).ok_or(ProviderError::MalformedOutput)
         })
     }
 }
+
+/// Characters of a server's error message kept in a `ProviderError::Http`.
+const ERROR_MESSAGE_CHARS: usize = 200;
 
 /// Maps the client's error to the provider error the breaker and metrics use.
 fn classify(error: OpenAIError) -> ProviderError {
@@ -231,13 +304,18 @@ fn classify(error: OpenAIError) -> ProviderError {
             if status == 429 {
                 ProviderError::RateLimited
             } else {
-                ProviderError::Http { status }
+                ProviderError::Http {
+                    status,
+                    message: truncate_chars(&response.api_error.message, ERROR_MESSAGE_CHARS)
+                        .to_owned(),
+                }
             }
         }
         OpenAIError::Reqwest(error) => match error.status() {
             Some(status) if status.as_u16() == 429 => ProviderError::RateLimited,
             Some(status) => ProviderError::Http {
                 status: status.as_u16(),
+                message: String::new(),
             },
             None if error.is_timeout() => ProviderError::Timeout,
             None => ProviderError::Transport(error.to_string()),

@@ -23,10 +23,12 @@ pub enum ProviderError {
     #[error("provider rate limited the call (HTTP 429)")]
     RateLimited,
     /// Any other non-success HTTP status.
-    #[error("provider answered HTTP {status}")]
+    #[error("provider answered HTTP {status}: {message}")]
     Http {
         /// The status code.
         status: u16,
+        /// The start of the server's error message.
+        message: String,
     },
     /// The connection failed or broke.
     #[error("transport error: {0}")]
@@ -50,6 +52,22 @@ impl ProviderError {
         !matches!(self, ProviderError::MalformedOutput)
     }
 
+    /// Whether the error may be the server refusing a request's structured-output mode: an
+    /// HTTP error other than authentication, not-found, rate and overload answers, or an
+    /// answer that is not a completion (a validation error in another shape). The call is
+    /// then tried once with the next weaker mode, and only an answer to that teaches
+    /// anything; transport errors and timeouts never do.
+    #[must_use]
+    pub fn may_refuse_format(&self) -> bool {
+        match self {
+            ProviderError::Http { status, .. } => {
+                !matches!(status, 401 | 403 | 404 | 408 | 429 | 502 | 503 | 504)
+            }
+            ProviderError::InvalidResponse(_) => true,
+            _ => false,
+        }
+    }
+
     /// Stable snake_case name, used as the `outcome` metric label.
     #[must_use]
     pub fn as_str(&self) -> &'static str {
@@ -70,6 +88,12 @@ impl ProviderError {
 pub trait Provider: Send + Sync {
     /// Name used in metrics, events and logs.
     fn name(&self) -> &str;
+
+    /// The instructions this provider sends with a narration, which its answers must not
+    /// echo (the worker refuses an answer that repeats them). Default: none.
+    fn narration_instructions(&self) -> &str {
+        ""
+    }
 
     /// Writes flavour text for an interaction.
     fn narrate<'a>(&'a self, request: &'a NarrationRequest) -> ProviderFuture<'a, String>;

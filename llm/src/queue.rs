@@ -230,6 +230,8 @@ mod tests {
                 name: "B".to_owned(),
             },
             interaction: "argue".to_owned(),
+            mood: "calm".to_owned(),
+            absent: Vec::new(),
             priority,
             seed: 1,
         })

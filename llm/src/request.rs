@@ -59,10 +59,30 @@ pub struct NarrationRequest {
     pub target: Participant,
     /// Interaction kind in words the templates are keyed by: `argue`, `trade`, `gossip`…
     pub interaction: String,
+    /// The initiator's mood in a word or two (`cheerful`, `calm`, `gloomy`).
+    pub mood: String,
+    /// Names of the zone's NPCs who are not in the room: a model's text naming one of them
+    /// is refused and the template stands.
+    #[serde(default)]
+    pub absent: Vec<String>,
     /// Importance class.
     pub priority: Priority,
     /// Seed for every deterministic choice made for this request.
     pub seed: u64,
+}
+
+impl NarrationRequest {
+    /// The values of the narration placeholders (`crate::assets::NARRATION_PLACEHOLDERS`).
+    #[must_use]
+    pub fn placeholder_values(&self) -> [(&'static str, &str); 5] {
+        [
+            ("initiator", self.initiator.name.as_str()),
+            ("target", self.target.name.as_str()),
+            ("interaction", self.interaction.as_str()),
+            ("room", self.room.as_str()),
+            ("mood", self.mood.as_str()),
+        ]
+    }
 }
 
 /// An NPC the perceiver may name in a candidate event.

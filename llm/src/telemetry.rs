@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::breaker::BreakerState;
 use crate::request::{Priority, Seam};
+use crate::structured::StructuredMode;
 
 /// Gauge: requests waiting in the queue.
 pub const QUEUE_DEPTH: &str = "geppetto_llm_queue_depth";
@@ -28,6 +29,15 @@ pub const PERCEPTION_ACCEPTED: &str = "geppetto_llm_perception_accepted_total";
 pub const PERCEPTION_REJECTED: &str = "geppetto_llm_perception_rejected_total";
 /// Counter: accepted perceived events whose magnitude was clamped.
 pub const PERCEPTION_CLAMPED: &str = "geppetto_llm_perception_clamped_total";
+/// Gauge: the structured-output mode perception asks a provider for (2 `json_schema`,
+/// 1 `json_object`, 0 text), label `provider`.
+pub const STRUCTURED_MODE: &str = "geppetto_llm_structured_mode";
+/// Counter: structured-output modes a provider refused and the weaker one it accepted,
+/// labels `provider`, `from`, `to` (each learned once).
+pub const STRUCTURED_DOWNGRADES: &str = "geppetto_llm_structured_mode_downgrades_total";
+/// Counter: model narratives refused by the answer check (the template stands), label
+/// `reason`.
+pub const NARRATIVES_REJECTED: &str = "geppetto_llm_narratives_rejected_total";
 
 pub(crate) fn queue_depth(depth: usize) {
     metrics::gauge!(QUEUE_DEPTH).set(depth as f64);
@@ -79,4 +89,22 @@ pub(crate) fn perception_rejected(reason: &'static str) {
 
 pub(crate) fn perception_clamped(count: usize) {
     metrics::counter!(PERCEPTION_CLAMPED).increment(count as u64);
+}
+
+pub(crate) fn structured_mode(provider: &str, mode: StructuredMode) {
+    metrics::gauge!(STRUCTURED_MODE, "provider" => provider.to_owned()).set(mode.metric_value());
+}
+
+pub(crate) fn structured_downgrade(provider: &str, from: StructuredMode, to: StructuredMode) {
+    metrics::counter!(
+        STRUCTURED_DOWNGRADES,
+        "provider" => provider.to_owned(),
+        "from" => from.as_str(),
+        "to" => to.as_str()
+    )
+    .increment(1);
+}
+
+pub(crate) fn narrative_rejected(reason: &'static str) {
+    metrics::counter!(NARRATIVES_REJECTED, "reason" => reason).increment(1);
 }

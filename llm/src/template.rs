@@ -47,15 +47,7 @@ impl TemplateProvider {
         let pick = mix(request.seed ^ fnv1a(request.interaction.as_bytes()));
         let index = usize::try_from(pick % lines.len().max(1) as u64).unwrap_or_default();
         let line = lines.get(index).map_or("", String::as_str);
-        render(
-            line,
-            &[
-                ("initiator", &request.initiator.name),
-                ("target", &request.target.name),
-                ("interaction", &request.interaction),
-                ("room", &request.room),
-            ],
-        )
+        render(line, &request.placeholder_values())
     }
 
     /// Candidate events from the keyword rules, in rule order. A social rule aims at the
@@ -140,7 +132,7 @@ fn named_npcs<'a>(text: &str, request: &'a PerceptionRequest) -> Vec<&'a str> {
 
 /// Byte position of the first occurrence of `phrase` in `text` that starts and ends on a
 /// word boundary.
-fn find_phrase(text: &str, phrase: &str) -> Option<usize> {
+pub(crate) fn find_phrase(text: &str, phrase: &str) -> Option<usize> {
     if phrase.is_empty() {
         return None;
     }
@@ -200,6 +192,8 @@ mod tests {
                 name: "Mira".to_owned(),
             },
             interaction: interaction.to_owned(),
+            mood: "calm".to_owned(),
+            absent: Vec::new(),
             priority: Priority::Witnessed,
             seed,
         }

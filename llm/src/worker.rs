@@ -1,9 +1,13 @@
 //! The off-tick worker: one tokio task that drains the queue and serves each request through
 //! the per-tick budget, the per-provider circuit breakers, the GCRA rate limiter and a per-call
-//! timeout, falling back to the template provider whenever a provider cannot be used. It owns
+//! timeout, falling back to the template provider whenever a model cannot serve: the keyword
+//! rules read a player's line the model failed on, timed out on, answered with nothing valid
+//! or could not be asked (breaker open, budget spent), and a narration keeps its template when
+//! the model's answer fails [`NarrativeCheck`]. Every fallback is counted by reason. It owns
 //! that policy and the output messages; it holds no NPC state and can reach none: everything
 //! it learns leaves as an `LlmOutput` on the caller's channel.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -18,7 +22,7 @@ use crate::assets::LlmAssets;
 use crate::breaker::{BreakerState, CallResult, CircuitBreaker, Permit};
 use crate::budget::TickBudget;
 use crate::config::{ConfigError, LlmConfig, PerceptionLimits};
-use crate::narration::{DeliveryGuard, NarrativeReady, clean_narrative};
+use crate::narration::{DeliveryGuard, NarrativeCheck, NarrativeReady};
 use crate::openai::{OpenAiProvider, ProviderBuildError};
 use crate::perception::{PerceptionOutcome, validate_candidates};
 use crate::provider::{Provider, ProviderError};
@@ -37,8 +41,36 @@ geppetto_core::wire_enum! {
         BreakerOpen = "breaker_open",
         /// The per-tick budget is spent.
         BudgetSpent = "budget_spent",
-        /// The call failed or timed out.
+        /// The call failed (an HTTP error, a broken connection, an answer that is no
+        /// completion).
         ProviderFailed = "provider_failed",
+        /// The call outlived its ceiling.
+        Timeout = "timeout",
+        /// Perception: the model's text holds no candidate JSON.
+        MalformedOutput = "malformed_output",
+        /// Perception: the model proposed no event that passed the schema, and the keyword
+        /// rules found one.
+        NoValidEvent = "no_valid_event",
+        /// Narration: the model's text failed the answer check.
+        RejectedText = "rejected_text",
+    }
+}
+
+impl FallbackReason {
+    /// The reason a failed call stands for.
+    fn of(error: &ProviderError) -> Self {
+        match error {
+            ProviderError::Timeout => FallbackReason::Timeout,
+            ProviderError::MalformedOutput => FallbackReason::MalformedOutput,
+            _ => FallbackReason::ProviderFailed,
+        }
+    }
+
+    fn index(self) -> usize {
+        Self::VARIANTS
+            .iter()
+            .position(|reason| *reason == self)
+            .unwrap_or_default()
     }
 }
 
@@ -168,34 +200,44 @@ pub struct WorkerStats {
     counters: Arc<Counters>,
 }
 
+/// Answered calls whose latency is kept for the percentiles (the most recent ones).
+const LATENCY_SAMPLES: usize = 4096;
+
 #[derive(Debug, Default)]
 struct Counters {
     calls_succeeded: AtomicU64,
     calls_failed: AtomicU64,
-    fallbacks: AtomicU64,
+    fallbacks: [AtomicU64; FallbackReason::VARIANTS.len()],
     narratives_delivered: AtomicU64,
     narratives_discarded: AtomicU64,
     narrations_skipped: AtomicU64,
     perceptions: AtomicU64,
+    answered_ms: Mutex<VecDeque<u64>>,
 }
 
 /// A snapshot of `WorkerStats`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct WorkerCounts {
     /// Provider calls that succeeded.
     pub calls_succeeded: u64,
     /// Provider calls that failed or timed out.
     pub calls_failed: u64,
-    /// Requests served by the template provider without a call.
+    /// Requests the templates or keyword rules served instead of a model, in all.
     pub fallbacks: u64,
+    /// The same, by reason (every reason, in declaration order).
+    pub fallbacks_by_reason: Vec<(FallbackReason, u64)>,
     /// Narratives delivered.
     pub narratives_delivered: u64,
-    /// Narratives discarded by the delivery guard.
+    /// Narratives discarded by the delivery guard (before or after the call).
     pub narratives_discarded: u64,
     /// Narrations that got no model text.
     pub narrations_skipped: u64,
     /// Perception results emitted.
     pub perceptions: u64,
+    /// Median latency of the answered calls, in milliseconds (none before the first).
+    pub latency_p50_ms: Option<u64>,
+    /// 99th percentile of the same.
+    pub latency_p99_ms: Option<u64>,
 }
 
 impl WorkerStats {
@@ -204,16 +246,48 @@ impl WorkerStats {
     pub fn snapshot(&self) -> WorkerCounts {
         let c = &self.counters;
         let read = |counter: &AtomicU64| counter.load(Ordering::Acquire);
+        let fallbacks_by_reason: Vec<(FallbackReason, u64)> = FallbackReason::VARIANTS
+            .iter()
+            .map(|reason| (*reason, read(&c.fallbacks[reason.index()])))
+            .collect();
+        let mut answered: Vec<u64> = lock(&c.answered_ms).iter().copied().collect();
+        answered.sort_unstable();
         WorkerCounts {
             calls_succeeded: read(&c.calls_succeeded),
             calls_failed: read(&c.calls_failed),
-            fallbacks: read(&c.fallbacks),
+            fallbacks: fallbacks_by_reason.iter().map(|(_, n)| n).sum(),
+            fallbacks_by_reason,
             narratives_delivered: read(&c.narratives_delivered),
             narratives_discarded: read(&c.narratives_discarded),
             narrations_skipped: read(&c.narrations_skipped),
             perceptions: read(&c.perceptions),
+            latency_p50_ms: percentile(&answered, 50),
+            latency_p99_ms: percentile(&answered, 99),
         }
     }
+
+    fn fallback(&self, seam: Seam, reason: FallbackReason) {
+        bump(&self.counters.fallbacks[reason.index()]);
+        telemetry::fallback(seam, reason.as_str());
+    }
+
+    fn answered(&self, took: Duration) {
+        let mut answered = lock(&self.counters.answered_ms);
+        if answered.len() == LATENCY_SAMPLES {
+            answered.pop_front();
+        }
+        answered.push_back(u64::try_from(took.as_millis()).unwrap_or(u64::MAX));
+    }
+}
+
+/// The `pct`th percentile (nearest rank) of sorted values.
+fn percentile(sorted: &[u64], pct: usize) -> Option<u64> {
+    let rank = (sorted.len() * pct).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn bump(counter: &AtomicU64) {
@@ -276,6 +350,10 @@ where
         .map(|provider| {
             telemetry::breaker_state(provider.name(), BreakerState::Closed);
             Slot {
+                check: NarrativeCheck::new(
+                    provider.narration_instructions(),
+                    config.narration_max_chars,
+                ),
                 provider,
                 breaker: Mutex::new(CircuitBreaker::from_config(&config.breaker)),
             }
@@ -288,7 +366,6 @@ where
         stats: stats.clone(),
         call_timeout: config.call_timeout(),
         witnessed_narration_timeout: config.witnessed_narration_timeout(),
-        narration_max_chars: config.narration_max_chars,
         limits: config.perception.clone(),
     });
     let join = runtime.spawn(run(
@@ -305,11 +382,13 @@ struct Slot {
     provider: Arc<dyn Provider>,
     // A std Mutex: held for one state-machine step, never across `.await`.
     breaker: Mutex<CircuitBreaker>,
+    /// What this provider's narrations must pass.
+    check: NarrativeCheck,
 }
 
 impl Slot {
     fn breaker(&self) -> MutexGuard<'_, CircuitBreaker> {
-        self.breaker.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.breaker)
     }
 }
 
@@ -320,7 +399,6 @@ struct Shared {
     stats: WorkerStats,
     call_timeout: Duration,
     witnessed_narration_timeout: Duration,
-    narration_max_chars: usize,
     limits: PerceptionLimits,
 }
 
@@ -354,6 +432,12 @@ async fn run<S>(
                 }
             }
             request = queue.pop(), if in_flight.len() < max_in_flight => {
+                if let LlmRequest::Narration(narration) = &request
+                    && !shared.room_has_player(narration)
+                {
+                    shared.discard(narration);
+                    continue;
+                }
                 match shared.route() {
                     Route::Fallback(reason) => {
                         in_flight.spawn(Arc::clone(&shared).serve_fallback(request, reason));
@@ -428,8 +512,6 @@ impl Shared {
     }
 
     async fn serve_fallback(self: Arc<Self>, request: LlmRequest, reason: FallbackReason) {
-        bump(&self.stats.counters.fallbacks);
-        telemetry::fallback(request.seam(), reason.as_str());
         match request {
             LlmRequest::Narration(narration) => self.skip_narration(&narration, reason).await,
             LlmRequest::Perception(perception) => {
@@ -456,19 +538,23 @@ impl Shared {
         let started = Instant::now();
         match request {
             LlmRequest::Narration(narration) => {
-                let result = with_ceiling(ceiling, provider.narrate(&narration))
-                    .await
-                    .and_then(|text| {
-                        clean_narrative(&text, self.narration_max_chars).ok_or_else(|| {
-                            ProviderError::InvalidResponse("empty narrative".to_owned())
-                        })
-                    });
+                let result = with_ceiling(ceiling, provider.narrate(&narration)).await;
                 self.finish_call(slot_index, permit, Seam::Narration, &result, started)
                     .await;
-                match result {
-                    Ok(text) => self.deliver(&narration, text, provider.name()).await,
-                    Err(_) => {
-                        self.skip_narration(&narration, FallbackReason::ProviderFailed)
+                match result.map(|text| slot.check.check(&text, &narration)) {
+                    Ok(Ok(text)) => self.deliver(&narration, text, provider.name()).await,
+                    Ok(Err(rejection)) => {
+                        telemetry::narrative_rejected(rejection.as_str());
+                        tracing::debug!(
+                            interaction_id = %narration.interaction_id,
+                            reason = rejection.as_str(),
+                            "model narration refused; the template stands"
+                        );
+                        self.skip_narration(&narration, FallbackReason::RejectedText)
+                            .await;
+                    }
+                    Err(error) => {
+                        self.skip_narration(&narration, FallbackReason::of(&error))
                             .await;
                     }
                 }
@@ -480,25 +566,49 @@ impl Shared {
                 match result {
                     Ok(candidates) => {
                         let outcome = validate_candidates(&candidates, &perception, &self.limits);
-                        self.emit_perception(&perception, outcome, provider.name(), None)
+                        self.model_perceived(&perception, outcome, provider.name())
                             .await;
                     }
-                    Err(ProviderError::MalformedOutput) => {
-                        self.emit_perception(
-                            &perception,
-                            PerceptionOutcome::malformed(),
-                            provider.name(),
-                            None,
-                        )
-                        .await;
-                    }
-                    Err(_) => {
-                        self.perceive_with_rules(&perception, FallbackReason::ProviderFailed)
+                    Err(error) => {
+                        if error == ProviderError::MalformedOutput {
+                            PerceptionOutcome::malformed().record_metrics();
+                        }
+                        self.perceive_with_rules(&perception, FallbackReason::of(&error))
                             .await;
                     }
                 }
             }
         }
+    }
+
+    /// Emits what the model perceived; when none of its candidates passed, the keyword rules
+    /// read the line too, and stand in if they find an event.
+    async fn model_perceived(
+        &self,
+        perception: &PerceptionRequest,
+        outcome: PerceptionOutcome,
+        provider: &str,
+    ) {
+        if outcome.events.is_empty() {
+            let candidates = self.fallback.perceive_now(perception);
+            let rules = validate_candidates(&candidates, perception, &self.limits);
+            if !rules.events.is_empty() {
+                // The model's refused candidates still count in the metrics.
+                outcome.record_metrics();
+                self.stats
+                    .fallback(Seam::Perception, FallbackReason::NoValidEvent);
+                self.emit_perception(
+                    perception,
+                    rules,
+                    TEMPLATE_PROVIDER_NAME,
+                    Some(FallbackReason::NoValidEvent),
+                )
+                .await;
+                return;
+            }
+        }
+        self.emit_perception(perception, outcome, provider, None)
+            .await;
     }
 
     /// Records a call's result in its breaker, its metrics and counters, and publishes a
@@ -520,9 +630,13 @@ impl Shared {
             Err(error) if !error.is_provider_failure() => (error.as_str(), CallResult::Success),
             Err(error) => (error.as_str(), CallResult::Failure),
         };
-        telemetry::call_finished(name, seam, outcome, started.elapsed());
+        let took = started.elapsed();
+        telemetry::call_finished(name, seam, outcome, took);
         match breaker_result {
-            CallResult::Success => bump(&self.stats.counters.calls_succeeded),
+            CallResult::Success => {
+                bump(&self.stats.counters.calls_succeeded);
+                self.stats.answered(took);
+            }
             CallResult::Failure => {
                 bump(&self.stats.counters.calls_failed);
                 tracing::warn!(
@@ -556,12 +670,25 @@ impl Shared {
         }
     }
 
-    async fn deliver(&self, narration: &NarrationRequest, text: String, provider: &str) {
-        if self
-            .io
+    fn room_has_player(&self, narration: &NarrationRequest) -> bool {
+        self.io
             .guard
             .room_has_player(&narration.zone, &narration.room)
-        {
+    }
+
+    /// Counts a narration nobody is left to read.
+    fn discard(&self, narration: &NarrationRequest) {
+        bump(&self.stats.counters.narratives_discarded);
+        telemetry::narrative_discarded();
+        tracing::debug!(
+            interaction_id = %narration.interaction_id,
+            room = %narration.room,
+            "narrative discarded: no player left in the room"
+        );
+    }
+
+    async fn deliver(&self, narration: &NarrationRequest, text: String, provider: &str) {
+        if self.room_has_player(narration) {
             bump(&self.stats.counters.narratives_delivered);
             telemetry::narrative_delivered();
             self.emit(LlmOutput::NarrativeReady(NarrativeReady {
@@ -573,17 +700,13 @@ impl Shared {
             }))
             .await;
         } else {
-            bump(&self.stats.counters.narratives_discarded);
-            telemetry::narrative_discarded();
-            tracing::debug!(
-                interaction_id = %narration.interaction_id,
-                room = %narration.room,
-                "narrative discarded: no player left in the room"
-            );
+            self.discard(narration);
         }
     }
 
+    /// The template stands for `narration`, for `reason`.
     async fn skip_narration(&self, narration: &NarrationRequest, reason: FallbackReason) {
+        self.stats.fallback(Seam::Narration, reason);
         bump(&self.stats.counters.narrations_skipped);
         self.emit(LlmOutput::NarrationSkipped(NarrationSkipped {
             interaction_id: narration.interaction_id.clone(),
@@ -592,7 +715,9 @@ impl Shared {
         .await;
     }
 
+    /// The keyword rules read `perception` in the model's place, for `reason`.
     async fn perceive_with_rules(&self, perception: &PerceptionRequest, reason: FallbackReason) {
+        self.stats.fallback(Seam::Perception, reason);
         let candidates = self.fallback.perceive_now(perception);
         let outcome = validate_candidates(&candidates, perception, &self.limits);
         self.emit_perception(perception, outcome, TEMPLATE_PROVIDER_NAME, Some(reason))

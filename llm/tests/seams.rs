@@ -8,45 +8,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use common::{
-    Mode, TestServer, assets, collect, config, narration, next_output, perception, skipped_ids,
+    Mode, TestServer, always_occupied, assets, collect, config, narration, next_output, perception,
+    run, skipped_ids,
 };
 use geppetto_llm::{
     BreakerConfig, BreakerEvent, BreakerState, FallbackReason, LlmHandle, LlmOutput,
-    NarrationRequest, NarrationTicket, PerceivedEvent, Priority, Providers, PushOutcome,
-    RejectionReason, Started, TemplateProvider, start,
+    NarrationRequest, NarrationTicket, PerceivedEvent, Priority, PushOutcome, RejectionReason,
+    TemplateProvider,
 };
-use tokio::sync::oneshot;
-
-fn always_occupied() -> Arc<dyn geppetto_llm::DeliveryGuard> {
-    Arc::new(|_zone: &str, _room: &str| true)
-}
-
-struct Running {
-    started: Started,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Running {
-    async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        let _ = (&mut self.started.worker.join).await;
-    }
-}
-
-fn run(config: &geppetto_llm::LlmConfig, guard: Arc<dyn geppetto_llm::DeliveryGuard>) -> Running {
-    let providers = Providers::from_config(config, assets()).expect("providers build");
-    let (stop, stopped) = oneshot::channel::<()>();
-    let started = start(config, providers, guard, 64, async move {
-        let _ = stopped.await;
-    })
-    .expect("worker starts");
-    Running {
-        started,
-        stop: Some(stop),
-    }
-}
 
 fn transition(from: BreakerState, to: BreakerState) -> BreakerEvent {
     BreakerEvent {
@@ -125,7 +94,7 @@ async fn breaker_opens_after_five_failures_and_probes_exactly_once_after_the_win
         BTreeSet::from(["probe-1".to_owned(), "probe-2".to_owned()])
     );
     assert_eq!(
-        skipped_ids(&results, FallbackReason::ProviderFailed),
+        skipped_ids(&results, FallbackReason::Timeout),
         BTreeSet::from(["probe-0".to_owned()])
     );
     assert_eq!(
@@ -381,7 +350,7 @@ async fn calls_per_second_never_exceed_the_limit_over_a_burst() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn witnessed_narration_gets_the_shorter_timeout() {
+async fn witnessed_narration_gets_its_own_timeout() {
     let server = TestServer::start(Mode::Slow(Duration::from_millis(400))).await;
     let mut config = config(&server.base_url);
     config.witnessed_narration_timeout_ms = 100;
@@ -397,7 +366,7 @@ async fn witnessed_narration_gets_the_shorter_timeout() {
         .narrate(narration("routine", "square", Priority::Routine));
     let (results, _) = collect(&mut running.started.output, 2).await;
     assert_eq!(
-        skipped_ids(&results, FallbackReason::ProviderFailed),
+        skipped_ids(&results, FallbackReason::Timeout),
         BTreeSet::from(["witnessed".to_owned()])
     );
     assert!(results.iter().any(
@@ -516,7 +485,7 @@ async fn perception_sends_a_json_schema_and_validates_what_comes_back() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unparseable_model_output_is_reported_and_does_not_trip_the_breaker() {
+async fn unparseable_model_output_falls_back_to_the_keyword_rules_and_does_not_trip_the_breaker() {
     let server = TestServer::start(Mode::Ok).await;
     server.set_perception_reply("Sure! The player is being rude to Mira.");
     let mut config = config(&server.base_url);
@@ -534,13 +503,28 @@ async fn unparseable_model_output_is_reported_and_does_not_trip_the_breaker() {
         let LlmOutput::Perception(result) = result else {
             panic!("expected perception results, got {result:?}");
         };
-        assert!(result.outcome.events.is_empty());
-        assert_eq!(
-            result.outcome.rejections[0].reason,
-            RejectionReason::MalformedOutput
-        );
+        // The line is not lost: the keyword rules read it in the model's place.
+        assert_eq!(result.fallback, Some(FallbackReason::MalformedOutput));
+        assert_eq!(result.provider, "template");
+        assert!(matches!(
+            &result.outcome.events[..],
+            [PerceivedEvent::SocialEvent { target, .. }] if target == "mira"
+        ));
     }
     assert_eq!(server.calls(), 6);
+    let counts = running.started.worker.stats.snapshot();
+    assert_eq!(
+        counts.calls_succeeded, 6,
+        "an answer, however useless, is a success"
+    );
+    assert_eq!(
+        counts
+            .fallbacks_by_reason
+            .iter()
+            .find(|(reason, _)| *reason == FallbackReason::MalformedOutput),
+        Some(&(FallbackReason::MalformedOutput, 6))
+    );
+    assert!(counts.latency_p50_ms.is_some() && counts.latency_p99_ms >= counts.latency_p50_ms);
     running.stop().await;
 }
 

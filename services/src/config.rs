@@ -203,6 +203,8 @@ impl ServiceConfig {
             governor: self.governor.clone(),
             isolation: self.isolation.clone(),
             integration: self.integration.clone(),
+            // The zones of the world files, once they are read (see `Content::build`).
+            zones: None,
         }
     }
 }
@@ -309,6 +311,24 @@ mod tests {
         assert_eq!(
             config.cluster,
             crate::runtime::lease::ClusterConfig::default()
+        );
+        assert_eq!(config.llm, geppetto_llm::LlmConfig::default());
+        // The provider is documented commented out (configuring one calls it): uncommented,
+        // it is the default provider.
+        let (_, provider) = text.split_once("# [llm.provider]").expect("documented");
+        let provider: String = provider
+            .lines()
+            .skip(1)
+            .map(|line| format!("{}\n", line.strip_prefix("# ").unwrap_or(line)))
+            .collect();
+        let provider: geppetto_llm::OpenAiProviderConfig =
+            toml::from_str(&provider).expect("the documented provider parses");
+        assert_eq!(
+            provider,
+            geppetto_llm::OpenAiProviderConfig {
+                api_key_file: Some("llm.key".into()),
+                ..geppetto_llm::OpenAiProviderConfig::default()
+            }
         );
     }
 

@@ -90,6 +90,10 @@ enum Command {
         /// The model to ask at `--llm-url`.
         #[arg(long, requires = "llm_url")]
         llm_model: Option<String>,
+        /// The ceiling of every model call in milliseconds (default: the `[llm]` defaults,
+        /// 8000 for a narration a player witnessed, 10000 for the rest).
+        #[arg(long, requires = "llm_url", value_parser = clap::value_parser!(u64).range(1..))]
+        llm_timeout_ms: Option<u64>,
         /// Keep the village in this redb file (world log and snapshots): the next run resumes
         /// where this one stopped, and `geppetto replay --redb FILE` replays it.
         #[arg(long)]
@@ -510,6 +514,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             redis,
             llm_url,
             llm_model,
+            llm_timeout_ms,
             data,
             admin,
             log,
@@ -521,6 +526,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                 redis,
                 llm_url,
                 llm_model,
+                llm_timeout_ms,
                 data,
                 admin,
             };

@@ -78,11 +78,13 @@ impl RedisServer {
     }
 
     /// Appends a raw body to a stream, as a game server would.
+    #[allow(dead_code)]
     pub fn xadd(&self, key: &str, body: &str) {
         self.xadd_bytes(key, body.as_bytes());
     }
 
     /// Appends raw bytes (UTF-8 or not) to a stream.
+    #[allow(dead_code)]
     pub fn xadd_bytes(&self, key: &str, body: &[u8]) {
         let client = redis::Client::open(self.url.as_str()).expect("url");
         let mut c = client.get_connection().expect("connection");

@@ -1,6 +1,7 @@
 //! Scripted world events for the end-to-end tests and benchmarks: a tick at a time, players
-//! wandering from room to room, and thefts, insults, gifts and threats by Vex; and the intent
-//! stream they yield, read back with duplicates dropped.
+//! wandering from room to room, thefts, insults, gifts and threats by Vex, and the game's side
+//! of the contract (completions, NPCs moved, a player's orders, an NPC engaged and released);
+//! and the intent stream they yield, read back with duplicates dropped.
 
 use std::collections::BTreeMap;
 
@@ -17,7 +18,10 @@ pub struct Cast<'a> {
 }
 
 /// Zone `zone`'s world events of ticks `from..=to` (game time 420 + tick): a player entering a
-/// room every 9 ticks, a social event every 7, and a `time_advanced` each tick.
+/// room every 9 ticks, a social event every 7, the game's reports (a completion of the
+/// target's current intent every 5 ticks, an NPC moved every 11, an order every 13, an NPC
+/// engaged and released every 17), and a `time_advanced` each tick. A report that does not fit
+/// (no intent in progress, an NPC not engaged) is dead-lettered, the same way every run.
 pub fn script(zone: &str, from: u64, to: u64, cast: &Cast) -> Vec<String> {
     let envelope = |kind: &str, id: String, time: u64, fields: Value| {
         let mut message = json!({"v": 1, "type": kind, "id": id, "zone": zone, "game_time": time});
@@ -47,6 +51,24 @@ pub fn script(zone: &str, from: u64, to: u64, cast: &Cast) -> Vec<String> {
                 json!({"kind": cast.kinds[i % cast.kinds.len()], "source": "vex",
                        "target": cast.targets[i % cast.targets.len()], "deltas": {}}),
             ));
+        }
+        let target = cast.targets[tick as usize % cast.targets.len()];
+        let game = match tick {
+            t if t % 5 == 2 => Some(("action_completed", json!({"npc": target}))),
+            t if t % 11 == 4 => Some((
+                "npc_moved",
+                json!({"npc": target, "room": cast.rooms[t as usize % cast.rooms.len()]}),
+            )),
+            t if t % 13 == 6 => Some((
+                "order",
+                json!({"npc": target, "provider": "tavern", "action": "eat_stew", "by": "player0"}),
+            )),
+            t if t % 17 == 8 => Some(("npc_engaged", json!({"npc": target, "reason": "combat"}))),
+            t if t % 17 == 12 => Some(("npc_released", json!({"npc": target}))),
+            _ => None,
+        };
+        if let Some((kind, fields)) = game {
+            lines.push(envelope(kind, format!("g{tick}"), now, fields));
         }
         lines.push(envelope(
             "time_advanced",

@@ -372,13 +372,14 @@ impl GoalBook {
     /// out to meet deliberately even when one action does it, as queue entries. A fact goal
     /// no plan reaches is reported once and not retried until it changes; a resource goal
     /// beyond the planner's budget ("save a hundred gold") is left, silently, to the priority
-    /// bonus that drives its many repetitions, and not searched again.
+    /// bonus that drives its many repetitions, and not searched again. The error names the
+    /// goal no plan reaches, when it is to be reported.
     pub fn seed_plan(
         &mut self,
         agent: &Agent,
         world: &World,
         config: &PlannerConfig,
-    ) -> Result<Vec<QueuedAction>, Option<GoalEvent>> {
+    ) -> Result<Vec<QueuedAction>, Option<Box<(GoalNote, NoPlan)>>> {
         for goal in &self.goals {
             if self.blocked.contains(&goal.description) {
                 continue;
@@ -414,7 +415,7 @@ impl GoalBook {
                 Err(reason) => {
                     self.blocked.push(goal.description.clone());
                     if reported_when_unreachable {
-                        Err(Some(GoalEvent::Blocked(goal.note(), reason)))
+                        Err(Some(Box::new((goal.note(), reason))))
                     } else {
                         Err(None)
                     }

@@ -207,8 +207,16 @@ fn the_actor_is_always_the_speaker() {
 
 #[test]
 fn model_output_shapes() {
-    let cases: [(&str, Option<usize>); 7] = [
+    let cases: [(&str, Option<usize>); 11] = [
         (r#"{"events": [{"type": "x"}, {"type": "y"}]}"#, Some(2)),
+        // Plain text: the first candidate JSON in the prose, fenced or not.
+        (
+            "Sure! Here it is:\n```json\n{\"events\": [{\"type\": \"x\"}]}\n```\nHope it helps.",
+            Some(1),
+        ),
+        (r#"The answer is {"events": []} and nothing else."#, Some(0)),
+        (r#"{not json} then [{"type": "x"}, {"type": "y"}]"#, Some(2)),
+        ("an unclosed { brace and [ bracket", None),
         (r#"[{"type": "x"}]"#, Some(1)),
         ("```json\n{\"events\": []}\n```", Some(0)),
         (r#"{"type": "social_event"}"#, Some(1)),

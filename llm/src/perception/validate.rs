@@ -15,9 +15,14 @@ use super::schema::{
     SocialKind,
 };
 
+/// Where in a model's text a JSON value may start is tried at most this many times, so prose
+/// full of braces costs bounded work.
+const MAX_JSON_STARTS: usize = 32;
+
 /// Extracts the candidate list from a model's text: `{"events": [...]}`, a bare array, or a
-/// single event object, optionally inside a Markdown code fence. `None` when it is none of
-/// these (the caller reports `MalformedOutput`).
+/// single event object — the whole text, or inside a Markdown code fence, or the first such
+/// JSON value found in surrounding prose (a model answering in plain text). `None` when there
+/// is none (the caller reports `MalformedOutput`).
 #[must_use]
 pub fn parse_model_output(text: &str) -> Option<Vec<Value>> {
     let trimmed = text.trim();
@@ -27,7 +32,24 @@ pub fn parse_model_output(text: &str) -> Option<Vec<Value>> {
         .and_then(|inner| inner.trim_end().strip_suffix("```"))
         .unwrap_or(trimmed)
         .trim();
-    match serde_json::from_str::<Value>(unfenced).ok()? {
+    if let Ok(value) = serde_json::from_str::<Value>(unfenced) {
+        return candidates_in(value);
+    }
+    trimmed
+        .match_indices(['{', '['])
+        .take(MAX_JSON_STARTS)
+        .find_map(|(at, _)| {
+            let value = serde_json::Deserializer::from_str(&trimmed[at..])
+                .into_iter::<Value>()
+                .next()?
+                .ok()?;
+            candidates_in(value)
+        })
+}
+
+/// The candidates a JSON value stands for, if it is one of the accepted shapes.
+fn candidates_in(value: Value) -> Option<Vec<Value>> {
+    match value {
         Value::Array(items) => Some(items),
         Value::Object(mut object) => match object.remove("events") {
             Some(Value::Array(items)) if object.is_empty() => Some(items),

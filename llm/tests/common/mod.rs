@@ -15,11 +15,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use geppetto_llm::{
-    LlmAssets, LlmConfig, LlmOutput, NarrationRequest, NpcRef, OpenAiProviderConfig, Participant,
-    PerceptionContext, PerceptionRequest, Priority, load_assets_from_dir,
+    DeliveryGuard, LlmAssets, LlmConfig, LlmOutput, NarrationRequest, NpcRef, OpenAiProviderConfig,
+    Participant, PerceptionContext, PerceptionRequest, Priority, Providers, Started,
+    load_assets_from_dir, start,
 };
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 /// How the server answers.
@@ -37,6 +38,11 @@ pub enum Mode {
     Gated,
     /// Never answers.
     Hang,
+    /// Refuses `response_format: json_schema` as llama-cpp-python's server does (HTTP 500
+    /// naming the field), answers everything else.
+    RefuseJsonSchema,
+    /// Refuses any `response_format` with an HTTP 400, answers plain requests.
+    RefuseResponseFormat,
 }
 
 struct ServerState {
@@ -144,7 +150,7 @@ async fn chat_completions(
 ) -> Response {
     lock(&state.arrivals).push(Instant::now());
     let perception =
-        body.get("response_format").is_some() || body.to_string().contains("The player said");
+        body.get("response_format").is_some() || body.to_string().contains("Player says to");
     lock(&state.bodies).push(body);
     let mode = *lock(&state.mode);
     match mode {
@@ -163,6 +169,25 @@ async fn chat_completions(
             }
         }
         Mode::Hang => std::future::pending::<()>().await,
+        Mode::RefuseJsonSchema | Mode::RefuseResponseFormat => {
+            let format = lock(&state.bodies)
+                .last()
+                .and_then(|body| body["response_format"]["type"].as_str().map(str::to_owned));
+            let refused = match (mode, format.as_deref()) {
+                (Mode::RefuseJsonSchema, Some("json_schema")) => Some((
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "response_format.type: Input should be 'text' or 'json_object'",
+                )),
+                (Mode::RefuseResponseFormat, Some(_)) => {
+                    Some((StatusCode::BAD_REQUEST, "response_format is not supported"))
+                }
+                _ => None,
+            };
+            if let Some((status, message)) = refused {
+                let error = json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": null}});
+                return (status, Json(error)).into_response();
+            }
+        }
     }
     let content = if perception {
         lock(&state.perception_reply).clone()
@@ -182,6 +207,38 @@ async fn chat_completions(
         "usage": null
     }))
     .into_response()
+}
+
+pub fn always_occupied() -> Arc<dyn DeliveryGuard> {
+    Arc::new(|_zone: &str, _room: &str| true)
+}
+
+pub struct Running {
+    pub started: Started,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Running {
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = (&mut self.started.worker.join).await;
+    }
+}
+
+/// The worker over `config`'s providers and the shipped assets, until `stop`.
+pub fn run(config: &LlmConfig, guard: Arc<dyn DeliveryGuard>) -> Running {
+    let providers = Providers::from_config(config, assets()).expect("providers build");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let started = start(config, providers, guard, 64, async move {
+        let _ = stopped.await;
+    })
+    .expect("worker starts");
+    Running {
+        started,
+        stop: Some(stop),
+    }
 }
 
 /// The shipped prompts, templates and rules.
@@ -222,6 +279,8 @@ pub fn narration(id: &str, room: &str, priority: Priority) -> NarrationRequest {
             name: "Mira".to_owned(),
         },
         interaction: "argue".to_owned(),
+        mood: "tense".to_owned(),
+        absent: vec!["Captain Vell".to_owned()],
         priority,
         seed: 42,
     }

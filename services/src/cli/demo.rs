@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
+use geppetto_llm::{LlmConfig, OpenAiProviderConfig, WorkerCounts};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -48,6 +48,9 @@ pub struct DemoOptions {
     pub llm_url: Option<String>,
     /// The model to ask at `llm_url`.
     pub llm_model: Option<String>,
+    /// The ceiling of every model call, in milliseconds (narration and perception); none:
+    /// the `[llm]` defaults.
+    pub llm_timeout_ms: Option<u64>,
     /// A redb file that keeps the village between runs: its world log, and snapshots every
     /// `snapshot_every_ticks` and at the end; a run resumes where the last one stopped.
     pub data: Option<std::path::PathBuf>,
@@ -67,11 +70,44 @@ impl DemoOptions {
                 ..defaults
             }
         });
+        let defaults = LlmConfig::default();
         LlmConfig {
             provider,
-            ..LlmConfig::default()
+            call_timeout_ms: self.llm_timeout_ms.unwrap_or(defaults.call_timeout_ms),
+            witnessed_narration_timeout_ms: self
+                .llm_timeout_ms
+                .unwrap_or(defaults.witnessed_narration_timeout_ms),
+            ..defaults
         }
     }
+}
+
+/// The closing line about the model: its calls, latency, deliveries and fallbacks by reason.
+pub fn llm_summary(model: &str, counts: &WorkerCounts) -> String {
+    let ms = |value: Option<u64>| value.map_or_else(|| "-".to_owned(), |v| format!("{v} ms"));
+    let fallbacks: Vec<String> = counts
+        .fallbacks_by_reason
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(reason, n)| format!("{} {n}", reason.as_str()))
+        .collect();
+    format!(
+        "-- llm {model}: {} calls ({} answered, {} failed), latency p50 {} p99 {}; {} narratives delivered, {} discarded (no player left), {} kept the template; {} perceptions; fallbacks: {}",
+        counts.calls_succeeded + counts.calls_failed,
+        counts.calls_succeeded,
+        counts.calls_failed,
+        ms(counts.latency_p50_ms),
+        ms(counts.latency_p99_ms),
+        counts.narratives_delivered,
+        counts.narratives_discarded,
+        counts.narrations_skipped,
+        counts.perceptions,
+        if fallbacks.is_empty() {
+            "none".to_owned()
+        } else {
+            fallbacks.join(", ")
+        }
+    )
 }
 
 /// Names for the feed.
@@ -446,7 +482,9 @@ pub fn run_demo(
                 .map_err(|e| CommandError::Environment(format!("admin {address}: {e}")))?;
             tokio::spawn(server);
         }
-        let seams = start_llm(&options.llm_config(), None, &bus, &stopped)?;
+        let llm_config = options.llm_config();
+        let seams = start_llm(&llm_config, None, &bus, &stopped)?;
+        let llm_stats = seams.stats.clone();
         let loop_task = tokio::spawn(run_zone(
             handle.clone(),
             Arc::clone(&bus),
@@ -555,6 +593,9 @@ pub fn run_demo(
             }
         }
         actors.stop();
+        if let Some(provider) = &llm_config.provider {
+            sink(llm_summary(&provider.model, &llm_stats.snapshot()));
+        }
         Ok(printed)
     };
     crate::runtime::block_on(crate::runtime::cores(), future)

@@ -7,7 +7,8 @@
 //!   interaction, delivered only while a player is still in the room — the delivery guard reads
 //!   [`RoomsWithPlayers`], kept current by each zone loop);
 //! - perceived events as ordinary `social_event`s on the zone's `world` stream, so they are
-//!   logged before any NPC sees them and a replay never calls a model;
+//!   logged before any NPC sees them and a replay never calls a model (whether the model or,
+//!   standing in for it, the keyword rules read the line);
 //! - `llm_breaker` on every zone's `npc_events` when a provider's breaker changes state.
 //!
 //! Nothing here reaches NPC state: requests are owned copies, results are bus messages.
@@ -285,6 +286,14 @@ pub async fn run_output(
                         utterance = %result.utterance_id,
                         rejected = result.outcome.rejections.len(),
                         "perceived candidates refused"
+                    );
+                }
+                if let Some(reason) = result.fallback {
+                    tracing::debug!(
+                        utterance = %result.utterance_id,
+                        reason = reason.as_str(),
+                        events = result.outcome.events.len(),
+                        "the keyword rules read the line in the model's place"
                     );
                 }
             }

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use geppetto_llm::{LlmConfig, TemplateProvider};
+use geppetto_llm::{LlmConfig, TemplateProvider, WorkerStats};
 use geppetto_storage::{MemorySnapshotStore, RedbFile, RedisSnapshotStore, SnapshotStore};
 use tokio::sync::{mpsc, watch};
 
@@ -37,12 +37,15 @@ fn environment(error: impl std::fmt::Display) -> CommandError {
     CommandError::Environment(error.to_string())
 }
 
-/// The started LLM seams of a service: the link zone loops use and the placeholder writer.
+/// The started LLM seams of a service: the link zone loops use, the placeholder writer and
+/// the worker's counters.
 pub struct StartedSeams {
     /// For zone loops.
     pub link: LlmLink,
     /// For zones' placeholders.
     pub narrator: Arc<TemplateProvider>,
+    /// Calls, fallbacks by reason, deliveries and latency so far.
+    pub stats: WorkerStats,
 }
 
 /// Starts the seams of `config` (inside the runtime) and the task that publishes what they
@@ -70,6 +73,7 @@ pub fn start_llm(
     Ok(StartedSeams {
         link: seams.link,
         narrator,
+        stats: seams.worker.stats,
     })
 }
 
@@ -212,11 +216,11 @@ impl Content {
     }
 
     /// Builds `zone` over `vocabulary` (see [`Zone::over`]) with `narrator` for its
-    /// placeholder lines.
+    /// placeholder lines; NPCs may walk into any zone of the content.
     pub fn build(
         &self,
         zone: &str,
-        config: ZoneConfig,
+        mut config: ZoneConfig,
         isolation: IsolationState,
         narrator: &Arc<TemplateProvider>,
         vocabulary: &[String],
@@ -224,6 +228,7 @@ impl Content {
         let world = self.world(zone).ok_or_else(|| {
             ZoneError::Spec(format!("no configured world file is of zone `{zone}`"))
         })?;
+        config.zones = Some(self.worlds.iter().map(|w| w.zone.clone()).collect());
         let mut built = Zone::over(
             world,
             &self.profiles,

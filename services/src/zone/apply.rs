@@ -7,10 +7,11 @@
 use geppetto_core::affect::AffectEvent;
 use geppetto_core::life::schedule::{ScheduleBlock, ScheduleOverride};
 use geppetto_core::life::simulator::SimEvent;
+use geppetto_core::vocabulary::{Symbol, Vocabulary};
 use geppetto_llm::LlmRequest;
 
 use super::game::Refused;
-use super::{Refusal, TickInputs, Zone, ZoneOutput, room_key, unknown_npc};
+use super::{Refusal, TickInputs, Zone, ZoneConfig, ZoneOutput, room_key, unknown_npc};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{NpcEvent, WorldEvent, WorldMessage};
 use crate::content::world_file::SpawnRecord;
@@ -35,7 +36,26 @@ impl Zone {
         match &message.event {
             WorldEvent::TimeAdvanced => {
                 let target = message.header.game_time;
-                if target <= self.game_time {
+                if target < self.game_time {
+                    let now = self.game_time;
+                    refuse(
+                        out,
+                        "game_time",
+                        format!("game time went backwards: the zone is at {now}, not {target}"),
+                    );
+                    return;
+                }
+                let bound = self.config.tick.max_time_jump_ticks;
+                if target - self.game_time > bound {
+                    let now = self.game_time;
+                    refuse(
+                        out,
+                        "game_time",
+                        format!(
+                            "a jump of {} ticks from {now} is beyond tick.max_time_jump_ticks ({bound})",
+                            target - now
+                        ),
+                    );
                     return;
                 }
                 let max = self.config.tick.max_catch_up_ticks_per_event.max(1);
@@ -125,7 +145,18 @@ impl Zone {
                     return;
                 };
                 if let Some(state) = state {
-                    p.state = Some(self.vocabulary.intern(state));
+                    match event_symbol(
+                        &mut self.vocabulary,
+                        self.content_names,
+                        &self.config,
+                        state,
+                    ) {
+                        Ok(symbol) => p.state = Some(symbol),
+                        Err(reason) => {
+                            refuse(out, "state", reason);
+                            return;
+                        }
+                    }
                 }
                 if let Some(capacity) = capacity {
                     p.capacity = *capacity;
@@ -142,12 +173,32 @@ impl Zone {
                 if self.npc_index(target).is_none() {
                     refuse(out, "target", unknown_npc(&self.name, target));
                 }
+                let unknown: Vec<&str> = deltas
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|name| self.vocabulary.lookup(name).is_none())
+                    .collect();
+                if !unknown.is_empty() {
+                    let shown: Vec<&str> = unknown.iter().take(5).copied().collect();
+                    refuse(
+                        out,
+                        "deltas",
+                        format!(
+                            "{} name(s) no consideration of this zone has: {}",
+                            unknown.len(),
+                            shown.join(", ")
+                        ),
+                    );
+                    return;
+                }
                 if let Some(index) = self.npc_index(target) {
                     self.meta[index].game.felt = Some(kind.clone());
                     let now_hours = self.now_hours();
                     let npc = &mut self.agents[index];
                     for (name, delta) in deltas {
-                        let symbol = self.vocabulary.intern(name);
+                        let Some(symbol) = self.vocabulary.lookup(name) else {
+                            continue;
+                        };
                         match &mut npc.wellbeing {
                             // An NPC with a wellbeing layer takes external changes damped
                             // (`max_need_delta_per_tick`) and remembers how the event felt.
@@ -226,11 +277,23 @@ impl Zone {
                     return;
                 };
                 let now_hours = self.now_hours();
+                let named = self.event_name(activity).and_then(|activity| {
+                    let tags: Result<Vec<Symbol>, String> =
+                        tags.iter().map(|tag| self.event_name(tag)).collect();
+                    Ok((activity, tags?))
+                });
+                let (activity, tags) = match named {
+                    Ok(named) => named,
+                    Err(reason) => {
+                        refuse(out, "activity", reason);
+                        return;
+                    }
+                };
                 let block = ScheduleBlock {
                     start_hour: 0.0,
                     end_hour: 24.0,
-                    activity: self.vocabulary.intern(activity),
-                    tags: tags.iter().map(|t| self.vocabulary.intern(t)).collect(),
+                    activity,
+                    tags,
                     location: location.clone(),
                     priority: 0.0,
                     conditions: Vec::new(),
@@ -305,7 +368,10 @@ impl Zone {
                 name,
                 tag_multipliers,
                 until,
-            } => self.set_context(name, tag_multipliers, *until),
+            } => {
+                let result = self.set_context(name, tag_multipliers, *until);
+                refused(out, result);
+            }
             WorldEvent::ContextCleared { name } => {
                 let result = self.clear_context(name);
                 refused(out, result);
@@ -325,6 +391,11 @@ impl Zone {
         }
     }
 
+    /// The symbol of `name`, a name a world event brings (see [`event_symbol`]).
+    pub(super) fn event_name(&mut self, name: &str) -> Result<Symbol, String> {
+        event_symbol(&mut self.vocabulary, self.content_names, &self.config, name)
+    }
+
     /// Ends NPC `index`'s running action without completing it, freeing its slot.
     pub(super) fn release_running(&mut self, index: usize) {
         if let Some(running) = self.agents[index].running.take() {
@@ -339,244 +410,150 @@ impl Zone {
     }
 }
 
+/// The symbol of `name`, brought by a world event: the content's own, or a new one while world
+/// events have added fewer than `tick.max_event_names` names to the zone's `content_names`.
+pub(super) fn event_symbol(
+    vocabulary: &mut Vocabulary,
+    content_names: usize,
+    config: &ZoneConfig,
+    name: &str,
+) -> Result<Symbol, String> {
+    if let Some(symbol) = vocabulary.lookup(name) {
+        return Ok(symbol);
+    }
+    let limit = config.tick.max_event_names;
+    if vocabulary.len().saturating_sub(content_names) >= limit {
+        return Err(format!(
+            "`{name}` would be a new name, and world events have added the most a zone takes \
+             (tick.max_event_names = {limit})"
+        ));
+    }
+    Ok(vocabulary.intern(name))
+}
+
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod bounds {
+    //! Accepted input never grows or stalls the zone: names, time and transfers.
+
     use super::*;
-    use crate::bus::envelope::header;
     use crate::zone::testing::*;
     use std::collections::BTreeMap;
 
     #[test]
-    fn a_social_event_stirs_the_targets_temper() {
-        let anger_after = |insulted: bool| {
-            let mut zone = village();
-            enter(&mut zone, "lane");
-            if insulted {
-                let message = WorldMessage {
-                    header: header("s", "village", zone.game_time),
-                    event: WorldEvent::SocialEvent {
-                        kind: "insult".into(),
-                        source: "stranger".into(),
-                        target: "roderick".into(),
-                        deltas: BTreeMap::new(),
-                        mood: None,
-                        about: None,
-                    },
-                };
-                zone.apply(&message, &live(), &mut ZoneOutput::default());
-            }
-            advance(&mut zone, 2);
-            let index = zone.npc_index("roderick").expect("roderick");
-            let affect = zone.agents[index]
-                .affect
-                .as_ref()
-                .expect("a guard has a temper");
-            let anger = affect.model.state_index("anger").expect("anger");
-            affect.state.values[anger]
-        };
-        let calm = anger_after(false);
-        let insulted = anger_after(true);
+    fn time_that_goes_backwards_or_jumps_too_far_is_refused_and_the_clock_goes_on() {
+        let mut zone = village();
+        advance(&mut zone, 5);
+        let now = zone.game_time;
+        let back = apply_at(&mut zone, now - 3, WorldEvent::TimeAdvanced);
         assert!(
-            insulted > calm,
-            "anger {insulted} after an insult, {calm} without"
+            back.refused[0].reason.contains("backwards"),
+            "{:?}",
+            back.refused
+        );
+        let far = apply_at(&mut zone, now + 1_000_000_000_000, WorldEvent::TimeAdvanced);
+        assert!(
+            far.refused[0].reason.contains("max_time_jump_ticks"),
+            "{:?}",
+            far.refused
+        );
+        assert_eq!(zone.game_time, now, "neither was applied");
+        advance(&mut zone, 2);
+        assert_eq!(
+            zone.game_time,
+            now + 2,
+            "the game's clock still drives the zone"
         );
     }
 
     #[test]
-    fn a_theft_gives_a_trader_a_reactive_goal_that_sends_them_to_the_watch() {
+    fn made_up_names_are_refused_and_the_vocabulary_stays_bounded() {
         let mut zone = village();
-        enter(&mut zone, "market");
-        advance(&mut zone, 60);
-        let theft = |zone: &mut Zone| {
-            let message = WorldMessage {
-                header: header("s", "village", zone.game_time),
-                event: WorldEvent::SocialEvent {
-                    kind: "theft".into(),
-                    source: "vex".into(),
-                    target: "piet".into(),
-                    deltas: BTreeMap::new(),
-                    mood: None,
-                    about: None,
-                },
-            };
-            let mut out = ZoneOutput::default();
-            zone.apply(&message, &live(), &mut out);
-            out.messages
-        };
-        let first = theft(&mut zone);
-        assert!(
-            first
-                .iter()
-                .any(|(_, m)| m.contains("\"type\":\"goal_created\"")
-                    && m.contains("\"description\":\"report the theft by vex\"")),
-            "{first:?}"
-        );
-        let piet = zone.npc_index("piet").expect("piet");
-        let goals = |zone: &Zone| {
-            zone.agents[piet]
-                .goals
-                .as_ref()
-                .expect("an archetype NPC has goals")
-                .goals
-                .iter()
-                .filter(|g| g.category == geppetto_core::life::goals::GoalCategory::Reactive)
-                .map(|g| (g.description.clone(), g.target.clone()))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            goals(&zone),
-            vec![("report the theft by vex".to_owned(), Some("vex".to_owned()))]
-        );
-        let brain = crate::zone::brain::Brain::of(&zone, "piet", 3).expect("piet");
-        let brain = serde_json::to_value(&brain).expect("json");
-        let shown = brain["goals"].as_array().expect("goals");
-        let goal = shown
-            .iter()
-            .find(|g| g["description"] == "report the theft by vex")
-            .expect("the reactive goal is shown");
-        assert_eq!(goal["category"], "reactive");
-        assert_eq!(
-            goal["predicate"],
-            serde_json::json!({"predicate_type": "has_fact", "fact": "theft_reported"}),
-            "goals are shown as records: {goal}"
-        );
-        let again = theft(&mut zone);
-        assert!(!again.iter().any(|(_, m)| m.contains("goal_created")));
-        assert_eq!(goals(&zone).len(), 1, "the same theft is one goal");
-        let day = advance(&mut zone, 6 * 60);
-        let reported = day
-            .iter()
-            .any(|(_, m)| m.contains("\"npc\":\"piet\"") && m.contains("report_a_theft"));
-        assert!(reported, "piet goes to the watch");
-        assert!(goals(&zone).is_empty(), "and the goal is met");
-    }
-
-    #[test]
-    fn social_events_are_remembered_by_archetype_and_external_need_changes_are_damped() {
-        let mut zone = village();
-        advance(&mut zone, 60);
-        let last_memory = |zone: &Zone, npc: &str| {
-            let index = zone.npc_index(npc).expect("npc");
-            let (_, wellbeing) = zone.agents[index].wellbeing.as_ref().expect("wellbeing");
-            wellbeing.memories.last().map(|m| m.mood_delta)
-        };
-        send(&mut zone, social("insult", "piet", &[], None));
-        assert_eq!(last_memory(&zone, "piet"), Some(-0.3), "villager default");
-        send(&mut zone, social("insult", "roderick", &[], None));
-        assert_eq!(
-            last_memory(&zone, "roderick"),
-            Some(-0.1),
-            "the guard's own"
-        );
-        send(&mut zone, social("theft", "roderick", &[], None));
-        assert_eq!(
-            last_memory(&zone, "roderick"),
-            Some(-0.6),
-            "guard overrides theft too"
-        );
-        send(&mut zone, social("gift", "sela", &[], Some(0.7)));
-        assert_eq!(
-            last_memory(&zone, "sela"),
-            Some(0.7),
-            "the event's own mood wins"
-        );
-        let memories = |zone: &Zone, npc: &str| {
-            let index = zone.npc_index(npc).expect("npc");
-            zone.agents[index]
-                .wellbeing
-                .as_ref()
-                .expect("wellbeing")
-                .1
-                .memories
-                .len()
-        };
-        let before = memories(&zone, "hilda");
-        send(&mut zone, social("wave", "hilda", &[], None));
-        assert_eq!(
-            memories(&zone, "hilda"),
-            before,
-            "kinds not named leave mood alone"
-        );
-
-        // The remembered insult lowers mood against an identical village without it.
-        let mut calm = village();
-        enter(&mut calm, "market");
-        advance(&mut calm, 60);
-        let mut insulted = village();
-        enter(&mut insulted, "market");
-        advance(&mut insulted, 60);
-        send(&mut insulted, social("insult", "marla", &[], None));
-        advance(&mut calm, 1);
-        advance(&mut insulted, 1);
-        let mood = |zone: &Zone| {
-            let index = zone.npc_index("marla").expect("marla");
-            zone.agents[index]
-                .wellbeing
-                .as_ref()
-                .expect("wellbeing")
-                .1
-                .mood
-        };
-        assert!(
-            mood(&insulted) < mood(&calm),
-            "{} vs {}",
-            mood(&insulted),
-            mood(&calm)
-        );
-
-        // A blow to comfort is damped to a quarter of the range in one event.
-        let ulla = zone.npc_index("ulla").expect("ulla");
-        let comfort = zone.vocabulary.intern("COMFORT");
-        let value = |zone: &Zone| {
-            zone.agents[ulla]
-                .agent
-                .consideration(comfort)
-                .expect("comfort")
-                .value
-        };
-        let before = value(&zone);
-        send(
+        let before = zone.vocabulary.len();
+        let deltas: BTreeMap<String, f64> = (0..1000).map(|i| (format!("NEED_{i}"), 1.0)).collect();
+        let refused = apply_as(
             &mut zone,
-            social("insult", "ulla", &[("COMFORT", -1.0)], None),
+            "s",
+            WorldEvent::SocialEvent {
+                kind: "gift".into(),
+                source: "ann".into(),
+                target: "piet".into(),
+                deltas,
+                mood: None,
+                about: None,
+            },
         );
-        let drop = before - value(&zone);
         assert!(
-            (drop - 0.25f64.min(before)).abs() < 1e-9,
-            "damped: {before} -> {}",
-            value(&zone)
+            refused.refused[0]
+                .reason
+                .starts_with("1000 name(s) no consideration"),
+            "{:?}",
+            refused.refused
         );
+        assert_eq!(zone.vocabulary.len(), before);
+        zone.config.tick.max_event_names = 3;
+        for i in 0..10 {
+            apply_as(
+                &mut zone,
+                "p",
+                WorldEvent::ProviderUpdated {
+                    provider: "well".into(),
+                    state: Some(format!("state_{i}")),
+                    capacity: None,
+                },
+            );
+        }
+        assert_eq!(zone.vocabulary.len(), before + 3, "at most three new names");
+        let refused = apply_as(
+            &mut zone,
+            "p",
+            WorldEvent::ProviderUpdated {
+                provider: "well".into(),
+                state: Some("state_99".into()),
+                capacity: None,
+            },
+        );
+        assert!(refused.refused[0].reason.contains("max_event_names"));
+        let known = apply_as(
+            &mut zone,
+            "p",
+            WorldEvent::ProviderUpdated {
+                provider: "well".into(),
+                state: Some("state_1".into()),
+                capacity: None,
+            },
+        );
+        assert!(known.refused.is_empty(), "a name it knows is still taken");
     }
 
     #[test]
-    fn a_schedule_override_holds_until_it_expires_and_activity_changes_are_events() {
+    fn an_npc_bound_for_a_zone_that_does_not_exist_stays() {
         let mut zone = village();
-        enter(&mut zone, "market");
-        advance(&mut zone, 10 * 60);
-        let activities = |messages: &[(StreamKind, String)]| {
-            messages
-                .iter()
-                .filter(|(_, m)| {
-                    m.contains("\"type\":\"activity_changed\"") && m.contains("\"npc\":\"piet\"")
-                })
-                .map(|(_, m)| {
-                    let value: serde_json::Value = serde_json::from_str(m).expect("json");
-                    value["to"].as_str().unwrap_or("none").to_owned()
-                })
-                .collect::<Vec<_>>()
-        };
-        let summons = WorldEvent::ScheduleOverride {
-            npc: "piet".into(),
-            activity: "worship".into(),
-            location: Some("chapel".into()),
-            tags: vec!["rest".into()],
-            hours: 2.0,
-        };
-        send(&mut zone, summons);
-        let first_hour = advance(&mut zone, 60);
-        assert_eq!(activities(&first_hour), vec!["worship"]);
-        let later = advance(&mut zone, 2 * 60);
-        let after = activities(&later);
-        assert_eq!(after.len(), 1, "back to the schedule once: {after:?}");
-        assert_ne!(after[0], "worship");
+        zone.config.zones = Some(["village".to_owned(), "town".to_owned()].into());
+        let refused = apply_as(
+            &mut zone,
+            "x",
+            WorldEvent::NpcTransfer {
+                npc: "piet".into(),
+                to_zone: "atlantis".into(),
+                room: "gate".into(),
+            },
+        );
+        assert_eq!(refused.refused[0].path, "to_zone");
+        assert!(refused.handovers.is_empty());
+        assert!(zone.npc_index("piet").is_some(), "piet stays");
+        let gone = apply_as(
+            &mut zone,
+            "y",
+            WorldEvent::NpcTransfer {
+                npc: "piet".into(),
+                to_zone: "town".into(),
+                room: "gate".into(),
+            },
+        );
+        assert!(gone.refused.is_empty(), "{:?}", gone.refused);
+        assert_eq!(gone.handovers.len(), 1);
     }
 }

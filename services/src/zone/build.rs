@@ -127,6 +127,7 @@ impl Zone {
             isolation: Isolation::new(config.isolation.clone(), isolation),
             config,
             vocabulary,
+            content_names: 0,
             simulator,
             nearby_simulator,
             world,
@@ -176,6 +177,7 @@ impl Zone {
         for (i, resident) in world_file.residents.iter().enumerate() {
             zone.add_resident(&format!("residents[{i}]"), resident)?;
         }
+        zone.content_names = zone.vocabulary.len();
         Ok(zone)
     }
 

@@ -35,6 +35,14 @@ pub struct TickConfig {
     /// Handovers from other zones remembered by id, so one handed over again (the other zone
     /// replaying its log after a failover) is recognised and not applied twice; default 4096.
     pub arrivals_remembered: usize,
+    /// Longest jump one `time_advanced` may make, ticks; default 525,600 (a game year). A
+    /// longer one — or time going backwards — is refused (dead-lettered), never applied: a
+    /// game clock gone wrong would otherwise cut the zone off from every later tick.
+    pub max_time_jump_ticks: u64,
+    /// Names world events may add to the zone's vocabulary beyond its content (provider
+    /// states, activities, contexts, goal facts the game makes up); default 4096. Past it such
+    /// an event is refused naming the name, so made-up names cannot grow a zone without end.
+    pub max_event_names: usize,
     /// Longest one NPC's update may take, milliseconds; default 2. A slower update counts as
     /// a failure for isolation, like a panic (logged in the governor's record, so a replay
     /// counts it alike).
@@ -50,6 +58,8 @@ impl Default for TickConfig {
             decision_trace_len: 32,
             decision_workers: 1,
             arrivals_remembered: 4096,
+            max_time_jump_ticks: 525_600,
+            max_event_names: 4096,
             npc_budget_ms: 2.0,
         }
     }
@@ -148,6 +158,9 @@ pub struct ZoneConfig {
     pub isolation: IsolationConfig,
     /// How the game and geppetto share the world.
     pub integration: IntegrationConfig,
+    /// Every zone an NPC may walk into (`npc_transfer`): the zones of the service's config.
+    /// `None` (a zone on its own, in tests and offline runs) takes any name.
+    pub zones: Option<std::collections::BTreeSet<String>>,
 }
 
 /// Why a zone could not be built or an NPC spawned.

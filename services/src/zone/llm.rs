@@ -1,6 +1,7 @@
 //! What the zone asks of the LLM seams: narration requests for witnessed interactions (with
-//! the placeholder line written at once from the templates) and perception requests for a
-//! player's `say`. Sending them and reading answers is the service's.
+//! the placeholder line written at once from the templates; the scene's mood, and the names
+//! of the NPCs elsewhere that the model's text must not bring in) and perception requests for
+//! a player's `say`. Sending them and reading answers is the service's.
 
 use std::sync::Arc;
 
@@ -12,6 +13,11 @@ use geppetto_llm::{
 
 use super::{Zone, ZoneError, room_key};
 use crate::bus::envelope::WorldMessage;
+
+/// The word a narration prompt gets for an NPC's mood (in −1..=1): below the first bound
+/// the first word, above the second the last, the middle word otherwise (and for an NPC
+/// without a mood).
+const MOOD_WORDS: (f64, f64, [&str; 3]) = (-0.25, 0.25, ["gloomy", "calm", "cheerful"]);
 
 /// The placeholder writer over the embedded narration templates.
 pub(super) fn default_narrator() -> Result<Arc<TemplateProvider>, ZoneError> {
@@ -60,8 +66,24 @@ impl Zone {
                 name: self.display_name(other),
             },
             interaction: action.replace('_', " "),
+            mood: self.mood_word(index).to_owned(),
+            absent: self
+                .meta
+                .iter()
+                .filter(|meta| meta.room != room)
+                .map(|meta| meta.name.clone())
+                .collect(),
             priority: Priority::Witnessed,
             seed: derive_seed(self.seed, stable_hash(interaction_id)),
+        }
+    }
+
+    fn mood_word(&self, index: usize) -> &'static str {
+        let (low, high, [gloomy, calm, cheerful]) = MOOD_WORDS;
+        match self.agents[index].wellbeing.as_ref().map(|(_, w)| w.mood) {
+            Some(mood) if mood < low => gloomy,
+            Some(mood) if mood > high => cheerful,
+            _ => calm,
         }
     }
 

@@ -177,6 +177,9 @@ pub struct Zone {
     config: ZoneConfig,
     /// Names interned for this zone's agents and world.
     pub vocabulary: Vocabulary,
+    /// How many of them the content brought (the rest came with world events, bounded by
+    /// `tick.max_event_names`).
+    content_names: usize,
     simulator: Arc<Simulator>,
     nearby_simulator: Arc<Simulator>,
     /// The shared world (providers with occupancy).

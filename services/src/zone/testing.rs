@@ -68,8 +68,18 @@ pub(crate) fn village_in_game() -> Zone {
 
 /// Applies `event` as the world message `id` now; returns everything the zone produced.
 pub(crate) fn apply_as(zone: &mut Zone, id: &str, event: WorldEvent) -> ZoneOutput {
+    let now = zone.game_time;
+    apply_message(zone, id, now, event)
+}
+
+/// Applies `event` at game time `game_time`; returns everything the zone produced.
+pub(crate) fn apply_at(zone: &mut Zone, game_time: u64, event: WorldEvent) -> ZoneOutput {
+    apply_message(zone, "e", game_time, event)
+}
+
+fn apply_message(zone: &mut Zone, id: &str, game_time: u64, event: WorldEvent) -> ZoneOutput {
     let message = WorldMessage {
-        header: header(id, "village", zone.game_time),
+        header: header(id, "village", game_time),
         event,
     };
     let mut out = ZoneOutput::default();

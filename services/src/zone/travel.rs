@@ -49,6 +49,14 @@ impl Zone {
         if to_zone == self.name {
             return Err(("to_zone", format!("`{npc}` is already in zone `{to_zone}`")));
         }
+        if let Some(zones) = &self.config.zones
+            && !zones.contains(to_zone)
+        {
+            return Err((
+                "to_zone",
+                format!("no zone `{to_zone}` in this service's config: `{npc}` stays"),
+            ));
+        }
         let mut record = match (self.spawned.get(npc), self.resident_specs.get(npc)) {
             (Some(record), _) => record.clone(),
             (None, Some(resident)) => serde_json::json!({ "resident": resident }),

@@ -127,7 +127,8 @@ impl Simulator {
             if agent.engaged.is_none() && agent.running.is_none() && agent.queue.is_empty() {
                 match book.seed_plan(&agent.agent, request.world, &self.planner) {
                     Ok(steps) => agent.queue.extend(steps),
-                    Err(Some(GoalEvent::Blocked(goal, reason))) => {
+                    Err(Some(blocked)) => {
+                        let (goal, reason) = *blocked;
                         events.push(SimEvent::GoalBlocked {
                             goal,
                             reason: reason.as_str(),

@@ -62,7 +62,8 @@ pub enum Intent {
         npc: String,
         /// The id of the cancelled intent.
         cancelled: String,
-        /// Why (`preempted`, `interrupted`, `failed`, `demoted`, `despawned`).
+        /// Why: `preempted`, `interrupted`, `timeout`, `moved`, `ordered`, `order_cancelled`,
+        /// `relocated`, `demoted`, `caught_up`, `despawned`, or the reason of an `npc_engaged`.
         reason: String,
     },
     /// A reactive set's action (flee, call the guard…).

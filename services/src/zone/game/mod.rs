@@ -81,22 +81,29 @@ impl Zone {
         self.world.contexts = self.contexts.combined();
     }
 
-    /// A context the game sets, until game time `until` when given.
+    /// A context the game sets, until game time `until` when given. Its name and tags are
+    /// names a world event brings (bounded by `tick.max_event_names`).
     pub(super) fn set_context(
         &mut self,
         name: &str,
         tag_multipliers: &BTreeMap<String, f64>,
         until: Option<u64>,
-    ) {
+    ) -> Result<(), Refused> {
+        let symbol = self.event_name(name).map_err(|reason| ("name", reason))?;
+        let mut multipliers = Vec::with_capacity(tag_multipliers.len());
+        for (tag, m) in tag_multipliers {
+            let tag = self
+                .event_name(tag)
+                .map_err(|reason| ("tag_multipliers", reason))?;
+            multipliers.push((tag, *m));
+        }
         let context = Context {
-            name: self.vocabulary.intern(name),
-            tag_multipliers: tag_multipliers
-                .iter()
-                .map(|(tag, m)| (self.vocabulary.intern(tag), *m))
-                .collect(),
+            name: symbol,
+            tag_multipliers: multipliers,
         };
         self.contexts.set.insert(name.to_owned(), (context, until));
         self.world.contexts = self.contexts.combined();
+        Ok(())
     }
 
     /// Ends a context the game set.
@@ -448,10 +455,24 @@ impl Zone {
         let index = self
             .npc_index(npc)
             .ok_or_else(|| ("npc", unknown_npc(&self.name, npc)))?;
+        // Decoded against a copy: the facts it names are names a world event brings, taken only
+        // within `tick.max_event_names`.
+        let mut vocabulary = self.vocabulary.clone();
         let predicate = self
             .goal_predicates
-            .decode(&goal.predicate, &mut self.vocabulary)
+            .decode(&goal.predicate, &mut vocabulary)
             .map_err(|e| ("goal.predicate", e.to_string()))?;
+        let limit = self.config.tick.max_event_names;
+        if vocabulary.len().saturating_sub(self.content_names) > limit {
+            return Err((
+                "goal.predicate",
+                format!(
+                    "it names new names, and world events have added the most a zone takes \
+                     (tick.max_event_names = {limit})"
+                ),
+            ));
+        }
+        self.vocabulary = vocabulary;
         let assigned = Goal {
             category: GoalCategory::Assigned,
             source: "game".into(),

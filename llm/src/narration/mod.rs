@@ -1,11 +1,14 @@
 //! The narration seam's messages and its delivery guard. Narration turns an interaction that
 //! already happened into text; the text is only ever delivered as a `NarrativeReady` message,
-//! and only while a player is still in the room to read it. This module owns those types and
-//! the cleaning of model text; it does not decide when to call a provider.
+//! only after it passed [`check`], and only while a player is still in the room to read it.
+//! This module owns those types; it does not decide when to call a provider.
+
+mod check;
 
 use serde::{Deserialize, Serialize};
 
-use crate::perception::truncate_chars;
+pub use check::{NarrativeCheck, NarrativeRejection};
+
 use crate::queue::PushOutcome;
 
 /// Answers "does this room still hold a player?" at delivery time. The service implements
@@ -49,36 +52,9 @@ pub struct NarrationTicket {
     pub queued: PushOutcome,
 }
 
-/// Cleans model text for delivery: control characters become spaces, surrounding whitespace
-/// and quotes go, and the result is cut to `max_chars`. `None` when nothing is left.
-#[must_use]
-pub fn clean_narrative(text: &str, max_chars: usize) -> Option<String> {
-    let flattened: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let trimmed = flattened.trim().trim_matches('"').trim();
-    let cut = truncate_chars(trimmed, max_chars).trim_end();
-    (!cut.is_empty()).then(|| cut.to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cleaning_bounds_and_flattens_text() {
-        let cases: [(&str, usize, Option<&str>); 5] = [
-            ("  \"Mira glares.\"  ", 100, Some("Mira glares.")),
-            ("line one\nline two", 100, Some("line one line two")),
-            ("abcdef", 3, Some("abc")),
-            ("   ", 10, None),
-            ("\u{7}\u{1b}", 10, None),
-        ];
-        for (text, max, expected) in cases {
-            assert_eq!(clean_narrative(text, max).as_deref(), expected, "{text:?}");
-        }
-    }
 
     #[test]
     fn closures_are_guards() {

@@ -1,0 +1,241 @@
+//! Applying world events to the village: social events (temper, reactive goals, memories,
+//! damped needs) and schedule overrides.
+
+use super::*;
+use crate::bus::envelope::header;
+use crate::zone::testing::*;
+use std::collections::BTreeMap;
+
+#[test]
+fn a_social_event_stirs_the_targets_temper() {
+    let anger_after = |insulted: bool| {
+        let mut zone = village();
+        enter(&mut zone, "lane");
+        if insulted {
+            let message = WorldMessage {
+                header: header("s", "village", zone.game_time),
+                event: WorldEvent::SocialEvent {
+                    kind: "insult".into(),
+                    source: "stranger".into(),
+                    target: "roderick".into(),
+                    deltas: BTreeMap::new(),
+                    mood: None,
+                    about: None,
+                },
+            };
+            zone.apply(&message, &live(), &mut ZoneOutput::default());
+        }
+        advance(&mut zone, 2);
+        let index = zone.npc_index("roderick").expect("roderick");
+        let affect = zone.agents[index]
+            .affect
+            .as_ref()
+            .expect("a guard has a temper");
+        let anger = affect.model.state_index("anger").expect("anger");
+        affect.state.values[anger]
+    };
+    let calm = anger_after(false);
+    let insulted = anger_after(true);
+    assert!(
+        insulted > calm,
+        "anger {insulted} after an insult, {calm} without"
+    );
+}
+
+#[test]
+fn a_theft_gives_a_trader_a_reactive_goal_that_sends_them_to_the_watch() {
+    let mut zone = village();
+    enter(&mut zone, "market");
+    advance(&mut zone, 60);
+    let theft = |zone: &mut Zone| {
+        let message = WorldMessage {
+            header: header("s", "village", zone.game_time),
+            event: WorldEvent::SocialEvent {
+                kind: "theft".into(),
+                source: "vex".into(),
+                target: "piet".into(),
+                deltas: BTreeMap::new(),
+                mood: None,
+                about: None,
+            },
+        };
+        let mut out = ZoneOutput::default();
+        zone.apply(&message, &live(), &mut out);
+        out.messages
+    };
+    let first = theft(&mut zone);
+    assert!(
+        first
+            .iter()
+            .any(|(_, m)| m.contains("\"type\":\"goal_created\"")
+                && m.contains("\"description\":\"report the theft by vex\"")),
+        "{first:?}"
+    );
+    let piet = zone.npc_index("piet").expect("piet");
+    let goals = |zone: &Zone| {
+        zone.agents[piet]
+            .goals
+            .as_ref()
+            .expect("an archetype NPC has goals")
+            .goals
+            .iter()
+            .filter(|g| g.category == geppetto_core::life::goals::GoalCategory::Reactive)
+            .map(|g| (g.description.clone(), g.target.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        goals(&zone),
+        vec![("report the theft by vex".to_owned(), Some("vex".to_owned()))]
+    );
+    let brain = crate::zone::brain::Brain::of(&zone, "piet", 3).expect("piet");
+    let brain = serde_json::to_value(&brain).expect("json");
+    let shown = brain["goals"].as_array().expect("goals");
+    let goal = shown
+        .iter()
+        .find(|g| g["description"] == "report the theft by vex")
+        .expect("the reactive goal is shown");
+    assert_eq!(goal["category"], "reactive");
+    assert_eq!(
+        goal["predicate"],
+        serde_json::json!({"predicate_type": "has_fact", "fact": "theft_reported"}),
+        "goals are shown as records: {goal}"
+    );
+    let again = theft(&mut zone);
+    assert!(!again.iter().any(|(_, m)| m.contains("goal_created")));
+    assert_eq!(goals(&zone).len(), 1, "the same theft is one goal");
+    let day = advance(&mut zone, 6 * 60);
+    let reported = day
+        .iter()
+        .any(|(_, m)| m.contains("\"npc\":\"piet\"") && m.contains("report_a_theft"));
+    assert!(reported, "piet goes to the watch");
+    assert!(goals(&zone).is_empty(), "and the goal is met");
+}
+
+#[test]
+fn social_events_are_remembered_by_archetype_and_external_need_changes_are_damped() {
+    let mut zone = village();
+    advance(&mut zone, 60);
+    let last_memory = |zone: &Zone, npc: &str| {
+        let index = zone.npc_index(npc).expect("npc");
+        let (_, wellbeing) = zone.agents[index].wellbeing.as_ref().expect("wellbeing");
+        wellbeing.memories.last().map(|m| m.mood_delta)
+    };
+    send(&mut zone, social("insult", "piet", &[], None));
+    assert_eq!(last_memory(&zone, "piet"), Some(-0.3), "villager default");
+    send(&mut zone, social("insult", "roderick", &[], None));
+    assert_eq!(
+        last_memory(&zone, "roderick"),
+        Some(-0.1),
+        "the guard's own"
+    );
+    send(&mut zone, social("theft", "roderick", &[], None));
+    assert_eq!(
+        last_memory(&zone, "roderick"),
+        Some(-0.6),
+        "guard overrides theft too"
+    );
+    send(&mut zone, social("gift", "sela", &[], Some(0.7)));
+    assert_eq!(
+        last_memory(&zone, "sela"),
+        Some(0.7),
+        "the event's own mood wins"
+    );
+    let memories = |zone: &Zone, npc: &str| {
+        let index = zone.npc_index(npc).expect("npc");
+        zone.agents[index]
+            .wellbeing
+            .as_ref()
+            .expect("wellbeing")
+            .1
+            .memories
+            .len()
+    };
+    let before = memories(&zone, "hilda");
+    send(&mut zone, social("wave", "hilda", &[], None));
+    assert_eq!(
+        memories(&zone, "hilda"),
+        before,
+        "kinds not named leave mood alone"
+    );
+
+    // The remembered insult lowers mood against an identical village without it.
+    let mut calm = village();
+    enter(&mut calm, "market");
+    advance(&mut calm, 60);
+    let mut insulted = village();
+    enter(&mut insulted, "market");
+    advance(&mut insulted, 60);
+    send(&mut insulted, social("insult", "marla", &[], None));
+    advance(&mut calm, 1);
+    advance(&mut insulted, 1);
+    let mood = |zone: &Zone| {
+        let index = zone.npc_index("marla").expect("marla");
+        zone.agents[index]
+            .wellbeing
+            .as_ref()
+            .expect("wellbeing")
+            .1
+            .mood
+    };
+    assert!(
+        mood(&insulted) < mood(&calm),
+        "{} vs {}",
+        mood(&insulted),
+        mood(&calm)
+    );
+
+    // A blow to comfort is damped to a quarter of the range in one event.
+    let ulla = zone.npc_index("ulla").expect("ulla");
+    let comfort = zone.vocabulary.intern("COMFORT");
+    let value = |zone: &Zone| {
+        zone.agents[ulla]
+            .agent
+            .consideration(comfort)
+            .expect("comfort")
+            .value
+    };
+    let before = value(&zone);
+    send(
+        &mut zone,
+        social("insult", "ulla", &[("COMFORT", -1.0)], None),
+    );
+    let drop = before - value(&zone);
+    assert!(
+        (drop - 0.25f64.min(before)).abs() < 1e-9,
+        "damped: {before} -> {}",
+        value(&zone)
+    );
+}
+
+#[test]
+fn a_schedule_override_holds_until_it_expires_and_activity_changes_are_events() {
+    let mut zone = village();
+    enter(&mut zone, "market");
+    advance(&mut zone, 10 * 60);
+    let activities = |messages: &[(StreamKind, String)]| {
+        messages
+            .iter()
+            .filter(|(_, m)| {
+                m.contains("\"type\":\"activity_changed\"") && m.contains("\"npc\":\"piet\"")
+            })
+            .map(|(_, m)| {
+                let value: serde_json::Value = serde_json::from_str(m).expect("json");
+                value["to"].as_str().unwrap_or("none").to_owned()
+            })
+            .collect::<Vec<_>>()
+    };
+    let summons = WorldEvent::ScheduleOverride {
+        npc: "piet".into(),
+        activity: "worship".into(),
+        location: Some("chapel".into()),
+        tags: vec!["rest".into()],
+        hours: 2.0,
+    };
+    send(&mut zone, summons);
+    let first_hour = advance(&mut zone, 60);
+    assert_eq!(activities(&first_hour), vec!["worship"]);
+    let later = advance(&mut zone, 2 * 60);
+    let after = activities(&later);
+    assert_eq!(after.len(), 1, "back to the schedule once: {after:?}");
+    assert_ne!(after[0], "worship");
+}
