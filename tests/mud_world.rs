@@ -123,6 +123,7 @@ fn the_reference_game_keeps_geppetto_in_step_for_twelve_hours() {
         figure("completed") > 0 && figure("arrived") > 0,
         "{figures}"
     );
+    assert_eq!(figure("obeyed"), 1, "the order was obeyed: {figures}");
     assert!(figure("moods") > 0 && figure("goals") > 0, "{figures}");
     assert!(
         figure("failed") > 0,
