@@ -55,7 +55,8 @@ class Map:
                     self.exits[room].add(other)
                     self.exits[other].add(room)
         with open(f"{world}/providers.yaml") as providers:
-            self.provider_room = dict(re.findall(r'\{ id: (\w+), name: "[^"]*", room: (\w+)', providers.read()))
+            entries = r'\{ id: (\w+), name: "[^"]*", room: (\w+)'
+            self.provider_room = dict(re.findall(entries, providers.read()))
         if not self.exits or not self.provider_room:
             raise SystemExit(f"{world}: found no rooms.yaml entries or providers.yaml entries")
 
@@ -218,8 +219,9 @@ class Game:
                 self.fail(f"tick {t}: use {m['id']} of {m['provider']} for {npc} in the {here}, the "
                           f"provider is in the {room}: use goes out only once the NPC is there")
             job.due = t + max(1, m["duration_ticks"])
+            used = (npc, m["provider"], m["action"])
             for order in self.orders.values():
-                if (npc, m["provider"], m["action"]) == (order["npc"], order["provider"], order["action"]):
+                if used == (order["npc"], order["provider"], order["action"]):
                     order["obeyed"] = (m["id"], m.get("player_queued"))
             self.say(f"{npc} starts to {m['action']} ({m['duration_ticks']} min)")
         else:
@@ -332,7 +334,8 @@ class Game:
                 self.figures["actions completed"] += 1
             elif job.locked:
                 door = job.path[0]
-                self.gp.send("action_failed", t, npc=npc, intent=job.id, reason=f"the door to the {door} is locked")
+                self.gp.send("action_failed", t, npc=npc, intent=job.id,
+                             reason=f"the door to the {door} is locked")
                 job.end = "failed"
                 self.figures["walks failed at a locked door"] += 1
                 self.say(f"{npc} finds the door to the {door} locked", always=True)
@@ -346,46 +349,58 @@ class Game:
                     self.figures["walks arrived"] += 1
 
     def player(self, t):
-        ann, fight, send = self.ann, self.fight, self.gp.send
+        """Ann's minute: she arrives, gives Piet a quest and an order, goes after Vex and
+        fights it, and otherwise walks her round, lingering in each room."""
+        ann, fight = self.ann, self.fight
         if t == self.start + 1:
-            send("player_entered", t, player=PLAYER, room=ann["room"])
+            self.gp.send("player_entered", t, player=PLAYER, room=ann["room"])
             self.say(f"Ann walks into the {ann['room']}", always=True)
         if t == self.start + QUEST_AT:
-            send("goal_assigned", t, npc=QUEST_NPC, goal={
-                "id": self.quest, "description": "report the theft at the gatehouse",
-                "predicate": {"predicate_type": "has_fact", "fact": "theft_reported"}, "deadline_hours": 8})
-            send("social_event", t, kind="gift", source=PLAYER, target=QUEST_NPC, deltas={})
-            order = send("order", t, npc=QUEST_NPC, by=PLAYER, **ORDER)
-            self.orders[order] = {"npc": QUEST_NPC, **ORDER}
-            self.say(f"Ann gives Piet a coin and asks him to {ORDER['action']} at the {ORDER['provider']} (order {order})", always=True)
+            self.give_quest(t)
         if t == self.start + FIGHT_AT:
             fight["started"] = t                            # Ann goes after Vex
-        if "started" in fight and "engaged_at" not in fight and ann["room"] == self.rooms[FOE]:
-            send("npc_engaged", t, npc=FOE, reason=FIGHT_REASON)
-            send("social_event", t, kind="threat", source=PLAYER, target=FOE, deltas={})
-            refused = send("order", t, npc=FOE, by=PLAYER, provider="chapel", action="pray")
-            self.orders[refused] = {"npc": FOE, "provider": "chapel", "action": "pray"}
-            job = self.current.get(FOE)                     # geppetto must cancel it
-            fight.update(engaged_at=t, ends=t + FIGHT_MINUTES, refusal=refused,
-                         job=job if job and job.end is None else None)
-            self.say(f"Ann corners Vex in the {ann['room']}: a fight!", always=True)
+        chasing = "started" in fight and "engaged_at" not in fight
+        if chasing and ann["room"] == self.rooms[FOE]:
+            self.start_fight(t)
+            chasing = False
         if fight.get("ends") == t:
-            send("npc_released", t, npc=FOE)
+            self.gp.send("npc_released", t, npc=FOE)
             fight["released_at"] = t
             self.say("Vex breaks free and runs", always=True)
         if t < ann["next"] or self.engaged(FOE):
             return
-        if "started" in fight and "engaged_at" not in fight:  # the chase: one exit a minute
-            ann["route"], ann["next"] = self.map.path(ann["room"], self.rooms[FOE]), t + 1
+        if chasing:                                         # one exit a minute, towards Vex
+            ann["route"] = self.map.path(ann["room"], self.rooms[FOE])
         elif not ann["route"]:
             ann["stop"] = (ann["stop"] + 1) % len(TOUR)
             ann["route"] = self.map.path(ann["room"], TOUR[ann["stop"]])
         if ann["route"]:
-            send("player_left", t, player=PLAYER, room=ann["room"])
+            self.gp.send("player_left", t, player=PLAYER, room=ann["room"])
             ann["room"] = ann["route"].pop(0)
-            send("player_entered", t, player=PLAYER, room=ann["room"])
-            ann["next"] = t + (1 if "started" in fight and "engaged_at" not in fight else LINGER_MINUTES)
+            self.gp.send("player_entered", t, player=PLAYER, room=ann["room"])
             self.say(f"Ann walks into the {ann['room']}")
+        ann["next"] = t + (1 if chasing else LINGER_MINUTES)
+
+    def give_quest(self, t):
+        """A quest (a goal the game assigns), a coin and an order, all for Piet."""
+        self.gp.send("goal_assigned", t, npc=QUEST_NPC, goal={
+            "id": self.quest, "description": "report the theft at the gatehouse", "deadline_hours": 8,
+            "predicate": {"predicate_type": "has_fact", "fact": "theft_reported"}})
+        self.gp.send("social_event", t, kind="gift", source=PLAYER, target=QUEST_NPC, deltas={})
+        order = self.gp.send("order", t, npc=QUEST_NPC, by=PLAYER, **ORDER)
+        self.orders[order] = {"npc": QUEST_NPC, **ORDER}
+        self.say(f"Ann gives Piet a coin and asks him to {ORDER['action']} ({order})", always=True)
+
+    def start_fight(self, t):
+        """Ann corners Vex: the game takes Vex over, and an order to it is to be refused."""
+        self.gp.send("npc_engaged", t, npc=FOE, reason=FIGHT_REASON)
+        self.gp.send("social_event", t, kind="threat", source=PLAYER, target=FOE, deltas={})
+        refused = self.gp.send("order", t, npc=FOE, by=PLAYER, provider="chapel", action="pray")
+        self.orders[refused] = {"npc": FOE, "provider": "chapel", "action": "pray"}
+        job = self.current.get(FOE)                         # geppetto must cancel it
+        self.fight.update(engaged_at=t, ends=t + FIGHT_MINUTES, refusal=refused,
+                          job=job if job and job.end is None else None)
+        self.say(f"Ann corners Vex in the {self.ann['room']}: a fight!", always=True)
 
     # --- checks -----------------------------------------------------------------------------
 
@@ -393,7 +408,8 @@ class Game:
         deadline = time.monotonic() + SYNC_TIMEOUT_S
         while (now := self.gp.admin(f"/npcs/{probe}/brain")["game_time"]) < t:
             if time.monotonic() > deadline:
-                raise SystemExit(f"geppetto did not apply tick {t} within {SYNC_TIMEOUT_S} s (its game time: {now})")
+                raise SystemExit(f"geppetto did not apply tick {t} within {SYNC_TIMEOUT_S} s "
+                                 f"(its game time: {now})")
             time.sleep(0.002)
 
     def check_rooms(self, t):
@@ -411,7 +427,8 @@ class Game:
         self.figures["drift"] += len(off)
         for npc in sorted(off - set(self.drifting)):
             self.drifting[npc] = len(self.failures)
-            self.fail(f"tick {t}: {npc} is in the {self.rooms[npc]} for the game, in the {theirs.get(npc)} for geppetto")
+            self.fail(f"tick {t}: {npc} is in the {self.rooms[npc]} for the game, "
+                      f"in the {theirs.get(npc)} for geppetto")
         for npc in sorted(set(self.drifting) - off):
             self.failures[self.drifting.pop(npc)] += f" (until tick {t})"
 
@@ -421,11 +438,11 @@ class Game:
         done = order.get("order_done", {})
         use = order.get("obeyed", (None, False))
         if "order_accepted" not in order:
-            self.fail(f"order {order_id} to {QUEST_NPC} was never accepted ({order.get('order_refused')})")
+            self.fail(f"order {order_id} to {QUEST_NPC} was not accepted ({order.get('order_refused')})")
         elif done.get("outcome") == "interrupted":          # a need collapsed: the contract allows it
             self.figures["orders interrupted"] += 1
         elif use[1] is not True or done.get("outcome") != "completed":
-            self.fail(f"order {order_id}: {QUEST_NPC} was to {ORDER['action']} at the {ORDER['provider']}; "
+            self.fail(f"order {order_id}: {QUEST_NPC} was to {ORDER['provider']}/{ORDER['action']}; "
                       f"player-queued use: {use}, order_done: {done or None}")
         else:
             self.figures["orders obeyed"] += 1
@@ -437,7 +454,7 @@ class Game:
         job = fight.get("job")
         if job and job.cancel_reason != FIGHT_REASON:
             self.fail(f"npc_engaged at tick {fight['engaged_at']}: {FOE}'s {job.kind} {job.id} was not "
-                      f"cancelled with reason {FIGHT_REASON} (cancel: {job.cancel_reason}; game: {job.end})")
+                      f"cancelled with reason {FIGHT_REASON} (cancel: {job.cancel_reason})")
         if fight.get("quest") != "goal_completed":
             self.fail(f"quest {self.quest} of {QUEST_NPC} (has_fact theft_reported) was not completed "
                       f"({fight.get('quest')})")
