@@ -1,0 +1,517 @@
+"""A small text world that plays the game's part against `geppetto serve` (docs/integration.md).
+
+The game owns its world: rooms and exits with walking times, where every NPC stands, whether a
+door opens, when an action is done, and a player, Ann, who walks about, gives Piet an order (and
+a quest) and starts a fight with Vex. geppetto owns what the NPCs want: it sends intents, and
+the game carries them out over its ticks, reporting `npc_moved` for every room an NPC walks
+into and `action_completed` / `action_failed` for every intent it ends.
+
+Run `geppetto serve` with the village world, `[bus] kind = "redis"`, `[clock] kind = "external"`
+and `[integration] completion = "game"` (config/geppetto-redis.toml), then:
+
+    python3 examples/mud_world.py --redis redis://127.0.0.1:6379/0 \\
+        --admin http://127.0.0.1:7878 --world config/worlds/village --hours 12 [--verbose]
+
+It takes the NPCs where `GET /npcs` says they are and carries out the intents that come after.
+
+Each game minute the game reports what its NPCs did, sends `time_advanced`, waits until geppetto
+has applied that tick (the zone's `game_time` in the admin API's brain view), handles the
+intents and NPC events that came out (its own consumer groups, acknowledged once handled,
+duplicates dropped by id) and checks that geppetto's room of every NPC is the game's. At the
+end it prints its figures and exits 1 if any check failed, each failure saying what went wrong.
+"""
+import argparse, json, random, re, sys, time, urllib.request
+from collections import Counter, defaultdict, deque
+from dataclasses import dataclass, field
+
+import redis
+
+GROUP, CONSUMER, PLAYER = "mud-world", "mud-world-1", "ann"
+EXIT_MINUTES = 3                  # game minutes to walk through one exit...
+LONG_EXITS = {("lane", "farm"): 6, ("mill", "river"): 4, ("river", "woods"): 5}   # ...or longer
+LOCKED_DOOR_CHANCE = 0.03         # per exit walked: the door is locked and the walk fails
+TOUR = ["square", "market", "bakery", "square", "chapel", "cottages", "square", "lane", "farm",
+        "mill", "river", "woods"]  # Ann's round, walked exit by exit, over and over
+LINGER_MINUTES = 25               # how long Ann stays in a room of her round
+QUEST_AT, FIGHT_AT, FIGHT_MINUTES = 45, 240, 30   # minutes after the start
+QUEST_NPC, FOE, FIGHT_REASON = "piet", "vex", "combat"
+ORDER = {"provider": "gatehouse", "action": "report_a_theft"}      # what Ann asks of Piet
+SYNC_TIMEOUT_S, DRIFT_WAIT_S = 10.0, 1.0   # geppetto applies a tick; then rooms must agree
+
+
+def clock(t):
+    return f"{t // 60 % 24:02d}:{t % 60:02d}"
+
+
+class Map:
+    """The game's map, from the world's rooms.yaml and providers.yaml: flow-style YAML, one
+    entry a line, read with two patterns so that this script needs nothing but redis-py."""
+
+    def __init__(self, world):
+        self.exits = defaultdict(set)
+        with open(f"{world}/rooms.yaml") as rooms:
+            for room, neighbours in re.findall(r"id: (\w+),.*neighbours: \[([^\]]*)\]", rooms.read()):
+                for other in re.findall(r"\w+", neighbours):
+                    self.exits[room].add(other)
+                    self.exits[other].add(room)
+        with open(f"{world}/providers.yaml") as providers:
+            entries = r'\{ id: (\w+), name: "[^"]*", room: (\w+)'
+            self.provider_room = dict(re.findall(entries, providers.read()))
+        if not self.exits or not self.provider_room:
+            raise SystemExit(f"{world}: found no rooms.yaml entries or providers.yaml entries")
+
+    def path(self, start, goal):
+        """The rooms walked into from `start` to `goal` (a shortest path), or None."""
+        came, queue = {start: None}, deque([start])
+        while queue:
+            room = queue.popleft()
+            for nxt in sorted(self.exits[room]):
+                if nxt not in came:
+                    came[nxt] = room
+                    queue.append(nxt)
+        if goal not in came:
+            return None
+        rooms = []
+        while goal != start:
+            rooms.append(goal)
+            goal = came[goal]
+        return rooms[::-1]
+
+    def minutes(self, a, b):
+        return LONG_EXITS.get((a, b)) or LONG_EXITS.get((b, a)) or EXIT_MINUTES
+
+
+class Geppetto:
+    """The zone's streams (world events out; intents and NPC events in, with our consumer
+    groups) and its admin API."""
+
+    def __init__(self, url, admin, zone):
+        self.r = redis.Redis.from_url(url, decode_responses=True)
+        self.admin_url, self.zone, self.seq = admin.rstrip("/"), zone, 0
+        # A zone that ran before the game came has intents the game never carried out: their
+        # cancels and timeouts are not the game's business.
+        self.joined_late = self.r.xlen(self.key("intents")) > 0
+        for stream in ("intents", "npc_events"):
+            try:                                    # from now on: what came before is not ours
+                self.r.xgroup_create(self.key(stream), GROUP, id="$", mkstream=True)
+            except redis.ResponseError:
+                pass                                # BUSYGROUP: ours already; resume from it
+        newest = self.r.xrevrange(self.key("deadletter"), count=1)
+        self.dead_cursor = newest[0][0] if newest else "0"
+        self.run = None                             # set from the zone's time: unique event ids
+
+    def key(self, stream):
+        return f"geppetto:{{{self.zone}}}:{stream}"
+
+    def admin(self, path):
+        with urllib.request.urlopen(self.admin_url + path, timeout=5) as reply:
+            return json.load(reply)
+
+    def send(self, kind, game_time, /, **payload):     # `/`: a payload may have a `kind`
+        self.seq += 1
+        message = {"v": 1, "type": kind, "id": f"mud-{self.run}-{self.seq}", "zone": self.zone,
+                   "game_time": game_time, **payload}
+        self.r.xadd(self.key("world"), {"m": json.dumps(message)})
+        return message["id"]
+
+    def read(self):
+        """New intents and NPC events as (stream, entry id, message), by game time, NPC events
+        first within a tick (a relocation precedes the NPC's decision)."""
+        streams = {self.key("intents"): ">", self.key("npc_events"): ">"}
+        got = []
+        for stream, entries in self.r.xreadgroup(GROUP, CONSUMER, streams, count=1000) or []:
+            got += [(stream, entry_id, json.loads(fields["m"])) for entry_id, fields in entries]
+        return sorted(got, key=lambda g: (g[2]["game_time"], not g[0].endswith("npc_events")))
+
+    def dead_letters(self):
+        reply = self.r.xread({self.key("deadletter"): self.dead_cursor}, count=1000) or []
+        for _, entries in reply:
+            for entry_id, fields in entries:
+                self.dead_cursor = entry_id
+                yield json.loads(fields["m"])
+
+
+@dataclass
+class Job:
+    """An intent the game carries out: a walk, an action or a reactive pick."""
+    id: str
+    npc: str
+    kind: str
+    tick: int
+    due: int | None = None        # the tick of the next step (walk) or of completion (use)
+    path: list = field(default_factory=list)
+    locked: bool = False          # the next door on the walk is locked
+    end: str | None = None        # arrived, completed, failed, cancelled, ended
+    cancel_reason: str | None = None
+
+
+class Game:
+    def __init__(self, gp, world, npcs, start, seed, verbose):
+        self.gp, self.map, self.start, self.verbose = gp, world, start, verbose
+        self.rooms = {n["id"]: n["room"] for n in npcs}        # the game's truth
+        self.rng = random.Random(seed)
+        self.jobs, self.current, self.seen = {}, {}, set()
+        self.figures, self.failures = Counter(), []
+        self.drifting = {}         # NPC out of step -> its failure's index
+        self.now = start           # the game's clock
+        self.ann = {"room": "square", "next": start + LINGER_MINUTES, "route": [], "stop": 0}
+        self.fight = {}            # started, ends, engaged_at, released_at, refusal order id
+        self.orders = {}           # order id -> what became of it
+        self.goals, self.quest = set(), f"quest-{gp.run}"
+
+    def engaged(self, npc):
+        return npc == FOE and "engaged_at" in self.fight and "released_at" not in self.fight
+
+    def say(self, text, always=False):
+        if always or self.verbose:
+            print(f"[{clock(self.now)}] {text}")
+
+    def fail(self, text):
+        self.failures.append(text)
+
+    # --- intents and NPC events in ---------------------------------------------------------
+
+    def drain(self):
+        while batch := self.gp.read():
+            for stream, entry_id, m in batch:
+                if m["id"] not in self.seen:               # re-emitted after a restart: drop
+                    self.seen.add(m["id"])
+                    (self.on_intent if stream.endswith("intents") else self.on_event)(m)
+                self.gp.r.xack(stream, GROUP, entry_id)
+        for letter in self.gp.dead_letters():
+            self.on_dead_letter(letter)
+
+    def on_intent(self, m):
+        npc, kind, t = m["npc"], m["type"], m["game_time"]
+        self.figures[f"intent {kind}"] += 1
+        since, until = self.fight.get("engaged_at"), self.fight.get("released_at", 1 << 62)
+        if npc == FOE and kind != "cancel" and since is not None and since <= t < until:
+            self.fail(f"tick {t}: intent {m['id']} ({kind}) for {npc}, engaged since tick {since}: "
+                      "an engaged NPC emits no intents")
+        if kind == "cancel":
+            return self.on_cancel(m)
+        if kind in ("bark", "social"):
+            text = m.get("text") or m.get("narration") or f"{m['action']} with {', '.join(m['with'])}"
+            return self.say(f"{npc}: {text}")
+        previous = self.current.get(npc)
+        if previous and previous.end is None:
+            if previous.kind == "reactive":
+                previous.end = "ended"                  # a new pick ends a reactive one
+            else:
+                previous.end = "replaced"
+                self.fail(f"tick {t}: {npc}'s {previous.kind} {previous.id} (tick {previous.tick}) was "
+                          f"replaced by {kind} {m['id']} without a completion, a failure or a cancel")
+        job = self.jobs[m["id"]] = self.current[npc] = Job(m["id"], npc, kind, t)
+        here = self.rooms.get(npc)
+        if kind == "navigate":
+            if m["from_room"] != here:
+                self.fail(f"tick {t}: navigate {m['id']} walks {npc} from the {m['from_room']}, "
+                          f"the game has it in the {here}")
+            job.path = self.map.path(here, m["to_room"]) or []
+            if not job.path:
+                job.end = "arrived"
+            else:
+                self.plan_exit(job, t)
+                self.say(f"{npc} sets off for the {m['to_room']} ({m['provider']})")
+        elif kind == "use":
+            room = self.rooms.get(m["provider"]) or self.map.provider_room.get(m["provider"])
+            if room is not None and room != here:
+                self.fail(f"tick {t}: use {m['id']} of {m['provider']} for {npc} in the {here}, the "
+                          f"provider is in the {room}: use goes out only once the NPC is there")
+            job.due = t + max(1, m["duration_ticks"])
+            used = (npc, m["provider"], m["action"])
+            for order in self.orders.values():
+                if used == (order["npc"], order["provider"], order["action"]):
+                    order["obeyed"] = (m["id"], m.get("player_queued"))
+            self.say(f"{npc} starts to {m['action']} ({m['duration_ticks']} min)")
+        else:
+            self.say(f"{npc} reacts: {m['action']} ({m['set']})", always=True)
+
+    def on_cancel(self, m):
+        job, t = self.jobs.get(m["cancelled"]), m["game_time"]
+        if job is None and self.gp.joined_late:
+            self.figures["intents from before the game came"] += 1
+            return
+        if job is None:
+            return self.fail(f"tick {t}: cancel {m['id']} names {m['cancelled']}, never sent")
+        job.cancel_reason = m["reason"]
+        if job.end is None:
+            job.end = "cancelled"
+            self.figures[f"cancelled {m['reason']}"] += 1
+            self.say(f"{job.npc} stops its {job.kind} ({m['reason']})")
+        else:
+            self.figures["cancels crossing the game's report"] += 1
+
+    def on_event(self, m):
+        kind, npc, t = m["type"], m.get("npc"), m["game_time"]
+        if kind == "npc_relocated":
+            if self.rooms.get(npc) != m["from"]:
+                self.fail(f"tick {t}: npc_relocated {m['id']} moves {npc} from the {m['from']}, "
+                          f"the game had it in the {self.rooms.get(npc)}")
+            self.rooms[npc] = m["to"]
+            self.figures["relocations"] += 1
+            self.say(f"{npc} is found in the {m['to']} (relocated)")
+        elif kind == "action_failed" and m.get("reason") == "timeout":
+            job = self.jobs.get(m.get("intent"))
+            if job is None and self.gp.joined_late:
+                self.figures["intents from before the game came"] += 1
+                return
+            state = job and (job.end or f"due at tick {job.due}")
+            self.fail(f"tick {t}: geppetto timed out {npc}'s {m.get('intent')} ({job and job.kind} "
+                      f"of tick {job and job.tick}; the game's state: {state})")
+        elif kind == "action_completed":
+            job = self.jobs.get(m.get("intent"))
+            if job is None or job.end != "completed":
+                self.fail(f"tick {t}: {m['id']} reports {npc}'s {m.get('intent')} completed, "
+                          f"which the game did not complete (its state: {job and job.end})")
+        elif kind == "action_started" and self.engaged(npc):
+            self.fail(f"tick {t}: {npc} starts {m['provider']}/{m['action']} ({m['id']}) while engaged")
+        elif kind == "mood_changed":
+            self.figures["mood events"] += 1
+            if m["mood"] == m["from"]:
+                self.fail(f"tick {t}: mood_changed {m['id']} for {npc} stays {m['mood']}")
+            self.say(f"{npc} feels {m['mood']} (was {m['from']}; {m['cause']})")
+        elif kind == "goal_created":                       # goal ids are each NPC's own
+            self.goals.add((npc, m["goal_id"]))
+            self.figures["goal events"] += 1
+        elif kind in ("goal_completed", "goal_failed", "goal_blocked"):
+            self.figures["goal events"] += 1
+            if (npc, m["goal_id"]) not in self.goals and self.gp.joined_late:
+                self.figures["goals from before the game came"] += 1
+            elif (npc, m["goal_id"]) not in self.goals:
+                self.fail(f"tick {t}: {kind} {m['id']} names {npc}'s {m['category']} goal "
+                          f"{m['goal_id']} ({m['description']!r}), which no goal_created announced")
+                self.goals.add((npc, m["goal_id"]))
+            if m["goal_id"] == self.quest:
+                self.fight.setdefault("quest", kind)
+                self.say(f"{npc}'s quest: {kind}", always=True)
+        elif kind in ("order_accepted", "order_refused", "order_done"):
+            order = self.orders.get(m["order"])
+            if order is None:
+                return self.fail(f"tick {t}: {kind} {m['id']} names order {m['order']}, never given")
+            order[kind] = m
+            self.say(f"{npc}: {kind} {m.get('outcome') or m.get('reason') or ''}", always=True)
+        elif kind in ("npc_engaged", "npc_released"):
+            self.figures[f"echo {kind}"] += 1
+        elif kind == "npc_spawned":
+            self.rooms[npc] = m["room"]
+        elif kind == "npc_despawned":
+            self.rooms.pop(npc, None)
+        elif kind == "reactive_ended" and npc in self.current and self.current[npc].kind == "reactive":
+            self.current[npc].end = "ended"
+
+    def on_dead_letter(self, letter):
+        try:
+            original = json.loads(letter["original"])
+        except (ValueError, TypeError):
+            return
+        if not str(original.get("id", "")).startswith(f"mud-{self.gp.run}-"):
+            return                                          # not ours
+        job = self.jobs.get(original.get("intent"))
+        if original["type"] in ("action_completed", "action_failed") and job and job.cancel_reason:
+            self.figures["reports crossing a cancel (dead-lettered)"] += 1
+        else:
+            self.fail(f"tick {original['game_time']}: geppetto refused our {original['type']} "
+                      f"{original['id']}: {letter['reason']}")
+
+    # --- the game's tick --------------------------------------------------------------------
+
+    def plan_exit(self, job, t):
+        job.due = t + self.map.minutes(self.rooms[job.npc], job.path[0])
+        job.locked = self.rng.random() < LOCKED_DOOR_CHANCE
+
+    def step(self, t):
+        """The game's minute `t`: the player, then every NPC's walk or action due now."""
+        self.now = t
+        self.player(t)
+        for npc in sorted(self.current):
+            job = self.current[npc]
+            if job.end or job.due is None or job.due > t or self.engaged(npc):
+                continue
+            if job.kind == "use":
+                self.gp.send("action_completed", t, npc=npc, intent=job.id, outcome="done")
+                job.end = "completed"
+                self.figures["actions completed"] += 1
+            elif job.locked:
+                door = job.path[0]
+                self.gp.send("action_failed", t, npc=npc, intent=job.id,
+                             reason=f"the door to the {door} is locked")
+                job.end = "failed"
+                self.figures["walks failed at a locked door"] += 1
+                self.say(f"{npc} finds the door to the {door} locked", always=True)
+            else:
+                self.rooms[npc] = job.path.pop(0)
+                self.gp.send("npc_moved", t, npc=npc, room=self.rooms[npc])
+                if job.path:
+                    self.plan_exit(job, t)
+                else:
+                    job.end = "arrived"
+                    self.figures["walks arrived"] += 1
+
+    def player(self, t):
+        """Ann's minute: she arrives, gives Piet a quest and an order, goes after Vex and
+        fights it, and otherwise walks her round, lingering in each room."""
+        ann, fight = self.ann, self.fight
+        if t == self.start + 1:
+            self.gp.send("player_entered", t, player=PLAYER, room=ann["room"])
+            self.say(f"Ann walks into the {ann['room']}", always=True)
+        if t == self.start + QUEST_AT:
+            self.give_quest(t)
+        if t == self.start + FIGHT_AT:
+            fight["started"] = t                            # Ann goes after Vex
+        chasing = "started" in fight and "engaged_at" not in fight
+        if chasing and ann["room"] == self.rooms[FOE]:
+            self.start_fight(t)
+            chasing = False
+        if fight.get("ends") == t:
+            self.gp.send("npc_released", t, npc=FOE)
+            fight["released_at"] = t
+            self.say("Vex breaks free and runs", always=True)
+        if t < ann["next"] or self.engaged(FOE):
+            return
+        if chasing:                                         # one exit a minute, towards Vex
+            ann["route"] = self.map.path(ann["room"], self.rooms[FOE])
+        elif not ann["route"]:
+            ann["stop"] = (ann["stop"] + 1) % len(TOUR)
+            ann["route"] = self.map.path(ann["room"], TOUR[ann["stop"]])
+        if ann["route"]:
+            self.gp.send("player_left", t, player=PLAYER, room=ann["room"])
+            ann["room"] = ann["route"].pop(0)
+            self.gp.send("player_entered", t, player=PLAYER, room=ann["room"])
+            self.say(f"Ann walks into the {ann['room']}")
+        ann["next"] = t + (1 if chasing else LINGER_MINUTES)
+
+    def give_quest(self, t):
+        """A quest (a goal the game assigns), a coin and an order, all for Piet."""
+        self.gp.send("goal_assigned", t, npc=QUEST_NPC, goal={
+            "id": self.quest, "description": "report the theft at the gatehouse", "deadline_hours": 8,
+            "predicate": {"predicate_type": "has_fact", "fact": "theft_reported"}})
+        self.gp.send("social_event", t, kind="gift", source=PLAYER, target=QUEST_NPC, deltas={})
+        order = self.gp.send("order", t, npc=QUEST_NPC, by=PLAYER, **ORDER)
+        self.orders[order] = {"npc": QUEST_NPC, **ORDER}
+        self.say(f"Ann gives Piet a coin and asks him to {ORDER['action']} ({order})", always=True)
+
+    def start_fight(self, t):
+        """Ann corners Vex: the game takes Vex over, and an order to it is to be refused."""
+        self.gp.send("npc_engaged", t, npc=FOE, reason=FIGHT_REASON)
+        self.gp.send("social_event", t, kind="threat", source=PLAYER, target=FOE, deltas={})
+        refused = self.gp.send("order", t, npc=FOE, by=PLAYER, provider="chapel", action="pray")
+        self.orders[refused] = {"npc": FOE, "provider": "chapel", "action": "pray"}
+        job = self.current.get(FOE)                         # geppetto must cancel it
+        self.fight.update(engaged_at=t, ends=t + FIGHT_MINUTES, refusal=refused,
+                          job=job if job and job.end is None else None)
+        self.say(f"Ann corners Vex in the {self.ann['room']}: a fight!", always=True)
+
+    # --- checks -----------------------------------------------------------------------------
+
+    def wait_until_applied(self, t, probe):
+        deadline = time.monotonic() + SYNC_TIMEOUT_S
+        while (now := self.gp.admin(f"/npcs/{probe}/brain")["game_time"]) < t:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"geppetto did not apply tick {t} within {SYNC_TIMEOUT_S} s "
+                                 f"(its game time: {now})")
+            time.sleep(0.002)
+
+    def check_rooms(self, t):
+        """geppetto's room of every NPC is the game's. Rooms may take a moment to agree (an
+        output still on its way); an NPC already out of step is not waited for again."""
+        deadline = time.monotonic() + DRIFT_WAIT_S
+        while True:
+            theirs = {n["id"]: n["room"] for n in self.gp.admin("/npcs") if n["zone"] == self.gp.zone}
+            off = {npc for npc, room in self.rooms.items() if theirs.get(npc) != room}
+            if not off - set(self.drifting) or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+            self.drain()
+        self.figures["ticks checked"] += 1
+        self.figures["drift"] += len(off)
+        for npc in sorted(off - set(self.drifting)):
+            self.drifting[npc] = len(self.failures)
+            self.fail(f"tick {t}: {npc} is in the {self.rooms[npc]} for the game, "
+                      f"in the {theirs.get(npc)} for geppetto")
+        for npc in sorted(set(self.drifting) - off):
+            self.failures[self.drifting.pop(npc)] += f" (until tick {t})"
+
+    def final_checks(self):
+        order_id, fight = next(iter(self.orders), None), self.fight
+        order = self.orders.get(order_id, {})
+        done = order.get("order_done", {})
+        use = order.get("obeyed", (None, False))
+        if "order_accepted" not in order:
+            self.fail(f"order {order_id} to {QUEST_NPC} was not accepted ({order.get('order_refused')})")
+        elif done.get("outcome") == "interrupted":          # a need collapsed: the contract allows it
+            self.figures["orders interrupted"] += 1
+        elif use[1] is not True or done.get("outcome") != "completed":
+            self.fail(f"order {order_id}: {QUEST_NPC} was to {ORDER['provider']}/{ORDER['action']}; "
+                      f"player-queued use: {use}, order_done: {done or None}")
+        else:
+            self.figures["orders obeyed"] += 1
+        if "released_at" not in fight:
+            self.fail(f"the fight with {FOE} never started or ended ({fight})")
+        elif self.orders[fight["refusal"]].get("order_refused", {}).get("reason") != "engaged":
+            self.fail(f"order {fight['refusal']} to the engaged {FOE} was not refused as engaged "
+                      f"({self.orders[fight['refusal']]})")
+        job = fight.get("job")
+        if job and job.cancel_reason != FIGHT_REASON:
+            self.fail(f"npc_engaged at tick {fight['engaged_at']}: {FOE}'s {job.kind} {job.id} was not "
+                      f"cancelled with reason {FIGHT_REASON} (cancel: {job.cancel_reason})")
+        if fight.get("quest") != "goal_completed":
+            self.fail(f"quest {self.quest} of {QUEST_NPC} (has_fact theft_reported) was not completed "
+                      f"({fight.get('quest')})")
+        if not self.figures["mood events"]:
+            self.fail("no mood_changed event in the whole run")
+        if not self.goals:
+            self.fail("no goal_created event in the whole run")
+
+    def report(self, t):
+        fig, ended = self.figures, Counter(str(j.end) for j in self.jobs.values())
+        print(f"mud_world: {clock(self.start)}-{clock(t)}, {fig['ticks checked']} ticks checked, "
+              f"{len(self.rooms)} NPCs")
+        for name, count in sorted(fig.items()):
+            print(f"  {name}: {count}")
+        print(f"  intents ended: {dict(sorted(ended.items()))}")
+        for failure in self.failures[:30]:
+            print(f"FAILED: {failure}")
+        if len(self.failures) > 30:
+            print(f"FAILED: ... and {len(self.failures) - 30} more")
+        cancelled = sum(v for k, v in fig.items() if k.startswith("cancelled "))
+        print(f"figures: ticks={fig['ticks checked']} npcs={len(self.rooms)} "
+              f"completed={fig['actions completed']} arrived={fig['walks arrived']} "
+              f"failed={fig['walks failed at a locked door']} cancelled={cancelled} "
+              f"open={ended['None']} drift={fig['drift']} orders={len(self.orders)} "
+              f"obeyed={fig['orders obeyed']} moods={fig['mood events']} goals={fig['goal events']} "
+              f"relocations={fig['relocations']} failures={len(self.failures)}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--admin", default="http://127.0.0.1:7878")
+    parser.add_argument("--world", default="config/worlds/village", help="rooms.yaml and providers.yaml")
+    parser.add_argument("--zone", default="village")
+    parser.add_argument("--hours", type=float, default=12)
+    parser.add_argument("--seed", type=int, default=7, help="which doors are locked")
+    parser.add_argument("--verbose", action="store_true", help="tell every walk, action and line")
+    args = parser.parse_args()
+    gp = Geppetto(args.redis, args.admin, args.zone)
+    npcs = [n for n in gp.admin("/npcs") if n["zone"] == args.zone]
+    if not npcs:
+        raise SystemExit(f"zone {args.zone} has no NPCs in {args.admin}/npcs")
+    probe = npcs[0]["id"]
+    start = gp.run = gp.admin(f"/npcs/{probe}/brain")["game_time"]   # the zone's time
+    game = Game(gp, Map(args.world), npcs, start, args.seed, args.verbose)
+    end = start + int(args.hours * 60)
+    for t in range(start + 1, end + 1):
+        game.drain()
+        game.step(t)
+        gp.send("time_advanced", t)
+        game.wait_until_applied(t, probe)
+        game.drain()
+        game.check_rooms(t)
+    game.final_checks()
+    game.report(end)
+    sys.exit(1 if game.failures else 0)
+
+
+if __name__ == "__main__":
+    main()
