@@ -298,7 +298,9 @@ pub enum ArchetypeError {
         parent: String,
     },
     /// An inheritance chain longer than [`MAX_ARCHETYPE_ANCESTORS`].
-    #[error("archetype `{name}`: more than {most} ancestors (an inheritance chain that deep is refused)")]
+    #[error(
+        "archetype `{name}`: more than {most} ancestors (an inheritance chain that deep is refused)"
+    )]
     TooDeep {
         /// Which archetype.
         name: String,
@@ -308,6 +310,8 @@ pub enum ArchetypeError {
     /// Parents form a cycle.
     #[error("archetype inheritance cycle: {chain}")]
     Cycle {
+        /// The archetype whose chain comes back to itself.
+        name: String,
         /// The chain, `a → b → a`.
         chain: String,
     },
@@ -343,6 +347,7 @@ pub fn resolve_archetypes(
             if chain.iter().any(|seen| seen == parent) {
                 chain.push(parent.to_owned());
                 return Err(ArchetypeError::Cycle {
+                    name: name.clone(),
                     chain: chain.join(" → "),
                 });
             }

@@ -171,7 +171,8 @@ pub fn check_array_counts(
         match byte {
             b':' => key = Some(last_string),
             b'[' => {
-                let which = key.and_then(|k| counted.iter().position(|(n, _, _)| n.as_bytes() == k));
+                let which =
+                    key.and_then(|k| counted.iter().position(|(n, _, _)| n.as_bytes() == k));
                 open.push(which);
                 awaiting = which.is_some();
                 key = None;
@@ -368,7 +369,10 @@ mod tests {
 
     #[test]
     fn arrays_are_counted_while_reading_and_refused_past_their_most() {
-        let counted = [("providers", "max_providers", 2), ("actions", "max_actions", 3)];
+        let counted = [
+            ("providers", "max_providers", 2),
+            ("actions", "max_actions", 3),
+        ];
         let ok = r#"{"world": {"providers": [{"id": "a", "actions": [{"id": "x", "tags": ["actions"]}, {}]},
                      {"id": "b", "actions": [ {"id": "[y,z]"} ]}]}, "actions": 1}"#;
         check_array_counts(ok, "decide", &counted).expect("2 providers, 3 actions");
@@ -380,7 +384,9 @@ mod tests {
         ]}"#;
         check_array_counts(empty, "decide", &counted).expect("empty arrays count nothing");
         let limits = DecideLimits::default();
-        let error = limits.check_work(100_000, 100_000).expect_err("too much work");
+        let error = limits
+            .check_work(100_000, 100_000)
+            .expect_err("too much work");
         assert_eq!(error.limit, "decide.max_agent_provider_pairs");
         limits.check_work(50_000, 2_000).expect("the B50k batch");
     }

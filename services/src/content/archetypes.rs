@@ -93,22 +93,28 @@ impl ArchetypeLibrary {
         let mut files = BTreeMap::new();
         for (file, text) in sources {
             let (name, value) = parse(&file, text)?;
-            files.insert(name.clone(), file);
+            // Where its `parent:` is written, for errors about its ancestry.
+            let parent_line = text
+                .lines()
+                .position(|line| line.trim_start().starts_with("parent:"))
+                .map(|at| at + 1);
+            files.insert(name.clone(), (file, parent_line));
             authored.insert(name, value);
         }
         let resolved = resolve_archetypes(&authored).map_err(|error| {
-            let named = match &error {
-                geppetto_core::archetype::ArchetypeError::UnknownParent { child, .. } => {
-                    Some(child.clone())
+            use geppetto_core::archetype::ArchetypeError;
+            let (name, about_parent) = match &error {
+                ArchetypeError::UnknownParent { child, .. } => (child, true),
+                ArchetypeError::Cycle { name, .. } | ArchetypeError::TooDeep { name, .. } => {
+                    (name, true)
                 }
-                geppetto_core::archetype::ArchetypeError::Invalid { name, .. } => {
-                    Some(name.clone())
-                }
-                geppetto_core::archetype::ArchetypeError::Cycle { .. } => None,
+                ArchetypeError::Invalid { name, .. } => (name, false),
             };
-            let file = named
-                .and_then(|name| files.get(&name).cloned())
-                .unwrap_or_else(|| "config/archetypes".into());
+            let file = match files.get(name) {
+                Some((file, Some(line))) if about_parent => format!("{file}:{line}"),
+                Some((file, _)) => file.clone(),
+                None => name.clone(),
+            };
             ContentError::Invalid {
                 file,
                 reason: error.to_string(),
@@ -192,6 +198,32 @@ impl ArchetypeLibrary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ancestry_errors_name_the_file_and_line_of_the_parent_and_deep_chains_are_refused_fast() {
+        let cycle = [
+            ("mods/a.yaml".to_owned(), "name: a\nparent: b\n"),
+            ("mods/b.yaml".to_owned(), "name: b\n# note\nparent: a\n"),
+        ];
+        let error = ArchetypeLibrary::from_sources(cycle).expect_err("a cycle");
+        assert!(error.to_string().starts_with("mods/a.yaml:2: "), "{error}");
+        assert!(error.to_string().contains("a → b → a"), "{error}");
+        let texts: Vec<String> = (0..5000)
+            .map(|i| match i {
+                0 => "name: a0\n".to_owned(),
+                i => format!("name: a{i}\nparent: a{}\n", i - 1),
+            })
+            .collect();
+        let chain = texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| (format!("deep/a{i}.yaml"), text.as_str()));
+        let error = ArchetypeLibrary::from_sources(chain).expect_err("too deep");
+        assert!(
+            error.to_string().contains("more than 32 ancestors"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn the_shipped_archetypes_resolve() {
