@@ -50,13 +50,20 @@ pub struct SetInput {
 }
 
 impl SetInput {
-    /// `clamp((raw − min)/(max − min), 0, 1)`; 0 when the range is empty.
+    /// `clamp((raw − min)/(max − min), 0, 1)`; 0 when the range is empty. A range too wide
+    /// for `max − min` to be a number (±1e308) is halved first, which is exact, so even then
+    /// the answer is a number.
     pub fn normalise(&self, raw: f64) -> f64 {
-        if self.max > self.min && raw.is_finite() {
-            ((raw - self.min) / (self.max - self.min)).clamp(0.0, 1.0)
-        } else {
-            0.0
+        if !(self.max > self.min && raw.is_finite()) {
+            return 0.0;
         }
+        let span = self.max - self.min;
+        let unit = if span.is_finite() {
+            (raw - self.min) / span
+        } else {
+            (raw / 2.0 - self.min / 2.0) / (self.max / 2.0 - self.min / 2.0)
+        };
+        unit.clamp(0.0, 1.0)
     }
 }
 
@@ -370,6 +377,24 @@ pub fn run_wobbling(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_input_range_as_wide_as_floats_go_still_normalises_to_a_number() {
+        let input = SetInput {
+            name: Symbol::FIRST,
+            min: -1e308,
+            max: 1e308,
+        };
+        assert_eq!(input.normalise(1e308), 1.0);
+        assert_eq!(input.normalise(-1e308), 0.0);
+        assert_eq!(input.normalise(0.0), 0.5);
+        let narrow = SetInput {
+            name: Symbol::FIRST,
+            min: 2.0,
+            max: 6.0,
+        };
+        assert_eq!(narrow.normalise(3.0), 0.25);
+    }
     use crate::decision::curve::{SampledCurve, ShapeParams};
     use crate::vocabulary::Vocabulary;
 

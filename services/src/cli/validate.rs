@@ -7,10 +7,11 @@
 use std::path::{Path, PathBuf};
 
 use geppetto_core::vocabulary::Vocabulary;
-use geppetto_core::wire::{self, request::DecideBatchRequest, request::DecideRequest};
+use geppetto_core::wire::{self, limits::DecideLimits};
 
 use super::error::CommandError;
 use crate::content::archetypes::ArchetypeLibrary;
+use crate::content::profiles::ProfileLibrary;
 use crate::content::profiles::parse_profile;
 use crate::content::sets::parse_set;
 use crate::content::{ContentError, affect};
@@ -100,7 +101,11 @@ fn check_file(kind: &str, path: &Path, findings: &mut Findings) {
         "worlds" => crate::content::world_file::parse_world_file(&file, &text)
             .map(|_| ())
             .map_err(|e| as_line(&e)),
-        _ => Ok(()),
+        other => Err(format!(
+            "{file}: in a folder `{other}` that is no kind of content ({}): not checked; move it \
+             into the folder of its kind",
+            CONTENT_KINDS.join("/, ") + "/"
+        )),
     };
     if let Err(problem) = result {
         findings.problems.push(problem);
@@ -137,14 +142,19 @@ fn check_example(path: &Path, file: &str, text: &str) -> Result<(), String> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let wire_error = |e: wire::WireError| format!("{file}: {}: {}", e.path, e.message);
+    // A decide request is checked as `geppetto decide` checks it: its limits, its profile,
+    // and the decision itself.
+    let decided = |e: CommandError| format!("{file}: {e}");
+    let library = || ProfileLibrary::embedded().map_err(|e| format!("{file}: {e}"));
+    let limits = DecideLimits::default();
     if name.starts_with("decide-batch") {
-        wire::parse::<DecideBatchRequest>(text)
+        super::decide::decide_batch(text, &library()?, &limits, false, 1)
             .map(|_| ())
-            .map_err(wire_error)
+            .map_err(decided)
     } else if name.starts_with("decide") {
-        wire::parse::<DecideRequest>(text)
+        super::decide::decide(text, &library()?, &limits, false)
             .map(|_| ())
-            .map_err(wire_error)
+            .map_err(decided)
     } else if name.starts_with("simulate") {
         let spec = super::simulate::parse_scenario(path, text).map_err(|e| e.to_string())?;
         wire::scenario::compile_scenario(&spec, None, &mut Vocabulary::new())
@@ -160,7 +170,10 @@ fn check_example(path: &Path, file: &str, text: &str) -> Result<(), String> {
                 })
             })
     } else {
-        Ok(())
+        Err(format!(
+            "{file}: an example's name says what it is — it starts with `decide`, \
+             `decide-batch`, `simulate` or `affect`; this one is not checked"
+        ))
     }
 }
 
@@ -215,6 +228,13 @@ pub fn validate(paths: &[PathBuf], default_root: &Path) -> Findings {
                     .filter(|(_, dir)| dir.is_dir())
                     .collect(),
             };
+        if folders.is_empty() {
+            findings.problems.push(format!(
+                "{}: no content here: neither a folder of one kind ({}) nor one holding them",
+                root.display(),
+                CONTENT_KINDS.join(", ")
+            ));
+        }
         for (kind, dir) in folders {
             if kind == "archetypes" {
                 check_archetypes(&dir, &mut findings);
@@ -276,6 +296,44 @@ mod tests {
         let findings = validate(&[], root);
         assert!(findings.problems.is_empty(), "{:#?}", findings.problems);
         assert!(findings.checked >= 25, "{} files", findings.checked);
+    }
+
+    #[test]
+    fn examples_are_checked_as_their_commands_check_them_and_stray_files_are_named() {
+        let dir = std::env::temp_dir().join(format!("geppetto-examples-{}", std::process::id()));
+        let examples = dir.join("examples");
+        std::fs::create_dir_all(&examples).expect("dir");
+        let tavern = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../config/examples/decide-tavern.json"
+        ))
+        .expect("example");
+        let mut request: serde_json::Value = serde_json::from_str(&tavern).expect("json");
+        request["profile"] = serde_json::json!("no-such-profile");
+        std::fs::write(
+            examples.join("decide-unknown-profile.json"),
+            request.to_string(),
+        )
+        .expect("write");
+        std::fs::write(
+            examples.join("simulate-forever.yaml"),
+            "hours: 1e308\nagent: {id: a, position: [0, 0]}\nworld: {providers: []}\n",
+        )
+        .expect("write");
+        std::fs::write(examples.join("notes.yaml"), "a: 1\n").expect("write");
+        let findings = validate(std::slice::from_ref(&dir), Path::new("unused"));
+        let said = |name: &str| {
+            findings
+                .problems
+                .iter()
+                .find(|p| p.contains(name))
+                .unwrap_or_else(|| panic!("{name} not reported: {:#?}", findings.problems))
+                .clone()
+        };
+        assert!(said("decide-unknown-profile").contains("no-such-profile"));
+        assert!(said("simulate-forever").contains("hours"));
+        assert!(said("notes.yaml").contains("not checked"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
