@@ -55,7 +55,7 @@ fn cycles_and_unknown_parents_are_refused() {
     authored.insert("c".to_owned(), serde_json::json!({"parent": "a"}));
     let error = resolve_archetypes(&authored).expect_err("cycle");
     assert!(
-        matches!(&error, ArchetypeError::Cycle { chain } if chain == "a → b → c → a"),
+        matches!(&error, ArchetypeError::Cycle { chain, name } if chain == "a → b → c → a" && name == "a"),
         "{error}"
     );
     let mut orphan = BTreeMap::new();
