@@ -166,6 +166,19 @@ pub enum SnapshotError {
         /// redb's error.
         source: Box<redb::Error>,
     },
+    /// The redb file is unusable for now: redb panicked on damaged data, or the file could not
+    /// be opened again after a fault. Nothing was read or written.
+    #[error("redb file {path}: {operation} for zone {zone} failed: {reason}")]
+    Unavailable {
+        /// The file.
+        path: String,
+        /// The zone.
+        zone: ZoneName,
+        /// What was being done.
+        operation: &'static str,
+        /// What happened and what to do.
+        reason: String,
+    },
     /// The blocking task running a redb operation did not complete (it panicked or the
     /// runtime is shutting down).
     #[error(
