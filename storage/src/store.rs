@@ -204,6 +204,16 @@ pub enum SnapshotError {
         /// redis-rs's error.
         source: Box<redis::RedisError>,
     },
+    /// The zone is fenced by a lease this instance no longer holds: nothing was written.
+    #[error(
+        "zone {zone}: snapshot refused: the lease {lease_key} is no longer held by this instance"
+    )]
+    Fenced {
+        /// The zone.
+        zone: ZoneName,
+        /// The lease key checked.
+        lease_key: String,
+    },
     /// Redis answered something this store never writes (a foreign index entry, an unexpected
     /// script reply).
     #[error("redis key {key}: {reason}")]

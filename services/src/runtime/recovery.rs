@@ -234,7 +234,7 @@ pub struct SnapshotKeeper {
     pub sequence: u64,
     /// How long a snapshot waits for the bus to write what it covers before it is given up.
     pub flush_timeout: std::time::Duration,
-    /// The tick of the last snapshot.
+    /// The tick of the last snapshot attempt (written or failed).
     pub last_tick: u64,
 }
 
@@ -258,6 +258,9 @@ impl SnapshotKeeper {
             reason,
         };
         let state = zone.with(|zone| zone.capture()).await?;
+        // A failed snapshot waits for the next interval, not the next batch: a store that
+        // cannot write (a full disk, Redis away) is not asked again on every batch.
+        self.last_tick = state.tick;
         tokio::time::timeout(self.flush_timeout, bus.flush())
             .await
             .map_err(|_| {
@@ -285,7 +288,6 @@ impl SnapshotKeeper {
             .await
             .map_err(|e| failed(e.to_string()))?;
         self.sequence += 1;
-        self.last_tick = tick;
         Ok(SnapshotReport {
             zone: name,
             sequence: self.sequence,
