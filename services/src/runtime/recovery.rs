@@ -614,6 +614,41 @@ mod tests {
         });
     }
 
+    /// A snapshot the store refuses (here: a newer one is already stored) is tried again at
+    /// the next interval, not at every batch.
+    #[test]
+    fn a_failed_snapshot_waits_for_its_interval() {
+        crate::runtime::block_on(1, async {
+            let store = MemorySnapshotStore::new(&StorageConfig::default()).expect("store");
+            let mut zone = village();
+            let parse = |batch: &[Delivery]| parsed(batch, &EnvelopeLimits::default());
+            replay_messages(&mut zone, &parse(&ticks(1, 40)), &live());
+            store
+                .put(snapshot(&zone, 5, "39", ZONE_STATE_SCHEMA_VERSION))
+                .await
+                .expect("put 5");
+            let tick = zone.tick;
+            let actors = crate::runtime::actor::ActorRuntime::new(1);
+            let handle = actors.start(zone);
+            let mut keeper = SnapshotKeeper {
+                store: Arc::new(store),
+                every_ticks: 10,
+                sequence: 0,
+                flush_timeout: std::time::Duration::from_secs(5),
+                last_tick: 0,
+            };
+            assert!(keeper.due(tick), "tick {tick}");
+            let bus = InProcessBus::new(100);
+            let refused = keeper.write(&handle, &bus, "39").await;
+            assert!(refused.is_err(), "{refused:?}");
+            assert!(!keeper.due(tick), "not tried again at the next batch");
+            assert!(!keeper.due(tick + 9));
+            assert!(keeper.due(tick + 10), "tried again one interval later");
+            actors.stop();
+        })
+        .expect("runtime");
+    }
+
     #[test]
     fn a_replay_of_a_stream_stops_at_what_the_group_was_given() {
         let end = ReplayEnd::Through("1700-3".into());
