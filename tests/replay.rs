@@ -176,5 +176,80 @@ fn a_hundred_thousand_event_log_replays_to_the_same_intents_at_one_and_two_threa
         stderr.contains(&format!("intent {index} differs")),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("the streams part after world event `")
+            && stderr.contains("the differing intent comes from world event `")
+            && stderr.contains(", game time "),
+        "the world event where the streams part is named: {stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Malformed log lines are reported one by one (line, reason) and counted; `--strict` fails on
+/// any; the replay of the good lines is the replay of the log without them.
+#[test]
+fn malformed_log_lines_are_reported_each_with_its_line_and_fail_under_strict() {
+    let lines: Vec<String> = world_log().into_iter().take(3000).collect();
+    let dir = std::env::temp_dir().join(format!("geppetto-replay-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let clean = dir.join("clean.jsonl");
+    std::fs::write(&clean, lines.join("\n")).expect("log");
+    let mut broken = lines.clone();
+    let bad = [
+        (10, "{\"v\":1,\"type\":\"time_advanced\""),
+        (500, "not json at all"),
+        (
+            1200,
+            "{\"v\":1,\"type\":\"no_such_event\",\"id\":\"x\",\"zone\":\"village\",\"game_time\":1}",
+        ),
+        (2500, "[1,2,3]"),
+    ];
+    // Ascending, so each lands at its index in the final file.
+    for (at, line) in bad {
+        broken.insert(at, line.to_owned());
+    }
+    let damaged = dir.join("damaged.jsonl");
+    std::fs::write(&damaged, broken.join("\n")).expect("log");
+
+    let good = replay(&clean, 1, &[]);
+    assert!(good.status.success());
+    // The generated log carries a few refused lines of its own.
+    let already = String::from_utf8_lossy(&good.stderr)
+        .matches("-- skipped line ")
+        .count();
+    let lenient = replay(&damaged, 1, &[]);
+    assert!(lenient.status.success());
+    assert_eq!(
+        lenient.stdout, good.stdout,
+        "the broken lines change nothing"
+    );
+    let stderr = String::from_utf8_lossy(&lenient.stderr);
+    for (at, _) in bad {
+        assert!(
+            stderr.contains(&format!("-- skipped line {} (log id {}): ", at + 1, at + 1)),
+            "line {} is reported: {stderr}",
+            at + 1
+        );
+    }
+    assert!(
+        stderr.contains(&format!(
+            "{} log entries replayed, {} skipped",
+            lines.len() - already,
+            already + bad.len()
+        )),
+        "{stderr}"
+    );
+
+    let strict = replay(&damaged, 1, &["--strict"]);
+    assert!(!strict.status.success(), "--strict fails on a broken line");
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "--strict: {} log entries are not world messages",
+            already + bad.len()
+        )) && stderr.contains("line 11 (log id 11)"),
+        "{stderr}"
+    );
+    assert!(strict.stdout.is_empty(), "nothing replayed under --strict");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -136,6 +136,9 @@ enum Command {
         /// A recorded intent stream (JSONL, e.g. from `log export --stream intents`).
         #[arg(long)]
         compare: Option<PathBuf>,
+        /// Fail when any log entry is not a world message (each is reported either way).
+        #[arg(long)]
+        strict: bool,
     },
     /// Replay a recorded window twice — as it was, and with parameters changed — and show one
     /// NPC's two timelines side by side with the first divergence marked. Offline: the live
@@ -561,12 +564,21 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             print_line(&cli::cluster::status_command(&config, json)?);
             Ok(String::new())
         }
-        Command::Replay { window, compare } => {
+        Command::Replay {
+            window,
+            compare,
+            strict,
+        } => {
             let options = window.options(compare)?;
-            let summary = cli::replay::replay(&options, print_line)?;
+            let summary = cli::replay::replay(&options, strict, print_line)?;
+            for skipped in &summary.skipped {
+                eprintln!("-- skipped {skipped}");
+            }
             eprintln!(
-                "-- {} log entries replayed, {} intents",
-                summary.replayed, summary.intents
+                "-- {} log entries replayed, {} skipped, {} intents",
+                summary.replayed,
+                summary.skipped.len(),
+                summary.intents
             );
             match summary.difference {
                 Some(difference) => Err(CommandError::Different(difference)),

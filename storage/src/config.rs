@@ -26,6 +26,10 @@ pub struct RedbConfig {
     /// Page cache redb may use, in bytes. Default 64 MiB (redb's own default is 1 GiB, too much
     /// for a file read mostly at start-up).
     pub cache_size_bytes: usize,
+    /// Check every page of the file when it is opened (redb's integrity check, which repairs
+    /// what it can): a damaged file is refused at start-up with what to do instead of failing
+    /// later. Reads the whole file once. Default true.
+    pub verify_on_open: bool,
 }
 
 /// Settings of the Redis snapshot store.
@@ -67,6 +71,7 @@ impl Default for RedbConfig {
     fn default() -> Self {
         Self {
             cache_size_bytes: 64 * 1024 * 1024,
+            verify_on_open: true,
         }
     }
 }

@@ -102,6 +102,19 @@ pub enum EventLogError {
         /// redb's error.
         source: Box<redb::Error>,
     },
+    /// The redb file is unusable for now: redb panicked on damaged data, or the file could not
+    /// be opened again after a fault. Nothing was read or written.
+    #[error("redb file {path}: event log {operation} for zone {zone} failed: {reason}")]
+    Unavailable {
+        /// The file.
+        path: String,
+        /// The zone.
+        zone: ZoneName,
+        /// What was being done.
+        operation: &'static str,
+        /// What happened and what to do.
+        reason: String,
+    },
     /// The zone has used every id (2^64 − 1 events).
     #[error("event log of zone {zone} has no ids left after {last}")]
     IdsExhausted {

@@ -10,6 +10,7 @@
 //! - [`store`]: the [`SnapshotStore`] trait, its results and errors.
 //! - [`embedded`]: the embedded default, snapshots and the event log in one redb file.
 //! - [`redis_snapshots`]: snapshots in Redis for shared deployments.
+//! - [`lease_fence`]: the lease a leased zone's writes are checked against.
 //! - [`redis_target`]: one Redis server or a Redis Cluster, behind one connection type.
 //! - [`memory`]: in-memory store and log for tests.
 //! - [`event_log`]: the [`EventLog`] trait and [`EventId`].
@@ -21,6 +22,7 @@
 pub mod config;
 pub mod embedded;
 pub mod event_log;
+pub mod lease_fence;
 pub mod memory;
 pub mod redis_snapshots;
 pub mod redis_target;
@@ -33,6 +35,7 @@ pub use embedded::event_log::RedbEventLog;
 pub use embedded::file::{RedbFile, RedbOpenError};
 pub use embedded::snapshots::RedbSnapshotStore;
 pub use event_log::{EventId, EventIdParseError, EventLog, EventLogError};
+pub use lease_fence::LeaseFence;
 pub use memory::{MemoryEventLog, MemorySnapshotStore};
 pub use redis_snapshots::{RedisConnectError, RedisSnapshotStore};
 pub use redis_target::{RedisConnection, RedisTarget, SharedSettings};

@@ -13,14 +13,25 @@
 //! the write, the index update and the pruning happen atomically. The connection sets its
 //! response timeout from config (redis-rs would time out after 500 ms).
 //!
+//! A zone held under a lease is *fenced* ([`RedisSnapshotStore::fence`]): its `put` script first
+//! checks that the lease key still holds this instance's value, so an instance that lost the
+//! zone while paused cannot write a snapshot over the new owner's. Every call that fails on a
+//! dropped connection (a Redis restart leaves the shared connection stale: `broken pipe`) is
+//! sent once more on the re-established connection; a `put` whose first attempt may have
+//! landed is recognised on the second by its identical stored bytes.
+//!
 //! It does not own the world stream (the event bus does) and does not set Redis persistence:
 //! snapshots are as durable as the server's AOF/RDB settings make them.
 
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use redis::{Client, Script};
+use redis::{Client, RedisError, Script};
 
 use crate::config::{ConfigError, StorageConfig};
+use crate::lease_fence::LeaseFence;
 use crate::redis_target::{RedisConnection, RedisTarget, SharedSettings};
 use crate::snapshot::{MAX_HEADER_BYTES, Snapshot, SnapshotDefect, SnapshotHeader};
 use crate::store::{
@@ -29,11 +40,15 @@ use crate::store::{
 };
 use crate::zone::ZoneName;
 
-/// Checks the sequence, writes the snapshot, indexes it and prunes, atomically.
-/// KEYS: index, snapshot key. ARGV: member, bytes, keep, snapshot key prefix.
-/// Reply: `{"stale", newest}` or `{"ok", removed members…}`. The pruned keys share the zone's
-/// hash tag, so they are on the script's shard.
+/// Checks the lease (when fenced) and the sequence, writes the snapshot, indexes it and prunes,
+/// atomically. KEYS: index, snapshot key, and the lease key when fenced. ARGV: member, bytes,
+/// keep, snapshot key prefix, and the lease value held when fenced. Reply: `{"fenced"}`,
+/// `{"stale", newest}` or `{"ok", removed members…}`. The pruned keys and the lease share the
+/// zone's hash tag, so they are on the script's shard.
 const PUT_SCRIPT: &str = r"
+if KEYS[3] ~= nil and redis.call('GET', KEYS[3]) ~= ARGV[5] then
+  return {'fenced'}
+end
 local newest = redis.call('ZRANGE', KEYS[1], -1, -1)
 if newest[1] ~= nil and newest[1] >= ARGV[1] then
   return {'stale', newest[1]}
@@ -77,6 +92,8 @@ pub struct RedisSnapshotStore {
     snapshots_kept_per_zone: usize,
     put_script: Script,
     prune_script: Script,
+    /// The lease each fenced zone's snapshots are checked against; shared by clones.
+    fences: Arc<RwLock<HashMap<ZoneName, LeaseFence>>>,
 }
 
 impl std::fmt::Debug for RedisSnapshotStore {
@@ -154,7 +171,39 @@ impl RedisSnapshotStore {
             snapshots_kept_per_zone: config.snapshots_kept_per_zone,
             put_script: Script::new(PUT_SCRIPT),
             prune_script: Script::new(PRUNE_SCRIPT),
+            fences: Arc::default(),
         })
+    }
+
+    /// From now on `zone`'s snapshots are written only while `fence` holds (this instance took
+    /// the zone's lease); a `put` that finds the lease gone writes nothing, marks the fence
+    /// lost and fails with [`SnapshotError::Fenced`].
+    pub fn fence(&self, zone: &ZoneName, fence: LeaseFence) {
+        self.fences
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(zone.clone(), fence);
+    }
+
+    /// `zone` was released or lost here: no snapshot of it is written any more.
+    pub fn unfence(&self, zone: &ZoneName) {
+        if let Some(fence) = self
+            .fences
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(zone)
+        {
+            fence.token.clear();
+            fence.mark_lost();
+        }
+    }
+
+    fn fence_of(&self, zone: &ZoneName) -> Option<LeaseFence> {
+        self.fences
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(zone)
+            .cloned()
     }
 
     /// `{prefix}:{zone}:snapshot:` — the common start of a zone's snapshot keys.
@@ -177,13 +226,19 @@ impl RedisSnapshotStore {
         operation: &'static str,
     ) -> Result<Vec<u64>, SnapshotError> {
         let index = self.index_key(zone);
-        let members: Vec<String> = redis::cmd("ZRANGE")
-            .arg(&index)
-            .arg(0)
-            .arg(-1)
-            .query_async(&mut self.connection.clone())
-            .await
-            .map_err(redis_failed(&index, operation))?;
+        let members: Vec<String> = once_more(&index, operation, || {
+            let mut connection = self.connection.clone();
+            let index = &index;
+            async move {
+                redis::cmd("ZRANGE")
+                    .arg(index)
+                    .arg(0)
+                    .arg(-1)
+                    .query_async(&mut connection)
+                    .await
+            }
+        })
+        .await?;
         members
             .iter()
             .map(|member| parse_member(&index, member))
@@ -195,28 +250,51 @@ impl RedisSnapshotStore {
         key: &str,
         operation: &'static str,
     ) -> Result<Option<Vec<u8>>, SnapshotError> {
-        redis::cmd("GET")
-            .arg(key)
-            .query_async(&mut self.connection.clone())
-            .await
-            .map_err(redis_failed(key, operation))
+        once_more(key, operation, || {
+            let mut connection = self.connection.clone();
+            async move {
+                redis::cmd("GET")
+                    .arg(key)
+                    .query_async(&mut connection)
+                    .await
+            }
+        })
+        .await
     }
 
     async fn put_now(&self, snapshot: Snapshot) -> Result<PutOutcome, SnapshotError> {
         let zone = &snapshot.zone;
         let bytes = encode_for_put(&snapshot)?;
         let index = self.index_key(zone);
-        let reply: Vec<String> = self
-            .put_script
-            .key(&index)
-            .key(self.snapshot_key(zone, snapshot.sequence))
-            .arg(member(snapshot.sequence))
-            .arg(bytes.as_slice())
-            .arg(self.snapshots_kept_per_zone)
-            .arg(self.key_base(zone))
-            .invoke_async(&mut self.connection.clone())
-            .await
-            .map_err(redis_failed(&index, "put"))?;
+        let key = self.snapshot_key(zone, snapshot.sequence);
+        let fence = self.fence_of(zone);
+        if let Some(fence) = &fence
+            && !fence.may_write()
+        {
+            return Err(fenced(zone, fence));
+        }
+        let mut first_failed = false;
+        let reply = once_more(&index, "put", || {
+            let mut invocation = self.put_script.key(&index);
+            invocation
+                .key(&key)
+                .arg(member(snapshot.sequence))
+                .arg(bytes.as_slice())
+                .arg(self.snapshots_kept_per_zone)
+                .arg(self.key_base(zone));
+            if let Some(fence) = &fence {
+                invocation.key(&fence.lease_key).arg(&fence.token);
+            }
+            let mut connection = self.connection.clone();
+            let attempt_after_failure = first_failed;
+            first_failed = true;
+            async move {
+                let reply: Vec<String> = invocation.invoke_async(&mut connection).await?;
+                Ok((reply, attempt_after_failure))
+            }
+        })
+        .await?;
+        let (reply, retried) = reply;
         match reply.split_first() {
             Some((status, removed)) if status == "ok" => Ok(PutOutcome {
                 encoded_bytes: bytes.len() as u64,
@@ -225,11 +303,32 @@ impl RedisSnapshotStore {
                     .map(|member| parse_member(&index, member))
                     .collect::<Result<_, _>>()?,
             }),
+            Some((status, [])) if status == "fenced" => {
+                let fence = fence.as_ref().ok_or_else(|| SnapshotError::RedisContent {
+                    key: index.clone(),
+                    reason: "the put script answered `fenced` to an unfenced put".into(),
+                })?;
+                fence.mark_lost();
+                tracing::warn!(zone = %zone, sequence = snapshot.sequence, "snapshot fenced off: the zone's lease is no longer ours");
+                Err(fenced(zone, fence))
+            }
             Some((status, [newest])) if status == "stale" => {
+                let newest = parse_member(&index, newest)?;
+                // The first attempt may have landed before its reply was lost: the same bytes
+                // under the same sequence are that write, not a stale one.
+                if retried
+                    && newest == snapshot.sequence
+                    && self.fetch(&key, "put: check").await?.as_deref() == Some(bytes.as_slice())
+                {
+                    return Ok(PutOutcome {
+                        encoded_bytes: bytes.len() as u64,
+                        pruned: Vec::new(),
+                    });
+                }
                 Err(SnapshotError::SequenceNotIncreasing {
                     zone: zone.clone(),
                     sequence: snapshot.sequence,
-                    newest: parse_member(&index, newest)?,
+                    newest,
                 })
             }
             _ => Err(SnapshotError::RedisContent {
@@ -302,10 +401,12 @@ impl RedisSnapshotStore {
                 .arg(MAX_HEADER_BYTES - 1);
         }
         let index = self.index_key(zone);
-        let headers: Vec<Vec<u8>> = pipeline
-            .query_async(&mut self.connection.clone())
-            .await
-            .map_err(redis_failed(&index, "list: read headers"))?;
+        let headers: Vec<Vec<u8>> = once_more(&index, "list: read headers", || {
+            let mut connection = self.connection.clone();
+            let pipeline = &pipeline;
+            async move { pipeline.query_async(&mut connection).await }
+        })
+        .await?;
         Ok(sequences
             .into_iter()
             .zip(headers)
@@ -327,14 +428,20 @@ impl RedisSnapshotStore {
         keep_last: usize,
     ) -> Result<Vec<u64>, SnapshotError> {
         let index = self.index_key(zone);
-        let removed: Vec<String> = self
-            .prune_script
-            .key(&index)
-            .arg(keep_last)
-            .arg(self.key_base(zone))
-            .invoke_async(&mut self.connection.clone())
-            .await
-            .map_err(redis_failed(&index, "prune"))?;
+        let base = self.key_base(zone);
+        let removed: Vec<String> = once_more(&index, "prune", || {
+            let mut connection = self.connection.clone();
+            let (script, index, base) = (&self.prune_script, &index, &base);
+            async move {
+                script
+                    .key(index)
+                    .arg(keep_last)
+                    .arg(base)
+                    .invoke_async(&mut connection)
+                    .await
+            }
+        })
+        .await?;
         removed
             .iter()
             .map(|member| parse_member(&index, member))
@@ -348,7 +455,8 @@ impl RedisSnapshotStore {
         bytes: Vec<u8>,
     ) -> Result<(), SnapshotError> {
         let key = self.snapshot_key(zone, sequence);
-        redis::pipe()
+        let mut pipeline = redis::pipe();
+        pipeline
             .atomic()
             .cmd("SET")
             .arg(&key)
@@ -358,10 +466,14 @@ impl RedisSnapshotStore {
             .arg(self.index_key(zone))
             .arg(0)
             .arg(member(sequence))
-            .ignore()
-            .query_async::<()>(&mut self.connection.clone())
-            .await
-            .map_err(redis_failed(&key, "put_encoded"))
+            .ignore();
+        // Both commands set what they set: sending them twice is harmless.
+        once_more(&key, "put_encoded", || {
+            let mut connection = self.connection.clone();
+            let pipeline = &pipeline;
+            async move { pipeline.query_async::<()>(&mut connection).await }
+        })
+        .await
     }
 }
 
@@ -379,6 +491,37 @@ fn parse_member(index: &str, member: &str) -> Result<u64, SnapshotError> {
             key: index.to_owned(),
             reason: format!("index entry {member:?} is not a 20-digit sequence"),
         })
+}
+
+/// Runs `attempt`; when it fails because the connection dropped (a restarted Redis leaves the
+/// shared connection stale), runs it once more on the connection re-established meanwhile,
+/// and says when Redis answers again.
+async fn once_more<T, F, Fut>(
+    key: &str,
+    operation: &'static str,
+    mut attempt: F,
+) -> Result<T, SnapshotError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, RedisError>>,
+{
+    match attempt().await {
+        Ok(value) => Ok(value),
+        Err(error) if error.is_unrecoverable_error() || error.is_connection_dropped() => {
+            tracing::warn!(key, operation, %error, "redis snapshot store: connection lost; sending once more");
+            let value = attempt().await.map_err(redis_failed(key, operation))?;
+            tracing::info!(key, operation, "redis snapshot store: Redis is back");
+            Ok(value)
+        }
+        Err(error) => Err(redis_failed(key, operation)(error)),
+    }
+}
+
+fn fenced(zone: &ZoneName, fence: &LeaseFence) -> SnapshotError {
+    SnapshotError::Fenced {
+        zone: zone.clone(),
+        lease_key: fence.lease_key.clone(),
+    }
 }
 
 fn redis_failed(

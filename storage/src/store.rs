@@ -166,6 +166,19 @@ pub enum SnapshotError {
         /// redb's error.
         source: Box<redb::Error>,
     },
+    /// The redb file is unusable for now: redb panicked on damaged data, or the file could not
+    /// be opened again after a fault. Nothing was read or written.
+    #[error("redb file {path}: {operation} for zone {zone} failed: {reason}")]
+    Unavailable {
+        /// The file.
+        path: String,
+        /// The zone.
+        zone: ZoneName,
+        /// What was being done.
+        operation: &'static str,
+        /// What happened and what to do.
+        reason: String,
+    },
     /// The blocking task running a redb operation did not complete (it panicked or the
     /// runtime is shutting down).
     #[error(
@@ -190,6 +203,16 @@ pub enum SnapshotError {
         operation: &'static str,
         /// redis-rs's error.
         source: Box<redis::RedisError>,
+    },
+    /// The zone is fenced by a lease this instance no longer holds: nothing was written.
+    #[error(
+        "zone {zone}: snapshot refused: the lease {lease_key} is no longer held by this instance"
+    )]
+    Fenced {
+        /// The zone.
+        zone: ZoneName,
+        /// The lease key checked.
+        lease_key: String,
     },
     /// Redis answered something this store never writes (a foreign index entry, an unexpected
     /// script reply).

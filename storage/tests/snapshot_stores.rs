@@ -189,3 +189,101 @@ async fn redis_response_timeout_comes_from_config() {
             .expect("CLIENT UNPAUSE");
     }
 }
+
+/// A Redis restart leaves the store's connection stale (`broken pipe`): the first put after
+/// the server is back succeeds, and so does every other call.
+#[tokio::test]
+async fn the_first_put_after_a_redis_restart_succeeds() {
+    if std::env::var("REDIS_URL").is_ok() {
+        // Restarting a shared server would disturb its other users.
+        return;
+    }
+    let port = common::redis_server::free_port();
+    let server = RedisServer::start_on(port);
+    let store = RedisSnapshotStore::connect(&server.url, &StorageConfig::default())
+        .await
+        .expect("connects");
+    let zone = zone("restarted");
+    store.put(snapshot(&zone, 1, 1)).await.expect("put 1");
+    drop(server);
+    let _server = RedisServer::start_on(port);
+    // The restarted server holds nothing (no persistence in tests): sequence 1 again is new.
+    store
+        .put(snapshot(&zone, 1, 1))
+        .await
+        .expect("the first put after the restart");
+    store.put(snapshot(&zone, 2, 1)).await.expect("put 2");
+    drop(_server);
+    let _server = RedisServer::start_on(port);
+    let latest = store
+        .latest_valid(&zone, 1)
+        .await
+        .expect("the first read after a restart");
+    assert_eq!(latest.snapshot, None, "the restarted server is empty");
+}
+
+/// A fenced zone's snapshot is written only while the zone's lease holds this instance's
+/// value: once another instance took the lease, the put writes nothing, fails as fenced and
+/// marks the fence lost; an unfenced zone is not checked.
+#[tokio::test]
+async fn a_fenced_put_is_refused_once_the_lease_changed_hands() {
+    let server = RedisServer::start();
+    let store = RedisSnapshotStore::connect(&server.url, &StorageConfig::default())
+        .await
+        .expect("connects");
+    let client = redis::Client::open(server.url.as_str()).expect("url");
+    let mut admin = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connects");
+    let zone = zone(&format!("fenced{}", std::process::id()));
+    let lease_key = format!("geppetto:{{{zone}}}:lease");
+    let _: () = redis::cmd("SET")
+        .arg(&lease_key)
+        .arg("a#1#0")
+        .query_async(&mut admin)
+        .await
+        .expect("SET");
+    let fence = geppetto_storage::LeaseFence {
+        lease_key: lease_key.clone(),
+        token: "a#1#0".into(),
+        lost: std::sync::Arc::default(),
+    };
+    store.fence(&zone, fence.clone());
+    store
+        .put(snapshot(&zone, 1, 1))
+        .await
+        .expect("held: written");
+
+    // Paused past its lease, instance a wakes up to b holding the zone.
+    let _: () = redis::cmd("SET")
+        .arg(&lease_key)
+        .arg("b#2#5")
+        .query_async(&mut admin)
+        .await
+        .expect("SET");
+    match store.put(snapshot(&zone, 2, 1)).await {
+        Err(error @ SnapshotError::Fenced { .. }) => {
+            assert!(error.to_string().contains(&lease_key), "{error}");
+        }
+        other => panic!("a put under a lost lease was not fenced: {other:?}"),
+    }
+    assert!(!fence.may_write(), "the fence is marked lost");
+    let listed: Vec<u64> = store
+        .list(&zone)
+        .await
+        .expect("list")
+        .iter()
+        .map(|s| s.sequence)
+        .collect();
+    assert_eq!(listed, [1], "nothing was written");
+
+    // Released: refused without asking Redis; another zone is not fenced at all.
+    store.unfence(&zone);
+    assert!(matches!(
+        store.put(snapshot(&zone, 3, 1)).await,
+        Err(SnapshotError::Fenced { .. })
+    ));
+    let free = common::zone(&format!("free{}", std::process::id()));
+    store.put(snapshot(&free, 1, 1)).await.expect("unfenced");
+}

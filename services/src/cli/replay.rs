@@ -112,12 +112,42 @@ pub struct ReplaySummary {
     pub replayed: u64,
     /// Intents emitted.
     pub intents: usize,
-    /// With `--compare`: `None` when identical, else the first difference.
+    /// Log entries left out (not world messages), each with where it is and why.
+    pub skipped: Vec<String>,
+    /// With `--compare`: `None` when identical, else the first difference and the world event
+    /// where the streams part.
     pub difference: Option<String>,
 }
 
-/// One log entry: its position in the log and the message as recorded.
-pub type LogEntry = (String, String);
+/// One log entry: its position in the log, the message as recorded and, read from a file, its
+/// line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogEntry {
+    /// Its log id (a file's `log_id`, else its line number).
+    pub id: String,
+    /// The message as recorded.
+    pub body: String,
+    /// Its line in a JSONL file.
+    pub line: Option<usize>,
+}
+
+impl LogEntry {
+    fn new(id: String, body: String) -> Self {
+        Self {
+            id,
+            body,
+            line: None,
+        }
+    }
+
+    /// Where it is, for a report: `line 7 (log id 7-0)` or `log id 7-0`.
+    pub fn place(&self) -> String {
+        match self.line {
+            Some(line) => format!("line {line} (log id {})", self.id),
+            None => format!("log id {}", self.id),
+        }
+    }
+}
 
 fn bad(error: impl std::fmt::Display) -> CommandError {
     CommandError::BadInput(error.to_string())
@@ -150,7 +180,7 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<LogEntry>, CommandError> {
             continue;
         }
         let number = (index + 1).to_string();
-        let entry = match serde_json::from_str::<Value>(line) {
+        let (id, body) = match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(mut fields)) => {
                 let id = match fields.remove("log_id") {
                     Some(Value::String(id)) => id,
@@ -163,7 +193,11 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<LogEntry>, CommandError> {
             }
             _ => (number, line.to_owned()),
         };
-        entries.push(entry);
+        entries.push(LogEntry {
+            id,
+            body,
+            line: Some(index + 1),
+        });
     }
     Ok(entries)
 }
@@ -181,7 +215,7 @@ where
         let entries = page(cursor.clone()).await?;
         let Some(last) = entries.last() else { break };
         cursor = Some(last.id.clone());
-        all.extend(entries.into_iter().map(|d| (d.id, d.body)));
+        all.extend(entries.into_iter().map(|d| LogEntry::new(d.id, d.body)));
     }
     Ok(all)
 }
@@ -236,7 +270,7 @@ pub fn read_log(
                 let Some((last, _)) = page.last() else { break };
                 cursor = Some(*last);
                 all.extend(page.into_iter().map(|(id, body)| {
-                    (id.to_string(), String::from_utf8_lossy(&body).into_owned())
+                    LogEntry::new(id.to_string(), String::from_utf8_lossy(&body).into_owned())
                 }));
             }
             all
@@ -244,7 +278,7 @@ pub fn read_log(
     };
     // A file is read whole: keep what follows `after`.
     if let (LogSource::File(_), Some(after)) = (source, after) {
-        match entries.iter().position(|(id, _)| id == after) {
+        match entries.iter().position(|entry| entry.id == after) {
             Some(index) => {
                 entries.drain(..=index);
             }
@@ -268,7 +302,7 @@ pub fn export(
 ) -> Result<usize, CommandError> {
     let entries = read_log(source, zone, stream, None)?;
     let progress = super::progress::bar(entries.len() as u64, "exporting", "entries");
-    for (id, body) in &entries {
+    for LogEntry { id, body, .. } in &entries {
         progress.inc(1);
         let line = match serde_json::from_str::<Value>(body) {
             Ok(Value::Object(mut fields)) => {
@@ -337,18 +371,14 @@ fn distinct_by_id(lines: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut seen = BTreeSet::new();
     lines
         .into_iter()
-        .filter(|line| {
-            let id = serde_json::from_str::<Value>(line)
-                .ok()
-                .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_owned));
-            id.is_none_or(|id| seen.insert(id))
-        })
+        .filter(|line| intent_id(line).is_none_or(|id| seen.insert(id)))
         .collect()
 }
 
 /// Compares replayed intents with a recorded stream as JSON values (a recording's key order
-/// and its `log_id`s do not matter); `None` when identical.
-fn first_difference(replayed: &[String], recorded: &[String]) -> Option<String> {
+/// and its `log_id`s do not matter); `None` when identical, else the index of the first
+/// replayed intent that differs (or the shorter length) and what differs.
+fn first_difference(replayed: &[String], recorded: &[String]) -> Option<(usize, String)> {
     let value = |line: &str| -> Value {
         match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(mut fields)) => {
@@ -361,16 +391,20 @@ fn first_difference(replayed: &[String], recorded: &[String]) -> Option<String> 
     };
     for (index, (got, want)) in replayed.iter().zip(recorded).enumerate() {
         if value(got) != value(want) {
-            return Some(format!(
-                "intent {index} differs:\n  recorded: {want}\n  replayed: {got}"
+            return Some((
+                index,
+                format!("intent {index} differs:\n  recorded: {want}\n  replayed: {got}"),
             ));
         }
     }
     (replayed.len() != recorded.len()).then(|| {
-        format!(
-            "the replay emitted {} intents, the recording holds {}",
-            replayed.len(),
-            recorded.len()
+        (
+            replayed.len().min(recorded.len()),
+            format!(
+                "the replay emitted {} intents, the recording holds {}",
+                replayed.len(),
+                recorded.len()
+            ),
         )
     })
 }
@@ -438,6 +472,27 @@ fn starting_zone(
     }
 }
 
+/// A world event a replay applied: what a difference is traced back to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventSource {
+    /// The message's id.
+    pub id: String,
+    /// Where it is in the log (line, log id).
+    pub place: String,
+    /// Its game time, ticks.
+    pub game_time: u64,
+}
+
+impl std::fmt::Display for EventSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` at {}, game time {}",
+            self.id, self.place, self.game_time
+        )
+    }
+}
+
 /// Where a replayed window starts and ends.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Window {
@@ -455,8 +510,14 @@ pub struct Window {
 pub struct ReplayRun {
     /// The window replayed.
     pub window: Window,
-    /// The intents emitted, in order.
-    pub intents: Vec<String>,
+    /// The intents emitted, in order, each with the index (into `sources`) of the world event
+    /// it came from.
+    pub intents: Vec<(String, usize)>,
+    /// The world events applied, in order.
+    pub sources: Vec<EventSource>,
+    /// Log entries that are not world messages (or not within the limits), each with where it
+    /// is and why: left out, as the live loop dead-lettered them.
+    pub skipped: Vec<String>,
     /// The zone as the window left it.
     pub zone: Zone,
 }
@@ -480,27 +541,40 @@ pub fn replay_window(
         StreamKind::World,
         after.as_deref(),
     )?;
-    let messages: Vec<WorldMessage> = entries
-        .iter()
-        .filter_map(|(_, body)| parse_world_within(body, &options.limits).ok())
-        .take_while(|m| end.is_none_or(|end| m.header.game_time <= end))
-        .collect();
+    let mut skipped = Vec::new();
+    let mut applied: Vec<(WorldMessage, &LogEntry)> = Vec::new();
+    for entry in &entries {
+        match parse_world_within(&entry.body, &options.limits) {
+            Ok(message) if end.is_some_and(|end| message.header.game_time > end) => break,
+            Ok(message) => applied.push((message, entry)),
+            Err(error) => skipped.push(format!("{}: {error}", entry.place())),
+        }
+    }
+    let messages: Vec<WorldMessage> = applied.iter().map(|(m, _)| m.clone()).collect();
     let mut script = BTreeMap::new();
     governor_script(&messages, &mut script);
     let clock = crate::runtime::wall_clock();
     let inputs = TickInputs::replaying(&clock, &script);
     let mut intents = Vec::new();
     let progress = super::progress::bar(messages.len() as u64, "replaying", "world events");
-    for chunk in messages.chunks(REPLAY_CHUNK) {
-        progress.inc(chunk.len() as u64);
-        let out = replay_messages(&mut zone, chunk, &inputs);
+    for (index, message) in messages.iter().enumerate() {
+        progress.inc(1);
+        let out = replay_messages(&mut zone, std::slice::from_ref(message), &inputs);
         intents.extend(
             out.messages
                 .into_iter()
                 .filter(|(stream, _)| *stream == StreamKind::Intents)
-                .map(|(_, body)| body),
+                .map(|(_, body)| (body, index)),
         );
     }
+    let sources = applied
+        .iter()
+        .map(|(message, entry)| EventSource {
+            id: message.header.id.clone(),
+            place: entry.place(),
+            game_time: message.header.game_time,
+        })
+        .collect();
     progress.finish_and_clear();
     Ok(ReplayRun {
         window: Window {
@@ -510,23 +584,47 @@ pub fn replay_window(
             events: messages.len() as u64,
         },
         intents,
+        sources,
+        skipped,
         zone,
     })
 }
 
-/// Runs a replay; each intent is handed to `write` unless comparing.
+/// Runs a replay; each intent is handed to `write` unless comparing. Each log entry that is not
+/// a world message is reported in the summary (where and why); with `strict` any such entry
+/// fails the replay instead.
 pub fn replay(
     options: &ReplayOptions,
+    strict: bool,
     mut write: impl FnMut(&str),
 ) -> Result<ReplaySummary, CommandError> {
     let run = replay_window(options, &ReplayContent::embedded()?, |_| Ok(()), None)?;
+    if strict && !run.skipped.is_empty() {
+        return Err(bad(format!(
+            "--strict: {} log entries are not world messages:\n  {}",
+            run.skipped.len(),
+            run.skipped.join("\n  ")
+        )));
+    }
     let difference = match &options.compare {
         Some(path) => {
-            let recorded = distinct_by_id(read_jsonl(path)?.into_iter().map(|(_, body)| body));
-            first_difference(&distinct_by_id(run.intents.clone()), &recorded)
+            let recorded = distinct_by_id(read_jsonl(path)?.into_iter().map(|entry| entry.body));
+            let mut seen = BTreeSet::new();
+            let replayed: Vec<&(String, usize)> = run
+                .intents
+                .iter()
+                .filter(|(body, _)| intent_id(body).is_none_or(|id| seen.insert(id)))
+                .collect();
+            let bodies: Vec<String> = replayed.iter().map(|(body, _)| body.clone()).collect();
+            first_difference(&bodies, &recorded).map(|(index, what)| {
+                let from = replayed
+                    .get(index)
+                    .map_or(run.sources.len(), |(_, from)| *from);
+                what + &parting(&run.sources, from)
+            })
         }
         None => {
-            for intent in &run.intents {
+            for (intent, _) in &run.intents {
                 write(intent);
             }
             None
@@ -535,12 +633,31 @@ pub fn replay(
     Ok(ReplaySummary {
         replayed: run.window.events,
         intents: run.intents.len(),
+        skipped: run.skipped,
         difference,
     })
 }
 
-/// Messages applied between two drains of the zone's output while replaying.
-const REPLAY_CHUNK: usize = 1024;
+/// Where the replayed and recorded streams part: after the world event before `from` (the
+/// one whose intents first differ), named by id, place and game time.
+fn parting(sources: &[EventSource], from: usize) -> String {
+    let after = match from.checked_sub(1).and_then(|before| sources.get(before)) {
+        Some(event) => format!("after world event {event}"),
+        None => "before the first world event".to_owned(),
+    };
+    match sources.get(from) {
+        Some(event) => format!(
+            "\n  the streams part {after}; the differing intent comes from world event {event}"
+        ),
+        None => format!("\n  the streams part {after} (the last one replayed)"),
+    }
+}
+
+fn intent_id(line: &str) -> Option<String> {
+    serde_json::from_str::<Value>(line)
+        .ok()
+        .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_owned))
+}
 
 #[cfg(test)]
 mod tests {
@@ -560,11 +677,18 @@ mod tests {
              {\"log_id\":\"7-1\",\"unparsed\":\"not json\"}\n{\"v\":1}\nbroken\n",
         );
         let entries = read_jsonl(&path).expect("reads");
-        let ids: Vec<&str> = entries.iter().map(|(id, _)| id.as_str()).collect();
+        let ids: Vec<&str> = entries.iter().map(|entry| entry.id.as_str()).collect();
         assert_eq!(ids, ["7-0", "7-1", "4", "5"]);
-        assert!(!entries[0].1.contains("log_id"), "{}", entries[0].1);
-        assert_eq!(entries[1].1, "not json");
-        assert_eq!(entries[3].1, "broken");
+        let lines: Vec<Option<usize>> = entries.iter().map(|entry| entry.line).collect();
+        assert_eq!(
+            lines,
+            [Some(1), Some(3), Some(4), Some(5)],
+            "blank lines count"
+        );
+        assert!(!entries[0].body.contains("log_id"), "{}", entries[0].body);
+        assert_eq!(entries[1].body, "not json");
+        assert_eq!(entries[3].body, "broken");
+        assert_eq!(entries[3].place(), "line 5 (log id 5)");
         let after = read_log(
             &LogSource::File(path.clone()),
             "village",
@@ -615,11 +739,13 @@ mod tests {
             first_difference(&[a.clone(), b.clone()], &[reordered, b.clone()]),
             None
         );
-        let difference =
+        let (index, difference) =
             first_difference(&[a.clone(), b.clone()], &[a.clone(), a.clone()]).expect("differs");
+        assert_eq!(index, 1);
         assert!(difference.starts_with("intent 1 differs"), "{difference}");
-        let shorter =
+        let (index, shorter) =
             first_difference(std::slice::from_ref(&a), &[a.clone(), b.clone()]).expect("differs");
+        assert_eq!(index, 1);
         assert!(
             shorter.contains("emitted 1 intents, the recording holds 2"),
             "{shorter}"

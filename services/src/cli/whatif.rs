@@ -244,10 +244,10 @@ fn set_needs(zone: &mut Zone, npc: &str, changes: &[Change]) -> Result<(), Comma
     Ok(())
 }
 
-fn timeline(intents: &[String], npc: &str) -> Vec<Step> {
+fn timeline(intents: &[(String, usize)], npc: &str) -> Vec<Step> {
     intents
         .iter()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|(line, _)| serde_json::from_str::<Value>(line).ok())
         .filter(|m| m.get("npc").and_then(Value::as_str) == Some(npc))
         .map(|m| {
             let text = |key: &str| {

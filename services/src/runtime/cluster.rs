@@ -4,12 +4,14 @@
 //! Owns the ownership loop ([`Ownership::run`]). Every
 //! `renew_every_ms` the loop announces the instance, renews the leases it holds, reaps zones
 //! whose loop ended (lease lost, failure), and balances: with `zones = "auto"` it holds its
-//! fair share of the configured zones (the ceiling of zones / live instances), taking free
+//! fair share of the configured zones (zones / live instances, one more for the first
+//! `zones % live` instances by name, so shares differ by at most one), taking free
 //! zones in its own preference order (a hash of instance and zone, so instances prefer
 //! different zones and rarely contend) and giving up its least preferred ones beyond the share;
 //! with a list it takes every listed zone that is free.
 //!
-//! Taking a zone: acquire the lease, fence the bus's writes for the zone with it, then recover
+//! Taking a zone: acquire the lease, fence the bus's writes and the snapshot store's for the
+//! zone with it (a Redis snapshot store checks the lease in its write script), then recover
 //! and run the zone in a task of its own (recovery may take a while; renewals never wait for
 //! it). Giving one up: stop its loop (which flushes and writes a snapshot), then release the
 //! lease so the next owner starts from that snapshot. A lease that is lost stops the zone's
@@ -21,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use geppetto_core::rng::stable_hash;
+use geppetto_storage::ZoneName;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -129,7 +132,7 @@ impl Ownership {
                 continue;
             }
             let share = if self.auto {
-                fair_share(self.candidates.len(), live.len())
+                fair_share(self.candidates.len(), &live, self.leases.instance())
             } else {
                 self.candidates.len()
             };
@@ -170,7 +173,7 @@ impl Ownership {
                 continue;
             };
             let lost = held.lease.guard.is_lost();
-            self.bus.unfence(&zone);
+            self.unfence(&zone);
             if !lost {
                 match self.leases.release(&held.lease).await {
                     Ok(_) => {}
@@ -234,10 +237,24 @@ impl Ownership {
         }
     }
 
-    /// Fences the zone's writes with `lease`, then recovers and runs it in a task of its own.
+    /// Lifts the fences of `zone`: its messages and snapshots are written no more.
+    fn unfence(&self, zone: &str) {
+        self.bus.unfence(zone);
+        if let (Some(store), Ok(key)) = (&self.starter.durable.redis_snapshots, ZoneName::new(zone))
+        {
+            store.unfence(&key);
+        }
+    }
+
+    /// Fences the zone's writes (stream entries and snapshots) with `lease`, then recovers and runs it in a task of its own.
     fn take(&mut self, zone: String, lease: HeldLease) {
         tracing::info!(zone, token = lease.token(), "cluster: zone taken");
         self.bus.fence(&zone, lease.fence());
+        if let (Some(store), Ok(key)) =
+            (&self.starter.durable.redis_snapshots, ZoneName::new(&zone))
+        {
+            store.fence(&key, lease.fence());
+        }
         let (stop, stopped) = watch::channel(false);
         let starter = Arc::clone(&self.starter);
         let guard = lease.guard.clone();
@@ -282,7 +299,7 @@ impl Ownership {
                     held.task.abort();
                 }
             }
-            self.bus.unfence(&zone);
+            self.unfence(&zone);
             if let Err(error) = self.leases.release(&held.lease).await {
                 tracing::warn!(%error, "cluster: release failed; the lease will expire");
             }

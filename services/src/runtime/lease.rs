@@ -428,10 +428,16 @@ impl Leases {
     }
 }
 
-/// How many zones each of `instances` live instances should hold out of `zones`: the ceiling
-/// of the even share (at least one while there are zones).
-pub fn fair_share(zones: usize, instances: usize) -> usize {
-    zones.div_ceil(instances.max(1))
+/// How many of `zones` the instance `me` should hold among the sorted `live` instances: the
+/// even share rounded down, plus one for the first `zones % live` instances in name order, so
+/// every share is within one of every other and the shares add up to `zones` (7 zones on 3
+/// instances: 3/2/2; 5 on 4: 2/1/1/1, none idle). An instance missing from `live` (its
+/// announcement failed) counts itself in last.
+pub fn fair_share(zones: usize, live: &[String], me: &str) -> usize {
+    let rank = live.iter().position(|name| name == me);
+    let count = live.len() + usize::from(rank.is_none());
+    let rank = rank.unwrap_or(count - 1);
+    zones / count + usize::from(rank < zones % count)
 }
 
 #[cfg(test)]
@@ -501,11 +507,31 @@ mod tests {
     }
 
     #[test]
-    fn the_fair_share_rounds_up() {
-        assert_eq!(fair_share(12, 3), 4);
-        assert_eq!(fair_share(12, 5), 3);
-        assert_eq!(fair_share(12, 0), 12);
-        assert_eq!(fair_share(0, 3), 0);
+    fn the_fair_share_balances_to_within_one_zone() {
+        let names = |n: usize| -> Vec<String> { (0..n).map(|i| format!("node-{i}")).collect() };
+        let shares = |zones: usize, n: usize| -> Vec<usize> {
+            let live = names(n);
+            live.iter().map(|me| fair_share(zones, &live, me)).collect()
+        };
+        assert_eq!(shares(7, 3), [3, 2, 2]);
+        assert_eq!(shares(5, 4), [2, 1, 1, 1]);
+        assert_eq!(shares(12, 5), [3, 3, 2, 2, 2]);
+        assert_eq!(shares(2, 3), [1, 1, 0]);
+        assert_eq!(shares(0, 3), [0, 0, 0]);
+        for zones in 0..40 {
+            for n in 1..9 {
+                let all = shares(zones, n);
+                assert_eq!(all.iter().sum::<usize>(), zones, "{zones} on {n}");
+                let (lo, hi) = (all.iter().min(), all.iter().max());
+                assert!(
+                    hi.zip(lo).is_some_and(|(h, l)| h - l <= 1),
+                    "{zones} on {n}: {all:?}"
+                );
+            }
+        }
+        // Not (yet) in the live set: counted in, last.
+        assert_eq!(fair_share(7, &names(2), "late"), 2);
+        assert_eq!(fair_share(7, &[], "alone"), 7);
     }
 
     #[test]

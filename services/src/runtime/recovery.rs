@@ -234,7 +234,7 @@ pub struct SnapshotKeeper {
     pub sequence: u64,
     /// How long a snapshot waits for the bus to write what it covers before it is given up.
     pub flush_timeout: std::time::Duration,
-    /// The tick of the last snapshot.
+    /// The tick of the last snapshot attempt (written or failed).
     pub last_tick: u64,
 }
 
@@ -258,6 +258,9 @@ impl SnapshotKeeper {
             reason,
         };
         let state = zone.with(|zone| zone.capture()).await?;
+        // A failed snapshot waits for the next interval, not the next batch: a store that
+        // cannot write (a full disk, Redis away) is not asked again on every batch.
+        self.last_tick = state.tick;
         tokio::time::timeout(self.flush_timeout, bus.flush())
             .await
             .map_err(|_| {
@@ -285,7 +288,6 @@ impl SnapshotKeeper {
             .await
             .map_err(|e| failed(e.to_string()))?;
         self.sequence += 1;
-        self.last_tick = tick;
         Ok(SnapshotReport {
             zone: name,
             sequence: self.sequence,
@@ -610,6 +612,41 @@ mod tests {
             assert_eq!(recovered.replayed, 29);
             assert_eq!(recovered.zone.game_time, 420 + 29);
         });
+    }
+
+    /// A snapshot the store refuses (here: a newer one is already stored) is tried again at
+    /// the next interval, not at every batch.
+    #[test]
+    fn a_failed_snapshot_waits_for_its_interval() {
+        crate::runtime::block_on(1, async {
+            let store = MemorySnapshotStore::new(&StorageConfig::default()).expect("store");
+            let mut zone = village();
+            let parse = |batch: &[Delivery]| parsed(batch, &EnvelopeLimits::default());
+            replay_messages(&mut zone, &parse(&ticks(1, 40)), &live());
+            store
+                .put(snapshot(&zone, 5, "39", ZONE_STATE_SCHEMA_VERSION))
+                .await
+                .expect("put 5");
+            let tick = zone.tick;
+            let actors = crate::runtime::actor::ActorRuntime::new(1);
+            let handle = actors.start(zone);
+            let mut keeper = SnapshotKeeper {
+                store: Arc::new(store),
+                every_ticks: 10,
+                sequence: 0,
+                flush_timeout: std::time::Duration::from_secs(5),
+                last_tick: 0,
+            };
+            assert!(keeper.due(tick), "tick {tick}");
+            let bus = InProcessBus::new(100);
+            let refused = keeper.write(&handle, &bus, "39").await;
+            assert!(refused.is_err(), "{refused:?}");
+            assert!(!keeper.due(tick), "not tried again at the next batch");
+            assert!(!keeper.due(tick + 9));
+            assert!(keeper.due(tick + 10), "tried again one interval later");
+            actors.stop();
+        })
+        .expect("runtime");
     }
 
     #[test]

@@ -89,6 +89,9 @@ pub struct Durable {
     pub bus: Arc<dyn EventBus>,
     /// Snapshots and isolation counts.
     pub store: Arc<dyn SnapshotStore>,
+    /// The same store when it is Redis: a clustered instance fences a zone's snapshots with
+    /// the zone's lease through it.
+    pub redis_snapshots: Option<RedisSnapshotStore>,
     /// Where world events are recorded before they apply.
     pub log: WorldLog,
 }
@@ -135,6 +138,7 @@ pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandErro
         SnapshotBackend::Auto => SnapshotBackend::Memory,
         chosen => chosen,
     };
+    let mut redis_snapshots = None;
     let store: Arc<dyn SnapshotStore> = match backend {
         SnapshotBackend::Redb => match &redb {
             Some(file) => Arc::new(file.snapshot_store()),
@@ -144,14 +148,16 @@ pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandErro
                 ));
             }
         },
-        SnapshotBackend::Redis => Arc::new(
-            RedisSnapshotStore::with_target(
+        SnapshotBackend::Redis => {
+            let store = RedisSnapshotStore::with_target(
                 crate::bus::redis::target_for(&config.bus.redis).map_err(environment)?,
                 &storage.stores,
             )
             .await
-            .map_err(environment)?,
-        ),
+            .map_err(environment)?;
+            redis_snapshots = Some(store.clone());
+            Arc::new(store)
+        }
         SnapshotBackend::Memory | SnapshotBackend::Auto => {
             Arc::new(MemorySnapshotStore::new(&storage.stores).map_err(environment)?)
         }
@@ -165,6 +171,7 @@ pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandErro
         redis,
         bus,
         store,
+        redis_snapshots,
         log,
     })
 }

@@ -279,6 +279,7 @@ pub async fn run_zone(
     let block = Duration::from_millis(consumer_config.block_ms);
     let pause = Duration::from_millis(consumer_config.retry_pause_ms);
     let mut lease_lapsed = false;
+    let mut failed_reads = 0u64;
     loop {
         if *shutdown.borrow() {
             break;
@@ -339,10 +340,17 @@ pub async fn run_zone(
             _ = shutdown.changed() => break,
         };
         let batch = match batch {
-            Ok(batch) => batch,
+            Ok(batch) => {
+                if failed_reads > 0 {
+                    tracing::info!(zone = %name, failed_reads, "world reads resumed: Redis is back");
+                    failed_reads = 0;
+                }
+                batch
+            }
             Err(error) => {
                 tracing::warn!(%error, zone = %name, "world read failed; retrying");
                 metrics::bus_error();
+                failed_reads += 1;
                 tokio::time::sleep(pause).await;
                 continue;
             }

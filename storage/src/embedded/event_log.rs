@@ -9,9 +9,9 @@
 
 use std::sync::Arc;
 
-use redb::{ReadableDatabase, ReadableTable};
+use redb::{Database, ReadableDatabase, ReadableTable};
 
-use super::tables::{EVENT_HEADS, EVENTS, Shared, begin_durable_write};
+use super::tables::{EVENT_HEADS, EVENTS, Shared, begin_durable_write, needs_reopen};
 use crate::event_log::{EventId, EventLog, EventLogError, next_id};
 use crate::zone::ZoneName;
 
@@ -41,13 +41,37 @@ impl RedbEventLog {
         }
     }
 
+    /// Runs `work` across the redb boundary ([`Shared::run`]): a panic in redb, or a file that
+    /// cannot be opened again, becomes [`EventLogError::Unavailable`].
+    fn run<T>(
+        &self,
+        zone: &ZoneName,
+        operation: &'static str,
+        work: impl FnOnce(&Database) -> Result<T, EventLogError>,
+    ) -> Result<T, EventLogError> {
+        self.shared
+            .run(
+                work,
+                |error| matches!(error, EventLogError::Redb { source, .. } if needs_reopen(source)),
+            )
+            .unwrap_or_else(|fault| {
+                Err(EventLogError::Unavailable {
+                    path: self.shared.path.clone(),
+                    zone: zone.clone(),
+                    operation,
+                    reason: fault.to_string(),
+                })
+            })
+    }
+
     fn append_all<'e>(
         &self,
+        database: &Database,
         zone: &ZoneName,
         events: impl ExactSizeIterator<Item = &'e [u8]>,
     ) -> Result<(Vec<EventId>, EventId), EventLogError> {
-        let transaction = begin_durable_write(&self.shared.database)
-            .map_err(self.failed(zone, "append: begin"))?;
+        let transaction =
+            begin_durable_write(database).map_err(self.failed(zone, "append: begin"))?;
         let mut ids = Vec::with_capacity(events.len());
         let head = {
             let mut heads = transaction
@@ -84,7 +108,9 @@ impl RedbEventLog {
 impl EventLog for RedbEventLog {
     fn append(&self, zone: &ZoneName, event: &[u8]) -> Result<EventId, EventLogError> {
         // After appending one event, the head is that event's id.
-        let (_, head) = self.append_all(zone, std::iter::once(event))?;
+        let (_, head) = self.run(zone, "append", |database| {
+            self.append_all(database, zone, std::iter::once(event))
+        })?;
         Ok(head)
     }
 
@@ -93,7 +119,9 @@ impl EventLog for RedbEventLog {
         zone: &ZoneName,
         events: &[Vec<u8>],
     ) -> Result<Vec<EventId>, EventLogError> {
-        let (ids, _) = self.append_all(zone, events.iter().map(Vec::as_slice))?;
+        let (ids, _) = self.run(zone, "append", |database| {
+            self.append_all(database, zone, events.iter().map(Vec::as_slice))
+        })?;
         Ok(ids)
     }
 
@@ -106,37 +134,37 @@ impl EventLog for RedbEventLog {
         let Some(first) = after.map_or(Some(1), |after| after.get().checked_add(1)) else {
             return Ok(Vec::new());
         };
-        let transaction = self
-            .shared
-            .database
-            .begin_read()
-            .map_err(self.failed(zone, "read_after: begin"))?;
-        let table = transaction
-            .open_table(EVENTS)
-            .map_err(self.failed(zone, "read_after: open events"))?;
-        let range = table
-            .range((zone.as_str(), first)..=(zone.as_str(), u64::MAX))
-            .map_err(self.failed(zone, "read_after: scan"))?;
-        let mut events = Vec::with_capacity(limit.min(1024));
-        for entry in range.take(limit) {
-            let (key, value) = entry.map_err(self.failed(zone, "read_after: read"))?;
-            events.push((EventId::new(key.value().1), value.value().to_vec()));
-        }
-        Ok(events)
+        self.run(zone, "read_after", |database| {
+            let transaction = database
+                .begin_read()
+                .map_err(self.failed(zone, "read_after: begin"))?;
+            let table = transaction
+                .open_table(EVENTS)
+                .map_err(self.failed(zone, "read_after: open events"))?;
+            let range = table
+                .range((zone.as_str(), first)..=(zone.as_str(), u64::MAX))
+                .map_err(self.failed(zone, "read_after: scan"))?;
+            let mut events = Vec::with_capacity(limit.min(1024));
+            for entry in range.take(limit) {
+                let (key, value) = entry.map_err(self.failed(zone, "read_after: read"))?;
+                events.push((EventId::new(key.value().1), value.value().to_vec()));
+            }
+            Ok(events)
+        })
     }
 
     fn last_id(&self, zone: &ZoneName) -> Result<Option<EventId>, EventLogError> {
-        let transaction = self
-            .shared
-            .database
-            .begin_read()
-            .map_err(self.failed(zone, "last_id: begin"))?;
-        let heads = transaction
-            .open_table(EVENT_HEADS)
-            .map_err(self.failed(zone, "last_id: open heads"))?;
-        let head = heads
-            .get(zone.as_str())
-            .map_err(self.failed(zone, "last_id: read head"))?;
-        Ok(head.map(|head| EventId::new(head.value())))
+        self.run(zone, "last_id", |database| {
+            let transaction = database
+                .begin_read()
+                .map_err(self.failed(zone, "last_id: begin"))?;
+            let heads = transaction
+                .open_table(EVENT_HEADS)
+                .map_err(self.failed(zone, "last_id: open heads"))?;
+            let head = heads
+                .get(zone.as_str())
+                .map_err(self.failed(zone, "last_id: read head"))?;
+            Ok(head.map(|head| EventId::new(head.value())))
+        })
     }
 }

@@ -10,9 +10,9 @@
 
 use std::sync::Arc;
 
-use redb::{ReadableDatabase, ReadableTable};
+use redb::{Database, ReadableDatabase, ReadableTable};
 
-use super::tables::{SNAPSHOTS, Shared, begin_durable_write};
+use super::tables::{SNAPSHOTS, Shared, begin_durable_write, needs_reopen};
 use crate::snapshot::{MAX_HEADER_BYTES, Snapshot, SnapshotHeader};
 use crate::store::{
     LatestValid, ListedSnapshot, PutOutcome, SnapshotError, SnapshotStore, StoreFuture,
@@ -31,7 +31,9 @@ impl RedbSnapshotStore {
         Self { shared }
     }
 
-    /// Runs `work` on the blocking pool and maps a failed task to [`SnapshotError::Background`].
+    /// Runs `work` on the blocking pool across the redb boundary ([`Shared::run`]): a panic
+    /// in redb, or a file that cannot be opened again, becomes [`SnapshotError::Unavailable`];
+    /// a failed task [`SnapshotError::Background`].
     fn blocking<T, F>(
         &self,
         zone: &ZoneName,
@@ -40,14 +42,26 @@ impl RedbSnapshotStore {
     ) -> StoreFuture<'static, T>
     where
         T: Send + 'static,
-        F: FnOnce(&Shared) -> Result<T, SnapshotError> + Send + 'static,
+        F: FnOnce(&Shared, &Database) -> Result<T, SnapshotError> + Send + 'static,
     {
         let shared = Arc::clone(&self.shared);
         let zone = zone.clone();
         Box::pin(async move {
             let task_shared = Arc::clone(&shared);
-            match tokio::task::spawn_blocking(move || work(&task_shared)).await {
-                Ok(result) => result,
+            let task = tokio::task::spawn_blocking(move || {
+                task_shared.run(
+                    |database| work(&task_shared, database),
+                    |error| matches!(error, SnapshotError::Redb { source, .. } if needs_reopen(source)),
+                )
+            });
+            match task.await {
+                Ok(Ok(result)) => result,
+                Ok(Err(fault)) => Err(SnapshotError::Unavailable {
+                    path: shared.path.clone(),
+                    zone,
+                    operation,
+                    reason: fault.to_string(),
+                }),
                 Err(source) => Err(SnapshotError::Background {
                     path: shared.path.clone(),
                     zone,
@@ -82,11 +96,14 @@ fn zone_range(zone: &ZoneName) -> std::ops::RangeInclusive<(&str, u64)> {
     (zone.as_str(), 0)..=(zone.as_str(), u64::MAX)
 }
 
-fn put_now(shared: &Shared, snapshot: &Snapshot) -> Result<PutOutcome, SnapshotError> {
+fn put_now(
+    shared: &Shared,
+    database: &Database,
+    snapshot: &Snapshot,
+) -> Result<PutOutcome, SnapshotError> {
     let zone = &snapshot.zone;
     let bytes = encode_for_put(snapshot)?;
-    let transaction =
-        begin_durable_write(&shared.database).map_err(failed(shared, zone, "put: begin"))?;
+    let transaction = begin_durable_write(database).map_err(failed(shared, zone, "put: begin"))?;
     let pruned = {
         let mut table =
             transaction
@@ -132,14 +149,13 @@ fn put_now(shared: &Shared, snapshot: &Snapshot) -> Result<PutOutcome, SnapshotE
 
 fn latest_valid_now(
     shared: &Shared,
+    database: &Database,
     zone: &ZoneName,
     supported: u32,
 ) -> Result<LatestValid, SnapshotError> {
-    let transaction =
-        shared
-            .database
-            .begin_read()
-            .map_err(failed(shared, zone, "latest_valid: begin"))?;
+    let transaction = database
+        .begin_read()
+        .map_err(failed(shared, zone, "latest_valid: begin"))?;
     let table = transaction.open_table(SNAPSHOTS).map_err(failed(
         shared,
         zone,
@@ -175,12 +191,12 @@ fn latest_valid_now(
 
 fn get_now(
     shared: &Shared,
+    database: &Database,
     zone: &ZoneName,
     sequence: u64,
     supported: u32,
 ) -> Result<Option<Snapshot>, SnapshotError> {
-    let transaction = shared
-        .database
+    let transaction = database
         .begin_read()
         .map_err(failed(shared, zone, "get: begin"))?;
     let table =
@@ -204,9 +220,12 @@ fn get_now(
     .map(Some)
 }
 
-fn list_now(shared: &Shared, zone: &ZoneName) -> Result<Vec<ListedSnapshot>, SnapshotError> {
-    let transaction = shared
-        .database
+fn list_now(
+    shared: &Shared,
+    database: &Database,
+    zone: &ZoneName,
+) -> Result<Vec<ListedSnapshot>, SnapshotError> {
+    let transaction = database
         .begin_read()
         .map_err(failed(shared, zone, "list: begin"))?;
     let table =
@@ -230,11 +249,12 @@ fn list_now(shared: &Shared, zone: &ZoneName) -> Result<Vec<ListedSnapshot>, Sna
 
 fn prune_now(
     shared: &Shared,
+    database: &Database,
     zone: &ZoneName,
     keep_last: usize,
 ) -> Result<Vec<u64>, SnapshotError> {
     let transaction =
-        begin_durable_write(&shared.database).map_err(failed(shared, zone, "prune: begin"))?;
+        begin_durable_write(database).map_err(failed(shared, zone, "prune: begin"))?;
     let pruned = {
         let mut table =
             transaction
@@ -265,14 +285,13 @@ fn prune_now(
 
 fn get_encoded_now(
     shared: &Shared,
+    database: &Database,
     zone: &ZoneName,
     sequence: u64,
 ) -> Result<Option<Vec<u8>>, SnapshotError> {
-    let transaction =
-        shared
-            .database
-            .begin_read()
-            .map_err(failed(shared, zone, "get_encoded: begin"))?;
+    let transaction = database
+        .begin_read()
+        .map_err(failed(shared, zone, "get_encoded: begin"))?;
     let table = transaction.open_table(SNAPSHOTS).map_err(failed(
         shared,
         zone,
@@ -287,15 +306,13 @@ fn get_encoded_now(
 
 fn put_encoded_now(
     shared: &Shared,
+    database: &Database,
     zone: &ZoneName,
     sequence: u64,
     bytes: &[u8],
 ) -> Result<(), SnapshotError> {
-    let transaction = begin_durable_write(&shared.database).map_err(failed(
-        shared,
-        zone,
-        "put_encoded: begin",
-    ))?;
+    let transaction =
+        begin_durable_write(database).map_err(failed(shared, zone, "put_encoded: begin"))?;
     {
         let mut table = transaction.open_table(SNAPSHOTS).map_err(failed(
             shared,
@@ -314,7 +331,9 @@ fn put_encoded_now(
 impl SnapshotStore for RedbSnapshotStore {
     fn put(&self, snapshot: Snapshot) -> StoreFuture<'_, PutOutcome> {
         let zone = snapshot.zone.clone();
-        self.blocking(&zone, "put", move |shared| put_now(shared, &snapshot))
+        self.blocking(&zone, "put", move |shared, database| {
+            put_now(shared, database, &snapshot)
+        })
     }
 
     fn latest_valid<'a>(
@@ -323,8 +342,8 @@ impl SnapshotStore for RedbSnapshotStore {
         supported_schema_version: u32,
     ) -> StoreFuture<'a, LatestValid> {
         let owned = zone.clone();
-        self.blocking(zone, "latest_valid", move |shared| {
-            latest_valid_now(shared, &owned, supported_schema_version)
+        self.blocking(zone, "latest_valid", move |shared, database| {
+            latest_valid_now(shared, database, &owned, supported_schema_version)
         })
     }
 
@@ -335,20 +354,22 @@ impl SnapshotStore for RedbSnapshotStore {
         supported_schema_version: u32,
     ) -> StoreFuture<'a, Option<Snapshot>> {
         let owned = zone.clone();
-        self.blocking(zone, "get", move |shared| {
-            get_now(shared, &owned, sequence, supported_schema_version)
+        self.blocking(zone, "get", move |shared, database| {
+            get_now(shared, database, &owned, sequence, supported_schema_version)
         })
     }
 
     fn list<'a>(&'a self, zone: &'a ZoneName) -> StoreFuture<'a, Vec<ListedSnapshot>> {
         let owned = zone.clone();
-        self.blocking(zone, "list", move |shared| list_now(shared, &owned))
+        self.blocking(zone, "list", move |shared, database| {
+            list_now(shared, database, &owned)
+        })
     }
 
     fn prune<'a>(&'a self, zone: &'a ZoneName, keep_last: usize) -> StoreFuture<'a, Vec<u64>> {
         let owned = zone.clone();
-        self.blocking(zone, "prune", move |shared| {
-            prune_now(shared, &owned, keep_last)
+        self.blocking(zone, "prune", move |shared, database| {
+            prune_now(shared, database, &owned, keep_last)
         })
     }
 
@@ -358,8 +379,8 @@ impl SnapshotStore for RedbSnapshotStore {
         sequence: u64,
     ) -> StoreFuture<'a, Option<Vec<u8>>> {
         let owned = zone.clone();
-        self.blocking(zone, "get_encoded", move |shared| {
-            get_encoded_now(shared, &owned, sequence)
+        self.blocking(zone, "get_encoded", move |shared, database| {
+            get_encoded_now(shared, database, &owned, sequence)
         })
     }
 
@@ -370,8 +391,8 @@ impl SnapshotStore for RedbSnapshotStore {
         bytes: Vec<u8>,
     ) -> StoreFuture<'a, ()> {
         let owned = zone.clone();
-        self.blocking(zone, "put_encoded", move |shared| {
-            put_encoded_now(shared, &owned, sequence, &bytes)
+        self.blocking(zone, "put_encoded", move |shared, database| {
+            put_encoded_now(shared, database, &owned, sequence, &bytes)
         })
     }
 }

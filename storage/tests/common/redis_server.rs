@@ -28,10 +28,11 @@ impl RedisServer {
             );
             return Self { child: None, url };
         }
-        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-            .and_then(|listener| listener.local_addr())
-            .expect("a free loopback port")
-            .port();
+        Self::start_on(free_port())
+    }
+
+    /// A private server on `port` (a restart of one that was stopped, say).
+    pub fn start_on(port: u16) -> Self {
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
@@ -52,6 +53,14 @@ impl RedisServer {
             url: format!("redis://127.0.0.1:{port}/"),
         }
     }
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
 }
 
 impl Drop for RedisServer {

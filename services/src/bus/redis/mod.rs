@@ -21,7 +21,7 @@ mod consumer;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -128,16 +128,8 @@ struct Counters {
     settled_notify: Notify,
 }
 
-/// The lease a zone's writes are checked against.
-#[derive(Clone, Debug)]
-pub struct Fence {
-    /// The lease key.
-    pub lease_key: String,
-    /// The value this instance holds it with (owner and fencing token).
-    pub token: String,
-    /// Set when a write found the lease held by someone else (or by no one).
-    pub lost: Arc<AtomicBool>,
-}
+/// The lease a zone's writes are checked against (shared with the snapshot store's fence).
+pub use geppetto_storage::LeaseFence as Fence;
 
 type Fences = Arc<RwLock<HashMap<String, Fence>>>;
 
@@ -474,7 +466,7 @@ async fn write_loop(
                         .await
                         .map(|written| {
                             if !written {
-                                fence.lost.store(true, Ordering::Release);
+                                fence.mark_lost();
                                 let total = counters
                                     .fenced
                                     .fetch_add(messages.len() as u64, Ordering::Relaxed)
@@ -489,7 +481,16 @@ async fn write_loop(
                         }),
                 };
                 match written {
-                    Ok(()) => break,
+                    Ok(()) => {
+                        if attempt > 0 {
+                            tracing::info!(
+                                zone,
+                                failed_attempts = attempt,
+                                "redis bus: Redis is back; writes resumed"
+                            );
+                        }
+                        break;
+                    }
                     Err(error) => {
                         tracing::warn!(%error, attempt, "redis bus: write failed; retrying");
                         tokio::time::sleep(backoff(&writer.config, attempt)).await;
@@ -572,7 +573,7 @@ impl Writer {
         fence: &Fence,
         messages: &[Outbound],
     ) -> Result<bool, RedisError> {
-        if fence.token.is_empty() || fence.lost.load(Ordering::Acquire) {
+        if !fence.may_write() {
             return Ok(false);
         }
         let mut invocation = script.key(&fence.lease_key);
