@@ -70,6 +70,21 @@ impl Zone {
         }
     }
 
+    /// A zone replayed from the start of its log runs in the mode its first run was configured
+    /// with — the first `zone_settings` in the log — from the first event on, as the live zone
+    /// did, even where a game's events reached the log before the zone's own settings.
+    pub fn begin_as_logged<'a>(&mut self, log: impl IntoIterator<Item = &'a WorldMessage>) {
+        let first = log.into_iter().find_map(|message| match message.event {
+            WorldEvent::ZoneSettings { completion } if message.header.zone == self.name => {
+                Some(completion)
+            }
+            _ => None,
+        });
+        if let Some(completion) = first {
+            self.completion = completion;
+        }
+    }
+
     /// Whether the game ends actions and moves NPCs in this zone.
     pub(super) fn game_completes(&self) -> bool {
         self.completion == Completion::Game
