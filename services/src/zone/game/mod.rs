@@ -169,7 +169,7 @@ impl Zone {
                 if let Some(room) = self.running_room(index) {
                     self.move_npc(index, room);
                 }
-                self.arrive(index, out);
+                self.arrive_between_ticks(index, out);
             }
             (Ok(_), IntentKind::Reactive) => {
                 return Err((
@@ -260,7 +260,7 @@ impl Zone {
             .and_then(|r| r.carried_by_game)
             .is_some_and(|c| c.walking);
         match self.running_room(index) {
-            Some(at) if walking && at == room => self.arrive(index, out),
+            Some(at) if walking && at == room => self.arrive_between_ticks(index, out),
             Some(at) if !walking && at != room => {
                 self.cancel(index, "moved", out);
                 self.release_running(index);
@@ -283,6 +283,14 @@ impl Zone {
             deadline_hours,
         });
         self.begin_use(index, out);
+    }
+
+    /// [`Zone::arrive`] on a report the game sends between ticks: who runs what where is read
+    /// afresh (the tick's index of it is gone stale).
+    fn arrive_between_ticks(&mut self, index: usize, out: &mut ZoneOutput) {
+        self.running_by_provider = None;
+        self.arrive(index, out);
+        self.running_by_provider = None;
     }
 
     /// When NPC `index`'s running action, carried out from now, must be reported done.
