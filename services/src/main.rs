@@ -208,6 +208,13 @@ enum Command {
         /// Seed (overrides the scenario's or the world file's).
         #[arg(long)]
         seed: Option<u64>,
+        /// Run a world under several seeds (`1..10`, inclusive, or `1,4,9`) and report each
+        /// scorecard and the spread (min / median / max) of the world's figures.
+        #[arg(long, conflicts_with_all = ["seed", "scenario"], value_parser = cli::scorecard::parse_seeds)]
+        seeds: Option<cli::scorecard::Seeds>,
+        /// Print a world's whole scorecard as JSON.
+        #[arg(long, conflicts_with = "scenario")]
+        json: bool,
         /// Print an hour-by-hour table instead of JSONL.
         #[arg(long)]
         summary: bool,
@@ -498,14 +505,17 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             days,
             hours,
             seed,
+            seeds,
+            json,
             summary,
             profiles_dir,
         } => {
             if let Some(world) = world {
                 let run = cli::world::WorldRun {
                     hours: hours.unwrap_or(days * 24.0),
-                    seed,
+                    seeds: seeds.map_or_else(|| seed.into_iter().collect(), |s| s.0),
                     profiles: profiles(profiles_dir.as_ref())?,
+                    json,
                 };
                 return cli::world::simulate_world(&world, &run);
             }
