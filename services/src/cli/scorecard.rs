@@ -356,6 +356,9 @@ impl Spread {
     }
 }
 
+/// One of the world's figures, read off a card.
+type Figure = fn(&Scorecard) -> f64;
+
 /// Several seeds' cards and the spread of the world's figures over them.
 #[derive(Clone, Debug, Serialize)]
 pub struct SeedSpread {
@@ -368,7 +371,7 @@ pub struct SeedSpread {
 impl SeedSpread {
     /// The spread of `runs`.
     pub fn of(runs: Vec<Scorecard>) -> Self {
-        let figures: [(&'static str, fn(&Scorecard) -> f64); 6] = [
+        let figures: [(&'static str, Figure); 6] = [
             ("adherence", |c| c.adherence.unwrap_or(f64::NAN)),
             ("worst_critical", |c| c.worst_critical),
             ("longest_action_minutes", |c| {
