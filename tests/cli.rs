@@ -710,6 +710,53 @@ fn the_scorecard_reports_every_npc_and_the_spread_over_seeds() {
 }
 
 #[test]
+fn a_world_simulation_takes_the_living_world_settings_of_a_config() {
+    let interactions = |extra: &[&str]| {
+        let mut args = vec!["simulate", "--world", "village", "--hours", "6", "--json"];
+        args.extend_from_slice(extra);
+        let output = geppetto(&args, "");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let card: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+        card["interactions"].as_object().map_or(0, |kinds| {
+            kinds.values().filter_map(|n| n.as_u64()).sum::<u64>()
+        })
+    };
+    let dir = std::env::temp_dir().join(format!("geppetto-knobs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let quiet = dir.join("quiet.toml");
+    std::fs::write(
+        &quiet,
+        "worlds = ['w']\n[social]\nstep_every_ticks = 120\nmax_interactions_per_step = 1\n",
+    )
+    .expect("config");
+    let usual = interactions(&[]);
+    let fewer = interactions(&["--config", quiet.to_str().expect("utf-8")]);
+    assert!(
+        fewer < usual,
+        "{fewer} interactions with a quiet fabric, {usual} without"
+    );
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "worlds = ['w']\n[story]\nevery_tick = 3\n").expect("config");
+    let refused = geppetto(
+        &[
+            "simulate",
+            "--world",
+            "village",
+            "--config",
+            bad.to_str().expect("utf-8"),
+        ],
+        "",
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("every_tick"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_world_simulation_honours_seed_hours_and_profiles_dir() {
     let run = |extra: &[&str]| {
         let mut args = vec!["simulate", "--world", "village"];

@@ -215,6 +215,10 @@ enum Command {
         /// Print a world's whole scorecard as JSON.
         #[arg(long, conflicts_with = "scenario")]
         json: bool,
+        /// Run a world with the settings of this service config (`[social]`, `[story]`,
+        /// `[tick]`, `[tiers]`…); default: the documented defaults.
+        #[arg(long, conflicts_with = "scenario")]
+        config: Option<PathBuf>,
         /// Print an hour-by-hour table instead of JSONL.
         #[arg(long)]
         summary: bool,
@@ -507,6 +511,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             seed,
             seeds,
             json,
+            config,
             summary,
             profiles_dir,
         } => {
@@ -516,6 +521,12 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                     seeds: seeds.map_or_else(|| seed.into_iter().collect(), |s| s.0),
                     profiles: profiles(profiles_dir.as_ref())?,
                     json,
+                    config: match &config {
+                        Some(path) => load_config(path)
+                            .map_err(|e| CommandError::BadInput(e.to_string()))?
+                            .zone_config(),
+                        None => geppetto_service::zone::ZoneConfig::default(),
+                    },
                 };
                 return cli::world::simulate_world(&world, &run);
             }

@@ -47,9 +47,13 @@ fn observer(room: &str) -> String {
     format!("observer-{room}")
 }
 
-/// A zone with an observer in every room and the governor's budget out of the way.
-fn offline_zone(world: &WorldFile, profiles: &ProfileLibrary) -> Result<Zone, CommandError> {
-    let mut config = ZoneConfig::default();
+/// A zone with `config`'s settings (the social fabric, the story detector, tiers…), an observer
+/// in every room, geppetto's timer ending actions and the wall-clock budgets out of the way.
+fn offline_zone(
+    world: &WorldFile,
+    profiles: &ProfileLibrary,
+    mut config: ZoneConfig,
+) -> Result<Zone, CommandError> {
     config.governor.tick_budget_ms_soft = f64::MAX;
     config.governor.tick_budget_ms_hard = f64::MAX;
     config.tick.npc_budget_ms = f64::MAX;
@@ -101,6 +105,9 @@ pub struct WorldRun {
     pub profiles: ProfileLibrary,
     /// The whole scorecard as JSON instead of the text at a glance.
     pub json: bool,
+    /// The zone settings of a service config (`--config`): the social fabric, the story
+    /// detector and the rest; default the documented defaults.
+    pub config: ZoneConfig,
 }
 
 /// Runs `world` for `run.hours` game hours under each seed and reports its scorecard (see
@@ -121,7 +128,7 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
     };
     let cards = seeds
         .iter()
-        .map(|&seed| score_world(&world, seed, hours, &run.profiles))
+        .map(|&seed| score_world(&world, seed, hours, &run.profiles, &run.config))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(match cards.as_slice() {
         [card] if run.json => serde_json::to_string_pretty(card)
@@ -150,10 +157,11 @@ fn score_world(
     seed: u64,
     hours: f64,
     profiles: &ProfileLibrary,
+    config: &ZoneConfig,
 ) -> Result<Scorecard, CommandError> {
     let mut world = world.clone();
     world.seed = seed;
-    let mut zone = offline_zone(&world, profiles)?;
+    let mut zone = offline_zone(&world, profiles, config.clone())?;
     let mut card = Scorecard::new(seed);
     let ticks = (hours * 60.0).round() as u64;
     let progress = super::progress::bar(
@@ -244,7 +252,7 @@ pub fn brain_view(
     }
     let world = world(world_path)?;
     let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let mut zone = offline_zone(&world, &profiles)?;
+    let mut zone = offline_zone(&world, &profiles, ZoneConfig::default())?;
     advance(&mut zone, (hours * 60.0).round() as u64, |_, _| {});
     let view = Brain::of(&zone, npc, BRAIN_TOP_CANDIDATES).ok_or_else(|| {
         CommandError::BadInput(format!("--npc: no NPC `{npc}` in {}", world.zone))
