@@ -25,7 +25,7 @@ use crate::life::schedule::{
     Condition, ConditionKind, ConditionTest, Schedule, ScheduleBlock, ScheduleLayer,
 };
 use crate::life::simulator::SimulatedAgent;
-use crate::life::wellbeing::{Wellbeing, WellbeingConfig};
+use crate::life::wellbeing::{Wellbeing, WellbeingConfig, WellbeingLimits};
 use crate::vocabulary::{Symbol, Vocabulary};
 use crate::wire::WireError;
 
@@ -196,9 +196,9 @@ pub struct BarkSpec {
     /// Mood range; default the whole range.
     #[serde(default = "default_mood_range")]
     pub mood: (f64, f64),
-    /// Game minutes between repeats; default 60.
-    #[serde(default = "default_bark_cooldown")]
-    pub cooldown_minutes: f64,
+    /// Game minutes between repeats; default the archetype's `bark_cooldown_minutes`.
+    #[serde(default)]
+    pub cooldown_minutes: Option<f64>,
 }
 
 fn default_bark_below() -> f64 {
@@ -259,6 +259,12 @@ pub struct ArchetypeSpec {
     /// remembered and fading. Kinds not named leave mood alone.
     #[serde(default)]
     pub event_moods: BTreeMap<String, f64>,
+    /// Its mood and stress numbers (a parent's, else the defaults).
+    #[serde(default)]
+    pub wellbeing: WellbeingLimits,
+    /// Game minutes between repeats of a line that names none; default 60.
+    #[serde(default = "default_bark_cooldown")]
+    pub bark_cooldown_minutes: f64,
     /// How readily it passes rumours on (0–1); default 0.5.
     #[serde(default = "half")]
     pub gossip_tendency: f64,
@@ -539,22 +545,20 @@ impl CompiledArchetype {
                 trigger: b.need.as_deref().map(|n| vocabulary.intern(n)),
                 below: b.below,
                 mood: b.mood,
-                cooldown_minutes: b.cooldown_minutes,
+                cooldown_minutes: b.cooldown_minutes.unwrap_or(spec.bark_cooldown_minutes),
             })
             .collect();
-        let wellbeing = WellbeingConfig {
-            weights: spec
-                .needs
+        let wellbeing = WellbeingConfig::with_limits(
+            spec.needs
                 .iter()
                 .map(|(name, need)| (vocabulary.intern(name), need.weight))
                 .collect(),
-            event_moods: spec
-                .event_moods
+            spec.event_moods
                 .iter()
                 .map(|(kind, mood)| (kind.clone(), mood.clamp(-1.0, 1.0)))
                 .collect(),
-            ..WellbeingConfig::default()
-        };
+            &spec.wellbeing,
+        );
         let reactions = spec
             .reactions
             .iter()

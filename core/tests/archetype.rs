@@ -140,3 +140,52 @@ fn a_goal_or_reaction_without_a_target_is_refused_with_its_path() {
         "the shipped reaction"
     );
 }
+
+#[test]
+fn mood_stress_and_bark_numbers_are_an_archetypes_and_inherited() {
+    let mut authored = BTreeMap::new();
+    authored.insert(
+        "calm".to_owned(),
+        serde_json::json!({
+            "needs": {"COMFORT": {"weight": 1.0, "decay_per_hour": 0.1, "initial": 0.5}},
+            "wellbeing": {"max_need_delta_per_tick": 0.1, "stress_gain_per_hour": 0.2},
+            "bark_cooldown_minutes": 15,
+            "barks": [
+                {"id": "sigh", "text": "Hm.", "need": "COMFORT"},
+                {"id": "grumble", "text": "Hmph.", "cooldown_minutes": 40}
+            ]
+        }),
+    );
+    authored.insert(
+        "calmer".to_owned(),
+        serde_json::json!({"parent": "calm", "wellbeing": {"stress_gain_per_hour": 0.1}}),
+    );
+    let resolved = resolve_archetypes(&authored).expect("resolves");
+    let mut vocabulary = Vocabulary::new();
+    let calmer = CompiledArchetype::new(resolved["calmer"].clone(), &mut vocabulary);
+    let record: NpcRecord =
+        serde_json::from_value(serde_json::json!({"id": "ann", "archetype": "calmer"}))
+            .expect("record");
+    let npc = calmer
+        .instantiate(&record, &mut vocabulary)
+        .expect("instantiates");
+    let (config, _) = npc.wellbeing.as_ref().expect("wellbeing");
+    assert_eq!(config.max_need_delta_per_tick, 0.1, "the parent's");
+    assert_eq!(config.stress_gain_per_hour, 0.1, "its own");
+    assert_eq!(config.memory_bound, 0.3, "the default");
+    let (lines, _) = npc.barks.as_ref().expect("barks");
+    let cooldowns: Vec<f64> = lines.iter().map(|l| l.cooldown_minutes).collect();
+    assert_eq!(
+        cooldowns,
+        [15.0, 40.0],
+        "the archetype's, or the line's own"
+    );
+    authored.insert(
+        "typo".to_owned(),
+        serde_json::json!({"wellbeing": {"stress_gain": 1.0}}),
+    );
+    assert!(
+        resolve_archetypes(&authored).is_err(),
+        "unknown fields refused"
+    );
+}

@@ -37,15 +37,58 @@ pub struct WellbeingConfig {
 
 impl Default for WellbeingConfig {
     fn default() -> Self {
+        Self::with_limits(Vec::new(), Vec::new(), &WellbeingLimits::default())
+    }
+}
+
+/// The numbers of mood and stress an archetype may set (`wellbeing:` in its file, inherited
+/// like the rest); each a named default.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WellbeingLimits {
+    /// Below this normalised value a need is unmet and feeds stress; default 0.3.
+    pub unmet_threshold: f64,
+    /// Stress gained per game hour per unit of weighted shortfall; default 0.5.
+    pub stress_gain_per_hour: f64,
+    /// Stress lost per game hour when no need is unmet; default 0.2.
+    pub stress_recovery_per_hour: f64,
+    /// Largest share of mood remembered events may move; default 0.3.
+    pub memory_bound: f64,
+    /// Game hours for a remembered event's effect to halve; default 6.
+    pub memory_half_life_hours: f64,
+    /// Largest external change to a need per tick, in normalised units; default 0.25.
+    pub max_need_delta_per_tick: f64,
+}
+
+impl Default for WellbeingLimits {
+    fn default() -> Self {
         Self {
-            weights: Vec::new(),
             unmet_threshold: 0.3,
             stress_gain_per_hour: 0.5,
             stress_recovery_per_hour: 0.2,
             memory_bound: 0.3,
             memory_half_life_hours: 6.0,
             max_need_delta_per_tick: 0.25,
-            event_moods: Vec::new(),
+        }
+    }
+}
+
+impl WellbeingConfig {
+    /// A config of need `weights` and `event_moods` under `limits`.
+    pub fn with_limits(
+        weights: Vec<(Symbol, f64)>,
+        event_moods: Vec<(String, f64)>,
+        limits: &WellbeingLimits,
+    ) -> Self {
+        Self {
+            weights,
+            unmet_threshold: limits.unmet_threshold,
+            stress_gain_per_hour: limits.stress_gain_per_hour,
+            stress_recovery_per_hour: limits.stress_recovery_per_hour,
+            memory_bound: limits.memory_bound,
+            memory_half_life_hours: limits.memory_half_life_hours,
+            max_need_delta_per_tick: limits.max_need_delta_per_tick,
+            event_moods,
         }
     }
 }
