@@ -141,9 +141,9 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
         .collect();
     assert!(lines.len() > 20, "the log holds the run: {}", lines.len());
     assert!(lines.iter().all(|l| l["log_id"].is_string()));
-    assert_eq!(
-        lines[0]["type"], "zone_settings",
-        "the zone logs its mode first"
+    assert!(
+        lines.iter().any(|l| l["type"] == "zone_settings"),
+        "the zone logs its mode as it starts"
     );
     assert!(
         lines

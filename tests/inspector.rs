@@ -4,7 +4,8 @@
 //! points and every need's response curve, sees a story signal arrive live, and runs a what-if
 //! that shows where the NPC's timeline parts from the recorded one. Screenshots are kept in
 //! `target/inspector-screenshots/`. Needs Debian's `chromium` (`.ci/run` installs it); the test
-//! runs `npm ci` in `tests/inspector/` itself when playwright-core is missing.
+//! runs `npm ci` in `tests/inspector/` itself when playwright-core is missing. The village
+//! report (`simulate --world --report`) is opened the same way (`tests/inspector/report.mjs`).
 
 #[allow(dead_code)]
 #[path = "support/http.rs"]
@@ -23,8 +24,9 @@ impl Drop for Demo {
     }
 }
 
-#[test]
-fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
+/// The repository root and the browser scripts' folder, with playwright-core installed and
+/// Debian's chromium present.
+fn browser_scripts() -> (std::path::PathBuf, std::path::PathBuf) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let scripts = root.join("tests/inspector");
     if !scripts.join("node_modules/playwright-core").is_dir() {
@@ -43,6 +45,53 @@ fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
             .is_file(),
         "Debian's chromium is needed (apt-get install chromium; scripts/test does)"
     );
+    (root, scripts)
+}
+
+#[test]
+fn the_village_report_draws_a_timeline_per_npc_in_chromium() {
+    let (root, scripts) = browser_scripts();
+    let dir = std::env::temp_dir().join(format!("geppetto-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let page = dir.join("village.html");
+    let run = Command::new(env!("CARGO_BIN_EXE_geppetto"))
+        .args(["simulate", "--world", "village", "--days", "2", "--report"])
+        .arg(&page)
+        .output()
+        .expect("simulate");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let shots = root.join("target/inspector-screenshots");
+    std::fs::create_dir_all(&shots).expect("screenshot dir");
+    let output = Command::new("node")
+        .arg(scripts.join("report.mjs"))
+        .arg(&page)
+        .arg(&shots)
+        .current_dir(&scripts)
+        .output()
+        .expect("node runs");
+    assert!(
+        output.status.success(),
+        "the browser run failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("the script reports what it saw");
+    assert_eq!(seen["timelines"], 24, "a timeline per NPC: {seen}");
+    assert_eq!(seen["hours"], 48, "an hour a cell: {seen}");
+    assert_eq!(seen["charts"], 24, "every NPC's needs drawn: {seen}");
+    assert!(seen["signals"].as_u64() > Some(0), "{seen}");
+    assert_eq!(seen["external_requests"], 0, "self-contained: {seen}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
+    let (root, scripts) = browser_scripts();
     let port = http::free_port();
     let dir = std::env::temp_dir().join(format!("geppetto-inspector-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -215,6 +215,10 @@ enum Command {
         /// Print a world's whole scorecard as JSON.
         #[arg(long, conflicts_with = "scenario")]
         json: bool,
+        /// Write a self-contained HTML page of the world's run (the first seed's): a timeline
+        /// per NPC, its needs over the days, the story signals on the same axis.
+        #[arg(long, conflicts_with = "scenario")]
+        report: Option<PathBuf>,
         /// Run a world with the settings of this service config (`[social]`, `[story]`,
         /// `[tick]`, `[tiers]`…); default: the documented defaults.
         #[arg(long, conflicts_with = "scenario")]
@@ -511,6 +515,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             seed,
             seeds,
             json,
+            report,
             config,
             summary,
             profiles_dir,
@@ -521,6 +526,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                     seeds: seeds.map_or_else(|| seed.into_iter().collect(), |s| s.0),
                     profiles: profiles(profiles_dir.as_ref())?,
                     json,
+                    report,
                     config: match &config {
                         Some(path) => load_config(path)
                             .map_err(|e| CommandError::BadInput(e.to_string()))?

@@ -12,6 +12,7 @@ pub mod load;
 pub mod logging;
 pub mod progress;
 pub mod replay;
+pub mod report;
 pub mod scorecard;
 pub mod serve;
 pub mod sets;

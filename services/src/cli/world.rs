@@ -15,6 +15,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::error::CommandError;
+use super::report::Timeline;
 use super::scorecard::{Scorecard, SeedSpread};
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
@@ -108,6 +109,8 @@ pub struct WorldRun {
     /// The zone settings of a service config (`--config`): the social fabric, the story
     /// detector and the rest; default the documented defaults.
     pub config: ZoneConfig,
+    /// Write the village report page here (of the first seed's run).
+    pub report: Option<std::path::PathBuf>,
 }
 
 /// Runs `world` for `run.hours` game hours under each seed and reports its scorecard (see
@@ -126,10 +129,18 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
     } else {
         run.seeds.clone()
     };
-    let cards = seeds
-        .iter()
-        .map(|&seed| score_world(&world, seed, hours, &run.profiles, &run.config))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut cards = Vec::with_capacity(seeds.len());
+    for (n, &seed) in seeds.iter().enumerate() {
+        let report = (n == 0).then_some(run.report.as_deref()).flatten();
+        cards.push(score_world(
+            &world,
+            seed,
+            hours,
+            &run.profiles,
+            &run.config,
+            report,
+        )?);
+    }
     Ok(match cards.as_slice() {
         [card] if run.json => serde_json::to_string_pretty(card)
             .map_err(|e| CommandError::Environment(e.to_string()))?,
@@ -158,11 +169,13 @@ fn score_world(
     hours: f64,
     profiles: &ProfileLibrary,
     config: &ZoneConfig,
+    report: Option<&Path>,
 ) -> Result<Scorecard, CommandError> {
     let mut world = world.clone();
     world.seed = seed;
     let mut zone = offline_zone(&world, profiles, config.clone())?;
     let mut card = Scorecard::new(seed);
+    let mut timeline = report.map(|_| Timeline::new(&zone));
     let ticks = (hours * 60.0).round() as u64;
     let progress = super::progress::bar(
         ticks.div_ceil(TICKS_PER_CLOCK_EVENT),
@@ -179,11 +192,22 @@ fn score_world(
                 .filter_map(|(_, text)| serde_json::from_str(text).ok())
                 .collect();
             card.tick(zone, &parsed);
+            if let Some(timeline) = timeline.as_mut() {
+                timeline.signals(zone, &parsed);
+            }
         });
+        if let Some(timeline) = timeline.as_mut() {
+            timeline.hour(&zone);
+        }
         clock += step;
     }
     progress.finish_and_clear();
     card.finish(hours);
+    if let (Some(path), Some(timeline)) = (report, timeline) {
+        std::fs::write(path, timeline.html()).map_err(|e| {
+            CommandError::Environment(format!("{}: cannot write: {e}", path.display()))
+        })?;
+    }
     Ok(card)
 }
 

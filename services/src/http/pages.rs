@@ -28,5 +28,13 @@ pub async fn metrics(state: web::Data<AdminState>) -> HttpResponse {
 pub async fn inspector() -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
-        .body(include_str!("../../assets/inspector.html"))
+        .body(with_charts(include_str!("../../assets/inspector.html")))
+}
+
+/// The charting the inspector and the village report share (`assets/chart.js`).
+pub const CHART_JS: &str = include_str!("../../assets/chart.js");
+
+/// A page with the shared charting put in its `/*CHART*/` script.
+pub fn with_charts(page: &str) -> String {
+    page.replacen("/*CHART*/", CHART_JS, 1)
 }
