@@ -377,6 +377,28 @@ impl RedisBus {
         Ok(deliveries(reply.ids))
     }
 
+    /// The entry of `zone`'s `stream` at `id`, if the stream holds it (`XRANGE id id`): what a
+    /// snapshot's anchor is checked against.
+    pub async fn read_at(
+        &self,
+        zone: &str,
+        stream: StreamKind,
+        id: &str,
+    ) -> Result<Option<Delivery>, BusError> {
+        let key = stream.key(zone);
+        let mut connection = self.side_connection();
+        let reply: redis::streams::StreamRangeReply = redis::cmd("XRANGE")
+            .arg(&key)
+            .arg(id)
+            .arg(id)
+            .query_async(&mut connection)
+            .await
+            .map_err(redis_error("XRANGE", &key))?;
+        Ok(deliveries(reply.ids)
+            .into_iter()
+            .find(|entry| entry.id == id))
+    }
+
     /// `XINFO GROUPS` of `zone`'s `stream`: one map per group, empty when the stream does not
     /// exist yet.
     pub async fn groups(
