@@ -112,12 +112,20 @@ impl WorldLog {
             return Ok(Position::Holds(entry));
         }
         let first = self.read_after(zone, None, 1).await?;
-        Ok(Position::within(
+        let position = Position::within(
             first
                 .iter()
                 .map(|entry| (entry.id.as_str(), entry.body.as_str())),
             id,
-        ))
+        );
+        // A stream that starts after `id` was trimmed past it, or is another stream made
+        // since (its ids are later too): one that never lost an entry never held `id`.
+        if let (Position::Gone, Self::Stream(bus)) = (&position, self)
+            && bus.entries_removed(zone, StreamKind::World).await? == Some(0)
+        {
+            return Ok(Position::Missing);
+        }
+        Ok(position)
     }
 
     /// Up to `limit` entries after `after` (from the start when `None`), in log order.
@@ -173,8 +181,8 @@ impl WorldLog {
 pub enum Position {
     /// The entry there.
     Holds(Delivery),
-    /// Nothing there, and nothing before it: the log starts later (a trimmed stream) or is
-    /// empty, so what was there cannot be known.
+    /// Nothing there, and nothing before it: the log was trimmed past it (or is empty), so
+    /// what was there cannot be known.
     Gone,
     /// Nothing there although the log holds entries before it: not the log the position is of.
     Missing,
