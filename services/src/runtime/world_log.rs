@@ -184,7 +184,8 @@ pub enum Position {
     /// Nothing there, and nothing before it: the log was trimmed past it (or is empty), so
     /// what was there cannot be known.
     Gone,
-    /// Nothing there although the log holds entries before it: not the log the position is of.
+    /// Nothing there although the log holds entries before it (or is a stream that never lost
+    /// an entry): not the log the position is of.
     Missing,
 }
 
