@@ -648,6 +648,115 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
 }
 
 #[test]
+fn the_scorecard_reports_every_npc_and_the_spread_over_seeds() {
+    let output = geppetto(
+        &[
+            "simulate", "--world", "village", "--hours", "12", "--seeds", "1..3", "--json",
+        ],
+        "",
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let runs = report["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[2]["seed"], 3);
+    let card = &runs[0];
+    assert_eq!(card["npcs"].as_object().map(|n| n.len()), Some(24));
+    let bjorn = &card["npcs"]["bjorn"];
+    for field in [
+        "adherence",
+        "critical",
+        "longest_action_minutes",
+        "stress_at_max_minutes",
+        "switches_per_hour",
+        "goals",
+    ] {
+        assert!(bjorn.get(field).is_some(), "{field} missing: {bjorn}");
+    }
+    assert!(
+        bjorn["goals"]["innate"]["created"].as_u64() >= Some(1),
+        "the innate goal is counted: {bjorn}"
+    );
+    for figure in [
+        "adherence",
+        "worst_critical",
+        "signals_per_day",
+        "signal_types",
+    ] {
+        let spread = &report["spread"][figure];
+        assert!(
+            spread["min"].as_f64() <= spread["median"].as_f64()
+                && spread["median"].as_f64() <= spread["max"].as_f64(),
+            "{figure}: {spread}"
+        );
+    }
+    let text = geppetto(
+        &[
+            "simulate", "--world", "village", "--hours", "6", "--seeds", "1,2",
+        ],
+        "",
+    );
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("over seeds 1, 2: min / median / max"),
+        "{text}"
+    );
+    let refused = geppetto(&["simulate", "--world", "village", "--seeds", "5..1"], "");
+    assert_eq!(refused.status.code(), Some(2));
+}
+
+#[test]
+fn a_world_simulation_takes_the_living_world_settings_of_a_config() {
+    let interactions = |extra: &[&str]| {
+        let mut args = vec!["simulate", "--world", "village", "--hours", "6", "--json"];
+        args.extend_from_slice(extra);
+        let output = geppetto(&args, "");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let card: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+        card["interactions"].as_object().map_or(0, |kinds| {
+            kinds.values().filter_map(|n| n.as_u64()).sum::<u64>()
+        })
+    };
+    let dir = std::env::temp_dir().join(format!("geppetto-knobs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let quiet = dir.join("quiet.toml");
+    std::fs::write(
+        &quiet,
+        "worlds = ['w']\n[social]\nstep_every_ticks = 120\nmax_interactions_per_step = 1\n",
+    )
+    .expect("config");
+    let usual = interactions(&[]);
+    let fewer = interactions(&["--config", quiet.to_str().expect("utf-8")]);
+    assert!(
+        fewer < usual,
+        "{fewer} interactions with a quiet fabric, {usual} without"
+    );
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "worlds = ['w']\n[story]\nevery_tick = 3\n").expect("config");
+    let refused = geppetto(
+        &[
+            "simulate",
+            "--world",
+            "village",
+            "--config",
+            bad.to_str().expect("utf-8"),
+        ],
+        "",
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("every_tick"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_world_simulation_honours_seed_hours_and_profiles_dir() {
     let run = |extra: &[&str]| {
         let mut args = vec!["simulate", "--world", "village"];

@@ -65,25 +65,11 @@ fn llm_config(base_url: &str, mode: StructuredMode) -> LlmConfig {
     }
 }
 
-/// One line of figures.
+/// One line of figures, as the demo closes with them.
 fn figures(label: &str, counts: &WorkerCounts) -> String {
-    let fallbacks: Vec<String> = counts
-        .fallbacks_by_reason
-        .iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(reason, n)| format!("{} {n}", reason.as_str()))
-        .collect();
     format!(
-        "{label}: {} calls, {} answered, {} failed; fallbacks [{}]; latency of answered calls p50 {:?} ms, p99 {:?} ms; {} narratives delivered, {} discarded, {} perceptions",
-        counts.calls_succeeded + counts.calls_failed,
-        counts.calls_succeeded,
-        counts.calls_failed,
-        fallbacks.join(", "),
-        counts.latency_p50_ms,
-        counts.latency_p99_ms,
-        counts.narratives_delivered,
-        counts.narratives_discarded,
-        counts.perceptions,
+        "{label}: {}",
+        geppetto_service::cli::demo::llm_summary(MODEL, counts)
     )
 }
 

@@ -5,12 +5,15 @@
 //! redis-py (`scripts/test` installs `python3-redis`).
 
 // Shared test support: this test uses only the server's start and URL.
+#[path = "support/python.rs"]
+mod python;
 #[allow(dead_code)]
 #[path = "support/redis_server.rs"]
 mod redis_server;
 
 use std::process::{Child, Command, Stdio};
 
+use python::python_with_redis;
 use redis_server::RedisServer;
 
 struct Serve(Child);
@@ -20,24 +23,6 @@ impl Drop for Serve {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// The first Python 3 on this machine that can import redis-py.
-fn python_with_redis() -> String {
-    ["python3", "/usr/bin/python3", "python"]
-        .into_iter()
-        .find(|python| {
-            Command::new(python)
-                .args(["-c", "import redis"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-        .map(str::to_owned)
-        .unwrap_or_else(|| {
-            panic!("no Python 3 with redis-py: install python3-redis (scripts/test does)")
-        })
 }
 
 #[test]

@@ -12,6 +12,8 @@
 // start, the free port and the schema check.
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/python.rs"]
+mod python;
 #[allow(dead_code)]
 #[path = "support/redis_server.rs"]
 mod redis_server;
@@ -21,32 +23,15 @@ mod schema;
 #[path = "support/serve.rs"]
 mod serve;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use python::python_with_redis;
 use redis_server::RedisServer;
 use serve::Serve;
 
 /// Game hours the script plays.
 const HOURS: &str = "12";
-
-/// The first Python 3 on this machine that can import redis-py.
-fn python_with_redis() -> String {
-    ["python3", "/usr/bin/python3", "python"]
-        .into_iter()
-        .find(|python| {
-            Command::new(python)
-                .args(["-c", "import redis"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-        .map(str::to_owned)
-        .unwrap_or_else(|| {
-            panic!("no Python 3 with redis-py: install python3-redis (scripts/test does)")
-        })
-}
 
 #[test]
 fn the_reference_game_keeps_geppetto_in_step_for_twelve_hours() {

@@ -34,8 +34,8 @@ fn envelope(kind: &str, id: usize, time: u64, fields: Value) -> String {
     message.to_string()
 }
 
-/// The log: the zone's settings, then one `time_advanced` per tick, the rest of the events
-/// spread between them.
+/// The log: one `time_advanced` per tick, the zone's settings among the first, the rest of the
+/// events spread between them.
 fn world_log() -> Vec<String> {
     let npcs = [
         "bjorn", "hilda", "roderick", "sela", "piet", "marla", "ulla", "aldo", "berit", "cole",
@@ -55,8 +55,10 @@ fn world_log() -> Vec<String> {
         let i = n;
         n += 1;
         let line = match i % per_tick as usize {
-            // The zone's settings, as its loop logs them when it starts.
-            _ if i == 0 => envelope(
+            // The zone's settings, as its loop logs them when it starts — behind a few ticks,
+            // as when a game's events reach the log first: a replay runs those in the mode of
+            // the first settings too, as the live zone did.
+            _ if i == 100 => envelope(
                 "zone_settings",
                 i,
                 now,

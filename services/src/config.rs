@@ -177,6 +177,10 @@ pub struct ServiceConfig {
     pub isolation: IsolationConfig,
     /// Who completes actions and moves NPCs, the game or geppetto (`[integration]`).
     pub integration: IntegrationConfig,
+    /// The social fabric: interactions, gossip, relationships (`[social]`).
+    pub social: geppetto_core::social::FabricConfig,
+    /// The story detector: its windows, thresholds and capacities (`[story]`).
+    pub story: geppetto_core::story::DetectorConfig,
     /// Storage.
     pub storage: StorageSection,
     /// Admin API.
@@ -203,6 +207,8 @@ impl ServiceConfig {
             governor: self.governor.clone(),
             isolation: self.isolation.clone(),
             integration: self.integration.clone(),
+            social: self.social.clone(),
+            story: self.story.clone(),
             // The zones of the world files, once they are read (see `Content::build`).
             zones: None,
         }
@@ -313,6 +319,27 @@ mod tests {
             crate::runtime::lease::ClusterConfig::default()
         );
         assert_eq!(config.llm, geppetto_llm::LlmConfig::default());
+        assert_eq!(config.tick, TickConfig::default());
+        assert_eq!(config.integration, IntegrationConfig::default());
+        // The social fabric's and the story detector's settings are all there, value for
+        // value: the file's tables are the defaults written out.
+        let documented: toml::Table = toml::from_str(text).expect("toml");
+        for (section, defaults) in [
+            (
+                "social",
+                toml::Value::try_from(geppetto_core::social::FabricConfig::default()),
+            ),
+            (
+                "story",
+                toml::Value::try_from(geppetto_core::story::DetectorConfig::default()),
+            ),
+        ] {
+            assert_eq!(
+                documented.get(section),
+                Some(&defaults.expect("defaults")),
+                "[{section}] in config/geppetto.toml"
+            );
+        }
         // The provider is documented commented out (configuring one calls it): uncommented,
         // it is the default provider.
         let (_, provider) = text.split_once("# [llm.provider]").expect("documented");

@@ -208,6 +208,17 @@ enum Command {
         /// Seed (overrides the scenario's or the world file's).
         #[arg(long)]
         seed: Option<u64>,
+        /// Run a world under several seeds (`1..10`, inclusive, or `1,4,9`) and report each
+        /// scorecard and the spread (min / median / max) of the world's figures.
+        #[arg(long, conflicts_with_all = ["seed", "scenario"], value_parser = cli::scorecard::parse_seeds)]
+        seeds: Option<cli::scorecard::Seeds>,
+        /// Print a world's whole scorecard as JSON.
+        #[arg(long, conflicts_with = "scenario")]
+        json: bool,
+        /// Run a world with the settings of this service config (`[social]`, `[story]`,
+        /// `[tick]`, `[tiers]`…); default: the documented defaults.
+        #[arg(long, conflicts_with = "scenario")]
+        config: Option<PathBuf>,
         /// Print an hour-by-hour table instead of JSONL.
         #[arg(long)]
         summary: bool,
@@ -498,14 +509,24 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             days,
             hours,
             seed,
+            seeds,
+            json,
+            config,
             summary,
             profiles_dir,
         } => {
             if let Some(world) = world {
                 let run = cli::world::WorldRun {
                     hours: hours.unwrap_or(days * 24.0),
-                    seed,
+                    seeds: seeds.map_or_else(|| seed.into_iter().collect(), |s| s.0),
                     profiles: profiles(profiles_dir.as_ref())?,
+                    json,
+                    config: match &config {
+                        Some(path) => load_config(path)
+                            .map_err(|e| CommandError::BadInput(e.to_string()))?
+                            .zone_config(),
+                        None => geppetto_service::zone::ZoneConfig::default(),
+                    },
                 };
                 return cli::world::simulate_world(&world, &run);
             }

@@ -77,7 +77,8 @@ pub struct Gossip {
 }
 
 /// The numbers of gossip, each a named default.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct GossipConfig {
     /// Credibility lost per retelling: ×dampening^depth; default 0.7.
     pub dampening: f64,

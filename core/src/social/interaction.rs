@@ -168,7 +168,8 @@ impl InteractionRule {
 
 /// When a partner advertises the relationship-gated kinds, and how strongly; each a named
 /// default.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct AdvertConfig {
     /// Intrinsic priority of a conversation (gives personality something to scale); default 0.2.
     pub conversation_priority: f64,
@@ -231,9 +232,12 @@ impl Default for AdvertConfig {
 }
 
 /// Every kind's rule and the advertisement lines.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct InteractionConfig {
-    /// One rule per kind, in [`InteractionKind::ALL`] order.
+    /// One rule per kind, in [`InteractionKind::ALL`] order (the kinds' effects are part of
+    /// the model, not settings).
+    #[serde(skip)]
     pub rules: [(InteractionKind, InteractionRule); 9],
     /// When kinds are advertised.
     pub adverts: AdvertConfig,

@@ -80,6 +80,7 @@ impl Relationship {
 
 /// The lines of the friends / rivals / allies queries, each a named default.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct RelationshipThresholds {
     /// A friend is trusted above this; default 0.7.
     pub friend_trust_above: f64,

@@ -13,6 +13,7 @@ pub mod log_source;
 pub mod logging;
 pub mod progress;
 pub mod replay;
+pub mod scorecard;
 pub mod serve;
 pub mod sets;
 pub mod simulate;

@@ -395,6 +395,9 @@ pub fn replay_window(
     let messages: Vec<WorldMessage> = applied.iter().map(|(m, _)| m.clone()).collect();
     let mut script = BTreeMap::new();
     governor_script(&messages, &mut script);
+    if snapshot.is_none() {
+        zone.begin_as_logged(&messages);
+    }
     let clock = crate::runtime::wall_clock();
     let inputs = TickInputs::replaying(&clock, &script);
     let mut intents = Vec::new();

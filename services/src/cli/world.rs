@@ -9,13 +9,13 @@
 //! `every_ticks`; the summary lists the social life and the signal types that emerged. Nothing
 //! is scripted: every interaction and every signal comes from the NPCs' own choices.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::Value;
 
 use super::error::CommandError;
+use super::scorecard::{Scorecard, SeedSpread};
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
@@ -47,9 +47,13 @@ fn observer(room: &str) -> String {
     format!("observer-{room}")
 }
 
-/// A zone with an observer in every room and the governor's budget out of the way.
-fn offline_zone(world: &WorldFile, profiles: &ProfileLibrary) -> Result<Zone, CommandError> {
-    let mut config = ZoneConfig::default();
+/// A zone with `config`'s settings (the social fabric, the story detector, tiers…), an observer
+/// in every room, geppetto's timer ending actions and the wall-clock budgets out of the way.
+fn offline_zone(
+    world: &WorldFile,
+    profiles: &ProfileLibrary,
+    mut config: ZoneConfig,
+) -> Result<Zone, CommandError> {
     config.governor.tick_budget_ms_soft = f64::MAX;
     config.governor.tick_budget_ms_hard = f64::MAX;
     config.tick.npc_budget_ms = f64::MAX;
@@ -72,81 +76,6 @@ fn offline_zone(world: &WorldFile, profiles: &ProfileLibrary) -> Result<Zone, Co
     Ok(zone)
 }
 
-/// Per-NPC tallies of a run.
-#[derive(Default)]
-struct Tally {
-    actions: usize,
-    ticks: usize,
-    critical_ticks: usize,
-    scheduled_ticks: usize,
-    adherent_ticks: usize,
-    goals_completed: usize,
-    goals_failed: usize,
-    barks: usize,
-}
-
-/// What the zone's social life produced, read from its messages like any subscriber would.
-#[derive(Default)]
-struct SocialTally {
-    interactions: BTreeMap<String, usize>,
-    witnessed: usize,
-    rumours_heard: usize,
-    rumours_believed: usize,
-    signals: BTreeMap<String, usize>,
-}
-
-impl SocialTally {
-    fn count(&mut self, message: &Value) {
-        match message["type"].as_str() {
-            Some("interaction") => {
-                let kind = message["kind"].as_str().unwrap_or_default().to_owned();
-                *self.interactions.entry(kind).or_default() += 1;
-                self.witnessed += usize::from(message["witnessed"] == true);
-            }
-            Some("rumour_heard") => {
-                self.rumours_heard += 1;
-                self.rumours_believed += usize::from(message["believed"] == true);
-            }
-            Some("story_signal") => {
-                let kind = message["signal_type"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                *self.signals.entry(kind).or_default() += 1;
-            }
-            _ => {}
-        }
-    }
-
-    fn summary(&self, out: &mut String) {
-        let total: usize = self.interactions.values().sum();
-        let _ = writeln!(
-            out,
-            "social life: {total} interactions ({}), {} seen by a player; {} rumours heard, {} believed",
-            listed(&self.interactions, |n| n.to_string()),
-            self.witnessed,
-            self.rumours_heard,
-            self.rumours_believed
-        );
-        let raised: usize = self.signals.values().sum();
-        let _ = write!(
-            out,
-            "story signals: {raised} raised, {} distinct types: {}",
-            self.signals.len(),
-            listed(&self.signals, |n| format!("×{n}"))
-        );
-    }
-}
-
-/// `name count` pairs joined by commas (`count` written by `show`).
-fn listed(counts: &BTreeMap<String, usize>, show: impl Fn(usize) -> String) -> String {
-    counts
-        .iter()
-        .map(|(name, n)| format!("{name} {}", show(*n)))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 fn advance(
     zone: &mut Zone,
     ticks: u64,
@@ -166,19 +95,24 @@ fn advance(
     }
 }
 
-/// How long and under which seed and profiles a world runs offline.
+/// How long, under which seeds and profiles a world runs offline, and how it is reported.
 pub struct WorldRun {
     /// Game hours to run.
     pub hours: f64,
-    /// Replaces the world file's seed.
-    pub seed: Option<u64>,
+    /// The seeds to run it under, one run each (none: the world file's own).
+    pub seeds: Vec<u64>,
     /// The profiles the world's `profile` names are looked up in.
     pub profiles: ProfileLibrary,
+    /// The whole scorecard as JSON instead of the text at a glance.
+    pub json: bool,
+    /// The zone settings of a service config (`--config`): the social fabric, the story
+    /// detector and the rest; default the documented defaults.
+    pub config: ZoneConfig,
 }
 
-/// Runs `world` for `run.hours` game hours and renders a summary per NPC: actions started,
-/// share of scheduled time spent at the schedule's place, share of time with a need critical,
-/// goals completed and failed, barks.
+/// Runs `world` for `run.hours` game hours under each seed and reports its scorecard (see
+/// [`Scorecard`]): a line per NPC and the world's figures, or JSON; over several seeds, each
+/// card and the spread of the world's figures.
 pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, CommandError> {
     let hours = run.hours;
     if !(hours.is_finite() && hours > 0.0) {
@@ -186,13 +120,49 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
             "--days/--hours: must be a positive number".into(),
         ));
     }
-    let mut world = world(world_path)?;
-    if let Some(seed) = run.seed {
-        world.seed = seed;
-    }
-    let mut zone = offline_zone(&world, &run.profiles)?;
-    let mut social = SocialTally::default();
-    let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
+    let world = world(world_path)?;
+    let seeds = if run.seeds.is_empty() {
+        vec![world.seed]
+    } else {
+        run.seeds.clone()
+    };
+    let cards = seeds
+        .iter()
+        .map(|&seed| score_world(&world, seed, hours, &run.profiles, &run.config))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(match cards.as_slice() {
+        [card] if run.json => serde_json::to_string_pretty(card)
+            .map_err(|e| CommandError::Environment(e.to_string()))?,
+        [card] => card.text(&world.zone),
+        _ => {
+            let spread = SeedSpread::of(cards);
+            if run.json {
+                serde_json::to_string_pretty(&spread)
+                    .map_err(|e| CommandError::Environment(e.to_string()))?
+            } else {
+                let mut out = String::new();
+                for card in &spread.runs {
+                    let _ = writeln!(out, "{}\n", card.text(&world.zone));
+                }
+                out.push_str(&spread.text());
+                out
+            }
+        }
+    })
+}
+
+/// One run of `world` under `seed` for `hours`, scored.
+fn score_world(
+    world: &WorldFile,
+    seed: u64,
+    hours: f64,
+    profiles: &ProfileLibrary,
+    config: &ZoneConfig,
+) -> Result<Scorecard, CommandError> {
+    let mut world = world.clone();
+    world.seed = seed;
+    let mut zone = offline_zone(&world, profiles, config.clone())?;
+    let mut card = Scorecard::new(seed);
     let ticks = (hours * 60.0).round() as u64;
     let progress = super::progress::bar(
         ticks.div_ceil(TICKS_PER_CLOCK_EVENT),
@@ -204,86 +174,17 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
         progress.inc(1);
         let step = TICKS_PER_CLOCK_EVENT.min(ticks - clock);
         advance(&mut zone, step, |zone, messages| {
-            for (_, text) in messages {
-                let Ok(message) = serde_json::from_str::<Value>(text) else {
-                    continue;
-                };
-                social.count(&message);
-                let npc = message["npc"].as_str().unwrap_or_default().to_owned();
-                let tally = tallies.entry(npc).or_default();
-                match (message["type"].as_str(), message["event"].as_str()) {
-                    (Some("action_started"), _) => tally.actions += 1,
-                    (Some("bark"), _) => tally.barks += 1,
-                    (Some("goal_completed"), _) => tally.goals_completed += 1,
-                    (Some("goal_failed"), _) => tally.goals_failed += 1,
-                    _ => {}
-                }
-            }
-            for (agent, meta) in zone.agents.iter().zip(&zone.meta) {
-                let tally = tallies.entry(agent.agent.id.clone()).or_default();
-                let _ = meta;
-                tally.ticks += 1;
-                if agent.agent.considerations.iter().any(|c| c.is_critical()) {
-                    tally.critical_ticks += 1;
-                }
-                if let Some((place, _)) = &agent.agent.preferred_provider {
-                    tally.scheduled_ticks += 1;
-                    if agent.running.as_ref().is_some_and(|r| &r.provider == place) {
-                        tally.adherent_ticks += 1;
-                    }
-                }
-            }
+            let parsed: Vec<Value> = messages
+                .iter()
+                .filter_map(|(_, text)| serde_json::from_str(text).ok())
+                .collect();
+            card.tick(zone, &parsed);
         });
         clock += step;
     }
     progress.finish_and_clear();
-    tallies.retain(|npc, tally| !npc.is_empty() && tally.ticks > 0);
-    let percent = |part: usize, whole: usize| {
-        if whole == 0 {
-            "-".to_owned()
-        } else {
-            format!("{:.0} %", 100.0 * part as f64 / whole as f64)
-        }
-    };
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} for {} game days ({} NPCs, every one at full detail){}",
-        world.zone,
-        hours / 24.0,
-        tallies.len(),
-        run.seed
-            .map_or(String::new(), |seed| format!(", seed {seed}"))
-    );
-    let _ = writeln!(
-        out,
-        "{:<10} {:>8} {:>10} {:>9} {:>7} {:>7} {:>6}",
-        "npc", "actions", "adherence", "critical", "goals+", "goals-", "barks"
-    );
-    let (mut scheduled, mut adherent, mut completed, mut failed) = (0, 0, 0, 0);
-    for (npc, t) in &tallies {
-        let _ = writeln!(
-            out,
-            "{npc:<10} {:>8} {:>10} {:>9} {:>7} {:>7} {:>6}",
-            t.actions,
-            percent(t.adherent_ticks, t.scheduled_ticks),
-            percent(t.critical_ticks, t.ticks),
-            t.goals_completed,
-            t.goals_failed,
-            t.barks
-        );
-        scheduled += t.scheduled_ticks;
-        adherent += t.adherent_ticks;
-        completed += t.goals_completed;
-        failed += t.goals_failed;
-    }
-    let _ = writeln!(
-        out,
-        "schedule adherence {} of scheduled time; goals completed {completed}, failed {failed}",
-        percent(adherent, scheduled)
-    );
-    social.summary(&mut out);
-    Ok(out)
+    card.finish(hours);
+    Ok(card)
 }
 
 /// The brain view of `npc` in a running service, from its admin API at `admin`
@@ -351,7 +252,7 @@ pub fn brain_view(
     }
     let world = world(world_path)?;
     let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let mut zone = offline_zone(&world, &profiles)?;
+    let mut zone = offline_zone(&world, &profiles, ZoneConfig::default())?;
     advance(&mut zone, (hours * 60.0).round() as u64, |_, _| {});
     let view = Brain::of(&zone, npc, BRAIN_TOP_CANDIDATES).ok_or_else(|| {
         CommandError::BadInput(format!("--npc: no NPC `{npc}` in {}", world.zone))

@@ -306,15 +306,26 @@ pub async fn recover(
         Some((zone, sequence, id)) => (zone, Some(sequence), Some(id)),
         None => (build(&[])?, None, None),
     };
-    // Pass 1: the governor's decisions after the snapshot, so a tick replays as it ran.
+    // Pass 1: the governor's decisions after the snapshot, so a tick replays as it ran; and,
+    // from the start of the log, the mode the zone first ran in.
     let mut script = BTreeMap::new();
     let mut cursor = last_event_id.clone();
+    let mut from_start = snapshot.is_none();
     loop {
         let mut entries = log.read_after(name, cursor.as_deref(), page).await?;
         entries.retain(|entry| end.includes(&entry.id));
         let Some(last) = entries.last() else { break };
         cursor = Some(last.id.clone());
-        governor_script(&parsed(&entries, &consumer.limits), &mut script);
+        let messages = parsed(&entries, &consumer.limits);
+        governor_script(&messages, &mut script);
+        if from_start
+            && messages
+                .iter()
+                .any(|m| matches!(m.event, WorldEvent::ZoneSettings { .. }))
+        {
+            zone.begin_as_logged(&messages);
+            from_start = false;
+        }
     }
     // Pass 2: apply and publish again.
     let clock = crate::runtime::wall_clock();

@@ -117,7 +117,12 @@ impl Zone {
             weather.insert(name.clone(), compiled);
         }
         let presence = Presence::new(config.tiers.clone(), &rooms);
-        let social = SocialLife::new(&mut vocabulary, world_file.seed);
+        let social = SocialLife::new(
+            &mut vocabulary,
+            world_file.seed,
+            config.social.clone(),
+            config.story.clone(),
+        );
         let contexts = WorldContexts::from_weather(world.contexts.clone());
         let completion = config.integration.completion_in(&world_file.zone);
         let mut zone = Self {

@@ -158,6 +158,10 @@ pub struct ZoneConfig {
     pub isolation: IsolationConfig,
     /// How the game and geppetto share the world.
     pub integration: IntegrationConfig,
+    /// The social fabric's settings (`[social]`).
+    pub social: geppetto_core::social::FabricConfig,
+    /// The story detector's settings (`[story]`).
+    pub story: geppetto_core::story::DetectorConfig,
     /// Every zone an NPC may walk into (`npc_transfer`): the zones of the service's config.
     /// `None` (a zone on its own, in tests and offline runs) takes any name.
     pub zones: Option<std::collections::BTreeSet<String>>,

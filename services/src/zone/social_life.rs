@@ -93,11 +93,17 @@ impl SocialLife {
         self.detector.adopt_state(detector);
     }
 
-    /// An empty social life for a zone seeded `world_seed`.
-    pub fn new(vocabulary: &mut Vocabulary, world_seed: u64) -> Self {
+    /// An empty social life for a zone seeded `world_seed`, with the fabric's and the story
+    /// detector's settings.
+    pub fn new(
+        vocabulary: &mut Vocabulary,
+        world_seed: u64,
+        fabric: FabricConfig,
+        detector: DetectorConfig,
+    ) -> Self {
         Self {
-            fabric: SocialFabric::new(FabricConfig::default(), vocabulary),
-            detector: StoryDetector::new(DetectorConfig::default()),
+            fabric: SocialFabric::new(fabric, vocabulary),
+            detector: StoryDetector::new(detector),
             seed: derive_seed(world_seed, stable_hash("social")),
             hostile_acts: DEFAULT_HOSTILE_ACTS.map(str::to_owned).to_vec(),
         }

@@ -31,7 +31,8 @@ impl Default for SocialProfile {
 }
 
 /// The names of the needs interactions touch, by role; defaults are the living-world needs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct NeedNames {
     /// Company; default `SOCIAL`.
     pub social: String,
@@ -58,7 +59,8 @@ impl Default for NeedNames {
 }
 
 /// Every number of the social step, each a named default.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct FabricConfig {
     /// Gossip reception and telling.
     pub gossip: GossipConfig,

@@ -2,7 +2,8 @@
 //! named default. Nothing here reads events.
 
 /// The detector's numbers, each a named default.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct DetectorConfig {
     /// Ticks between detections; default 30.
     pub every_ticks: u64,

@@ -70,6 +70,21 @@ impl Zone {
         }
     }
 
+    /// A zone replayed from the start of its log runs in the mode its first run was configured
+    /// with — the first `zone_settings` in the log — from the first event on, as the live zone
+    /// did, even where a game's events reached the log before the zone's own settings.
+    pub fn begin_as_logged<'a>(&mut self, log: impl IntoIterator<Item = &'a WorldMessage>) {
+        let first = log.into_iter().find_map(|message| match message.event {
+            WorldEvent::ZoneSettings { completion } if message.header.zone == self.name => {
+                Some(completion)
+            }
+            _ => None,
+        });
+        if let Some(completion) = first {
+            self.completion = completion;
+        }
+    }
+
     /// Whether the game ends actions and moves NPCs in this zone.
     pub(super) fn game_completes(&self) -> bool {
         self.completion == Completion::Game
@@ -154,7 +169,7 @@ impl Zone {
                 if let Some(room) = self.running_room(index) {
                     self.move_npc(index, room);
                 }
-                self.arrive(index, out);
+                self.arrive_between_ticks(index, out);
             }
             (Ok(_), IntentKind::Reactive) => {
                 return Err((
@@ -245,7 +260,7 @@ impl Zone {
             .and_then(|r| r.carried_by_game)
             .is_some_and(|c| c.walking);
         match self.running_room(index) {
-            Some(at) if walking && at == room => self.arrive(index, out),
+            Some(at) if walking && at == room => self.arrive_between_ticks(index, out),
             Some(at) if !walking && at != room => {
                 self.cancel(index, "moved", out);
                 self.release_running(index);
@@ -268,6 +283,14 @@ impl Zone {
             deadline_hours,
         });
         self.begin_use(index, out);
+    }
+
+    /// [`Zone::arrive`] on a report the game sends between ticks: who runs what where is read
+    /// afresh (the tick's index of it is gone stale).
+    fn arrive_between_ticks(&mut self, index: usize, out: &mut ZoneOutput) {
+        self.running_by_provider = None;
+        self.arrive(index, out);
+        self.running_by_provider = None;
     }
 
     /// When NPC `index`'s running action, carried out from now, must be reported done.
