@@ -2,12 +2,15 @@
 //! (three masters on loopback), taken by lease, failed over after `kill -9`, and fenced so a
 //! paused instance cannot publish once its lease has lapsed.
 //!
-//! - Twelve zones (the village, renamed twelve times) spread over three instances; one is
-//!   killed; its zones are taken over only after its leases expired and within one lease TTL
-//!   of that; every world event is processed; the de-duplicated intent stream of every zone
-//!   equals a single instance's run exactly.
+//! - Seven zones (the village, renamed seven times) spread over three instances three, two and
+//!   two (the fair share, balanced to within one zone); one is killed; its zones are taken over
+//!   only after its leases expired and within one lease TTL of that; every world event is
+//!   processed; the de-duplicated intent stream of every zone equals a single instance's run
+//!   exactly.
 //! - An instance paused with SIGSTOP past its lease resumes to find its zones held by another
-//!   and never writes to them again.
+//!   and never writes to them again: no stream entry and no snapshot. The new owner's
+//!   snapshots in Redis are intact — every one decodes, sequences only grow, the newest is the
+//!   one it wrote at shutdown, and each is anchored to the entry its world stream holds there.
 //! - The fence itself, deterministically: a write checked against a lease that changed hands
 //!   is refused whole, counted, and marks the lease lost.
 
@@ -29,6 +32,7 @@ mod serve;
 mod world_script;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 use cluster_world::*;
@@ -36,7 +40,7 @@ use redis::cluster::ClusterConnection;
 use redis_cluster::RedisCluster;
 use serve::Serve;
 
-const ZONES: usize = 12;
+const ZONES: usize = 7;
 const TICKS: u64 = 160;
 
 /// Redis time (ms) and the lease value of `zone`.
@@ -60,7 +64,7 @@ fn acquired_ms(value: &str) -> u64 {
 }
 
 #[test]
-fn twelve_zones_spread_over_three_instances_fail_over_without_losing_an_event() {
+fn seven_zones_split_three_two_two_over_three_instances_fail_over_without_losing_an_event() {
     let dir = scratch("cluster");
     let cluster = RedisCluster::start(3, &dir);
     let mut redis = cluster.connection();
@@ -93,7 +97,7 @@ fn twelve_zones_spread_over_three_instances_fail_over_without_losing_an_event() 
         },
     );
 
-    // The reference: one instance, not clustered, runs all twelve zones.
+    // The reference: one instance, not clustered, runs all seven zones.
     for zone in &zones {
         load(&mut redis, zone, &script(zone, 1, TICKS));
     }
@@ -120,7 +124,7 @@ fn twelve_zones_spread_over_three_instances_fail_over_without_losing_an_event() 
     );
     cluster.flush_all();
 
-    // Three instances share the same twelve zones.
+    // Three instances share the same seven zones.
     for zone in &zones {
         load(&mut redis, zone, &script(zone, 1, TICKS / 2));
     }
@@ -135,8 +139,10 @@ fn twelve_zones_spread_over_three_instances_fail_over_without_losing_an_event() 
             )
         })
         .collect();
+    // The fair share in name order: a 3, b 2, c 2.
+    let shares = [3, 2, 2];
     wait_until(
-        "the zones are spread four to each instance",
+        "the zones are spread three, two and two",
         Duration::from_secs(120),
         || {
             let owners = owners(&status(&clustered));
@@ -148,7 +154,8 @@ fn twelve_zones_spread_over_three_instances_fail_over_without_losing_an_event() 
             };
             names
                 .iter()
-                .all(|name| per_instance(name) == ZONES / names.len())
+                .zip(shares)
+                .all(|(name, share)| per_instance(name) == share)
         },
     );
     let victim = "b";
@@ -157,7 +164,7 @@ fn twelve_zones_spread_over_three_instances_fail_over_without_losing_an_event() 
         .filter(|(_, owner)| owner.as_deref() == Some(victim))
         .map(|(zone, _)| zone)
         .collect();
-    assert_eq!(victim_zones.len(), ZONES / names.len());
+    assert_eq!(victim_zones.len(), shares[1]);
 
     // kill -9 one instance; its leases run out on their own.
     instances.remove(victim).expect("victim").kill_hard();
@@ -231,7 +238,7 @@ fn twelve_zones_spread_over_three_instances_fail_over_without_losing_an_event() 
 }
 
 #[test]
-fn an_instance_paused_past_its_lease_never_publishes_for_its_zones_again() {
+fn an_instance_paused_past_its_lease_never_writes_for_its_zones_again() {
     let dir = scratch("cluster-pause");
     let cluster = RedisCluster::start(3, &dir);
     let mut redis = cluster.connection();
@@ -271,16 +278,18 @@ fn an_instance_paused_past_its_lease_never_publishes_for_its_zones_again() {
             .filter(|(.., writer)| writer.as_deref() == Some(who))
             .count()
     };
+    let log_of = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
     wait_until(
-        "a holds both zones and its clock runs",
+        "a holds both zones, its clock runs and it has written snapshots",
         Duration::from_secs(60),
         || {
             owners(&status(&paused_config))
                 .values()
                 .all(|o| o.as_deref() == Some("a"))
-                && zones
-                    .iter()
-                    .all(|zone| writes_by(&mut redis, zone, "a") > 5)
+                && zones.iter().all(|zone| {
+                    writes_by(&mut redis, zone, "a") > 5
+                        && !logged_snapshots(&log_of(&a_log), zone).is_empty()
+                })
         },
     );
 
@@ -298,6 +307,8 @@ fn an_instance_paused_past_its_lease_never_publishes_for_its_zones_again() {
                     .all(|zone| writes_by(&mut redis, zone, "b") > 5)
         },
     );
+    // What a logged up to here; it is stopped, so nothing more comes until it resumes.
+    let before_resume = log_of(&a_log).len();
     paused.signal("CONT");
     wait_until(
         "a notices it lost its leases",
@@ -350,7 +361,93 @@ fn an_instance_paused_past_its_lease_never_publishes_for_its_zones_again() {
     );
     taker.stop();
     paused.stop();
+
+    // Not one snapshot from a once it resumed; b's snapshots are whole and the newest its last.
+    let resumed = log_of(&a_log).split_off(before_resume);
+    let b_log = log_of(&dir.join("b.log"));
+    for zone in &zones {
+        let late = logged_snapshots(&resumed, zone);
+        assert!(
+            late.is_empty(),
+            "{zone}: a wrote snapshots {late:?} after it resumed"
+        );
+        let by_b = logged_snapshots(&b_log, zone);
+        let stored = stored_snapshots(&mut redis, zone);
+        assert!(!stored.is_empty(), "{zone}: snapshots are kept");
+        assert!(
+            stored.windows(2).all(|pair| pair[0] < pair[1]),
+            "{zone}: sequences only grow: {stored:?}"
+        );
+        assert_eq!(
+            stored.last(),
+            by_b.last(),
+            "{zone}: the newest snapshot is the last one b wrote (b wrote {by_b:?})"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The sequences of the snapshots of `zone` an instance's `log` says it wrote, in order.
+fn logged_snapshots(log: &str, zone: &str) -> Vec<u64> {
+    let zone_field = format!("zone={zone}");
+    log.lines()
+        .filter(|line| {
+            line.contains("snapshot written")
+                && line.split_whitespace().any(|field| field == zone_field)
+        })
+        .filter_map(|line| {
+            line.split_whitespace()
+                .find_map(|field| field.strip_prefix("sequence="))
+                .and_then(|sequence| sequence.parse().ok())
+        })
+        .collect()
+}
+
+/// The sequences of `zone`'s snapshots in Redis, oldest first, each checked whole: it decodes
+/// (checksums, zone, sequence), holds a zone state, and is anchored to the entry the zone's
+/// world stream holds at its position.
+fn stored_snapshots(redis: &mut ClusterConnection, zone: &str) -> Vec<u64> {
+    use geppetto_service::zone::{ZONE_STATE_SCHEMA_VERSION, ZoneState};
+    use geppetto_storage::snapshot::{Expected, Snapshot};
+
+    let base = format!("geppetto:{{{zone}}}:snapshot:");
+    let members: Vec<String> = redis::cmd("ZRANGE")
+        .arg(format!("{base}index"))
+        .arg(0)
+        .arg(-1)
+        .query(redis)
+        .expect("zrange");
+    let world = entries(redis, &world_key(zone));
+    let key = geppetto_storage::ZoneName::new(zone).expect("zone name");
+    members
+        .iter()
+        .map(|member| {
+            let sequence: u64 = member.parse().expect("a sequence");
+            let bytes: Vec<u8> = redis::cmd("GET")
+                .arg(format!("{base}{member}"))
+                .query(redis)
+                .expect("get");
+            let expected = Expected {
+                zone: &key,
+                sequence,
+                supported_schema_version: ZONE_STATE_SCHEMA_VERSION,
+            };
+            let snapshot = Snapshot::decode(&bytes, expected)
+                .unwrap_or_else(|defect| panic!("{zone} snapshot {sequence}: {defect}"));
+            let state: ZoneState = serde_json::from_slice(&snapshot.payload).expect("a zone state");
+            let anchor = state.anchor.expect("an anchor");
+            let (_, body, _) = world
+                .iter()
+                .find(|(id, ..)| *id == snapshot.last_event_id)
+                .expect("the world stream holds the snapshot's last entry");
+            assert_eq!(
+                anchor.check_entry(body),
+                Ok(()),
+                "{zone} snapshot {sequence} is anchored to its stream"
+            );
+            sequence
+        })
+        .collect()
 }
 
 /// The messages of `zone`'s `kind` stream as JSON.

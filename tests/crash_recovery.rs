@@ -185,7 +185,7 @@ fn deduplicated_intents(server: &RedisServer) -> Vec<String> {
     world_script::deduplicated(server.bodies(&format!("geppetto:{{{ZONE}}}:intents")))
 }
 
-/// The payload of the zone's newest snapshot.
+/// The zone state of the newest snapshot (its anchor checked and set aside).
 fn final_state(url: &str) -> Value {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -198,7 +198,17 @@ fn final_state(url: &str) -> Value {
         let zone = ZoneName::new(ZONE).expect("zone");
         let latest = store.latest_valid(&zone, 1).await.expect("latest");
         let snapshot = latest.snapshot.expect("a shutdown snapshot");
-        serde_json::from_slice(&snapshot.payload).expect("state json")
+        let mut state: Value = serde_json::from_slice(&snapshot.payload).expect("state json");
+        // Where the log stood (stream ids differ from run to run), not the zone's state.
+        let anchor = state
+            .as_object_mut()
+            .and_then(|fields| fields.remove("anchor"));
+        assert_eq!(
+            anchor.as_ref().map(|anchor| &anchor["last"]["log_id"]),
+            Some(&Value::String(snapshot.last_event_id.clone())),
+            "the snapshot is anchored at the entry it covers"
+        );
+        state
     })
 }
 

@@ -251,3 +251,99 @@ fn the_demo_keeps_its_village_between_runs_and_replays_it_from_a_snapshot() {
     assert_eq!(again, all, "a what-if leaves the recorded world as it was");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs geppetto expecting it to fail; returns its stderr.
+fn geppetto_refuses(args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_geppetto"))
+        .args(args)
+        .output()
+        .expect("geppetto runs");
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        !output.status.success(),
+        "geppetto {args:?} should refuse: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    err
+}
+
+/// A snapshot belongs to the log and world file it was taken over: replayed against its own
+/// log (exported, with or without `log_id`s) it starts the replay, against another log whose
+/// lines are numbered alike, or another world file, it is refused with what differs.
+#[test]
+fn a_snapshot_replays_only_over_the_log_and_world_it_was_taken_of() {
+    let dir = std::env::temp_dir().join(format!("geppetto-anchor-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let data = dir.join("village.redb");
+    let data = data.to_str().expect("utf-8");
+    for hours in ["2", "1"] {
+        geppetto(&["demo", "--hours", hours, "--speed", "600", "--data", data]);
+    }
+    let (exported, _) = geppetto(&["log", "export", "--redb", data, "--zone", "village"]);
+    let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
+    let with_ids = path("with-ids.jsonl");
+    std::fs::write(&with_ids, &exported).expect("write");
+    // The same log as plain envelopes, numbered by line as the embedded log numbers them.
+    let plain: Vec<String> = exported
+        .lines()
+        .map(|line| {
+            let mut value: Value = serde_json::from_str(line).expect("json");
+            value.as_object_mut().expect("object").remove("log_id");
+            value.to_string()
+        })
+        .collect();
+    let numbered = path("numbered.jsonl");
+    std::fs::write(&numbered, plain.join("\n")).expect("write");
+    // Another log of the village, as long, numbered alike.
+    let other: Vec<String> = (0..plain.len())
+        .map(|n| {
+            serde_json::json!({"v": 1, "type": "time_advanced", "id": format!("other-{n}"),
+                               "zone": "village", "game_time": 420 + 5 * n})
+            .to_string()
+        })
+        .collect();
+    let unrelated = path("unrelated.jsonl");
+    std::fs::write(&unrelated, other.join("\n")).expect("write");
+
+    let from_snapshot = ["--from-snapshot", "1", "--store", data];
+    let (own, _) = geppetto(&["replay", "--redb", data, "--from-snapshot", "1"]);
+    assert!(
+        !own.is_empty(),
+        "the second run's intents follow snapshot 1"
+    );
+    for log in [&with_ids, &numbered] {
+        let mut args = vec!["replay", "--log", log.as_str()];
+        args.extend(from_snapshot);
+        let (out, summary) = geppetto(&args);
+        assert_eq!(out, own, "{log}: the same replay from the same snapshot");
+        assert!(summary.contains("as this log holds it"), "{summary}");
+    }
+
+    let mut args = vec!["replay", "--log", unrelated.as_str()];
+    args.extend(from_snapshot);
+    let refused = geppetto_refuses(&args);
+    assert!(
+        refused.contains("snapshot 1 of zone `village` does not belong here")
+            && refused.contains("but this log holds event `other-"),
+        "{refused}"
+    );
+    // From the start, the same log replays as ever.
+    geppetto(&["replay", "--log", &unrelated]);
+
+    // The village with one resident moved is another world file.
+    let world = dir.join("village-world");
+    std::fs::create_dir_all(&world).expect("dir");
+    let source = format!("{}/../config/worlds/village", env!("CARGO_MANIFEST_DIR"));
+    for entry in std::fs::read_dir(&source).expect("village") {
+        let entry = entry.expect("entry");
+        let text = std::fs::read_to_string(entry.path()).expect("read");
+        std::fs::write(world.join(entry.file_name()), text + "\n# edited\n").expect("write");
+    }
+    let world = world.to_str().expect("utf-8");
+    let mut args = vec!["replay", "--log", with_ids.as_str(), "--world", world];
+    args.extend(from_snapshot);
+    let refused = geppetto_refuses(&args);
+    assert!(refused.contains("another world file"), "{refused}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,6 +6,9 @@
 //! a changed intent at the first difference.
 
 #[allow(dead_code)]
+#[path = "support/redis_server.rs"]
+mod redis_server;
+#[allow(dead_code)]
 #[path = "support/village.rs"]
 mod village;
 
@@ -254,4 +257,55 @@ fn malformed_log_lines_are_reported_each_with_its_line_and_fail_under_strict() {
     );
     assert!(strict.stdout.is_empty(), "nothing replayed under --strict");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where a snapshot ends in a Redis world stream: the entry there; nothing knowable once the
+/// stream was trimmed past it; another stream when one made since holds later ids only.
+#[test]
+fn a_snapshot_position_in_a_stream_is_held_trimmed_away_or_of_another_stream() {
+    use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
+    use geppetto_service::runtime::world_log::{Position, WorldLog};
+
+    let server = redis_server::RedisServer::start();
+    let key = "geppetto:{village}:world";
+    for n in 0..5 {
+        server.xadd(key, &format!("m{n}"));
+    }
+    let client = redis::Client::open(server.url.as_str()).expect("url");
+    let mut redis = client.get_connection().expect("connection");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let config = RedisBusConfig {
+            url: server.url.clone(),
+            ..RedisBusConfig::default()
+        };
+        let log = WorldLog::Stream(std::sync::Arc::new(
+            RedisBus::connect(config).await.expect("bus"),
+        ));
+        let entries = log.read_after("village", None, 10).await.expect("read");
+        let third = entries[2].id.clone();
+        let at = log.position("village", &third).await.expect("position");
+        assert!(
+            matches!(&at, Position::Holds(entry) if entry.body == "m2"),
+            "{at:?}"
+        );
+        redis::cmd("XTRIM")
+            .arg(key)
+            .arg("MAXLEN")
+            .arg(1)
+            .query::<()>(&mut redis)
+            .expect("trim");
+        let trimmed = log.position("village", &third).await.expect("position");
+        assert_eq!(trimmed, Position::Gone);
+        redis::cmd("DEL")
+            .arg(key)
+            .query::<()>(&mut redis)
+            .expect("del");
+        server.xadd(key, "another log");
+        let other = log.position("village", &third).await.expect("position");
+        assert_eq!(other, Position::Missing);
+    });
 }

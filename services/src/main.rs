@@ -310,8 +310,8 @@ struct LogSourceArgs {
 }
 
 impl LogSourceArgs {
-    fn source(self) -> cli::replay::LogSource {
-        use cli::replay::LogSource;
+    fn source(self) -> cli::log_source::LogSource {
+        use cli::log_source::LogSource;
         match (self.log, self.redis, self.redb) {
             (Some(file), _, _) => LogSource::File(file),
             (_, Some(url), _) => LogSource::Redis(url),
@@ -598,6 +598,9 @@ fn run(cli: Cli) -> Result<String, CommandError> {
         } => {
             let options = window.options(compare)?;
             let summary = cli::replay::replay(&options, strict, print_line)?;
+            if let Some(checked) = &summary.snapshot_check {
+                eprintln!("-- {checked}");
+            }
             for skipped in &summary.skipped {
                 eprintln!("-- skipped {skipped}");
             }
@@ -642,7 +645,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                         "--stream `{stream}`: one of world, intents, story, narrative, npc_events, deadletter"
                     ))
                 })?;
-            let written = cli::replay::export(&source.source(), &zone, stream, print_line)?;
+            let written = cli::log_source::export(&source.source(), &zone, stream, print_line)?;
             eprintln!("-- {written} entries");
             Ok(String::new())
         }

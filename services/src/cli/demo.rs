@@ -400,7 +400,7 @@ async fn kept_village(
     let file = geppetto_storage::RedbFile::open(path, &storage.stores)
         .map_err(|e| CommandError::Environment(e.to_string()))?;
     let store: Arc<dyn geppetto_storage::SnapshotStore> = Arc::new(file.snapshot_store());
-    let log = crate::runtime::recovery::WorldLog::Embedded(Arc::new(file.event_log()));
+    let log = crate::runtime::world_log::WorldLog::Embedded(Arc::new(file.event_log()));
     let consumer = ConsumerConfig::default();
     let recovered = crate::runtime::recovery::recover(
         "village",

@@ -9,6 +9,7 @@ pub mod decide;
 pub mod demo;
 pub mod error;
 pub mod load;
+pub mod log_source;
 pub mod logging;
 pub mod progress;
 pub mod replay;

@@ -15,7 +15,7 @@ use crate::cli::error::CommandError;
 use crate::config::{BusKind, ServiceConfig, load_config};
 use crate::http::{self, AdminState};
 use crate::runtime::actor::ActorRuntime;
-use crate::runtime::recovery::WorldLog;
+use crate::runtime::world_log::WorldLog;
 
 use crate::runtime::starter::{Content, ZoneStarter, open_durable, start_llm};
 

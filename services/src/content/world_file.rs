@@ -201,6 +201,21 @@ pub struct WorldFile {
     /// Contexts active under each weather (`weather_changed`).
     #[serde(default)]
     pub weather: BTreeMap<String, Vec<ContextSpec>>,
+    /// A hash of the text the world was read from (each file's, in order): which world a
+    /// snapshot was taken over. Set by the parsers, never read from the file.
+    #[serde(skip)]
+    pub fingerprint: String,
+}
+
+/// The fingerprint of a world read from `texts` (one, or a directory's files in order): an
+/// XXH3-128 of each text's length and bytes, as 32 hex digits.
+pub fn fingerprint<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for text in texts {
+        hasher.update(&(text.len() as u64).to_le_bytes());
+        hasher.update(text.as_bytes());
+    }
+    format!("{:032x}", hasher.digest128())
 }
 
 fn invalid(file: &str, reason: impl Into<String>) -> ContentError {
@@ -212,19 +227,21 @@ fn invalid(file: &str, reason: impl Into<String>) -> ContentError {
 
 /// Parses and checks a world file's text; `file` names it in errors.
 pub fn parse_world_file(file: &str, text: &str) -> Result<WorldFile, ContentError> {
-    let world: WorldFile = serde_saphyr::from_str(text).map_err(|e| {
+    let mut world: WorldFile = serde_saphyr::from_str(text).map_err(|e| {
         let message = e.to_string();
         invalid(file, message.strip_prefix("error: ").unwrap_or(&message))
     })?;
     check(file, &world)?;
+    world.fingerprint = fingerprint([text]);
     Ok(world)
 }
 
 /// Parses and checks a world given as JSON (generated worlds: no YAML node budget applies).
 pub fn parse_world_json(file: &str, text: &str) -> Result<WorldFile, ContentError> {
-    let world: WorldFile =
+    let mut world: WorldFile =
         geppetto_core::wire::parse(text).map_err(|e| invalid(file, e.to_string()))?;
     check(file, &world)?;
+    world.fingerprint = fingerprint([text]);
     Ok(world)
 }
 
@@ -310,6 +327,7 @@ pub fn parse_world_parts(world: &str, files: &[(&str, &str)]) -> Result<WorldFil
         npcs: joined.npcs,
         residents: joined.residents,
         weather: joined.weather,
+        fingerprint: fingerprint(files.iter().map(|(_, text)| *text)),
     };
     check(world, &world_file)?;
     Ok(world_file)

@@ -106,7 +106,7 @@ pub struct WhatIfSource {
     /// The world-message limits its loop reads under.
     pub limits: crate::bus::envelope::EnvelopeLimits,
     /// The zone's world log.
-    pub log: crate::runtime::recovery::WorldLog,
+    pub log: crate::runtime::world_log::WorldLog,
     /// Its snapshots.
     pub store: Arc<dyn geppetto_storage::SnapshotStore>,
 }

@@ -16,7 +16,8 @@ use super::error::{ApiError, ApiResult};
 use super::{AdminState, WhatIfSource};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
-use crate::cli::replay::{LogSource, ReplayOptions, SnapshotPick};
+use crate::cli::log_source::LogSource;
+use crate::cli::replay::{ReplayOptions, SnapshotPick};
 use crate::cli::whatif::{Change, what_if};
 use crate::runtime::zone_loop::{ReloadRequest, ZoneControl};
 

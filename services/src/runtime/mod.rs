@@ -1,5 +1,6 @@
 //! What runs zones: each zone in an actor ([`actor`]), its loop over the world stream
-//! ([`zone_loop`]), recovery from snapshots and the log ([`recovery`]), leases and the cluster
+//! ([`zone_loop`]), the world log ([`world_log`]), recovery from snapshots and the log
+//! ([`recovery`]), leases and the cluster
 //! ([`lease`], [`cluster`]), the link to the LLM seams ([`llm_bridge`]) and metrics
 //! ([`metrics`]).
 //!
@@ -13,6 +14,7 @@ pub mod llm_bridge;
 pub mod metrics;
 pub mod recovery;
 pub mod starter;
+pub mod world_log;
 pub mod zone_loop;
 
 use std::future::Future;

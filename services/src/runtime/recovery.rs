@@ -1,26 +1,27 @@
-//! Zone state that survives a crash: the world log each zone folds, zone snapshots, and
-//! recovery (newest usable snapshot + the log after it).
+//! Zone state that survives a crash: zone snapshots, and recovery (newest usable snapshot + the
+//! world log after it).
 //!
-//! Owns [`WorldLog`] (where a zone's world events are durably recorded: the Redis world stream
-//! itself, or — with the in-process bus, which does not outlive the process — the embedded redb
-//! log, appended before a batch is applied), [`SnapshotKeeper`] (when and how a zone snapshot
-//! is written: after the outputs it covers are flushed, so a snapshot never claims work whose
-//! intents were lost) and [`recover`] (try snapshots newest first, reporting each one refused
-//! and why; replay everything after the chosen one with the governor's logged decisions; the
-//! intents re-emitted carry the ids they had, so consumers drop duplicates).
+//! Owns [`SnapshotKeeper`] (when and how a zone snapshot is written: after the outputs it covers
+//! are flushed, so a snapshot never claims work whose intents were lost, and anchored to the
+//! log entry it ends at as the log holds it) and [`recover`] (try snapshots newest first,
+//! reporting each one refused and why — among them one whose anchor names another entry than
+//! the log holds at its position; replay everything after the chosen one with the governor's
+//! logged decisions; the intents re-emitted carry the ids they had, so consumers drop
+//! duplicates). The log itself is [`WorldLog`].
 //!
 //! Replay is also what `geppetto replay` does offline ([`replay_messages`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use geppetto_storage::{EventId, EventLog, PutOutcome, Snapshot, SnapshotStore, ZoneName};
+use geppetto_storage::{PutOutcome, Snapshot, SnapshotStore, ZoneName};
 
 use crate::bus::ConsumerConfig;
 use crate::bus::envelope::{EnvelopeLimits, WorldEvent, WorldMessage, parse_world_within};
-use crate::bus::redis::RedisBus;
 use crate::bus::{BusError, Delivery, EventBus, StreamKind};
 use crate::runtime::actor::{ZoneGone, ZoneHandle};
+use crate::runtime::world_log::{LogError, Position, WorldLog};
+use crate::zone::anchor::{AnchorMismatch, LogMark, SnapshotAnchor};
 use crate::zone::{
     GovernorScript, TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneError, ZoneOutput, ZoneState,
 };
@@ -36,17 +37,12 @@ pub enum RecoveryError {
         /// Why.
         reason: String,
     },
-    /// Reading or writing the Redis world stream failed.
+    /// The bus failed to write a snapshot's outputs.
     #[error(transparent)]
     Bus(#[from] BusError),
-    /// The embedded log failed.
-    #[error("world log of zone `{zone}`: {reason}")]
-    Log {
-        /// Zone.
-        zone: String,
-        /// Why.
-        reason: String,
-    },
+    /// The world log failed.
+    #[error(transparent)]
+    Log(#[from] LogError),
     /// A snapshot could not be written.
     #[error("snapshot of zone `{zone}`: {reason}")]
     Snapshot {
@@ -68,143 +64,6 @@ fn store_zone(zone: &str) -> Result<ZoneName, RecoveryError> {
         zone: zone.to_owned(),
         reason: e.to_string(),
     })
-}
-
-/// Where a zone's world events are durably recorded.
-#[derive(Clone)]
-pub enum WorldLog {
-    /// The Redis world stream is the log: ids are stream ids.
-    Stream(Arc<RedisBus>),
-    /// The embedded redb log (with the in-process bus): each batch is appended before it is
-    /// applied; ids are the log's.
-    Embedded(Arc<dyn EventLog>),
-    /// Nothing durable (the in-process bus without a redb file): nothing to recover.
-    Volatile,
-}
-
-impl WorldLog {
-    /// Records `batch` before it is applied and returns the ids the log knows the entries by
-    /// (the stream's own ids, or the embedded log's).
-    pub async fn record(
-        &self,
-        zone: &str,
-        batch: &[Delivery],
-    ) -> Result<Vec<String>, RecoveryError> {
-        match self {
-            Self::Stream(_) | Self::Volatile => Ok(batch.iter().map(|d| d.id.clone()).collect()),
-            Self::Embedded(log) => {
-                let key = store_zone(zone)?;
-                let log = Arc::clone(log);
-                let bodies: Vec<Vec<u8>> =
-                    batch.iter().map(|d| d.body.clone().into_bytes()).collect();
-                let appended =
-                    tokio::task::spawn_blocking(move || log.append_batch(&key, &bodies)).await;
-                match appended {
-                    Ok(Ok(ids)) => Ok(ids.iter().map(ToString::to_string).collect()),
-                    Ok(Err(error)) => Err(RecoveryError::Log {
-                        zone: zone.to_owned(),
-                        reason: error.to_string(),
-                    }),
-                    Err(error) => Err(RecoveryError::Log {
-                        zone: zone.to_owned(),
-                        reason: error.to_string(),
-                    }),
-                }
-            }
-        }
-    }
-
-    /// How far recovery replays: the entries this zone was already given. With Redis that is
-    /// the consumer group's last delivered id (what comes later is new work for the live loop,
-    /// which snapshots as it goes; no group yet means nothing was delivered); the embedded log
-    /// holds only entries that were applied, so all of it.
-    pub async fn replay_end(&self, zone: &str, group: &str) -> Result<ReplayEnd, RecoveryError> {
-        match self {
-            Self::Volatile => Ok(ReplayEnd::Nothing),
-            Self::Embedded(_) => Ok(ReplayEnd::Everything),
-            Self::Stream(bus) => Ok(
-                match bus.delivered_up_to(zone, StreamKind::World, group).await? {
-                    Some(id) if id != "0-0" => ReplayEnd::Through(id),
-                    _ => ReplayEnd::Nothing,
-                },
-            ),
-        }
-    }
-
-    /// Up to `limit` entries after `after` (from the start when `None`), in log order.
-    pub async fn read_after(
-        &self,
-        zone: &str,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<Vec<Delivery>, RecoveryError> {
-        match self {
-            Self::Volatile => Ok(Vec::new()),
-            Self::Stream(bus) => Ok(bus
-                .read_range(zone, StreamKind::World, after, limit)
-                .await?),
-            Self::Embedded(log) => {
-                let key = store_zone(zone)?;
-                let after = match after {
-                    Some(id) => Some(id.parse::<EventId>().map_err(|e| RecoveryError::Log {
-                        zone: zone.to_owned(),
-                        reason: e.to_string(),
-                    })?),
-                    None => None,
-                };
-                let log = Arc::clone(log);
-                let read =
-                    tokio::task::spawn_blocking(move || log.read_after(&key, after, limit)).await;
-                let entries = match read {
-                    Ok(Ok(entries)) => entries,
-                    Ok(Err(error)) => {
-                        return Err(RecoveryError::Log {
-                            zone: zone.to_owned(),
-                            reason: error.to_string(),
-                        });
-                    }
-                    Err(error) => {
-                        return Err(RecoveryError::Log {
-                            zone: zone.to_owned(),
-                            reason: error.to_string(),
-                        });
-                    }
-                };
-                Ok(entries
-                    .into_iter()
-                    .map(|(id, body)| Delivery::from_bytes(id.to_string(), &body))
-                    .collect())
-            }
-        }
-    }
-}
-
-/// Where a recovery replay stops.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ReplayEnd {
-    /// Nothing to replay.
-    Nothing,
-    /// Through this stream id.
-    Through(String),
-    /// To the end of the log.
-    Everything,
-}
-
-impl ReplayEnd {
-    /// Whether an entry with log id `id` is within the replay.
-    fn includes(&self, id: &str) -> bool {
-        match self {
-            Self::Nothing => false,
-            Self::Everything => true,
-            Self::Through(end) => stream_order(id) <= stream_order(end),
-        }
-    }
-}
-
-/// A Redis stream id (`millis-seq`) as a comparable pair.
-fn stream_order(id: &str) -> (u64, u64) {
-    let (millis, seq) = id.split_once('-').unwrap_or((id, "0"));
-    (millis.parse().unwrap_or(0), seq.parse().unwrap_or(0))
 }
 
 /// What a written snapshot covers.
@@ -245,19 +104,21 @@ impl SnapshotKeeper {
     }
 
     /// Captures the zone, waits until every output published so far is written, then stores
-    /// the snapshot as covering `last_event_id`.
+    /// the snapshot as covering `last`, the log entry the zone's state ends at (its anchor).
     pub async fn write(
         &mut self,
         zone: &ZoneHandle,
         bus: &dyn EventBus,
-        last_event_id: &str,
+        last: &LogMark,
     ) -> Result<SnapshotReport, RecoveryError> {
         let name = zone.name.clone();
         let failed = |reason: String| RecoveryError::Snapshot {
             zone: name.clone(),
             reason,
         };
-        let state = zone.with(|zone| zone.capture()).await?;
+        let last_event_id = last.log_id.clone();
+        let mark = last.clone();
+        let state = zone.with(move |zone| zone.capture_at(mark)).await?;
         // A failed snapshot waits for the next interval, not the next batch: a store that
         // cannot write (a full disk, Redis away) is not asked again on every batch.
         self.last_tick = state.tick;
@@ -277,7 +138,7 @@ impl SnapshotKeeper {
         let snapshot = Snapshot {
             zone: store_zone(&name)?,
             sequence: self.sequence + 1,
-            last_event_id: last_event_id.to_owned(),
+            last_event_id: last_event_id.clone(),
             game_time_ticks: game_time,
             schema_version: ZONE_STATE_SCHEMA_VERSION,
             payload,
@@ -291,7 +152,7 @@ impl SnapshotKeeper {
         Ok(SnapshotReport {
             zone: name,
             sequence: self.sequence,
-            last_event_id: last_event_id.to_owned(),
+            last_event_id,
             tick,
             game_time,
             bytes: encoded_bytes,
@@ -349,6 +210,22 @@ pub fn replay_messages(
     out
 }
 
+/// Whether `log` holds the entry `anchor` names at `position` (a snapshot's `last_event_id`):
+/// refused when it holds another, or nothing though it holds earlier entries; a log that starts
+/// after the position (trimmed) cannot say, and the snapshot is kept.
+async fn anchored(
+    anchor: &SnapshotAnchor,
+    log: &WorldLog,
+    zone: &str,
+    position: &str,
+) -> Result<Result<(), AnchorMismatch>, LogError> {
+    Ok(match log.position(zone, position).await? {
+        Position::Holds(entry) => anchor.check_entry(&entry.body),
+        Position::Missing => Err(anchor.missing()),
+        Position::Gone => Ok(()),
+    })
+}
+
 /// The messages of `page` that parse under `limits` (the live loop's): the others were
 /// dead-lettered when first read.
 fn parsed(page: &[Delivery], limits: &EnvelopeLimits) -> Vec<WorldMessage> {
@@ -399,6 +276,14 @@ pub async fn recover(
                 continue;
             }
         };
+        if let Some(anchor) = &state.anchor
+            && let Err(mismatch) = anchored(anchor, log, name, &snapshot.last_event_id).await?
+        {
+            refused.push(format!(
+                "snapshot {sequence} is not of this log: {mismatch}"
+            ));
+            continue;
+        }
         let fresh = match build(&state.vocabulary) {
             Ok(fresh) => fresh,
             Err(error) => {
@@ -600,6 +485,51 @@ mod tests {
         });
     }
 
+    /// A snapshot anchored to another log (same positions, other entries) is refused with
+    /// what differs, and the whole log is replayed; one anchored to this log is used.
+    #[test]
+    fn a_snapshot_of_another_log_is_refused_and_one_of_this_log_used() {
+        runtime().block_on(async {
+            let store = MemorySnapshotStore::new(&StorageConfig::default()).expect("store");
+            let log = WorldLog::Embedded(Arc::new(MemoryEventLog::new()));
+            let ids = log.record("village", &ticks(1, 40)).await.expect("log");
+            let last = ids.last().expect("id");
+            let mut zone = village();
+            let parse = |batch: &[Delivery]| parsed(batch, &EnvelopeLimits::default());
+            replay_messages(&mut zone, &parse(&ticks(1, 40)), &live());
+            let anchored = |body: &str, sequence: u64| Snapshot {
+                payload: serde_json::to_vec(&zone.capture_at(LogMark::of(last, body)))
+                    .expect("state"),
+                ..snapshot(&zone, sequence, last, ZONE_STATE_SCHEMA_VERSION)
+            };
+            let other_log = ticks(500, 539);
+            let other = other_log.last().expect("entry");
+            store.put(anchored(&other.body, 1)).await.expect("put");
+            let bus = InProcessBus::new(1000);
+            let build = |_: &[String]| Ok(village());
+            let consumer = ConsumerConfig::default();
+            let recovered = recover("village", &build, &store, &log, &bus, &consumer, 16)
+                .await
+                .expect("recovers");
+            assert_eq!(recovered.snapshot, None, "{:?}", recovered.refused);
+            assert_eq!(recovered.replayed, 39);
+            let reasons = recovered.refused.join("\n");
+            assert!(
+                reasons.contains("snapshot 1 is not of this log")
+                    && reasons.contains("log entry `39`, event `t538` at game time 958")
+                    && reasons.contains("holds event `t39` at game time 459"),
+                "{reasons}"
+            );
+            let ours = ticks(1, 40).pop().expect("entry");
+            store.put(anchored(&ours.body, 2)).await.expect("put");
+            let recovered = recover("village", &build, &store, &log, &bus, &consumer, 16)
+                .await
+                .expect("recovers");
+            assert_eq!(recovered.snapshot, Some(2), "{:?}", recovered.refused);
+            assert_eq!(recovered.replayed, 0);
+        });
+    }
+
     #[test]
     fn without_a_usable_snapshot_the_whole_log_is_replayed() {
         runtime().block_on(async {
@@ -650,7 +580,7 @@ mod tests {
             };
             assert!(keeper.due(tick), "tick {tick}");
             let bus = InProcessBus::new(100);
-            let refused = keeper.write(&handle, &bus, "39").await;
+            let refused = keeper.write(&handle, &bus, &LogMark::of("39", "{}")).await;
             assert!(refused.is_err(), "{refused:?}");
             assert!(!keeper.due(tick), "not tried again at the next batch");
             assert!(!keeper.due(tick + 9));
@@ -658,14 +588,5 @@ mod tests {
             actors.stop();
         })
         .expect("runtime");
-    }
-
-    #[test]
-    fn a_replay_of_a_stream_stops_at_what_the_group_was_given() {
-        let end = ReplayEnd::Through("1700-3".into());
-        assert!(end.includes("1700-3") && end.includes("1699-9") && end.includes("1700-0"));
-        assert!(!end.includes("1700-4") && !end.includes("1701-0"));
-        assert!(!ReplayEnd::Nothing.includes("0-1"));
-        assert!(ReplayEnd::Everything.includes("99"));
     }
 }

@@ -25,7 +25,8 @@ use crate::http::{RunningZone, ZoneDirectory};
 use crate::runtime::actor::ActorRuntime;
 use crate::runtime::lease::LeaseGuard;
 use crate::runtime::llm_bridge::{self, LlmLink};
-use crate::runtime::recovery::{SnapshotKeeper, WorldLog, recover};
+use crate::runtime::recovery::{SnapshotKeeper, recover};
+use crate::runtime::world_log::WorldLog;
 use crate::runtime::zone_loop::{
     ClockKind, IsolationPersistence, LoopStats, Persistence, Rebuild, ServiceError, load_isolation,
     run_clock, run_zone,

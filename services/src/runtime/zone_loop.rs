@@ -24,7 +24,9 @@ use crate::runtime::actor::{ZoneGone, ZoneHandle};
 use crate::runtime::lease::LeaseGuard;
 use crate::runtime::llm_bridge::LlmLink;
 use crate::runtime::metrics;
-use crate::runtime::recovery::{SnapshotKeeper, SnapshotReport, WorldLog};
+use crate::runtime::recovery::{SnapshotKeeper, SnapshotReport};
+use crate::runtime::world_log::{Position, WorldLog};
+use crate::zone::anchor::LogMark;
 use crate::zone::isolation::IsolationState;
 use crate::zone::{Zone, ZoneError, ZoneState};
 
@@ -215,18 +217,61 @@ async fn take_snapshot(
     snapshots: Option<&mut SnapshotKeeper>,
     zone: &ZoneHandle,
     bus: &dyn EventBus,
-    last_event_id: Option<&str>,
+    last: &LastEntry,
 ) -> Result<SnapshotReport, String> {
     let Some(keeper) = snapshots else {
         return Err("this zone keeps no snapshots".into());
     };
-    let Some(last) = last_event_id else {
-        return Err("nothing has been applied yet".into());
+    let mark = match last {
+        LastEntry::Nothing => return Err("nothing has been applied yet".into()),
+        LastEntry::Unread(id) => {
+            return Err(format!(
+                "log entry `{id}`, where the zone resumed, could not be read back to anchor a \
+                 snapshot to; the next batch gives one"
+            ));
+        }
+        LastEntry::Read(mark) => mark,
     };
     keeper
-        .write(zone, bus, last)
+        .write(zone, bus, mark)
         .await
         .map_err(|e| e.to_string())
+}
+
+/// The log entry a zone's state ends at, which its next snapshot is anchored to.
+enum LastEntry {
+    /// None: nothing applied, nothing recovered.
+    Nothing,
+    /// Recovery ended at this log id, but the log could not give its entry back.
+    Unread(String),
+    /// This entry.
+    Read(LogMark),
+}
+
+impl LastEntry {
+    /// Where recovery left the zone: the entry at `resume_after`, read back from `log`.
+    async fn resumed(log: &WorldLog, zone: &str, resume_after: Option<&str>) -> Self {
+        let Some(id) = resume_after else {
+            return Self::Nothing;
+        };
+        match log.position(zone, id).await {
+            Ok(Position::Holds(entry)) => Self::Read(LogMark::of(id, &entry.body)),
+            Ok(_) => Self::Unread(id.to_owned()),
+            Err(error) => {
+                tracing::warn!(zone, %error, "the log entry recovery ended at could not be read");
+                Self::Unread(id.to_owned())
+            }
+        }
+    }
+
+    /// Its log id.
+    fn id(&self) -> Option<&str> {
+        match self {
+            Self::Nothing => None,
+            Self::Unread(id) => Some(id),
+            Self::Read(mark) => Some(&mark.log_id),
+        }
+    }
 }
 
 /// Counts of one loop run.
@@ -274,7 +319,7 @@ pub async fn run_zone(
     if let Ok(settings) = zone.with(|zone| zone.settings_message().to_json()).await {
         bus.publish(&name, StreamKind::World, settings);
     }
-    let mut last_event_id = resume_after;
+    let mut last = LastEntry::resumed(&log, &name, resume_after.as_deref()).await;
     let mut stats = LoopStats::default();
     let block = Duration::from_millis(consumer_config.block_ms);
     let pause = Duration::from_millis(consumer_config.retry_pause_ms);
@@ -299,24 +344,15 @@ pub async fn run_zone(
             let Some(control) = control else { break };
             match control {
                 ZoneControl::Snapshot(reply) => {
-                    let report =
-                        take_snapshot(snapshots.as_mut(), &zone, &*bus, last_event_id.as_deref())
-                            .await;
+                    let report = take_snapshot(snapshots.as_mut(), &zone, &*bus, &last).await;
                     let _ = reply.send(report);
                 }
                 ZoneControl::Reload(request) => {
                     let mut outcome = reload(&zone, request.rebuild).await;
                     if let Ok(report) = &mut outcome
-                        && last_event_id.is_some()
+                        && last.id().is_some()
                     {
-                        match take_snapshot(
-                            snapshots.as_mut(),
-                            &zone,
-                            &*bus,
-                            last_event_id.as_deref(),
-                        )
-                        .await
-                        {
+                        match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last).await {
                             Ok(written) => report.snapshot = Some(written.sequence),
                             Err(error) => {
                                 tracing::warn!(zone = %name, %error, "no snapshot after the reload")
@@ -467,21 +503,21 @@ pub async fn run_zone(
             bus.publish(&target, StreamKind::World, body);
             stats.published += 1;
         }
-        if log_ids.last().is_some() {
-            last_event_id = log_ids.last().cloned();
+        if let (Some(id), Some(entry)) = (log_ids.last(), batch.last()) {
+            last = LastEntry::Read(LogMark::of(id, &entry.body));
         }
         if let (Some(state), Some(persistence)) =
             (output.isolation_changed, isolation_store.as_mut())
         {
-            let last = last_event_id.clone().unwrap_or_default();
-            persist(persistence, &name, &state, &last, game_time).await;
+            let last = last.id().unwrap_or_default();
+            persist(persistence, &name, &state, last, game_time).await;
         }
         if let Err(error) = consumer.ack(&ids).await {
             tracing::warn!(%error, zone = %name, "ack failed; the entries will be redelivered");
             metrics::bus_error();
         }
         if snapshots.as_ref().is_some_and(|s| s.due(status.tick)) {
-            match take_snapshot(snapshots.as_mut(), &zone, &*bus, last_event_id.as_deref()).await {
+            match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last).await {
                 Ok(report) => {
                     tracing::info!(zone = %name, sequence = report.sequence, bytes = report.bytes, "snapshot written")
                 }
@@ -493,8 +529,8 @@ pub async fn run_zone(
     }
     let lease_lost = lease.as_ref().is_some_and(LeaseGuard::is_lost);
     tracing::info!(zone = %name, lease_lapsed, lease_lost, "zone loop stopped");
-    if snapshots.is_some() && last_event_id.is_some() && !lease_lapsed && !lease_lost {
-        match take_snapshot(snapshots.as_mut(), &zone, &*bus, last_event_id.as_deref()).await {
+    if snapshots.is_some() && last.id().is_some() && !lease_lapsed && !lease_lost {
+        match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last).await {
             Ok(report) => {
                 tracing::info!(zone = %name, sequence = report.sequence, "shutdown snapshot written")
             }

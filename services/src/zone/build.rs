@@ -159,6 +159,7 @@ impl Zone {
             resident_specs: BTreeMap::new(),
             arrivals: VecDeque::new(),
             departed: BTreeSet::new(),
+            world_fingerprint: world_file.fingerprint.clone(),
             running_by_provider: None,
             provider_index: None,
             derived: Derived::default(),

@@ -26,7 +26,8 @@
 //! - `travel`: spawns, despawns and hand-overs between zones;
 //! - `llm`: narration and perception requests;
 //! - `status`: views derived from the state, kept until what they count changes;
-//! - `state`: snapshots (capture and restore);
+//! - `state`: snapshots (capture and restore); [`anchor`]: what ties a snapshot to its world
+//!   file and log;
 //! - [`tiers`], [`governor`], [`isolation`]: the tick's policies (who is processed how often,
 //!   the per-tick budget, failing NPCs set aside);
 //! - [`social_life`]: the social fabric and story detector as the zone drives them;
@@ -43,6 +44,7 @@ use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::{Decider, ProviderIndex};
 use geppetto_llm::{LlmRequest, TemplateProvider};
 
+pub mod anchor;
 mod apply;
 pub mod brain;
 mod build;
@@ -235,6 +237,8 @@ pub struct Zone {
     /// Content NPCs that left at run time (despawned or handed over), so a snapshot restored
     /// over the content keeps them gone.
     departed: BTreeSet<String>,
+    /// The fingerprint of the world file the zone was built from (a snapshot's anchor).
+    world_fingerprint: String,
     /// Who runs what where, while a tick's events are emitted (see `running_at`).
     running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
     /// The world's providers by id while a tick's events are emitted (see `provider_position`).

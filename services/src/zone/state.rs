@@ -2,10 +2,12 @@
 //!
 //! [`Zone::capture`] writes a [`ZoneState`] — tick and game time, the vocabulary its symbols
 //! index, the world (providers' occupancy, states, capacities, contexts), every NPC's changing
-//! state ([`AgentState`]) and zone-side record (room, tier, the intent it carries out, its
-//! id sequence and decision trace, its order and mood band), the world's contexts by source, NPCs spawned since the world file (their specs), players'
-//! presence, the governor's demotions, isolation counts, the social fabric (relationships,
-//! rumours, reservations) and the story detector. [`Zone::restored`] lays it over a zone
+//! state ([`AgentState`]) and zone-side record (room, tier, the intent it carries out, its id
+//! sequence and decision trace, its order and mood band), the world's contexts by source, NPCs
+//! spawned since the world file (their specs), players' presence, the governor's demotions,
+//! isolation counts, the social fabric (relationships, rumours, reservations) and the story
+//! detector; [`Zone::capture_at`] adds the anchor snapshots carry (the world file and the log
+//! entry the state ends at, see [`super::anchor`]). [`Zone::restored`] lays it over a zone
 //! freshly built from the same world file and content; the result continues exactly as the
 //! saved zone would have (tested against an uninterrupted run).
 //!
@@ -23,6 +25,7 @@ use geppetto_core::story::StoryDetector;
 use geppetto_core::vocabulary::VocabularyMismatch;
 use serde::{Deserialize, Serialize};
 
+use super::anchor::{LogMark, SnapshotAnchor};
 use super::game::WorldContexts;
 use super::status::Derived;
 use super::{Completion, DecisionTrace, IntentKind, NpcGameState, Zone, ZoneError};
@@ -75,6 +78,10 @@ pub struct ZoneState {
     /// Who ended actions when the snapshot was taken; absent in older snapshots (simulated).
     #[serde(default)]
     pub completion: Option<Completion>,
+    /// The world file and the log entry the snapshot was taken over, set by the snapshot
+    /// writer; absent in older snapshots, which cannot be checked against a log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<SnapshotAnchor>,
 }
 
 /// One NPC in a snapshot.
@@ -176,6 +183,18 @@ impl Zone {
             departed: Some(self.departed.clone()),
             contexts: Some(self.contexts.clone()),
             completion: Some(self.completion),
+            anchor: None,
+        }
+    }
+
+    /// This zone's snapshot anchored at `last`, the log entry its state ends at.
+    pub fn capture_at(&self, last: LogMark) -> ZoneState {
+        ZoneState {
+            anchor: Some(SnapshotAnchor {
+                world: self.world_fingerprint.clone(),
+                last,
+            }),
+            ..self.capture()
         }
     }
 

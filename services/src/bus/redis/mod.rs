@@ -377,6 +377,56 @@ impl RedisBus {
         Ok(deliveries(reply.ids))
     }
 
+    /// The entry of `zone`'s `stream` at `id`, if the stream holds it (`XRANGE id id`): what a
+    /// snapshot's anchor is checked against.
+    pub async fn read_at(
+        &self,
+        zone: &str,
+        stream: StreamKind,
+        id: &str,
+    ) -> Result<Option<Delivery>, BusError> {
+        let key = stream.key(zone);
+        let mut connection = self.side_connection();
+        let reply: redis::streams::StreamRangeReply = redis::cmd("XRANGE")
+            .arg(&key)
+            .arg(id)
+            .arg(id)
+            .query_async(&mut connection)
+            .await
+            .map_err(redis_error("XRANGE", &key))?;
+        Ok(deliveries(reply.ids)
+            .into_iter()
+            .find(|entry| entry.id == id))
+    }
+
+    /// How many entries were ever taken out of `zone`'s `stream` (trimmed or deleted):
+    /// `XINFO STREAM`'s `entries-added` less its `length` (Redis 7 and later); `None` when the
+    /// stream does not exist or the server does not say.
+    pub async fn entries_removed(
+        &self,
+        zone: &str,
+        stream: StreamKind,
+    ) -> Result<Option<u64>, BusError> {
+        let key = stream.key(zone);
+        let mut connection = self.side_connection();
+        let info: Result<HashMap<String, Value>, RedisError> = redis::cmd("XINFO")
+            .arg("STREAM")
+            .arg(&key)
+            .query_async(&mut connection)
+            .await;
+        let count = |info: &HashMap<String, Value>, field: &str| {
+            info.get(field)
+                .and_then(|value| redis::from_redis_value::<u64>(value.clone()).ok())
+        };
+        match info {
+            Ok(info) => Ok(count(&info, "entries-added")
+                .zip(count(&info, "length"))
+                .map(|(added, length)| added.saturating_sub(length))),
+            Err(error) if error.to_string().contains("no such key") => Ok(None),
+            Err(error) => Err(redis_error("XINFO STREAM", &key)(error)),
+        }
+    }
+
     /// `XINFO GROUPS` of `zone`'s `stream`: one map per group, empty when the stream does not
     /// exist yet.
     pub async fn groups(
