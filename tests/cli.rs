@@ -674,6 +674,9 @@ fn the_scorecard_reports_every_npc_and_the_spread_over_seeds() {
         "stress_at_max_minutes",
         "switches_per_hour",
         "goals",
+        "interactions",
+        "rumours_heard",
+        "signals",
     ] {
         assert!(bjorn.get(field).is_some(), "{field} missing: {bjorn}");
     }

@@ -42,6 +42,14 @@ pub struct NpcScore {
     pub goals: BTreeMap<String, GoalCounts>,
     /// Lines said.
     pub barks: usize,
+    /// Interactions it took part in (started or was the partner of), by kind.
+    pub interactions: BTreeMap<String, usize>,
+    /// Rumours it heard.
+    pub rumours_heard: usize,
+    /// Rumours it believed.
+    pub rumours_believed: usize,
+    /// Story signals naming it, by type.
+    pub signals: BTreeMap<String, usize>,
     #[serde(skip)]
     scheduled: u64,
     #[serde(skip)]
@@ -158,16 +166,31 @@ impl Scorecard {
     fn count(&mut self, message: &Value) {
         let kind = message["type"].as_str().unwrap_or_default();
         let name = |field: &str| message[field].as_str().unwrap_or_default().to_owned();
+        let believed = message["believed"] == true;
         match kind {
             "interaction" => {
-                *self.interactions.entry(name("kind")).or_default() += 1;
+                let what = name("kind");
+                *self.interactions.entry(what.clone()).or_default() += 1;
                 self.witnessed += usize::from(message["witnessed"] == true);
+                for who in [name("npc"), name("with")] {
+                    let score = self.npcs.entry(who).or_default();
+                    *score.interactions.entry(what.clone()).or_default() += 1;
+                }
             }
             "rumour_heard" => {
                 self.rumours_heard += 1;
-                self.rumours_believed += usize::from(message["believed"] == true);
+                self.rumours_believed += usize::from(believed);
             }
-            "story_signal" => *self.signals.entry(name("signal_type")).or_default() += 1,
+            "story_signal" => {
+                let what = name("signal_type");
+                *self.signals.entry(what.clone()).or_default() += 1;
+                for who in message["npcs"].as_array().into_iter().flatten() {
+                    if let Some(who) = who.as_str() {
+                        let score = self.npcs.entry(who.to_owned()).or_default();
+                        *score.signals.entry(what.clone()).or_default() += 1;
+                    }
+                }
+            }
             _ => {}
         }
         let Some(npc) = message["npc"].as_str().filter(|npc| !npc.is_empty()) else {
@@ -177,6 +200,10 @@ impl Scorecard {
         match kind {
             "action_started" => score.actions += 1,
             "bark" => score.barks += 1,
+            "rumour_heard" => {
+                score.rumours_heard += 1;
+                score.rumours_believed += usize::from(believed);
+            }
             "goal_created" | "goal_completed" | "goal_failed" | "goal_blocked" => {
                 let counts = score.goals.entry(name("category")).or_default();
                 match kind {
