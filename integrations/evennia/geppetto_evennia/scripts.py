@@ -1,0 +1,66 @@
+"""The bridge in a running server: a global script started with the server. Its repeat
+sends the game clock (Evennia's game time, in minutes) and moves walks and actions on; a
+reader loop waits on Redis in a thread (`deferToThread`) and hands what it read to the bridge
+in the reactor thread, so the reactor never blocks on Redis.
+
+Settings (all optional): GEPPETTO_REDIS_URL (default redis://127.0.0.1:6379/0), GEPPETTO_ZONE
+(village), GEPPETTO_GROUP (evennia), GEPPETTO_EXIT_MINUTES (3: game minutes per exit walked),
+GEPPETTO_READ_BLOCK_MS (1000), GEPPETTO_RETRY_SECONDS (1.0), GEPPETTO_STAFF_CHANNEL (MudInfo),
+GEPPETTO_BRIDGE (geppetto_evennia.bridge.Bridge: a subclass to use instead).
+"""
+from django.conf import settings
+from evennia import DefaultScript
+from evennia.utils import gametime
+from evennia.utils.utils import class_from_module
+from twisted.internet import reactor, threads
+
+from . import bridge
+from .bus import Bus
+
+
+def start_bridge():
+    """Makes the bridge from the settings and makes it the running one."""
+    bus = Bus(getattr(settings, "GEPPETTO_REDIS_URL", "redis://127.0.0.1:6379/0"),
+              getattr(settings, "GEPPETTO_ZONE", "village"),
+              group=getattr(settings, "GEPPETTO_GROUP", "evennia"),
+              retry_seconds=getattr(settings, "GEPPETTO_RETRY_SECONDS", 1.0))
+    cls = class_from_module(getattr(settings, "GEPPETTO_BRIDGE", "geppetto_evennia.bridge.Bridge"))
+    bridge.current = cls(bus, exit_minutes=getattr(settings, "GEPPETTO_EXIT_MINUTES", 3),
+                         staff_channel=getattr(settings, "GEPPETTO_STAFF_CHANNEL", "MudInfo"))
+    bridge.current.flusher = lambda: threads.deferToThread(bus.flush)
+    return bridge.current
+
+
+class GeppettoScript(DefaultScript):
+    """Add to GLOBAL_SCRIPTS: {"geppetto": {"typeclass": "geppetto_evennia.scripts.GeppettoScript",
+    "persistent": True, "interval": 1}}."""
+
+    def at_script_creation(self):
+        self.key = "geppetto"
+        self.desc = "living NPCs: the bridge to geppetto"
+        self.persistent = True
+        self.interval = 1
+
+    def at_start(self, **kwargs):
+        self.ndb.bridge = start_bridge()
+        self.ndb.reading = True
+        self.read_next()
+
+    def at_stop(self, **kwargs):
+        self.ndb.reading = False
+        bridge.current = None
+
+    def at_repeat(self, **kwargs):
+        running = self.ndb.bridge
+        if running is not None:
+            running.clock(int(gametime.gametime() // 60))
+
+    def read_next(self):
+        running = self.ndb.bridge
+        if not self.ndb.reading or running is None:
+            return
+        block = getattr(settings, "GEPPETTO_READ_BLOCK_MS", 1000)
+        reading = threads.deferToThread(running.bus.read, block)
+        reading.addCallback(running.handle)
+        reading.addErrback(lambda failure: failure.printTraceback())
+        reading.addBoth(lambda _: reactor.callLater(0, self.read_next))

@@ -1,0 +1,215 @@
+"""The village in Evennia against a real `geppetto serve` (`game` completion mode, the game's
+clock) and a private redis-server: run by `evennia test` in a game folder made by
+`evennia --init` (the repository's tests/evennia.rs sets it all up).
+
+The village is built from a geppetto world directory and exported back (the same rooms, exits
+and NPCs). A player, Ann, walks into the square, says hello, orders Piet to report a theft at
+the gatehouse, later chases Vex through the exits and fights it (the NPC is engaged, an order
+to it refused, then released). In between the bridge carries out every intent: NPCs walk exit
+by exit, act, bark, and social scenes are narrated to the players who saw them. Half-way,
+Redis is shut down and started again: nothing the bridge acknowledged is carried out twice,
+nothing it had not is lost. The test prints its figures and fails on the first broken promise.
+
+Environment: GEPPETTO_TEST_REDIS (url), GEPPETTO_TEST_ADMIN (admin API url),
+GEPPETTO_TEST_WORLD (the world directory), GEPPETTO_TEST_MINUTES (game minutes to play),
+GEPPETTO_TEST_REDIS_RESTART (a shell command that restarts Redis with its data; optional).
+"""
+import json
+import os
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+
+from evennia import create_object
+from evennia.utils.test_resources import EvenniaTestCase
+
+from geppetto_evennia import bridge, world
+from geppetto_evennia.bridge import Bridge
+from geppetto_evennia.bus import Bus
+from geppetto_evennia.commands import CmdGeppettoSay, CmdOrder
+from geppetto_evennia.world import NPC, ROOM
+
+ZONE, QUEST_NPC, FOE = "village", "piet", "vex"
+ORDER_AT, FIGHT_AT, FIGHT_MINUTES = 5, 100, 20      # game minutes after the start
+SYNC_TIMEOUT_S, AGREE_TIMEOUT_S = 20.0, 5.0
+
+
+class Admin:
+    def __init__(self, url):
+        self.url = url.rstrip("/")
+
+    def get(self, path):
+        with urllib.request.urlopen(self.url + path, timeout=5) as reply:
+            return json.load(reply)
+
+    def rooms(self):
+        return {n["id"]: n["room"] for n in self.get("/npcs") if n["zone"] == ZONE}
+
+
+class VillageTest(EvenniaTestCase):
+    def setUp(self):
+        super().setUp()
+        self.admin = Admin(os.environ["GEPPETTO_TEST_ADMIN"])
+        self.world_dir = os.environ["GEPPETTO_TEST_WORLD"]
+        self.minutes = int(os.environ.get("GEPPETTO_TEST_MINUTES", "240"))
+        self.restart = os.environ.get("GEPPETTO_TEST_REDIS_RESTART")
+        self.bus = Bus(os.environ["GEPPETTO_TEST_REDIS"], ZONE, group="evennia-test",
+                       retry_seconds=0.2)
+        self.bridge = bridge.current = Bridge(self.bus)
+        self.heard, self.figures = [], Counter()
+
+    def tearDown(self):
+        bridge.current = None
+        super().tearDown()
+
+    # --- the world ---------------------------------------------------------------------
+
+    def build_and_export(self):
+        made = world.build(self.world_dir)
+        source = world.load(self.world_dir)
+        with tempfile.TemporaryDirectory() as out:
+            counts = world.export(out)
+            exported = world.load(out)
+        self.assertEqual(
+            {r["id"]: set(r["neighbours"]) for r in exported["rooms"]},
+            undirected(source["rooms"]), "the exported room graph is the world's")
+        self.assertEqual(sorted(n["id"] for n in exported["npcs"] + exported["residents"]),
+                         sorted(n["id"] for n in source["npcs"] + source["residents"]))
+        self.assertEqual(counts["providers"], len(source["providers"]))
+        self.figures["rooms exported"] = counts["rooms"]
+        self.figures["npcs exported"] = counts["npcs"] + counts["residents"]
+        return made
+
+    def ann(self, square):
+        ann = create_object("evennia.objects.objects.DefaultCharacter", key="Ann")
+
+        def hear(text=None, **kwargs):
+            self.heard.append(str(text[0] if isinstance(text, tuple) else text))
+        ann.msg = hear
+        ann.move_to(square)
+        return ann
+
+    # --- the clock ---------------------------------------------------------------------
+
+    def wait_until_applied(self, t, probe):
+        deadline = time.monotonic() + SYNC_TIMEOUT_S
+        while self.admin.get(f"/npcs/{probe}/brain")["game_time"] < t:
+            self.assertLess(time.monotonic(), deadline, f"geppetto did not apply minute {t}")
+            time.sleep(0.005)
+
+    def drain(self):
+        while batch := self.bus.read(0):
+            self.bridge.handle(batch)
+
+    def tick(self, t, probe):
+        self.bridge.clock(t)
+        self.wait_until_applied(t, probe)
+        self.drain()
+
+    # --- the story ---------------------------------------------------------------------
+
+    def say(self, ann, text):
+        cmd = CmdGeppettoSay()
+        cmd.caller, cmd.args, cmd.cmdstring = ann, f" {text}", "say"
+        cmd.func()
+
+    def order(self, ann, text):
+        cmd = CmdOrder()
+        cmd.caller, cmd.args = ann, f" {text}"
+        cmd.func()
+
+    def walk_towards(self, ann, npc):
+        steps = world.path(ann.location, world.room_of(npc))
+        if steps:
+            ann.move_to(steps[0].destination, move_type="traverse")
+
+    def restart_redis(self):
+        subprocess.run(self.restart, shell=True, check=True, timeout=60)
+        self.figures["redis restarts"] += 1
+
+    def test_villagers_live_in_evennia(self):
+        made = self.build_and_export()
+        # The NPCs stand where geppetto has them (the world's rooms, or later ones).
+        for npc_id, room in self.admin.rooms().items():
+            made[NPC][npc_id].move_to(made[ROOM][room], quiet=True, geppetto_report=False)
+        self.bus.read(0)                                  # the consumer group, from now on
+        probe = sorted(made[NPC])[0]
+        start = self.bridge.now = self.admin.get(f"/npcs/{probe}/brain")["game_time"]
+        ann = self.ann(made[ROOM]["square"])
+        self.say(ann, "Good morning, villagers!")
+        vex = made[NPC][FOE]
+        fight = {}
+        for t in range(start + 1, start + self.minutes + 1):
+            minute = t - start
+            if minute == ORDER_AT:
+                self.order(ann, f"{QUEST_NPC} report_a_theft at gatehouse")
+            if minute >= FIGHT_AT and "engaged" not in fight:
+                if ann.location == vex.location:
+                    vex.geppetto_engage("combat")
+                    fight["engaged"] = minute
+                    self.order(ann, f"{FOE} pray at chapel")
+                else:
+                    self.walk_towards(ann, vex)
+            if fight.get("engaged") == minute - FIGHT_MINUTES:
+                vex.geppetto_release()
+                fight["released"] = minute
+            if minute == self.minutes // 2 and self.restart:
+                self.restart_redis()
+            self.tick(t, probe)
+        self.assert_rooms_agree()
+        self.report(ann, fight)
+
+    # --- checks ------------------------------------------------------------------------
+
+    def assert_rooms_agree(self):
+        deadline = time.monotonic() + AGREE_TIMEOUT_S
+        while True:
+            self.drain()
+            theirs = self.admin.rooms()
+            ours = {world.gid(o, NPC): world.room_of(o) for o in world.search_tag(category=NPC)}
+            off = {n: (ours[n], theirs.get(n)) for n in ours if theirs.get(n) != ours[n]}
+            if not off or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        self.assertEqual(off, {}, "NPC rooms, (Evennia's, geppetto's)")
+
+    def report(self, ann, fight):
+        fig = self.bridge.figures + self.figures
+        heard = self.heard
+        fig["player saw arrivals"] = sum("arrives" in h for h in heard)
+        fig["player saw departures"] = sum("is leaving" in h for h in heard)
+        fig["player heard barks"] = sum(' says, "' in h for h in heard)
+        cancelled = sum(v for k, v in fig.items() if k.startswith("cancelled "))
+        print("\nevennia village:")
+        for name, count in sorted(fig.items()):
+            print(f"  {name}: {count}")
+        print(f"  fight: {fight}")
+        print(f"figures: minutes={self.minutes} npc_moves={fig['npc moves']} "
+              f"arrived={fig['walks arrived']} completed={fig['actions completed']} "
+              f"cancelled={cancelled} barks={fig['player heard barks']} "
+              f"scenes={fig['scenes narrated']} narrations={fig['narrations shown']} "
+              f"seen_by_player={len(heard)} orders_done={fig['order_done']} "
+              f"refused={fig['order_refused']} duplicates={fig['duplicates dropped']} "
+              f"reconnects={self.bus.reconnects} failed_messages={fig['messages that failed']}",
+              flush=True)
+        self.assertIn(f"{QUEST_NPC} is done with your order (completed).", heard)
+        self.assertIn(f"{FOE} refuses your order (engaged).", heard)
+        self.assertIn("released", fight, f"the fight with {FOE} began and ended")
+        self.assertGreater(fig["npc moves"], 0)
+        self.assertGreater(fig["actions completed"], 0)
+        self.assertGreater(fig["player saw arrivals"], 0)
+        self.assertGreater(fig["player saw departures"], 0)
+        self.assertGreater(fig["player heard barks"], 0)
+        self.assertGreater(fig["scenes narrated"], 0)
+        self.assertEqual(fig["messages that failed"], 0)
+
+
+def undirected(rooms):
+    graph = {r["id"]: set() for r in rooms}
+    for r in rooms:
+        for other in r.get("neighbours", []):
+            graph[r["id"]].add(other)
+            graph[other].add(r["id"])
+    return graph
