@@ -4,7 +4,7 @@ clock) and a private redis-server: run by `evennia test` in a game folder made b
 
 The village is built from a geppetto world directory and exported back (the same rooms, exits
 and NPCs). A player, Ann, walks into the square, says hello, orders Piet to report a theft at
-the gatehouse, later chases Vex through the exits and fights it (the NPC is engaged, an order
+the gatehouse, walks a round of the village, later chases Vex through the exits and fights it (the NPC is engaged, an order
 to it refused, then released). In between the bridge carries out every intent: NPCs walk exit
 by exit, act, bark, and social scenes are narrated to the players who saw them. Half-way,
 Redis is shut down and started again: nothing the bridge acknowledged is carried out twice,
@@ -12,7 +12,9 @@ nothing it had not is lost. The test prints its figures and fails on the first b
 
 Environment: GEPPETTO_TEST_REDIS (url), GEPPETTO_TEST_ADMIN (admin API url),
 GEPPETTO_TEST_WORLD (the world directory), GEPPETTO_TEST_MINUTES (game minutes to play),
-GEPPETTO_TEST_REDIS_RESTART (a shell command that restarts Redis with its data; optional).
+GEPPETTO_TEST_REDIS_SERVER (optional: the JSON argv that started redis-server, with its data
+kept on disk; the test then shuts it down half-way, plays a minute without it and starts it
+again, stopping it at the end).
 """
 import json
 import os
@@ -21,6 +23,8 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
+
+import redis
 
 from evennia import create_object
 from evennia.utils.test_resources import EvenniaTestCase
@@ -32,8 +36,11 @@ from geppetto_evennia.commands import CmdGeppettoSay, CmdOrder
 from geppetto_evennia.world import NPC, ROOM
 
 ZONE, QUEST_NPC, FOE = "village", "piet", "vex"
-ORDER_AT, FIGHT_AT, FIGHT_MINUTES = 5, 100, 20      # game minutes after the start
+ORDER_AT, FIGHT_AT, FIGHT_MINUTES = 5, 240, 20      # game minutes after the start
+TOUR = ["market", "square", "tavern", "square", "forge", "square", "chapel", "square"]
+LINGER_MINUTES = 15              # Ann's stay in each room of her round before the fight
 SYNC_TIMEOUT_S, AGREE_TIMEOUT_S = 20.0, 5.0
+NARRATION_WAIT_S = 30.0          # for the model's narration of a scene to come back
 
 
 class Admin:
@@ -53,15 +60,19 @@ class VillageTest(EvenniaTestCase):
         super().setUp()
         self.admin = Admin(os.environ["GEPPETTO_TEST_ADMIN"])
         self.world_dir = os.environ["GEPPETTO_TEST_WORLD"]
-        self.minutes = int(os.environ.get("GEPPETTO_TEST_MINUTES", "240"))
-        self.restart = os.environ.get("GEPPETTO_TEST_REDIS_RESTART")
-        self.bus = Bus(os.environ["GEPPETTO_TEST_REDIS"], ZONE, group="evennia-test",
+        self.minutes = int(os.environ.get("GEPPETTO_TEST_MINUTES", "360"))
+        self.redis_argv = json.loads(os.environ.get("GEPPETTO_TEST_REDIS_SERVER", "null"))
+        self.redis_url, self.restarted = os.environ["GEPPETTO_TEST_REDIS"], None
+        self.bus = Bus(self.redis_url, ZONE, group="evennia-test",
                        retry_seconds=0.2)
         self.bridge = bridge.current = Bridge(self.bus)
         self.heard, self.figures = [], Counter()
 
     def tearDown(self):
         bridge.current = None
+        if self.restarted is not None:
+            self.restarted.kill()
+            self.restarted.wait()
         super().tearDown()
 
     # --- the world ---------------------------------------------------------------------
@@ -96,6 +107,7 @@ class VillageTest(EvenniaTestCase):
     def wait_until_applied(self, t, probe):
         deadline = time.monotonic() + SYNC_TIMEOUT_S
         while self.admin.get(f"/npcs/{probe}/brain")["game_time"] < t:
+            self.bus.flush()                              # what waited while Redis was away
             self.assertLess(time.monotonic(), deadline, f"geppetto did not apply minute {t}")
             time.sleep(0.005)
 
@@ -120,13 +132,35 @@ class VillageTest(EvenniaTestCase):
         cmd.caller, cmd.args = ann, f" {text}"
         cmd.func()
 
-    def walk_towards(self, ann, npc):
-        steps = world.path(ann.location, world.room_of(npc))
+    def walk_to(self, ann, room):
+        """One exit towards `room`."""
+        steps = world.path(ann.location, room)
         if steps:
             ann.move_to(steps[0].destination, move_type="traverse")
 
-    def restart_redis(self):
-        subprocess.run(self.restart, shell=True, check=True, timeout=60)
+    def redis_answers(self):
+        try:
+            return redis.Redis.from_url(self.redis_url, socket_connect_timeout=1).ping()
+        except redis.ConnectionError:
+            return False
+
+    def wait_for_redis(self, up):
+        deadline = time.monotonic() + SYNC_TIMEOUT_S
+        while self.redis_answers() != up:
+            self.assertLess(time.monotonic(), deadline, f"redis-server did not {'start' if up else 'stop'}")
+            time.sleep(0.05)
+
+    def stop_redis(self):
+        try:
+            redis.Redis.from_url(self.redis_url).shutdown()      # its data kept on disk
+        except redis.ConnectionError:
+            pass
+        self.wait_for_redis(False)
+
+    def start_redis(self):
+        self.restarted = subprocess.Popen(self.redis_argv, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL)
+        self.wait_for_redis(True)
         self.figures["redis restarts"] += 1
 
     def test_villagers_live_in_evennia(self):
@@ -145,20 +179,30 @@ class VillageTest(EvenniaTestCase):
             minute = t - start
             if minute == ORDER_AT:
                 self.order(ann, f"{QUEST_NPC} report_a_theft at gatehouse")
+            if minute < FIGHT_AT and minute % LINGER_MINUTES == 0:
+                self.walk_to(ann, TOUR[minute // LINGER_MINUTES % len(TOUR)])
             if minute >= FIGHT_AT and "engaged" not in fight:
                 if ann.location == vex.location:
                     vex.geppetto_engage("combat")
                     fight["engaged"] = minute
                     self.order(ann, f"{FOE} pray at chapel")
                 else:
-                    self.walk_towards(ann, vex)
+                    self.walk_to(ann, world.room_of(vex))
             if fight.get("engaged") == minute - FIGHT_MINUTES:
                 vex.geppetto_release()
                 fight["released"] = minute
-            if minute == self.minutes // 2 and self.restart:
-                self.restart_redis()
+            if minute == self.minutes // 2 and self.redis_argv:
+                self.stop_redis()                         # the game goes on without it
+                self.bridge.clock(t)
+                self.say(ann, "Is anyone there?")
+                self.start_redis()
             self.tick(t, probe)
+            if self.bridge.witnesses and not fight.get("narration_awaited"):
+                fight["narration_awaited"] = minute       # Ann lingers while it is told
+                self.wait_for_narration()
         self.assert_rooms_agree()
+        self.wait_for_narration()
+        self.assert_nothing_lost(start)
         self.report(ann, fight)
 
     # --- checks ------------------------------------------------------------------------
@@ -175,8 +219,46 @@ class VillageTest(EvenniaTestCase):
             time.sleep(0.05)
         self.assertEqual(off, {}, "NPC rooms, (Evennia's, geppetto's)")
 
+    def assert_nothing_lost(self, start):
+        """Every intent geppetto sent after the game came was handled (once: the bridge keeps
+        ids), and every entry read was acknowledged."""
+        client = redis.Redis.from_url(self.redis_url, decode_responses=True)
+        sent = [json.loads(f["m"]) for _, f in client.xrange(self.bus.key("intents"))]
+        lost = [m["id"] for m in sent if m["game_time"] > start and m["id"] not in self.bridge.seen]
+        self.assertEqual(lost, [], "intents never carried out")
+        self.figures["intents sent"] = sum(m["game_time"] > start for m in sent)
+        self.bus.flush()
+        for stream in ("intents", "npc_events", "narrative", "story"):
+            pending = client.xpending(self.bus.key(stream), self.bus.group)["pending"]
+            self.assertEqual(pending, 0, f"{stream}: entries read and never acknowledged")
+
+    def wait_for_narration(self):
+        """The model narrates a witnessed scene in a second or so, and the narration goes out
+        only while a witness is still there: the clock waits for the first one."""
+        deadline = time.monotonic() + NARRATION_WAIT_S
+        while self.bridge.witnesses and not self.bridge.figures["narrations shown"]:
+            if time.monotonic() > deadline:
+                break
+            self.drain()
+            time.sleep(0.05)
+
+    def dead_letters(self):
+        """Our world events geppetto refused, by type, with the reasons."""
+        client = redis.Redis.from_url(self.redis_url, decode_responses=True)
+        refused, reasons = Counter(), []
+        for _, fields in client.xrange(f"geppetto:{{{ZONE}}}:deadletter"):
+            letter = json.loads(fields["m"])
+            original = json.loads(letter.get("original") or "{}")
+            if str(original.get("id", "")).startswith(f"evennia-{self.bus.run}-"):
+                refused[original.get("type")] += 1
+                reasons.append(f"{original.get('type')} {original.get('id')}: {letter.get('reason')}")
+        return refused, reasons
+
     def report(self, ann, fight):
         fig = self.bridge.figures + self.figures
+        refused, reasons = self.dead_letters()
+        # A report crossing geppetto's cancel of the same intent is refused as stale: allowed.
+        fig["reports refused as stale"] = refused["action_completed"] + refused["action_failed"]
         heard = self.heard
         fig["player saw arrivals"] = sum("arrives" in h for h in heard)
         fig["player saw departures"] = sum("is leaving" in h for h in heard)
@@ -192,7 +274,8 @@ class VillageTest(EvenniaTestCase):
               f"scenes={fig['scenes narrated']} narrations={fig['narrations shown']} "
               f"seen_by_player={len(heard)} orders_done={fig['order_done']} "
               f"refused={fig['order_refused']} duplicates={fig['duplicates dropped']} "
-              f"reconnects={self.bus.reconnects} failed_messages={fig['messages that failed']}",
+              f"reconnects={self.bus.reconnects} failed_messages={fig['messages that failed']} "
+              f"intents={fig['intents sent']} lost=0",
               flush=True)
         self.assertIn(f"{QUEST_NPC} is done with your order (completed).", heard)
         self.assertIn(f"{FOE} refuses your order (engaged).", heard)
@@ -203,7 +286,10 @@ class VillageTest(EvenniaTestCase):
         self.assertGreater(fig["player saw departures"], 0)
         self.assertGreater(fig["player heard barks"], 0)
         self.assertGreater(fig["scenes narrated"], 0)
+        self.assertGreater(fig["narrations shown"], 0, "a narrated scene reached its witness")
         self.assertEqual(fig["messages that failed"], 0)
+        self.assertEqual(sum(refused.values()), fig["reports refused as stale"],
+                         f"geppetto refused world events of ours: {reasons}")
 
 
 def undirected(rooms):
