@@ -64,6 +64,13 @@ class Bridge:
         self.step()
         self.send("time_advanced")
 
+    def announce_positions(self):
+        """Tells geppetto where every NPC stands (the game's word), as the game starts."""
+        for npc in world.search_tag(category=NPC):
+            room = world.room_of(npc)
+            if room is not None:
+                self.npc_moved(world.gid(npc, NPC), room)
+
     def player_entered(self, player, room):
         self.send("player_entered", player=player.key, room=room)
 
@@ -184,25 +191,28 @@ class Bridge:
                 self.jobs.pop(m["npc"], None)
                 npc.move_to(room, quiet=True, geppetto_report=False)
         elif kind in ("order_accepted", "order_refused", "order_done") and m["order"] in self.orders:
-            player = self.orders[m["order"]]
+            player, npc = self.orders[m["order"]], world.tagged(NPC, m["npc"])
             what = {"order_accepted": "will do as you asked",
                     "order_refused": f"refuses your order ({m.get('reason')})",
                     "order_done": f"is done with your order ({m.get('outcome')})"}[kind]
-            player.msg(f"{m['npc']} {what}.")
+            player.msg(f"{npc.key if npc else m['npc']} {what}.")
             if kind != "order_accepted":
                 self.orders.pop(m["order"])
             self.figures[kind] += 1
 
     def on_story(self, m):
-        self.on_story_signal(m)
+        if m["type"] == "story_signal":
+            self.on_story_signal(m)
 
     def on_story_signal(self, m):
         """A story signal (`schema/story.json`): override to feed a quest system. The default
         posts it to the staff channel."""
         channel = search_channel(self.staff_channel)
         if channel:
-            channel[0].msg(f"[geppetto] {m.get('signal_type')}: {m.get('signal')} "
-                           f"(npcs {', '.join(m.get('npcs', []))}, at {m.get('location')})")
+            context = "; ".join(f"{k}: {v}" for k, v in sorted(m.get("context", {}).items()))
+            channel[0].msg(f"[geppetto] {m['signal_type'].replace('_', ' ')} at {m.get('location')}, "
+                           f"{', '.join(m.get('npcs', []))} (importance {m.get('importance', 0):.2f})"
+                           + (f": {context}" if context else ""))
 
     # --- carrying out -------------------------------------------------------------------
 

@@ -33,7 +33,8 @@ class Bus:
         self.run, self.seq = uuid.uuid4().hex[:10], 0
         self.outbox = deque()
         self.acks = deque()           # (stream, entry id) handled, to acknowledge
-        self.lock = threading.Lock()  # one Redis conversation at a time, sends in order
+        self.write_lock = threading.Lock()  # sends in order, from whichever thread flushes
+        self.read_lock = threading.Lock()   # one reader; a blocking read never holds up sends
         self.redis = redis.Redis.from_url(url, decode_responses=True, socket_connect_timeout=2,
                                           health_check_interval=10)
         self.pending_first = True     # after a (re)connect, read our pending entries again
@@ -58,16 +59,16 @@ class Bus:
     def flush(self):
         """Writes queued world events in order and acknowledges handled entries. Returns
         False when Redis did not answer (everything stays queued for the next call)."""
-        with self.lock:
+        with self.write_lock:
             return self._guard(self._flush, False)
 
     def read(self, block_ms=0):
         """New entries of the read streams as (stream short name, entry id, message), NPC
         events first within a game minute (a relocation precedes the NPC's decision); [] when
         Redis did not answer. Flushes first, so a reply follows what it answers."""
-        with self.lock:
-            if not self._guard(self._flush, False):
-                return []
+        if not self.flush():
+            return []
+        with self.read_lock:
             return self._guard(lambda: self._read(block_ms), [])
 
     def _guard(self, work, failed):

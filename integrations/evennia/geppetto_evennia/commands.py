@@ -1,5 +1,6 @@
 """Commands: `order` (a player's order to an NPC), `say` (the default say, also heard by
-geppetto's perception), `geppetto_export` (the game's world to a geppetto world directory).
+geppetto's perception), `geppetto_import` / `geppetto_export` (a geppetto world directory into
+the game, the game's world back to one).
 Add `GeppettoCmdSet` to the character command set."""
 from evennia import CmdSet, default_cmds
 from evennia.commands.command import Command
@@ -102,10 +103,38 @@ class CmdGeppettoExport(Command):
         self.caller.msg(f"Exported to {directory}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
 
 
+class CmdGeppettoImport(Command):
+    """
+    Build rooms, exits, providers and NPCs from a geppetto world directory.
+
+    Usage:
+      geppetto_import <directory>
+
+    Objects already tagged with their geppetto id are kept; missing ones are made.
+    """
+
+    key = "geppetto_import"
+    locks = "cmd:perm(Developer)"
+
+    def func(self):
+        directory = self.args.strip()
+        if not directory:
+            self.caller.msg("Usage: geppetto_import <directory>")
+            return
+        try:
+            made = world.build(directory)
+        except (OSError, ValueError, KeyError) as error:
+            self.caller.msg(f"geppetto_import: {directory}: {error!r}")
+            return
+        self.caller.msg(f"Built from {directory}: " + ", ".join(
+            f"{len(objs)} {category.removeprefix('geppetto_')}s" for category, objs in made.items()))
+
+
 class GeppettoCmdSet(CmdSet):
     key = "geppetto"
 
     def at_cmdset_creation(self):
         self.add(CmdOrder())
         self.add(CmdGeppettoSay())
+        self.add(CmdGeppettoImport())
         self.add(CmdGeppettoExport())

@@ -6,8 +6,12 @@ in the reactor thread, so the reactor never blocks on Redis.
 Settings (all optional): GEPPETTO_REDIS_URL (default redis://127.0.0.1:6379/0), GEPPETTO_ZONE
 (village), GEPPETTO_GROUP (evennia), GEPPETTO_EXIT_MINUTES (3: game minutes per exit walked),
 GEPPETTO_READ_BLOCK_MS (1000), GEPPETTO_RETRY_SECONDS (1.0), GEPPETTO_STAFF_CHANNEL (MudInfo),
-GEPPETTO_BRIDGE (geppetto_evennia.bridge.Bridge: a subclass to use instead).
+GEPPETTO_CLOCK_OFFSET_MINUTES (0: added to Evennia's game time; the world's start_game_time
+when the game's clock starts at 0), GEPPETTO_BRIDGE (geppetto_evennia.bridge.Bridge: a subclass
+to use instead).
 """
+import itertools
+
 from django.conf import settings
 from evennia import DefaultScript
 from evennia.utils import gametime
@@ -16,6 +20,11 @@ from twisted.internet import reactor, threads
 
 from . import bridge
 from .bus import Bus
+
+#: Which start of the script a reader loop belongs to: a reload starts a new loop, and the
+#: old one stops at its next turn.
+_starts = itertools.count(1)
+_current_start = 0
 
 
 def start_bridge():
@@ -28,6 +37,8 @@ def start_bridge():
     bridge.current = cls(bus, exit_minutes=getattr(settings, "GEPPETTO_EXIT_MINUTES", 3),
                          staff_channel=getattr(settings, "GEPPETTO_STAFF_CHANNEL", "MudInfo"))
     bridge.current.flusher = lambda: threads.deferToThread(bus.flush)
+    bridge.current.now = game_minute()
+    bridge.current.announce_positions()
     return bridge.current
 
 
@@ -42,25 +53,32 @@ class GeppettoScript(DefaultScript):
         self.interval = 1
 
     def at_start(self, **kwargs):
-        self.ndb.bridge = start_bridge()
-        self.ndb.reading = True
-        self.read_next()
+        global _current_start
+        _current_start = next(_starts)
+        read_next(start_bridge(), _current_start)
 
     def at_stop(self, **kwargs):
-        self.ndb.reading = False
+        global _current_start
+        _current_start = 0
         bridge.current = None
 
     def at_repeat(self, **kwargs):
-        running = self.ndb.bridge
-        if running is not None:
-            running.clock(int(gametime.gametime() // 60))
+        if bridge.current is not None:
+            bridge.current.clock(game_minute())
 
-    def read_next(self):
-        running = self.ndb.bridge
-        if not self.ndb.reading or running is None:
-            return
-        block = getattr(settings, "GEPPETTO_READ_BLOCK_MS", 1000)
-        reading = threads.deferToThread(running.bus.read, block)
-        reading.addCallback(running.handle)
-        reading.addErrback(lambda failure: failure.printTraceback())
-        reading.addBoth(lambda _: reactor.callLater(0, self.read_next))
+
+def game_minute():
+    """Evennia's game time in minutes, plus GEPPETTO_CLOCK_OFFSET_MINUTES."""
+    return getattr(settings, "GEPPETTO_CLOCK_OFFSET_MINUTES", 0) + int(gametime.gametime() // 60)
+
+
+def read_next(running, start):
+    """One read in a thread, handled in the reactor, then the next, while `start` is the
+    script's current start."""
+    if start != _current_start:
+        return
+    block = getattr(settings, "GEPPETTO_READ_BLOCK_MS", 1000)
+    reading = threads.deferToThread(running.bus.read, block)
+    reading.addCallback(running.handle)
+    reading.addErrback(lambda failure: failure.printTraceback())
+    reading.addBoth(lambda _: reactor.callLater(0, read_next, running, start))
