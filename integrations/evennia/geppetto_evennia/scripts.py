@@ -3,12 +3,7 @@ sends the game clock (Evennia's game time, in minutes) and moves walks and actio
 reader loop waits on Redis in a thread (`deferToThread`) and hands what it read to the bridge
 in the reactor thread, so the reactor never blocks on Redis.
 
-Settings (all optional): GEPPETTO_REDIS_URL (default redis://127.0.0.1:6379/0), GEPPETTO_ZONE
-(village), GEPPETTO_GROUP (evennia), GEPPETTO_EXIT_MINUTES (3: game minutes per exit walked),
-GEPPETTO_READ_BLOCK_MS (1000), GEPPETTO_RETRY_SECONDS (1.0), GEPPETTO_STAFF_CHANNEL (MudInfo),
-GEPPETTO_CLOCK_OFFSET_MINUTES (0: added to Evennia's game time; the world's start_game_time
-when the game's clock starts at 0), GEPPETTO_BRIDGE (geppetto_evennia.bridge.Bridge: a subclass
-to use instead).
+Settings: the table in the package's README (each optional, with its default there).
 """
 import itertools
 
@@ -32,10 +27,13 @@ def start_bridge():
     bus = Bus(getattr(settings, "GEPPETTO_REDIS_URL", "redis://127.0.0.1:6379/0"),
               getattr(settings, "GEPPETTO_ZONE", "village"),
               group=getattr(settings, "GEPPETTO_GROUP", "evennia"),
+              consumer=getattr(settings, "GEPPETTO_CONSUMER", "evennia-1"),
+              read_count=getattr(settings, "GEPPETTO_READ_COUNT", 500),
               retry_seconds=getattr(settings, "GEPPETTO_RETRY_SECONDS", 1.0))
     cls = class_from_module(getattr(settings, "GEPPETTO_BRIDGE", "geppetto_evennia.bridge.Bridge"))
     bridge.current = cls(bus, exit_minutes=getattr(settings, "GEPPETTO_EXIT_MINUTES", 3),
-                         staff_channel=getattr(settings, "GEPPETTO_STAFF_CHANNEL", "MudInfo"))
+                         staff_channel=getattr(settings, "GEPPETTO_STAFF_CHANNEL", "MudInfo"),
+                         seen_limit=getattr(settings, "GEPPETTO_SEEN_LIMIT", 100_000))
     bridge.current.flusher = lambda: threads.deferToThread(bus.flush)
     bridge.current.now = game_minute()
     bridge.current.announce_positions()
