@@ -20,6 +20,10 @@ from .world import NPC, PROVIDER, ROOM
 
 log = logging.getLogger("geppetto_evennia")
 
+#: Scenes whose witnesses are remembered for the model's narration (the oldest is forgotten
+#: first: a narration comes seconds after its scene, or not at all without a model).
+WITNESSED_SCENES_KEPT = 1000
+
 #: The bridge of the running game (None until one starts): typeclass hooks and commands
 #: report through it, and do nothing without one.
 current = None
@@ -166,6 +170,8 @@ class Bridge:
             for player in players:
                 player.msg(m["narration"])
             self.witnesses[m["id"]] = players
+            while len(self.witnesses) > WITNESSED_SCENES_KEPT:
+                del self.witnesses[next(iter(self.witnesses))]
             self.figures["scenes narrated"] += 1
 
     def do_cancel(self, npc, npc_id, m):
@@ -222,6 +228,9 @@ class Bridge:
             if job.due is None or job.due > self.now or npc_id in self.engaged:
                 continue
             npc = world.tagged(NPC, npc_id)
+            if npc is None or npc.location is None:     # deleted or stored away meanwhile
+                self.fail(job, "the NPC is no longer in the world")
+                continue
             if job.kind == "use":
                 del self.jobs[npc_id]
                 self.send("action_completed", npc=npc_id, intent=job.id, outcome="done")
@@ -242,4 +251,4 @@ class Bridge:
     def fail(self, job, reason):
         self.jobs.pop(job.npc, None)
         self.send("action_failed", npc=job.npc, intent=job.id, reason=reason)
-        self.figures["walks failed"] += 1
+        self.figures[f"{job.kind}s failed"] += 1

@@ -9,7 +9,7 @@ import itertools
 
 from django.conf import settings
 from evennia import DefaultScript
-from evennia.utils import gametime
+from evennia.utils import gametime, logger
 from evennia.utils.utils import class_from_module
 from twisted.internet import reactor, threads
 
@@ -78,5 +78,5 @@ def read_next(running, start):
     block = getattr(settings, "GEPPETTO_READ_BLOCK_MS", 1000)
     reading = threads.deferToThread(running.bus.read, block)
     reading.addCallback(running.handle)
-    reading.addErrback(lambda failure: failure.printTraceback())
+    reading.addErrback(lambda failure: logger.log_err(failure.getTraceback()))
     reading.addBoth(lambda _: reactor.callLater(0, read_next, running, start))
