@@ -238,6 +238,8 @@ class Bridge:
                 continue
             exit_obj = job.exits.pop(0)
             if npc.location != exit_obj.location or not exit_obj.access(npc, "traverse"):
+                npc.location.msg_contents(f"{npc.key} finds the way to {exit_obj.key} barred.",
+                                          from_obj=npc)
                 self.fail(job, f"the way to {exit_obj.key} is barred")
                 continue
             npc.move_to(exit_obj.destination, move_type="traverse")   # the room reports it

@@ -4,9 +4,10 @@ clock) and a private redis-server: run by `evennia test` in a game folder made b
 
 The village is built from a geppetto world directory and exported back (the same rooms, exits
 and NPCs). A player, Ann, walks into the square, says hello, orders Piet to report a theft at
-the gatehouse, walks a round of the village, later chases Vex through the exits and fights it (the NPC is engaged, an order
-to it refused, then released). In between the bridge carries out every intent: NPCs walk exit
-by exit, act, bark, and social scenes are narrated to the players who saw them. Half-way,
+the gatehouse, walks a round of the village, later chases Vex through the exits and fights it
+(the NPC is engaged, an order to it refused, then released). In between the bridge carries out
+every intent: NPCs walk exit by exit (for a while doors lock in villagers' way, and their walks
+fail), act, bark, and social scenes are narrated to the players who saw them. Half-way,
 Redis is shut down and started again: nothing the bridge acknowledged is carried out twice,
 nothing it had not is lost. The test prints its figures and fails on the first broken promise.
 
@@ -37,6 +38,7 @@ from geppetto_evennia.world import NPC, ROOM
 
 ZONE, QUEST_NPC, FOE = "village", "piet", "vex"
 ORDER_AT, FIGHT_AT, FIGHT_MINUTES = 5, 240, 20      # game minutes after the start
+LOCK_AT, LOCKED_MINUTES = 30, 30  # doors lock on villagers' walks; open this long after a failure
 TOUR = ["market", "square", "tavern", "square", "forge", "square", "chapel", "square"]
 LINGER_MINUTES = 15              # Ann's stay in each room of her round before the fight
 SYNC_TIMEOUT_S, AGREE_TIMEOUT_S = 20.0, 5.0
@@ -57,7 +59,23 @@ class Admin:
 
 
 class QuestBridge(Bridge):
-    """A game's quest system: story signals are counted, as a quest hook would take them."""
+    """A game's quest system: story signals are counted, as a quest hook would take them. And
+    doors that lock: while asked, the first door of each villager's walk is locked, until a walk
+    fails at one."""
+
+    lock_walks, locked, first_failure = False, (), None
+
+    def do_navigate(self, npc, npc_id, m):
+        super().do_navigate(npc, npc_id, m)
+        job = self.jobs.get(npc_id)
+        if self.lock_walks and job and job.exits and npc_id not in (QUEST_NPC, FOE):
+            job.exits[0].locks.add("traverse:false()")
+            self.locked = (*self.locked, job.exits[0])
+
+    def fail(self, job, reason):
+        super().fail(job, reason)
+        if job.kind == "navigate" and self.first_failure is None:
+            self.lock_walks, self.first_failure = False, self.now
 
     def on_story_signal(self, m):
         self.figures[f"story {m['signal_type']}"] += 1
@@ -187,6 +205,11 @@ class VillageTest(EvenniaTestCase):
         fight, waits = {}, 0
         for t in range(start + 1, start + self.minutes + 1):
             minute = t - start
+            if minute == LOCK_AT:
+                self.bridge.lock_walks = True
+            if self.bridge.first_failure == t - LOCKED_MINUTES:
+                for door in self.bridge.locked:
+                    door.locks.add("traverse:all()")
             if minute == ORDER_AT:
                 self.order(ann, f"{QUEST_NPC} report_a_theft at gatehouse")
             if minute < FIGHT_AT and minute % LINGER_MINUTES == 0:
@@ -285,13 +308,15 @@ class VillageTest(EvenniaTestCase):
               f"seen_by_player={len(heard)} orders_done={fig['order_done']} "
               f"refused={fig['order_refused']} duplicates={fig['duplicates dropped']} "
               f"reconnects={self.bus.reconnects} failed_messages={fig['messages that failed']} "
-              f"intents={fig['intents sent']} lost=0 story={fig['story signals']}",
+              f"intents={fig['intents sent']} lost=0 story={fig['story signals']} "
+              f"locked_walks_failed={fig['navigates failed']}",
               flush=True)
         self.assertIn("Piet the trader is done with your order (completed).", heard)
         self.assertIn("Vex refuses your order (engaged).", heard)
         self.assertIn("released", fight, f"the fight with {FOE} began and ended")
         self.assertGreater(fig["npc moves"], 0)
         self.assertGreater(fig["actions completed"], 0)
+        self.assertGreater(fig["navigates failed"], 0, "a walk failed at a locked door")
         self.assertGreater(fig["player saw arrivals"], 0)
         self.assertGreater(fig["player saw departures"], 0)
         self.assertGreater(fig["player heard barks"], 0)
