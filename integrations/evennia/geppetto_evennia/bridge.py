@@ -37,7 +37,6 @@ class Job:
     kind: str
     due: int | None = None
     exits: list = field(default_factory=list)
-    to_room: str | None = None
 
 
 class Bridge:
@@ -140,7 +139,7 @@ class Bridge:
 
     def do_navigate(self, npc, npc_id, m):
         exits = world.path(npc.location, m["to_room"])
-        job = self.jobs[npc_id] = Job(m["id"], npc_id, "navigate", to_room=m["to_room"])
+        job = self.jobs[npc_id] = Job(m["id"], npc_id, "navigate")
         if exits is None:
             self.fail(job, f"no way from {npc.location.key} to {m['to_room']}")
         elif exits:
