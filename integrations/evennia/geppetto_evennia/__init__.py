@@ -1,0 +1,2 @@
+"""geppetto-evennia: living NPCs for Evennia games, decided by geppetto (`geppetto serve` in
+`game` completion mode) and carried out by the game."""

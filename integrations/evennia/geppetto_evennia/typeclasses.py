@@ -1,0 +1,69 @@
+"""Typeclasses and mixins: rooms that report who comes and goes, NPCs that carry a geppetto
+id and archetype. Mix the mixins into a game's own typeclasses (before the Evennia parent)
+or use the ready classes.
+"""
+from evennia import DefaultCharacter, DefaultRoom
+
+from . import bridge, world
+from .world import NPC, ROOM
+
+
+class GeppettoRoomMixin:
+    """Reports players entering and leaving, and NPCs arriving, when the room is tagged with
+    a geppetto room id. A move with `geppetto_report=False` is not reported (geppetto placed
+    the NPC there itself)."""
+
+    def at_object_receive(self, moved_obj, source_location, move_type="move", **kwargs):
+        super().at_object_receive(moved_obj, source_location, move_type=move_type, **kwargs)
+        here, running = world.gid(self, ROOM), bridge.current
+        if here is None or running is None or not kwargs.get("geppetto_report", True):
+            return
+        if world.is_npc(moved_obj):
+            running.npc_moved(world.gid(moved_obj, NPC), here)
+        elif world.is_player(moved_obj):
+            running.player_entered(moved_obj, here)
+
+    def at_object_leave(self, moved_obj, target_location, move_type="move", **kwargs):
+        super().at_object_leave(moved_obj, target_location, move_type=move_type, **kwargs)
+        here, running = world.gid(self, ROOM), bridge.current
+        if here is not None and running is not None and world.is_player(moved_obj):
+            running.player_left(moved_obj, here)
+
+
+class GeppettoRoom(GeppettoRoomMixin, DefaultRoom):
+    pass
+
+
+class GeppettoNPCMixin:
+    """An NPC geppetto decides for: `geppetto_id` (its tag in category `geppetto_npc`) and
+    `geppetto_archetype`. `geppetto_engage` / `geppetto_release` hand it to the game (a fight,
+    a conversation) and back."""
+
+    @property
+    def geppetto_id(self):
+        return world.gid(self, NPC)
+
+    @geppetto_id.setter
+    def geppetto_id(self, value):
+        self.tags.remove(category=NPC)
+        self.tags.add(value, category=NPC)
+
+    @property
+    def geppetto_archetype(self):
+        return self.db.geppetto_archetype
+
+    @geppetto_archetype.setter
+    def geppetto_archetype(self, value):
+        self.db.geppetto_archetype = value
+
+    def geppetto_engage(self, reason):
+        if bridge.current is not None:
+            bridge.current.engage(self.geppetto_id, reason)
+
+    def geppetto_release(self):
+        if bridge.current is not None:
+            bridge.current.release(self.geppetto_id)
+
+
+class GeppettoNPC(GeppettoNPCMixin, DefaultCharacter):
+    pass
