@@ -623,11 +623,23 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
         text.starts_with("village for 1 game days (24 NPCs"),
         "{text}"
     );
-    assert_eq!(text.lines().count(), 2 + 24 + 3, "{text}");
-    let tail: Vec<&str> = text.lines().rev().take(3).collect();
-    assert!(tail[2].starts_with("schedule adherence"), "{text}");
-    assert!(tail[1].starts_with("social life: "), "{text}");
-    assert!(tail[0].starts_with("story signals: "), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let world = &lines[2 + 24..];
+    assert!(world[0].starts_with("schedule adherence"), "{text}");
+    assert!(world[1].starts_with("social life: "), "{text}");
+    assert!(world[2].starts_with("story signals: "), "{text}");
+    assert!(world[3].starts_with("a believable village: "), "{text}");
+    let marks: usize = world[3]
+        .split(" of ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a count of marks");
+    assert_eq!(marks, 8, "{text}");
+    assert!(
+        world[4..].iter().all(|l| l.starts_with("  missed: ")),
+        "every missed mark is named: {text}"
+    );
     let again = geppetto(&["simulate", "--world", "village", "--days", "1"], "");
     assert_eq!(output.stdout, again.stdout, "deterministic");
     let brain = geppetto(&["brain", "--npc", "bjorn", "--hours", "3"], "");

@@ -102,8 +102,25 @@ pub struct Scorecard {
     pub signals: BTreeMap<String, usize>,
     /// Story signals a game day.
     pub signals_per_day: f64,
+    /// The most NPCs one story signal named.
+    pub most_npcs_in_a_signal: usize,
     /// Each NPC's figures.
     pub npcs: BTreeMap<String, NpcScore>,
+    /// What a believable village reaches, and whether this run did.
+    pub targets: Vec<Target>,
+}
+
+/// One mark a believable village reaches.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Target {
+    /// What is measured.
+    pub measure: &'static str,
+    /// The mark, in words.
+    pub target: &'static str,
+    /// This run's value (the worst NPC's, for a per-NPC mark).
+    pub value: f64,
+    /// Whether the run reached it.
+    pub met: bool,
 }
 
 impl Scorecard {
@@ -184,6 +201,8 @@ impl Scorecard {
             "story_signal" => {
                 let what = name("signal_type");
                 *self.signals.entry(what.clone()).or_default() += 1;
+                let named = message["npcs"].as_array().map_or(0, Vec::len);
+                self.most_npcs_in_a_signal = self.most_npcs_in_a_signal.max(named);
                 for who in message["npcs"].as_array().into_iter().flatten() {
                     if let Some(who) = who.as_str() {
                         let score = self.npcs.entry(who.to_owned()).or_default();
@@ -244,6 +263,96 @@ impl Scorecard {
         } else {
             0.0
         };
+        self.targets = self.marks();
+    }
+
+    /// The marks of a believable village against this run: the village's adherence, every
+    /// scheduled NPC's, time critical, the longest non-sleep run, stress held at its maximum,
+    /// innate goals ended, signals a day and how many NPCs one names (signal types over a week
+    /// or longer).
+    fn marks(&self) -> Vec<Target> {
+        let worst = |figure: fn(&NpcScore) -> Option<f64>, lowest: bool| {
+            let values = self.npcs.values().filter_map(figure);
+            if lowest {
+                values.fold(f64::INFINITY, f64::min)
+            } else {
+                values.fold(0.0, f64::max)
+            }
+        };
+        let (created, ended) = self.npcs.values().fold((0, 0), |(c, e), score| {
+            score.goals.get("innate").map_or((c, e), |g| {
+                (c + g.created, e + g.completed + g.failed + g.blocked)
+            })
+        });
+        let innate_ended = if created > 0 {
+            ended as f64 / created as f64
+        } else {
+            1.0
+        };
+        let npc_adherence = worst(|s| s.adherence, true);
+        let mut marks = vec![
+            Target {
+                measure: "scheduled-time adherence, whole village",
+                target: ">= 80 %",
+                value: self.adherence.unwrap_or(1.0),
+                met: self.adherence.is_none_or(|a| a >= 0.8),
+            },
+            Target {
+                measure: "adherence of each NPC with a schedule",
+                target: ">= 60 %",
+                value: if npc_adherence.is_finite() {
+                    npc_adherence
+                } else {
+                    1.0
+                },
+                met: !npc_adherence.is_finite() || npc_adherence >= 0.6,
+            },
+            Target {
+                measure: "time with a critical need, each NPC",
+                target: "<= 5 %",
+                value: self.worst_critical,
+                met: self.worst_critical <= 0.05,
+            },
+            Target {
+                measure: "longest run in one non-sleep action",
+                target: "<= 2 game hours",
+                value: self.longest_action_minutes as f64 / 60.0,
+                met: self.longest_action_minutes <= 120,
+            },
+            Target {
+                measure: "stress at its maximum, in a row",
+                target: "<= 2 game hours",
+                value: self.stress_at_max_minutes as f64 / 60.0,
+                met: self.stress_at_max_minutes <= 120,
+            },
+            Target {
+                measure: "innate goals completed, failed or blocked",
+                target: "100 %",
+                value: innate_ended,
+                met: innate_ended >= 1.0,
+            },
+            Target {
+                measure: "story signals a game day",
+                target: "5 to 25",
+                value: self.signals_per_day,
+                met: (5.0..=25.0).contains(&self.signals_per_day),
+            },
+            Target {
+                measure: "NPCs named by one signal",
+                target: "<= 6",
+                value: self.most_npcs_in_a_signal as f64,
+                met: self.most_npcs_in_a_signal <= 6,
+            },
+        ];
+        if self.hours >= 24.0 * 7.0 {
+            marks.push(Target {
+                measure: "signal types over the week",
+                target: ">= 10",
+                value: self.signals.len() as f64,
+                met: self.signals.len() >= 10,
+            });
+        }
+        marks
     }
 
     /// The card at a glance: a line per NPC, then the world's figures.
@@ -306,13 +415,26 @@ impl Scorecard {
             self.rumours_believed
         );
         let raised: usize = self.signals.values().sum();
-        let _ = write!(
+        let _ = writeln!(
             out,
             "story signals: {raised} raised ({:.1} a day), {} distinct types: {}",
             self.signals_per_day,
             self.signals.len(),
             listed(&self.signals, |n| format!("×{n}"))
         );
+        let met = self.targets.iter().filter(|t| t.met).count();
+        let _ = write!(
+            out,
+            "a believable village: {met} of {} marks met",
+            self.targets.len()
+        );
+        for missed in self.targets.iter().filter(|t| !t.met) {
+            let _ = write!(
+                out,
+                "\n  missed: {} {} (this run: {:.2})",
+                missed.measure, missed.target, missed.value
+            );
+        }
         out
     }
 }
@@ -447,6 +569,46 @@ mod tests {
             })
         );
         assert_eq!(Spread::of(vec![]), None);
+    }
+
+    #[test]
+    fn a_village_that_keeps_every_mark_meets_them_and_one_that_slips_is_named() {
+        let mut card = Scorecard::new(1);
+        let calm = NpcScore {
+            minutes: 60 * 24 * 7,
+            scheduled: 1000,
+            adherent: 900,
+            critical_minutes: 100,
+            longest_action_minutes: 90,
+            goals: BTreeMap::from([(
+                "innate".to_owned(),
+                GoalCounts {
+                    created: 1,
+                    completed: 1,
+                    ..GoalCounts::default()
+                },
+            )]),
+            ..NpcScore::default()
+        };
+        card.npcs.insert("ann".into(), calm);
+        card.signals = (0..10).map(|i| (format!("type{i}"), 7)).collect();
+        card.most_npcs_in_a_signal = 4;
+        card.finish(24.0 * 7.0);
+        assert!(card.targets.iter().all(|t| t.met), "{:#?}", card.targets);
+        assert_eq!(card.targets.len(), 9, "with the week's signal types");
+        card.most_npcs_in_a_signal = 17;
+        card.finish(24.0 * 7.0);
+        let missed: Vec<&str> = card
+            .targets
+            .iter()
+            .filter(|t| !t.met)
+            .map(|t| t.measure)
+            .collect();
+        assert_eq!(missed, ["NPCs named by one signal"]);
+        assert!(
+            card.text("v")
+                .contains("missed: NPCs named by one signal <= 6")
+        );
     }
 
     #[test]
