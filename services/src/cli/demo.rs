@@ -558,7 +558,10 @@ pub fn run_demo(
             .await
             .map_err(|e| CommandError::Environment(e.to_string()))?;
         let mut printed = 0usize;
-        let (mut pending, mut pending_seq, mut latest) = (Vec::new(), 0u64, [0u64; 2]);
+        // A line is ordered by its game minute, then its stream, then its place in that
+        // stream: never by when a read happened to reach it, so the feed is the same on
+        // every run however the reads interleave.
+        let (mut pending, mut read_in, mut latest) = (Vec::new(), [0u64; 4], [0u64; 2]);
         let mut finished = false;
         let mut tasks = Some((clock_task, loop_task));
         loop {
@@ -615,9 +618,9 @@ pub fn run_demo(
                     *seen = (*seen).max(t);
                 }
                 if let Some(line) = feed_line(&names, &message) {
-                    pending.push((t, pending_seq, line));
-                    pending_seq += 1;
+                    pending.push((t, which, read_in[which], line));
                 }
+                read_in[which] += 1;
             }
             let drained = finished && batch.is_empty();
             pending.sort();
@@ -625,9 +628,9 @@ pub fn run_demo(
                 pending.len()
             } else {
                 let frontier = latest[0].min(latest[1]);
-                pending.partition_point(|(t, _, _)| *t < frontier)
+                pending.partition_point(|(t, _, _, _)| *t < frontier)
             };
-            for (_, _, line) in pending.drain(..ready) {
+            for (_, _, _, line) in pending.drain(..ready) {
                 printed += 1;
                 sink(line);
             }
