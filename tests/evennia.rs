@@ -82,28 +82,12 @@ fn temp_dir(name: &str) -> PathBuf {
 /// a model narrating, when given), once it reads the world stream and answers on its admin
 /// API, whose port it returns.
 fn serve_village(dir: &Path, redis_url: &str, model: Option<&str>) -> (Serve, u16) {
-    let root = format!("{}/..", env!("CARGO_MANIFEST_DIR"));
     let port = http::free_port();
     let config = dir.join("serve.toml");
     let llm = model.map_or_else(String::new, |url| {
         format!("[llm.provider]\nbase_url = '{url}'\nmodel = '{MODEL}'\n")
     });
-    // The tick and per-NPC budgets are out of the way: an unoptimised build may run over them,
-    // and a skipped or demoted NPC is not what these tests are about.
-    std::fs::write(
-        &config,
-        format!(
-            "worlds = ['{root}/config/worlds/village']\n\
-             [bus]\nkind = 'redis'\n[bus.redis]\nurl = '{redis_url}'\nread_block_ms = 100\n\
-             [clock]\nkind = 'external'\n\
-             [consumer]\nblock_ms = 100\n\
-             [integration]\ncompletion = 'game'\n\
-             [tick]\nnpc_budget_ms = 600000.0\n\
-             [governor]\ntick_budget_ms_soft = 600000.0\ntick_budget_ms_hard = 600000.0\n\
-             {llm}[admin]\naddress = '127.0.0.1:{port}'\n"
-        ),
-    )
-    .expect("config");
+    std::fs::write(&config, serve::game_driven_village(redis_url, port, &llm)).expect("config");
     let serve = Serve::start(&config, &[]);
     let client = redis::Client::open(redis_url).expect("url");
     let mut connection = client.get_connection().expect("connection");

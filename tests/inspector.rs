@@ -15,6 +15,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The admin token the demo runs with and the inspector's what-if sends.
+const TOKEN: &str = "inspector-s3cret";
+
 struct Demo(Child);
 
 impl Drop for Demo {
@@ -48,6 +51,28 @@ fn browser_scripts() -> (std::path::PathBuf, std::path::PathBuf) {
     (root, scripts)
 }
 
+/// Runs browser script `script` on `target` (its screenshots into
+/// `target/inspector-screenshots/`) and returns what it reports seeing.
+fn browse(root: &Path, scripts: &Path, script: &str, target: &str) -> serde_json::Value {
+    let shots = root.join("target/inspector-screenshots");
+    std::fs::create_dir_all(&shots).expect("screenshot dir");
+    let output = Command::new("node")
+        .arg(scripts.join(script))
+        .arg(target)
+        .arg(&shots)
+        .env("GEPPETTO_ADMIN_TOKEN", TOKEN)
+        .current_dir(scripts)
+        .output()
+        .expect("node runs");
+    assert!(
+        output.status.success(),
+        "the browser run failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("the script reports what it saw")
+}
+
 #[test]
 fn the_village_report_draws_a_timeline_per_npc_in_chromium() {
     let (root, scripts) = browser_scripts();
@@ -64,23 +89,7 @@ fn the_village_report_draws_a_timeline_per_npc_in_chromium() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let shots = root.join("target/inspector-screenshots");
-    std::fs::create_dir_all(&shots).expect("screenshot dir");
-    let output = Command::new("node")
-        .arg(scripts.join("report.mjs"))
-        .arg(&page)
-        .arg(&shots)
-        .current_dir(&scripts)
-        .output()
-        .expect("node runs");
-    assert!(
-        output.status.success(),
-        "the browser run failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let seen: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("the script reports what it saw");
+    let seen = browse(&root, &scripts, "report.mjs", &page.to_string_lossy());
     assert_eq!(seen["timelines"], 24, "a timeline per NPC: {seen}");
     assert_eq!(seen["hours"], 48, "an hour a cell: {seen}");
     assert_eq!(seen["charts"], 24, "every NPC's needs drawn: {seen}");
@@ -102,7 +111,7 @@ fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
         Command::new(env!("CARGO_BIN_EXE_geppetto"))
             .args(["demo", "--hours", "48", "--speed", "60", "--admin"])
             .arg(format!("127.0.0.1:{port}"))
-            .env("GEPPETTO_ADMIN_TOKEN", "inspector-s3cret")
+            .env("GEPPETTO_ADMIN_TOKEN", TOKEN)
             .arg("--data")
             .arg(&data)
             .stdout(Stdio::null())
@@ -118,24 +127,12 @@ fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let shots = root.join("target/inspector-screenshots");
-    std::fs::create_dir_all(&shots).expect("screenshot dir");
-    let output = Command::new("node")
-        .arg(scripts.join("inspector.mjs"))
-        .arg(format!("http://127.0.0.1:{port}"))
-        .arg(&shots)
-        .env("GEPPETTO_ADMIN_TOKEN", "inspector-s3cret")
-        .current_dir(&scripts)
-        .output()
-        .expect("node runs");
-    assert!(
-        output.status.success(),
-        "the browser run failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    let seen = browse(
+        &root,
+        &scripts,
+        "inspector.mjs",
+        &format!("http://127.0.0.1:{port}"),
     );
-    let seen: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("the script reports what it saw");
     assert!(seen["rows"].as_u64() >= Some(10), "{seen}");
     assert!(seen["points"].as_u64() > Some(0), "{seen}");
     assert!(seen["signals"].as_u64() >= Some(1), "{seen}");
@@ -145,6 +142,7 @@ fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
         ),
         "{seen}"
     );
+    let shots = root.join("target/inspector-screenshots");
     assert!(shots.join("inspector.png").is_file() && shots.join("whatif.png").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -42,23 +42,7 @@ fn the_reference_game_keeps_geppetto_in_step_for_twelve_hours() {
     let root = format!("{}/..", env!("CARGO_MANIFEST_DIR"));
     let port = http::free_port();
     let config = dir.join("serve.toml");
-    // The tick and per-NPC budgets are out of the way: an unoptimised build may run over them,
-    // and a skipped or demoted NPC is not what this test is about.
-    std::fs::write(
-        &config,
-        format!(
-            "worlds = ['{root}/config/worlds/village']\n\
-             [bus]\nkind = 'redis'\n[bus.redis]\nurl = '{}'\nread_block_ms = 100\n\
-             [clock]\nkind = 'external'\n\
-             [consumer]\nblock_ms = 100\n\
-             [integration]\ncompletion = 'game'\n\
-             [tick]\nnpc_budget_ms = 600000.0\n\
-             [governor]\ntick_budget_ms_soft = 600000.0\ntick_budget_ms_hard = 600000.0\n\
-             [admin]\naddress = '127.0.0.1:{port}'\n",
-            server.url
-        ),
-    )
-    .expect("config");
+    std::fs::write(&config, serve::game_driven_village(&server.url, port, "")).expect("config");
     let _serve = Serve::start(&config, &[]);
     // Start the game once serve reads the world stream and answers on the admin API.
     let client = redis::Client::open(server.url.as_str()).expect("url");

@@ -6,6 +6,26 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The config of a `serve` that runs the shipped village over the Redis at `redis_url` the
+/// way a game drives it — `game` completion mode, the game's clock — with its admin API on
+/// `admin_port` and `extra` sections (an `[llm.provider]`…) before `[admin]`. The tick and
+/// per-NPC budgets are out of the way: an unoptimised build may run over them, and a skipped or
+/// demoted NPC is not what such a test is about.
+#[allow(dead_code)]
+pub fn game_driven_village(redis_url: &str, admin_port: u16, extra: &str) -> String {
+    let root = format!("{}/..", env!("CARGO_MANIFEST_DIR"));
+    format!(
+        "worlds = ['{root}/config/worlds/village']\n\
+         [bus]\nkind = 'redis'\n[bus.redis]\nurl = '{redis_url}'\nread_block_ms = 100\n\
+         [clock]\nkind = 'external'\n\
+         [consumer]\nblock_ms = 100\n\
+         [integration]\ncompletion = 'game'\n\
+         [tick]\nnpc_budget_ms = 600000.0\n\
+         [governor]\ntick_budget_ms_soft = 600000.0\ntick_budget_ms_hard = 600000.0\n\
+         {extra}[admin]\naddress = '127.0.0.1:{admin_port}'\n"
+    )
+}
+
 /// A running `geppetto serve`.
 pub struct Serve(Child);
 

@@ -53,6 +53,22 @@ pub fn check_bytes(len: usize, limits: &JsonLimits<'_>) -> Result<(), LimitError
     Ok(())
 }
 
+/// The string whose opening quote is at `open` (as written, escapes not undone) and the index
+/// of its closing quote (the end of `bytes` when it has none).
+fn quoted(bytes: &[u8], open: usize) -> (&[u8], usize) {
+    let start = open + 1;
+    let mut end = start;
+    while let Some(&b) = bytes.get(end) {
+        match b {
+            b'\\' => end += 2,
+            b'"' => break,
+            _ => end += 1,
+        }
+    }
+    let end = end.min(bytes.len());
+    (bytes.get(start..end).unwrap_or_default(), end)
+}
+
 /// Scans JSON text once, without building it: its size, its nesting depth and the length of
 /// every string. Malformed JSON is left to the parser (this only refuses what is too big).
 pub fn check_json(text: &str, limits: &JsonLimits<'_>) -> Result<(), LimitError> {
@@ -84,17 +100,7 @@ pub fn check_json(text: &str, limits: &JsonLimits<'_>) -> Result<(), LimitError>
             }
             b',' => expect_key = in_object.last().copied().unwrap_or(false),
             b'"' => {
-                let start = i + 1;
-                let mut end = start;
-                while let Some(&b) = bytes.get(end) {
-                    match b {
-                        b'\\' => end += 2,
-                        b'"' => break,
-                        _ => end += 1,
-                    }
-                }
-                let end = end.min(bytes.len());
-                let string = bytes.get(start..end).unwrap_or_default();
+                let (string, end) = quoted(bytes, i);
                 let is_key = expect_key;
                 let is_text = !is_key
                     && limits
@@ -191,16 +197,8 @@ pub fn check_array_counts(
                 key = None;
             }
             b'"' => {
-                let start = i + 1;
-                let mut end = start;
-                while let Some(&b) = bytes.get(end) {
-                    match b {
-                        b'\\' => end += 2,
-                        b'"' => break,
-                        _ => end += 1,
-                    }
-                }
-                last_string = bytes.get(start..end.min(bytes.len())).unwrap_or_default();
+                let (string, end) = quoted(bytes, i);
+                last_string = string;
                 i = end;
             }
             _ => {}
