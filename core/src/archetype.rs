@@ -113,30 +113,28 @@ pub struct ConditionSpec {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleSpec {
-    /// Probability of keeping to it while a need is critical; default 0.7.
+    /// How strictly the NPC keeps to it (0 = needs always decide); scales both bonuses;
+    /// default 0.8.
     #[serde(default = "default_adherence")]
     pub adherence: f64,
-    /// Tag multiplier of the block's activity; default 1.5.
-    #[serde(default = "default_tag_boost")]
-    pub tag_boost: f64,
-    /// Multiplier of actions at the block's place; default 2.
-    #[serde(default = "default_location_boost")]
-    pub location_boost: f64,
+    /// Utility added to an action with a tag of the activity in force; default 0.2 (needs
+    /// are 0–1, so an empty need weighted 1 that an action fully restores is worth 1).
+    #[serde(default = "default_schedule_bonus")]
+    pub tag_bonus: f64,
+    /// Utility added to an action at the activity's place; default 0.2.
+    #[serde(default = "default_schedule_bonus")]
+    pub place_bonus: f64,
     /// The blocks.
     #[serde(default)]
     pub blocks: Vec<BlockSpec>,
 }
 
 fn default_adherence() -> f64 {
-    0.7
+    0.8
 }
 
-fn default_tag_boost() -> f64 {
-    1.5
-}
-
-fn default_location_boost() -> f64 {
-    2.0
+fn default_schedule_bonus() -> f64 {
+    0.2
 }
 
 /// An innate goal as authored: a fact to hold or a resource to reach.
@@ -151,9 +149,15 @@ pub struct GoalSpec {
     /// Holds at least this much: `[resource, amount]`.
     #[serde(default)]
     pub resource: Option<(String, f64)>,
-    /// Priority bonus for advancing actions; default 1.
+    /// Priority bonus for advancing actions (× the profile's `priority_weight`, 5 by
+    /// default: needs are 0–1, so 0.1 weighs like an empty need of weight 1 that an action
+    /// half restores); default 1.
     #[serde(default = "one")]
     pub bonus: f64,
+    /// Game hours the NPC has to meet it, from when it starts living; past them the goal
+    /// fails (a `goal_failed` with its deadline). Absent: no limit.
+    #[serde(default)]
+    pub within_hours: Option<f64>,
 }
 
 /// A reactive goal as authored: when a social event of kind `on` befalls the NPC, it takes on
@@ -210,7 +214,7 @@ fn default_mood_range() -> (f64, f64) {
 }
 
 fn default_bark_cooldown() -> f64 {
-    60.0
+    15.0
 }
 
 /// A resolved archetype (inheritance applied).
@@ -262,7 +266,7 @@ pub struct ArchetypeSpec {
     /// Its mood and stress numbers (a parent's, else the defaults).
     #[serde(default)]
     pub wellbeing: WellbeingLimits,
-    /// Game minutes between repeats of a line that names none; default 60.
+    /// Game minutes between repeats of a line that names none; default 15.
     #[serde(default = "default_bark_cooldown")]
     pub bark_cooldown_minutes: f64,
     /// How readily it passes rumours on (0–1); default 0.5.
@@ -532,8 +536,8 @@ impl CompiledArchetype {
                     })
                     .collect(),
                 adherence: s.adherence,
-                tag_boost: s.tag_boost,
-                location_boost: s.location_boost,
+                tag_bonus: s.tag_bonus,
+                place_bonus: s.place_bonus,
             })
         });
         let barks = spec
@@ -683,6 +687,7 @@ impl CompiledArchetype {
                 description: goal.description.clone(),
                 predicate,
                 deadline_hours: None,
+                due_within_hours: goal.within_hours,
                 priority_bonus: goal.bonus,
                 id: None,
             });

@@ -35,8 +35,8 @@ fn children_override_their_parents_field_by_field() {
     let guard = &resolved["guard"];
     assert_eq!(guard.schedule.as_ref().map(|s| s.adherence), Some(0.9));
     assert_eq!(
-        guard.schedule.as_ref().map(|s| s.tag_boost),
-        Some(1.5),
+        guard.schedule.as_ref().map(|s| s.tag_bonus),
+        Some(0.2),
         "villager's"
     );
     assert_eq!(

@@ -38,8 +38,8 @@ fn villager(scene: &mut Scene) -> (SimulatedAgent, Simulator, geppetto_core::Wor
             block(scene, 8.0, 12.0, "work", None, "field"),
         ],
         adherence: 1.0,
-        tag_boost: 1.0,
-        location_boost: 1.0,
+        tag_bonus: 0.0,
+        place_bonus: 0.0,
     };
     agent.schedule = Some(ScheduleLayer::new(Arc::new(schedule), Vec::new()));
     let (hunger, energy) = (scene.sym("HUNGER"), scene.sym("ENERGY"));
@@ -167,6 +167,7 @@ fn expired_goals_fail_during_catch_up() {
         description: "rebuild the barn".into(),
         predicate: GoalPredicate::HasFact(scene.sym("has:barn")),
         deadline_hours: Some(30.0),
+        due_within_hours: None,
         priority_bonus: 1.0,
         id: None,
     })

@@ -232,6 +232,7 @@ fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_is_blocked_
         description: description.into(),
         predicate: GoalPredicate::HasFact(fact),
         deadline_hours: None,
+        due_within_hours: None,
         priority_bonus: 3.0,
         id: None,
     };
@@ -263,6 +264,7 @@ fn a_failed_step_breaks_the_plan_and_the_goal_replans_from_where_it_stands() {
         description: "forge a sword".into(),
         predicate: GoalPredicate::HasFact(goal.facts[0]),
         deadline_hours: None,
+        due_within_hours: None,
         priority_bonus: 3.0,
         id: None,
     })
@@ -343,6 +345,7 @@ fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonu
         description: description.into(),
         predicate: GoalPredicate::Resource { name, min },
         deadline_hours: None,
+        due_within_hours: None,
         priority_bonus: 0.0,
         id: None,
     };

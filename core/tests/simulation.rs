@@ -746,8 +746,8 @@ mod schedules {
                 block(scene, 22.0, 6.0, "sleep", "rest", "{home}"),
             ],
             adherence: 0.9,
-            tag_boost: 2.0,
-            location_boost: 3.0,
+            tag_bonus: 20.0,
+            place_bonus: 20.0,
         };
         let places = vec![
             ("workplace".to_owned(), "forge".to_owned()),
@@ -829,7 +829,12 @@ mod schedules {
         };
         sim.advance(&mut agent, request, 0);
         assert_eq!(running(&agent), Some("sleep"), "need beats the work block");
-        assert!(agent.agent.contexts.is_empty() && agent.agent.preferred_provider.is_none());
+        let pull = agent
+            .agent
+            .schedule
+            .as_ref()
+            .expect("the work block is in force");
+        assert_eq!((pull.tag_bonus, pull.place_bonus), (0.0, 0.0));
     }
 }
 

@@ -11,6 +11,7 @@ use geppetto_service::cli;
 use geppetto_service::cli::decide::read_request;
 use geppetto_service::cli::error::CommandError;
 use geppetto_service::config::load_config;
+use geppetto_service::content::archetypes::ArchetypeLibrary;
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 
@@ -521,18 +522,33 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             profiles_dir,
         } => {
             if let Some(world) = world {
+                let service = config
+                    .as_ref()
+                    .map(|path| {
+                        load_config(path).map_err(|e| CommandError::BadInput(e.to_string()))
+                    })
+                    .transpose()?;
+                // `--profiles-dir` first, else the config's; archetypes from the config's.
+                let profiles_dir =
+                    profiles_dir.or_else(|| service.as_ref().and_then(|s| s.profiles_dir.clone()));
+                let archetypes = service
+                    .as_ref()
+                    .and_then(|s| s.archetypes_dir.as_ref())
+                    .map(|dir| {
+                        ArchetypeLibrary::embedded_and_dir(dir)
+                            .map_err(|e| CommandError::BadInput(e.to_string()))
+                    })
+                    .transpose()?;
                 let run = cli::world::WorldRun {
                     hours: hours.unwrap_or(days * 24.0),
                     seeds: seeds.map_or_else(|| seed.into_iter().collect(), |s| s.0),
                     profiles: profiles(profiles_dir.as_ref())?,
+                    archetypes,
                     json,
                     report,
-                    config: match &config {
-                        Some(path) => load_config(path)
-                            .map_err(|e| CommandError::BadInput(e.to_string()))?
-                            .zone_config(),
-                        None => geppetto_service::zone::ZoneConfig::default(),
-                    },
+                    config: service.map_or_else(geppetto_service::zone::ZoneConfig::default, |s| {
+                        s.zone_config()
+                    }),
                 };
                 return cli::world::simulate_world(&world, &run);
             }

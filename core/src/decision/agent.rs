@@ -2,7 +2,7 @@
 //! domain modifiers), resources, capabilities and narrative commitments.
 
 use crate::decision::consideration::Consideration;
-use crate::decision::world::{Context, Position};
+use crate::decision::world::Position;
 use crate::vocabulary::Symbol;
 
 /// A narrative promise that forbids actions with some tags until it expires.
@@ -20,6 +20,21 @@ impl Commitment {
         self.expires_at
             .is_none_or(|expires_at| expires_at > now_hours)
     }
+}
+
+/// The pull of the activity an agent's schedule has in force: a bonus added to the utility
+/// sum of the actions that fit it (see [`crate::decision::scoring`]), already scaled by the
+/// agent's adherence, so a need pressing harder than the bonus wins over the schedule.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SchedulePull {
+    /// The activity's tags: an action carrying one of them fits it.
+    pub tags: Vec<Symbol>,
+    /// The activity's place (a provider id): an action there fits it too.
+    pub place: Option<String>,
+    /// Added for an action carrying one of `tags`.
+    pub tag_bonus: f64,
+    /// Added for an action at `place`.
+    pub place_bonus: f64,
 }
 
 /// One decision-making agent.
@@ -43,11 +58,9 @@ pub struct Agent {
     pub commitments: Vec<Commitment>,
     /// Symbolic facts that hold for it (`has:hammer`), read by fact preconditions and plans.
     pub facts: Vec<Symbol>,
-    /// Contexts that apply to this agent only (its schedule's activity), scored like the
-    /// world's.
-    pub contexts: Vec<Context>,
-    /// A provider it is drawn to (its schedule's location) and the multiplier its actions get.
-    pub preferred_provider: Option<(String, f64)>,
+    /// What its schedule asks of it now (set by its schedule layer each tick), if anything.
+    #[serde(default)]
+    pub schedule: Option<SchedulePull>,
     /// Facts and resources its goals pursue, with the priority bonus an action that produces
     /// them gets (set by its goal book).
     pub goal_bonuses: Vec<(Symbol, f64)>,
@@ -66,15 +79,14 @@ impl Agent {
             capabilities: Vec::new(),
             commitments: Vec::new(),
             facts: Vec::new(),
-            contexts: Vec::new(),
-            preferred_provider: None,
+            schedule: None,
             goal_bonuses: Vec::new(),
         }
     }
 
     /// Takes what changes as the agent lives from `saved` (a snapshot's agent): where it is,
     /// each consideration's value (by name, kept within this one's bounds), resources,
-    /// commitments, facts, contexts, preferred provider and goal bonuses. What the content
+    /// commitments, facts, the schedule's pull and goal bonuses. What the content
     /// gives — each consideration's bounds, weight, curve, updater and thresholds, the
     /// personality, domain preferences and capabilities — stays as built, so a restored agent
     /// lives by the running version's content; a consideration the content no longer has is
@@ -95,8 +107,7 @@ impl Agent {
         self.resources = saved.resources;
         self.commitments = saved.commitments;
         self.facts = saved.facts;
-        self.contexts = saved.contexts;
-        self.preferred_provider = saved.preferred_provider;
+        self.schedule = saved.schedule;
         self.goal_bonuses = saved.goal_bonuses;
     }
 

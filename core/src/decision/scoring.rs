@@ -4,12 +4,14 @@
 //! ```text
 //! gain(c,x)     = min(delta(x,c), c.max − c.value)         caps positive gains only
 //! benefit       = Σ_c weight_c · pressure(c) · gain(c,x)
-//! score         = (benefit + intrinsic_priority · priority_weight)
+//! score         = (benefit + intrinsic_priority · priority_weight + schedule)
 //!                 · M_personality · M_context · M_distance − weighted_cost
+//! schedule      = the agent's schedule pull: its tag bonus if x carries a tag of the activity
+//!                 in force, plus its place bonus if x is at the activity's place (both already
+//!                 × adherence; 0 without a schedule — the decide contract has none)
 //! M_personality = Π tag modifiers of x's tags · domain preference
-//! M_context     = Π over active contexts, over x's tags: m · m   (squared on purpose: a ×2
-//!                 context must double the observed frequency after the softmax); the agent's
-//!                 own contexts count too, and its preferred provider's multiplier (once)
+//! M_context     = Π over the world's active contexts, over x's tags: m · m   (squared on
+//!                 purpose: a ×2 context must double the observed frequency after the softmax)
 //! M_distance    = 1 / (1 + distance / distance_reference)
 //! weighted_cost = Σ_r cost_r / max(1, available_r / cost_r)     (= cost²/available)
 //! ```
@@ -55,6 +57,8 @@ pub struct Breakdown {
     pub personality: f64,
     /// `M_context`.
     pub context: f64,
+    /// The schedule's bonus.
+    pub schedule: f64,
     /// `M_distance`.
     pub distance: f64,
     /// `weighted_cost`.
@@ -97,7 +101,8 @@ pub(crate) struct ScoringTerm {
 
 /// An agent prepared for scoring: a dense table by symbol of what each name means to this
 /// agent (its consideration's term, from a noisy copy when perception noise is on — the agent
-/// itself is never changed — its tag modifier, the contexts' multipliers), so the candidate
+/// itself is never changed — its tag modifier, the contexts' multipliers, whether its schedule's
+/// activity names it), so the candidate
 /// loop indexes instead of searching. The table lives in a buffer the caller owns.
 pub(crate) struct ScoringView<'a> {
     agent: &'a Agent,
@@ -111,14 +116,17 @@ pub(crate) struct SymbolEntry {
     term: Option<ScoringTerm>,
     /// The agent's tag modifier (1 when it has none).
     personality: f64,
-    /// `Π m·m` over the world's then the agent's contexts (1 when none names the tag).
+    /// `Π m·m` over the world's contexts (1 when none names the tag).
     context: f64,
+    /// Whether the activity the agent's schedule has in force names the tag.
+    scheduled: bool,
 }
 
 const NEUTRAL_SYMBOL: SymbolEntry = SymbolEntry {
     term: None,
     personality: 1.0,
     context: 1.0,
+    scheduled: false,
 };
 
 /// One consideration's scoring term. Perception noise draws one Gaussian for a
@@ -161,13 +169,18 @@ impl<'a> ScoringView<'a> {
         profile_weights: &[(Symbol, f64)],
         rng: &mut DetRng,
     ) -> Self {
-        let all_contexts = || contexts.iter().chain(&agent.contexts);
+        let scheduled_tags = agent.schedule.iter().flat_map(|pull| pull.tags.iter());
         let highest = agent
             .considerations
             .iter()
             .map(|c| c.name)
             .chain(agent.tag_modifiers.iter().map(|(tag, _)| *tag))
-            .chain(all_contexts().flat_map(|c| c.tag_multipliers.iter().map(|(tag, _)| *tag)))
+            .chain(
+                contexts
+                    .iter()
+                    .flat_map(|c| c.tag_multipliers.iter().map(|(tag, _)| *tag)),
+            )
+            .chain(scheduled_tags.clone().copied())
             .map(Symbol::index)
             .max();
         table.clear();
@@ -185,7 +198,12 @@ impl<'a> ScoringView<'a> {
                 entry.personality = *modifier;
             }
         }
-        for context in all_contexts() {
+        for tag in scheduled_tags {
+            if let Some(entry) = table.get_mut(tag.index()) {
+                entry.scheduled = true;
+            }
+        }
+        for context in contexts {
             let multipliers = &context.tag_multipliers;
             for (position, (tag, multiplier)) in multipliers.iter().enumerate() {
                 let first = multipliers.iter().position(|(t, _)| t == tag) == Some(position);
@@ -257,12 +275,12 @@ impl<'a> ScoringView<'a> {
     }
 
     /// The utility of an eligible action and its breakdown, given the provider's `M_distance`
-    /// and the agent's pull toward it (its preferred provider's multiplier, else 1). Context
+    /// and the schedule's bonus for being there (its place bonus, else 0). Context
     /// multipliers are those the view was prepared with.
     fn score(
         &self,
         action: &AdvertisedAction,
-        (distance_factor, location_factor): (f64, f64),
+        (distance_factor, place_bonus): (f64, f64),
         tuning: &Tuning,
     ) -> (f64, Breakdown) {
         let agent = self.agent;
@@ -294,24 +312,30 @@ impl<'a> ScoringView<'a> {
         // multiply in the same order either way.
         let mut tag_product = 1.0;
         let mut context = 1.0;
+        let mut fits_schedule = false;
         for tag in &action.tags {
             let entry = self.symbol(*tag);
             tag_product *= entry.personality;
             context *= entry.context;
+            fits_schedule |= entry.scheduled;
         }
+        let schedule = match &agent.schedule {
+            Some(pull) if fits_schedule => pull.tag_bonus + place_bonus,
+            _ => place_bonus,
+        };
         let domain = action
             .domain
             .and_then(|domain| lookup(&agent.domain_preferences, domain))
             .unwrap_or(1.0);
         let personality = tag_product * domain;
-        let context = context * location_factor;
         let cost: f64 = action
             .costs
             .iter()
             .filter(|(_, cost)| *cost > 0.0)
             .map(|(resource, cost)| cost / (agent.resource(*resource) / cost).max(1.0))
             .sum();
-        let utility = (benefit + priority) * personality * context * distance_factor - cost;
+        let utility =
+            (benefit + priority + schedule) * personality * context * distance_factor - cost;
         // A NaN can only come from overflowing inputs; rank it last rather than first.
         let utility = if utility.is_nan() {
             f64::NEG_INFINITY
@@ -323,6 +347,7 @@ impl<'a> ScoringView<'a> {
             priority,
             personality,
             context,
+            schedule,
             distance: distance_factor,
             cost,
         };
@@ -384,9 +409,9 @@ impl<'a> ScoringView<'a> {
             return;
         };
         let now_hours = world.now_hours;
-        let location_factor = match &self.agent.preferred_provider {
-            Some((preferred, multiplier)) if *preferred == provider.id => *multiplier,
-            _ => 1.0,
+        let place_bonus = match &self.agent.schedule {
+            Some(pull) if pull.place.as_deref() == Some(provider.id.as_str()) => pull.place_bonus,
+            _ => 0.0,
         };
         for (action_index, action) in provider.actions.iter().enumerate() {
             match self.gate(provider, action, distance, now_hours) {
@@ -401,7 +426,7 @@ impl<'a> ScoringView<'a> {
                 }
                 None => {
                     let (utility, breakdown) =
-                        self.score(action, (distance_factor, location_factor), tuning);
+                        self.score(action, (distance_factor, place_bonus), tuning);
                     ranked.push(Candidate {
                         provider: provider_index,
                         action: action_index,

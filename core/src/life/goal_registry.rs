@@ -160,6 +160,7 @@ impl GoalPredicateRegistry {
             description: goal.description.clone(),
             predicate: self.encode(&goal.predicate, vocabulary),
             deadline_hours: goal.deadline_hours,
+            due_within_hours: goal.due_within_hours,
             priority_bonus: goal.priority_bonus,
             id: goal.id.clone(),
         }
@@ -180,6 +181,7 @@ impl GoalPredicateRegistry {
             description: record.description.clone(),
             predicate: self.decode(&record.predicate, vocabulary)?,
             deadline_hours: record.deadline_hours,
+            due_within_hours: record.due_within_hours,
             priority_bonus: record.priority_bonus,
             id: record.id.clone(),
         })
@@ -226,6 +228,9 @@ pub struct GoalRecord {
     /// Game hour it fails if unmet.
     #[serde(default)]
     pub deadline_hours: Option<f64>,
+    /// Game hours it has from the first review that sees it (see [`Goal::due_within_hours`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_within_hours: Option<f64>,
     /// Priority bonus for advancing actions.
     #[serde(default)]
     pub priority_bonus: f64,
@@ -489,6 +494,7 @@ mod tests {
                 description: format!("goal {i}"),
                 predicate,
                 deadline_hours: Some(12.0 + i as f64),
+                due_within_hours: None,
                 priority_bonus: 2.0,
                 id: (i == 0).then(|| "quest-7".to_owned()),
             })

@@ -80,6 +80,10 @@ pub struct Goal {
     pub predicate: GoalPredicate,
     /// Game hour it fails if unmet.
     pub deadline_hours: Option<f64>,
+    /// Game hours it has from the first review that sees it (an innate goal's time limit,
+    /// counted from when its NPC starts living); the review turns it into `deadline_hours`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_within_hours: Option<f64>,
     /// Added to the intrinsic priority of actions that advance it.
     pub priority_bonus: f64,
     /// The id the game gave an assigned goal; others are named by [`Goal::id`].
@@ -286,6 +290,7 @@ impl GoalBook {
                     description: description.clone(),
                     predicate: rule.predicate.clone(),
                     deadline_hours: rule.deadline_hours.map(|h| now_hours + h),
+                    due_within_hours: None,
                     priority_bonus: rule.priority_bonus,
                     id: None,
                 };
@@ -305,7 +310,10 @@ impl GoalBook {
     ) -> Vec<GoalEvent> {
         let mut events = Vec::new();
         let mut kept = Vec::with_capacity(self.goals.len());
-        for goal in std::mem::take(&mut self.goals) {
+        for mut goal in std::mem::take(&mut self.goals) {
+            if let Some(hours) = goal.due_within_hours.take() {
+                goal.deadline_hours = Some(now_hours + hours);
+            }
             if goal.progress(agent, world, at_provider) >= 1.0 {
                 self.blocked.retain(|d| *d != goal.description);
                 events.push(GoalEvent::Completed(goal.note()));
@@ -347,6 +355,7 @@ impl GoalBook {
                     min: self.need_goal_target,
                 },
                 deadline_hours: None,
+                due_within_hours: None,
                 priority_bonus: self.need_goal_bonus,
                 id: None,
             };
@@ -441,6 +450,7 @@ mod tests {
             description: description.into(),
             predicate,
             deadline_hours: None,
+            due_within_hours: None,
             priority_bonus: 2.0,
             id: None,
         }

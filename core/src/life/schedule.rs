@@ -1,20 +1,22 @@
 //! Daily schedules: blocks of the day with an activity, a
 //! place and conditions, turned into what the decision engine already understands — the active
-//! block becomes a personal *context* (its activity tags boosted) and a *preferred provider*
-//! (its place). Schedules are data; nothing here is a branch per activity.
+//! block becomes the agent's [`SchedulePull`]: a bonus added to the utility of the actions that
+//! carry one of its tags or stand at its place. Schedules are data; nothing here is a branch
+//! per activity.
 //!
 //! - A block covers `[start_hour, end_hour)`; an end before the start wraps midnight.
 //! - Conditions read the world: `is`/`not` a named active context (weather, season or event —
 //!   a storm is a context the world turns on), `gt` a context-aggregate value.
 //! - Among the blocks that cover the hour and whose conditions hold, the highest priority wins
 //!   (ties: the earlier block). Temporary overrides with an expiry come before the schedule.
-//! - Adherence: when a need is critical, the agent keeps to its schedule with probability
-//!   `adherence`, else the schedule's pull is dropped for that tick and need decides.
+//! - Adherence (0–1) scales the bonus: `tag_bonus · adherence` for an action with a tag of the
+//!   activity, `place_bonus · adherence` for one at its place. It is a score, never a coin: at
+//!   0 needs always decide; the higher it is, the more pressing a need must be to win over the
+//!   schedule (an empty need's benefit is its weight times what the action restores).
 //! - A change of activity is an event.
 
-use crate::decision::agent::{Agent, lookup};
-use crate::decision::world::{Context, World};
-use crate::rng::DetRng;
+use crate::decision::agent::{Agent, SchedulePull, lookup};
+use crate::decision::world::World;
 use crate::vocabulary::Symbol;
 
 /// What a condition is about (for authors and validation; all read the world's contexts).
@@ -102,13 +104,12 @@ impl ScheduleBlock {
 pub struct Schedule {
     /// The blocks, in authored order.
     pub blocks: Vec<ScheduleBlock>,
-    /// Probability of keeping to the schedule while a need is critical (0–1).
+    /// How strictly the agent keeps to it (0–1): the share of the bonuses it feels.
     pub adherence: f64,
-    /// Multiplier the block's tags get in the agent's context (applied squared, like every
-    /// context).
-    pub tag_boost: f64,
-    /// Multiplier the actions at the block's location get (applied once).
-    pub location_boost: f64,
+    /// Utility added to an action carrying a tag of the activity in force (× adherence).
+    pub tag_bonus: f64,
+    /// Utility added to an action at the activity's place (× adherence).
+    pub place_bonus: f64,
 }
 
 /// A temporary block that replaces the schedule until it expires.
@@ -187,40 +188,28 @@ impl ScheduleLayer {
         }
     }
 
-    /// Sets the agent's personal context and preferred provider for this tick (or clears them
-    /// when there is no block, or a critical need wins against adherence), drops expired
-    /// overrides, and returns `(from, to)` when the activity changed.
+    /// Sets the agent's schedule pull for this tick (none without a block in force), drops
+    /// expired overrides, and returns `(from, to)` when the activity changed.
     pub fn apply(
         &mut self,
         agent: &mut Agent,
         world: &World,
         now_hours: f64,
-        rng: &mut DetRng,
     ) -> Option<(Option<Symbol>, Option<Symbol>)> {
         self.overrides.retain(|o| o.expires_at_hours > now_hours);
         let schedule = std::sync::Arc::clone(&self.schedule);
         let focus = schedule
             .active(now_hours, world, &self.overrides)
             .map(|(block, _)| block);
-        let urgent = agent.considerations.iter().any(|c| c.is_critical());
-        let keeps = !urgent || rng.next_unit() < schedule.adherence;
-        agent.contexts.clear();
-        agent.preferred_provider = None;
-        if let Some(block) = focus.filter(|_| keeps) {
-            let tag_multipliers = block
-                .tags
-                .iter()
-                .map(|tag| (*tag, schedule.tag_boost))
-                .collect();
-            agent.contexts.push(Context {
-                name: block.activity,
-                tag_multipliers,
-            });
-            agent.preferred_provider = block
+        agent.schedule = focus.map(|block| SchedulePull {
+            tags: block.tags.clone(),
+            place: block
                 .location
                 .as_deref()
-                .map(|l| (resolve_location(l, &self.places), schedule.location_boost));
-        }
+                .map(|l| resolve_location(l, &self.places)),
+            tag_bonus: schedule.tag_bonus * schedule.adherence,
+            place_bonus: schedule.place_bonus * schedule.adherence,
+        });
         let activity = focus.map(|block| block.activity);
         let changed = (activity != self.current).then_some((self.current, activity));
         self.current = activity;
@@ -260,6 +249,7 @@ impl ScheduleLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decision::world::Context;
     use crate::vocabulary::Vocabulary;
 
     fn block(
@@ -304,8 +294,8 @@ mod tests {
         let schedule = Schedule {
             blocks: vec![work, shelter],
             adherence: 0.8,
-            tag_boost: 1.5,
-            location_boost: 2.0,
+            tag_bonus: 0.2,
+            place_bonus: 0.2,
         };
         let mut world = World::default();
         let at = |world: &World| {
@@ -332,8 +322,8 @@ mod tests {
         let schedule = Schedule {
             blocks: vec![block(&mut v, 8.0, 17.0, "work", 1.0)],
             adherence: 1.0,
-            tag_boost: 1.5,
-            location_boost: 2.0,
+            tag_bonus: 0.2,
+            place_bonus: 0.2,
         };
         let overrides = vec![ScheduleOverride {
             block: block(&mut v, 0.0, 0.0, "mourn", 0.0),

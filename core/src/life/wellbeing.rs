@@ -24,11 +24,11 @@ pub struct WellbeingConfig {
     pub stress_gain_per_hour: f64,
     /// Stress lost per game hour when no need is unmet; default 0.2.
     pub stress_recovery_per_hour: f64,
-    /// Largest share of mood remembered events may move; default 0.3.
+    /// Largest share of mood remembered events may move; default 0.2.
     pub memory_bound: f64,
     /// Game hours for a remembered event's effect to halve; default 6.
     pub memory_half_life_hours: f64,
-    /// Largest external change to a need per tick, in normalised units; default 0.25.
+    /// Largest external change to a need per tick, in normalised units; default 0.15.
     pub max_need_delta_per_tick: f64,
     /// How a social event of each kind moves mood (−1…1), remembered and fading; kinds not
     /// listed leave mood alone. Default: none (archetypes name theirs in `event_moods`).
@@ -52,11 +52,11 @@ pub struct WellbeingLimits {
     pub stress_gain_per_hour: f64,
     /// Stress lost per game hour when no need is unmet; default 0.2.
     pub stress_recovery_per_hour: f64,
-    /// Largest share of mood remembered events may move; default 0.3.
+    /// Largest share of mood remembered events may move; default 0.2.
     pub memory_bound: f64,
     /// Game hours for a remembered event's effect to halve; default 6.
     pub memory_half_life_hours: f64,
-    /// Largest external change to a need per tick, in normalised units; default 0.25.
+    /// Largest external change to a need per tick, in normalised units; default 0.15.
     pub max_need_delta_per_tick: f64,
 }
 
@@ -66,9 +66,9 @@ impl Default for WellbeingLimits {
             unmet_threshold: 0.3,
             stress_gain_per_hour: 0.5,
             stress_recovery_per_hour: 0.2,
-            memory_bound: 0.3,
+            memory_bound: 0.2,
             memory_half_life_hours: 6.0,
-            max_need_delta_per_tick: 0.25,
+            max_need_delta_per_tick: 0.15,
         }
     }
 }
@@ -254,9 +254,9 @@ mod tests {
             config.remember(&mut w, 0.4, 10.0);
         }
         config.update(&mut w, &neutral, 10.0, 0.0);
-        assert!((w.mood - 0.3).abs() < 1e-12, "bounded: {}", w.mood);
+        assert!((w.mood - 0.2).abs() < 1e-12, "bounded: {}", w.mood);
         config.update(&mut w, &neutral, 10.0 + 6.0 * 4.0, 0.0);
-        assert!(w.mood < 0.15 && w.mood > 0.0, "fading: {}", w.mood);
+        assert!(w.mood < 0.1 && w.mood > 0.0, "fading: {}", w.mood);
     }
 
     #[test]
@@ -282,7 +282,7 @@ mod tests {
         let mut a = agent(&mut v, &[("hunger", 0.5)]);
         let hunger = v.intern("hunger");
         let applied = WellbeingConfig::default().nudge(&mut a, hunger, -0.9);
-        assert!((applied + 0.25).abs() < 1e-12);
-        assert!((a.considerations[0].value - 0.25).abs() < 1e-12);
+        assert!((applied + 0.15).abs() < 1e-12);
+        assert!((a.considerations[0].value - 0.35).abs() < 1e-12);
     }
 }

@@ -265,6 +265,7 @@ impl SocialFabric {
                             min: have + self.config.acquire_amount,
                         },
                         deadline_hours: Some(now_hours + self.config.acquire_deadline_hours),
+                        due_within_hours: None,
                         priority_bonus: self.config.acquire_bonus,
                         id: None,
                     };

@@ -142,6 +142,36 @@ pub enum StoryEventKind {
     },
 }
 
+impl StoryEvent {
+    /// The NPCs it is about.
+    pub fn npcs(&self) -> Vec<&str> {
+        match &self.kind {
+            StoryEventKind::Interaction {
+                initiator,
+                target,
+                against,
+                ..
+            } => [Some(initiator), Some(target), against.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(String::as_str)
+                .collect(),
+            StoryEventKind::RelationshipChanged { from, to, .. } => vec![from, to],
+            StoryEventKind::RumourHeard {
+                listener,
+                teller,
+                subject,
+                ..
+            } => vec![listener, teller, subject],
+            StoryEventKind::Witnessed { witness, actor, .. } => vec![witness, actor],
+            StoryEventKind::Goal { npc, .. }
+            | StoryEventKind::MoodChanged { npc, .. }
+            | StoryEventKind::Moved { npc, .. }
+            | StoryEventKind::NeedLow { npc, .. } => vec![npc],
+        }
+    }
+}
+
 /// What happened to a goal.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,

@@ -209,8 +209,7 @@ pub fn agent(
         id: spec.id.clone(),
         position: position(&format!("{path}.position"), &spec.position)?,
         facts: symbols(&spec.facts, vocabulary),
-        contexts: Vec::new(),
-        preferred_provider: None,
+        schedule: None,
         goal_bonuses: Vec::new(),
         considerations,
         tag_modifiers: symbol_map(

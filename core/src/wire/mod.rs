@@ -171,6 +171,7 @@ pub fn ranked_out(world: &World, candidate: &Candidate) -> RankedOut {
             priority: round4(b.priority),
             personality: round4(b.personality),
             context: round4(b.context),
+            schedule: round4(b.schedule),
             distance: round4(b.distance),
             cost: round4(b.cost),
         },

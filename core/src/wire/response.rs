@@ -68,10 +68,19 @@ pub struct BreakdownOut {
     pub personality: f64,
     /// `M_context`.
     pub context: f64,
+    /// The bonus of the NPC's schedule (a running NPC's view only; a `decide` request has no
+    /// schedule, and its answer leaves the field out).
+    #[serde(skip_serializing_if = "is_zero")]
+    #[schemars(default)]
+    pub schedule: f64,
     /// `M_distance`.
     pub distance: f64,
     /// `weighted_cost`.
     pub cost: f64,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 /// A removed candidate.

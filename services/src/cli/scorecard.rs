@@ -25,7 +25,8 @@ pub struct NpcScore {
     pub minutes: u64,
     /// Actions it started.
     pub actions: usize,
-    /// Share of its scheduled minutes spent at the schedule's place (`None`: no schedule).
+    /// Share of its scheduled minutes spent on an action that fits the activity in force — at
+    /// its place or carrying one of its tags (`None`: no schedule).
     pub adherence: Option<f64>,
     /// Share of its minutes with a need critical.
     pub critical: f64,
@@ -82,7 +83,7 @@ pub struct Scorecard {
     pub seed: u64,
     /// Game hours run.
     pub hours: f64,
-    /// Share of all scheduled minutes spent at the schedule's place.
+    /// Share of all scheduled minutes spent on an action that fits the activity in force.
     pub adherence: Option<f64>,
     /// The largest share of time any NPC spent with a need critical.
     pub worst_critical: f64,
@@ -145,9 +146,13 @@ impl Scorecard {
             if agent.agent.considerations.iter().any(|c| c.is_critical()) {
                 score.critical_minutes += minutes;
             }
-            if let Some((place, _)) = &agent.agent.preferred_provider {
+            if let Some(pull) = &agent.agent.schedule {
                 score.scheduled += minutes;
-                if agent.running.as_ref().is_some_and(|r| &r.provider == place) {
+                let fits = agent.running.as_ref().is_some_and(|r| {
+                    pull.place.as_deref() == Some(r.provider.as_str())
+                        || r.action.tags.iter().any(|tag| pull.tags.contains(tag))
+                });
+                if fits {
                     score.adherent += minutes;
                 }
             }

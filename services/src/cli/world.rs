@@ -9,6 +9,7 @@
 //! `every_ticks`; the summary lists the social life and the signal types that emerged. Nothing
 //! is scripted: every interaction and every signal comes from the NPCs' own choices.
 
+use crate::content::archetypes::ArchetypeLibrary;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -53,6 +54,7 @@ fn observer(room: &str) -> String {
 fn offline_zone(
     world: &WorldFile,
     profiles: &ProfileLibrary,
+    archetypes: Option<&ArchetypeLibrary>,
     mut config: ZoneConfig,
 ) -> Result<Zone, CommandError> {
     config.governor.tick_budget_ms_soft = f64::MAX;
@@ -60,7 +62,8 @@ fn offline_zone(
     config.tick.npc_budget_ms = f64::MAX;
     config.integration = IntegrationConfig::simulated();
     let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let mut zone = Zone::new(world, profiles, &sets, config, IsolationState::default())
+    let isolation = IsolationState::default();
+    let mut zone = Zone::over(world, profiles, &sets, archetypes, config, isolation, &[])
         .map_err(|e| CommandError::BadInput(e.to_string()))?;
     let mut out = ZoneOutput::default();
     let clock = crate::runtime::wall_clock();
@@ -104,6 +107,8 @@ pub struct WorldRun {
     pub seeds: Vec<u64>,
     /// The profiles the world's `profile` names are looked up in.
     pub profiles: ProfileLibrary,
+    /// The archetypes its residents are built from (none: the shipped ones).
+    pub archetypes: Option<ArchetypeLibrary>,
     /// The whole scorecard as JSON instead of the text at a glance.
     pub json: bool,
     /// The zone settings of a service config (`--config`): the social fabric, the story
@@ -137,6 +142,7 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
             seed,
             hours,
             &run.profiles,
+            run.archetypes.as_ref(),
             &run.config,
             report,
         )?);
@@ -168,12 +174,13 @@ fn score_world(
     seed: u64,
     hours: f64,
     profiles: &ProfileLibrary,
+    archetypes: Option<&ArchetypeLibrary>,
     config: &ZoneConfig,
     report: Option<&Path>,
 ) -> Result<Scorecard, CommandError> {
     let mut world = world.clone();
     world.seed = seed;
-    let mut zone = offline_zone(&world, profiles, config.clone())?;
+    let mut zone = offline_zone(&world, profiles, archetypes, config.clone())?;
     let mut card = Scorecard::new(seed);
     let mut timeline = report.map(|_| Timeline::new(&zone));
     let ticks = (hours * 60.0).round() as u64;
@@ -276,7 +283,7 @@ pub fn brain_view(
     }
     let world = world(world_path)?;
     let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let mut zone = offline_zone(&world, &profiles, ZoneConfig::default())?;
+    let mut zone = offline_zone(&world, &profiles, None, ZoneConfig::default())?;
     advance(&mut zone, (hours * 60.0).round() as u64, |_, _| {});
     let view = Brain::of(&zone, npc, BRAIN_TOP_CANDIDATES).ok_or_else(|| {
         CommandError::BadInput(format!("--npc: no NPC `{npc}` in {}", world.zone))

@@ -440,13 +440,14 @@ impl fmt::Display for Brain {
             let b = &c.breakdown;
             writeln!(
                 out,
-                "{}. {}/{} -> {:.2}  (benefit {:?}, priority {:?}, personality {:?}, context {:?}, distance {:?}, cost {:?})",
+                "{}. {}/{} -> {:.2}  (benefit {:?}, priority {:?}, schedule {:?}, personality {:?}, context {:?}, distance {:?}, cost {:?})",
                 i + 1,
                 c.provider,
                 c.action,
                 c.utility,
                 b.benefit,
                 b.priority,
+                b.schedule,
                 b.personality,
                 b.context,
                 b.distance,

@@ -14,7 +14,7 @@ use crate::decision::world::World;
 use crate::life::action::{AggregatedEvent, DetailLevel};
 use crate::life::bark;
 use crate::life::goals::GoalEvent;
-use crate::rng::{DetRng, derive_seed};
+use crate::rng::derive_seed;
 use crate::vocabulary::Symbol;
 
 /// Relative slack when deciding that an action's remaining time fits in this tick, so float
@@ -102,8 +102,7 @@ impl Simulator {
         }
         self.update_considerations(agent, request.world, simulated_hours);
         if let Some(layer) = agent.schedule.as_mut() {
-            let mut rng = DetRng::new(derive_seed(seed, 4));
-            if let Some((from, to)) = layer.apply(&mut agent.agent, request.world, now, &mut rng) {
+            if let Some((from, to)) = layer.apply(&mut agent.agent, request.world, now) {
                 events.push(SimEvent::ActivityChanged { from, to });
             }
         }

@@ -78,7 +78,8 @@ pub struct FabricConfig {
     pub cooldown_hours: f64,
     /// Nearest NPCs in the same place that advertise to an initiator; default 8.
     pub max_partners_considered: usize,
-    /// Interactions resolved per step at most; default 256.
+    /// Interactions resolved per step at most (a zone spreads a step over its ticks, so 30
+    /// over 10 ticks is at most 3 a tick); default 30.
     pub max_interactions_per_step: usize,
     /// Action tags whose start others may witness as a hostile act; default `[theft]`.
     pub hostile_act_tags: Vec<String>,
@@ -121,7 +122,7 @@ impl Default for FabricConfig {
             interaction_hours: 0.25,
             cooldown_hours: 1.0,
             max_partners_considered: 8,
-            max_interactions_per_step: 256,
+            max_interactions_per_step: 30,
             hostile_act_tags: vec!["theft".into()],
             witness_chance: 0.7,
             witness_confidence: 1.0,

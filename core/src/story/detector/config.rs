@@ -19,6 +19,13 @@ pub struct DetectorConfig {
     pub power_shift_importance: f64,
     /// Game hours a signal lives after its last evidence; default 24.
     pub signal_ttl_hours: f64,
+    /// A find of the same type, at the same place, naming an NPC a live signal names, within
+    /// this many game hours of that signal's last evidence is the same incident and merges
+    /// into it; default 2.
+    pub incident_window_hours: f64,
+    /// NPCs a signal names at most: its core participants, those most of its evidence is
+    /// about (the rest are counted in its `participants` context); default 6.
+    pub max_named_npcs: usize,
     /// Window of most rules; default 6.
     pub pattern_window_hours: f64,
     /// Window of crisis, celebration and migration; default 2.
@@ -85,6 +92,8 @@ impl Default for DetectorConfig {
             importance_saturation: 2.0,
             power_shift_importance: 0.5,
             signal_ttl_hours: 24.0,
+            incident_window_hours: 2.0,
+            max_named_npcs: 6,
             pattern_window_hours: 6.0,
             gathering_window_hours: 2.0,
             rivalry_window_hours: 48.0,

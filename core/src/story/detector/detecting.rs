@@ -189,7 +189,7 @@ impl StoryDetector {
             Some(rule) => rule(self, now_hours)
                 .into_iter()
                 .filter(|f| f.has_fresh_evidence(&self.history))
-                .map(Found::finish)
+                .map(|f| f.finish(self.config.max_named_npcs.max(1)))
                 .collect(),
             None => self.power_shift().into_iter().collect(),
         };
@@ -205,7 +205,9 @@ impl StoryDetector {
     }
 
     /// Raises each of `found` as a new signal, or merges it into the live one about the same
-    /// situation; returns the new ones.
+    /// situation — the same anchor, or the same incident (see
+    /// [`DetectorConfig::incident_window_hours`]); returns the new ones. A merge keeps the
+    /// signal's named NPCs and adds the newcomers while there is room.
     fn raise_or_merge(&mut self, found: Vec<Candidate>, now_hours: f64) -> Vec<StorySignal> {
         let mut raised = Vec::new();
         for Candidate {
@@ -218,14 +220,27 @@ impl StoryDetector {
             context,
         } in found
         {
-            let expires = now_hours + self.config.signal_ttl_hours;
+            let ttl = self.config.signal_ttl_hours;
+            let expires = now_hours + ttl;
+            let incident_since = now_hours - self.config.incident_window_hours;
+            let same_incident = |s: &StorySignal| {
+                s.location == location
+                    && s.expires_at_hours - ttl >= incident_since
+                    && s.involved_npcs.iter().any(|npc| npcs.contains(npc))
+            };
+            let max_named = self.config.max_named_npcs.max(1);
             if let Some((_, live)) = self
                 .live
                 .iter_mut()
-                .find(|(a, s)| s.signal_type == signal_type && *a == anchor)
+                .find(|(a, s)| s.signal_type == signal_type && (*a == anchor || same_incident(s)))
             {
                 let mut involved: BTreeSet<String> = live.involved_npcs.drain(..).collect();
-                involved.extend(npcs);
+                for npc in npcs {
+                    if involved.len() >= max_named {
+                        break;
+                    }
+                    involved.insert(npc);
+                }
                 live.involved_npcs = involved.into_iter().collect();
                 let mut seen: BTreeSet<String> = live.involved_players.drain(..).collect();
                 seen.extend(players);

@@ -111,7 +111,25 @@ pub(super) struct Candidate {
 }
 
 impl Found<'_> {
-    pub(super) fn finish(self) -> Candidate {
+    /// Settles its players and place, and names at most `max_named` of its NPCs: those most of
+    /// its evidence is about (ties by name); when some are left out, the `participants`
+    /// context counts them all.
+    pub(super) fn finish(mut self, max_named: usize) -> Candidate {
+        if self.npcs.len() > max_named {
+            let mut mentions: BTreeMap<&str, usize> = BTreeMap::new();
+            for npc in self.evidence.iter().flat_map(|e| e.npcs()) {
+                *mentions.entry(npc).or_default() += 1;
+            }
+            let mut ranked: Vec<&String> = self.npcs.iter().collect();
+            ranked.sort_by(|a, b| {
+                let count = |npc: &str| mentions.get(npc).copied().unwrap_or(0);
+                count(b).cmp(&count(a)).then(a.cmp(b))
+            });
+            let core: BTreeSet<String> = ranked.into_iter().take(max_named).cloned().collect();
+            self.context
+                .insert("participants".to_owned(), self.npcs.len().to_string());
+            self.npcs = core;
+        }
         let seen: BTreeSet<&str> = self
             .evidence
             .iter()

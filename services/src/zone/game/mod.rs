@@ -503,6 +503,7 @@ impl Zone {
             description: goal.description.clone(),
             predicate,
             deadline_hours: goal.deadline_hours.map(|h| self.now_hours() + h),
+            due_within_hours: None,
             priority_bonus: goal
                 .priority
                 .unwrap_or(self.config.integration.assigned_goal_priority),
