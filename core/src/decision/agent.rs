@@ -61,6 +61,10 @@ pub struct Agent {
     /// What its schedule asks of it now (set by its schedule layer each tick), if anything.
     #[serde(default)]
     pub schedule: Option<SchedulePull>,
+    /// The action it has just completed (provider id, action id), until it starts another:
+    /// its utility is multiplied by the tuning's `repeat_factor`.
+    #[serde(default)]
+    pub just_completed: Option<(String, String)>,
     /// Facts and resources its goals pursue, with the priority bonus an action that produces
     /// them gets (set by its goal book).
     pub goal_bonuses: Vec<(Symbol, f64)>,
@@ -80,13 +84,14 @@ impl Agent {
             commitments: Vec::new(),
             facts: Vec::new(),
             schedule: None,
+            just_completed: None,
             goal_bonuses: Vec::new(),
         }
     }
 
     /// Takes what changes as the agent lives from `saved` (a snapshot's agent): where it is,
     /// each consideration's value (by name, kept within this one's bounds), resources,
-    /// commitments, facts, the schedule's pull and goal bonuses. What the content
+    /// commitments, facts, the schedule's pull, the action just completed and goal bonuses. What the content
     /// gives — each consideration's bounds, weight, curve, updater and thresholds, the
     /// personality, domain preferences and capabilities — stays as built, so a restored agent
     /// lives by the running version's content; a consideration the content no longer has is
@@ -108,6 +113,7 @@ impl Agent {
         self.commitments = saved.commitments;
         self.facts = saved.facts;
         self.schedule = saved.schedule;
+        self.just_completed = saved.just_completed;
         self.goal_bonuses = saved.goal_bonuses;
     }
 

@@ -5,7 +5,7 @@
 //! gain(c,x)     = min(delta(x,c), c.max − c.value)         caps positive gains only
 //! benefit       = Σ_c weight_c · pressure(c) · gain(c,x)
 //! score         = (benefit + intrinsic_priority · priority_weight + schedule)
-//!                 · M_personality · M_context · M_distance − weighted_cost
+//!                 · M_personality · M_context · M_distance · M_repeat − weighted_cost
 //! schedule      = the agent's schedule pull: its tag bonus if x carries a tag of the activity
 //!                 in force, plus its place bonus if x is at the activity's place (both already
 //!                 × adherence; 0 without a schedule — the decide contract has none)
@@ -13,6 +13,7 @@
 //! M_context     = Π over the world's active contexts, over x's tags: m · m   (squared on
 //!                 purpose: a ×2 context must double the observed frequency after the softmax)
 //! M_distance    = 1 / (1 + distance / distance_reference)
+//! M_repeat      = repeat_factor for the action the agent has just completed, else 1
 //! weighted_cost = Σ_r cost_r / max(1, available_r / cost_r)     (= cost²/available)
 //! ```
 //!
@@ -59,6 +60,8 @@ pub struct Breakdown {
     pub context: f64,
     /// The schedule's bonus.
     pub schedule: f64,
+    /// `M_repeat`.
+    pub repeat: f64,
     /// `M_distance`.
     pub distance: f64,
     /// `weighted_cost`.
@@ -274,13 +277,13 @@ impl<'a> ScoringView<'a> {
         None
     }
 
-    /// The utility of an eligible action and its breakdown, given the provider's `M_distance`
-    /// and the schedule's bonus for being there (its place bonus, else 0). Context
+    /// The utility of an eligible action and its breakdown, given the provider's `M_distance`,
+    /// the schedule's bonus for being there (its place bonus, else 0) and `M_repeat`. Context
     /// multipliers are those the view was prepared with.
     fn score(
         &self,
         action: &AdvertisedAction,
-        (distance_factor, place_bonus): (f64, f64),
+        (distance_factor, place_bonus, repeat): (f64, f64, f64),
         tuning: &Tuning,
     ) -> (f64, Breakdown) {
         let agent = self.agent;
@@ -335,7 +338,8 @@ impl<'a> ScoringView<'a> {
             .map(|(resource, cost)| cost / (agent.resource(*resource) / cost).max(1.0))
             .sum();
         let utility =
-            (benefit + priority + schedule) * personality * context * distance_factor - cost;
+            (benefit + priority + schedule) * personality * context * distance_factor * repeat
+                - cost;
         // A NaN can only come from overflowing inputs; rank it last rather than first.
         let utility = if utility.is_nan() {
             f64::NEG_INFINITY
@@ -348,6 +352,7 @@ impl<'a> ScoringView<'a> {
             personality,
             context,
             schedule,
+            repeat,
             distance: distance_factor,
             cost,
         };
@@ -413,6 +418,10 @@ impl<'a> ScoringView<'a> {
             Some(pull) if pull.place.as_deref() == Some(provider.id.as_str()) => pull.place_bonus,
             _ => 0.0,
         };
+        let just_completed_here = match &self.agent.just_completed {
+            Some((done_at, action)) if *done_at == provider.id => Some(action.as_str()),
+            _ => None,
+        };
         for (action_index, action) in provider.actions.iter().enumerate() {
             match self.gate(provider, action, distance, now_hours) {
                 Some(reason) => {
@@ -425,8 +434,13 @@ impl<'a> ScoringView<'a> {
                     }
                 }
                 None => {
+                    let repeat = if just_completed_here == Some(action.id.as_str()) {
+                        tuning.repeat_factor
+                    } else {
+                        1.0
+                    };
                     let (utility, breakdown) =
-                        self.score(action, (distance_factor, place_bonus), tuning);
+                        self.score(action, (distance_factor, place_bonus, repeat), tuning);
                     ranked.push(Candidate {
                         provider: provider_index,
                         action: action_index,
@@ -586,7 +600,7 @@ mod tests {
             let mut rng = DetRng::new(1);
             let mut table = Vec::new();
             let view = ScoringView::new(&mut table, agent, &contexts, &tuning, &[], &mut rng);
-            view.score(&action, (1.0, 1.0), &tuning)
+            view.score(&action, (1.0, 0.0, 1.0), &tuning)
         };
         let (utility, breakdown) = score_of(&agent);
         assert_eq!(breakdown.personality, 1.5, "first tag modifier wins");

@@ -44,6 +44,11 @@ pub struct Tuning {
     /// For a consideration without its own collapse threshold, the fraction of its range above
     /// `min` below which it is collapsing (and may interrupt a player-queued action). Default 0.05.
     pub imminent_collapse_fraction: f64,
+    /// Multiplies the utility of the action an agent has just completed when it picks its
+    /// next (`Agent::just_completed`), so below 1 an agent varies what it does rather than
+    /// repeat one action for hours while another fits as well. Default 1 (no effect; a
+    /// `decide` request's agent has completed nothing).
+    pub repeat_factor: f64,
 }
 
 impl Default for Tuning {
@@ -61,6 +66,7 @@ impl Default for Tuning {
             full_tick_hours: 1.0 / 60.0,
             simplified_tick_hours: 1.0,
             imminent_collapse_fraction: 0.05,
+            repeat_factor: 1.0,
         }
     }
 }
@@ -94,6 +100,8 @@ pub struct TuningPatch {
     pub simplified_tick_hours: Option<f64>,
     /// See [`Tuning::imminent_collapse_fraction`].
     pub imminent_collapse_fraction: Option<f64>,
+    /// See [`Tuning::repeat_factor`].
+    pub repeat_factor: Option<f64>,
 }
 
 /// Why a tuning value was refused.
@@ -131,6 +139,7 @@ impl TuningPatch {
                 "imminent_collapse_fraction",
                 self.imminent_collapse_fraction,
             ),
+            ("repeat_factor", self.repeat_factor),
         ];
         for (field, value) in non_negative {
             match value {
@@ -191,6 +200,7 @@ impl TuningPatch {
                 self.imminent_collapse_fraction,
                 below.imminent_collapse_fraction,
             ),
+            repeat_factor: pick(self.repeat_factor, below.repeat_factor),
         }
     }
 
@@ -216,6 +226,7 @@ impl TuningPatch {
                 self.imminent_collapse_fraction,
                 d.imminent_collapse_fraction,
             ),
+            repeat_factor: nonzero_or(self.repeat_factor, d.repeat_factor),
         }
     }
 }

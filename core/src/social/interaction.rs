@@ -195,7 +195,7 @@ pub struct AdvertConfig {
     pub scheme_victim_trust_below: f64,
     /// …with a partner trusted at least this much; default 0.55.
     pub scheme_partner_trust_above: f64,
-    /// Priority of scheming against a victim at zero trust; default 0.8.
+    /// Priority of scheming against a victim at zero trust; default 0.3.
     pub scheme_drive: f64,
     /// Mentor someone whose purpose is at least this far below one's own; default 0.2.
     pub mentor_purpose_gap: f64,
@@ -222,7 +222,7 @@ impl Default for AdvertConfig {
             intimidate_drive: 0.6,
             scheme_victim_trust_below: 0.35,
             scheme_partner_trust_above: 0.55,
-            scheme_drive: 0.8,
+            scheme_drive: 0.3,
             mentor_purpose_gap: 0.2,
             mentor_priority: 0.3,
             court_affinity_above: 0.6,

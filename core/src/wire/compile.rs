@@ -210,6 +210,7 @@ pub fn agent(
         position: position(&format!("{path}.position"), &spec.position)?,
         facts: symbols(&spec.facts, vocabulary),
         schedule: None,
+        just_completed: None,
         goal_bonuses: Vec::new(),
         considerations,
         tag_modifiers: symbol_map(

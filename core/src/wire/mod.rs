@@ -172,6 +172,7 @@ pub fn ranked_out(world: &World, candidate: &Candidate) -> RankedOut {
             personality: round4(b.personality),
             context: round4(b.context),
             schedule: round4(b.schedule),
+            repeat: round4(b.repeat),
             distance: round4(b.distance),
             cost: round4(b.cost),
         },

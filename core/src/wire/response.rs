@@ -73,10 +73,23 @@ pub struct BreakdownOut {
     #[serde(skip_serializing_if = "is_zero")]
     #[schemars(default)]
     pub schedule: f64,
+    /// `M_repeat`: below 1 for the action the NPC has just completed (a running NPC's view
+    /// only; left out when 1).
+    #[serde(skip_serializing_if = "is_one")]
+    #[schemars(default = "one")]
+    pub repeat: f64,
     /// `M_distance`.
     pub distance: f64,
     /// `weighted_cost`.
     pub cost: f64,
+}
+
+fn is_one(value: &f64) -> bool {
+    *value == 1.0
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 fn is_zero(value: &f64) -> bool {

@@ -9,7 +9,7 @@ use geppetto_core::Profile;
 use super::ContentError;
 
 /// The profile files shipped in the repository, compiled into the binary.
-const EMBEDDED: [(&str, &str); 5] = [
+const EMBEDDED: [(&str, &str); 6] = [
     (
         "config/profiles/default.yaml",
         include_str!("../../../config/profiles/default.yaml"),
@@ -29,6 +29,10 @@ const EMBEDDED: [(&str, &str); 5] = [
     (
         "config/profiles/survival.yaml",
         include_str!("../../../config/profiles/survival.yaml"),
+    ),
+    (
+        "config/profiles/village.yaml",
+        include_str!("../../../config/profiles/village.yaml"),
     ),
 ];
 

@@ -31,6 +31,7 @@ impl Simulator {
             utility: candidate.utility,
             player_queued,
         };
+        agent.agent.just_completed = None;
         agent.running = Some(RunningAction {
             provider: provider.id.clone(),
             action,

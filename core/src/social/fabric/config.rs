@@ -103,7 +103,8 @@ pub struct FabricConfig {
     pub acquire_amount: f64,
     /// Game hours an acquire goal has; default 24.
     pub acquire_deadline_hours: f64,
-    /// Priority bonus of an acquire goal; default 1.
+    /// Priority bonus of an acquire goal (× the profile's priority weight, so 0.1 weighs like an
+    /// empty need of weight 1 that an action half restores); default 0.1.
     pub acquire_bonus: f64,
     /// A mood shift at least this large is a story event; default 0.15.
     pub mood_change_min: f64,
@@ -134,7 +135,7 @@ impl Default for FabricConfig {
             acquire_resource: "gold".into(),
             acquire_amount: 5.0,
             acquire_deadline_hours: 24.0,
-            acquire_bonus: 1.0,
+            acquire_bonus: 0.1,
             mood_change_min: 0.15,
             need_low_below: 0.2,
         }

@@ -78,7 +78,8 @@ pub struct DetectorConfig {
     pub celebration_min_positive: usize,
     /// Mean mood of a celebration; default 0.3.
     pub celebration_mood_above: f64,
-    /// NPCs moving to or from one place that make a migration; default 4.
+    /// NPCs moving to or from one place that make a migration (above a daily schedule's
+    /// evening gathering at the tavern); default 8.
     pub migration_min_npcs: usize,
 }
 
@@ -120,7 +121,7 @@ impl Default for DetectorConfig {
             celebration_min_npcs: 4,
             celebration_min_positive: 3,
             celebration_mood_above: 0.3,
-            migration_min_npcs: 4,
+            migration_min_npcs: 8,
         }
     }
 }
