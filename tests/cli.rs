@@ -635,7 +635,7 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
         .expect("a count of marks");
-    assert_eq!(marks, 8, "{text}");
+    assert_eq!(marks, 9, "{text}");
     assert!(
         world[4..].iter().all(|l| l.starts_with("  missed: ")),
         "every missed mark is named: {text}"
@@ -657,6 +657,43 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
     }
     let nobody = geppetto(&["brain", "--npc", "nobody"], "");
     assert_eq!(nobody.status.code(), Some(2));
+}
+
+/// The shipped village over a game week under three seeds: the marks of its schedule,
+/// goals and story signals hold in every run (the card counts them; no time is measured).
+#[test]
+fn the_shipped_village_keeps_its_schedule_goal_and_story_marks_over_seeds() {
+    let output = geppetto(
+        &[
+            "simulate", "--world", "village", "--days", "7", "--seeds", "1..3", "--json",
+        ],
+        "",
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let held = [
+        "signal types over the week",
+        "scheduled-time adherence, whole village",
+        "adherence of each NPC with a schedule",
+        "innate goals completed, failed or blocked",
+        "story signals a game day",
+        "signals of one type raised by one incident",
+        "NPCs named by one signal",
+    ];
+    for run in report["runs"].as_array().expect("runs") {
+        let targets = run["targets"].as_array().expect("targets");
+        for measure in held {
+            let mark = targets
+                .iter()
+                .find(|t| t["measure"] == measure)
+                .unwrap_or_else(|| panic!("{measure} is on the card"));
+            assert_eq!(mark["met"], true, "seed {}: {mark}", run["seed"]);
+        }
+    }
 }
 
 #[test]

@@ -41,7 +41,7 @@ fn children_override_their_parents_field_by_field() {
     );
     assert_eq!(
         guard.schedule.as_ref().map(|s| s.blocks.len()),
-        Some(4),
+        Some(6),
         "lists replace"
     );
     assert_eq!(guard.reactive_set.as_deref(), Some("villager"));
@@ -172,7 +172,7 @@ fn mood_stress_and_bark_numbers_are_an_archetypes_and_inherited() {
     let (config, _) = npc.wellbeing.as_ref().expect("wellbeing");
     assert_eq!(config.max_need_delta_per_tick, 0.1, "the parent's");
     assert_eq!(config.stress_gain_per_hour, 0.1, "its own");
-    assert_eq!(config.memory_bound, 0.3, "the default");
+    assert_eq!(config.memory_bound, 0.2, "the default");
     let (lines, _) = npc.barks.as_ref().expect("barks");
     let cooldowns: Vec<f64> = lines.iter().map(|l| l.cooldown_minutes).collect();
     assert_eq!(

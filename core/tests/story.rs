@@ -598,7 +598,7 @@ fn celebration_when_a_cheerful_crowd_gets_on_well_in_one_place() {
 }
 
 #[test]
-fn migration_when_four_npcs_arrive_in_one_place_together() {
+fn migration_when_eight_npcs_arrive_in_one_place_together() {
     let moved = |npc: &str, from: &str| {
         at(
             18.0,
@@ -609,25 +609,23 @@ fn migration_when_four_npcs_arrive_in_one_place_together() {
             },
         )
     };
-    let evening = vec![
-        moved("a", "forge"),
-        moved("b", "market"),
-        moved("c", "farm"),
-        moved("d", "chapel"),
-    ];
-    let signals = detect(evening);
-    assert_eq!(
-        of(&signals, SignalType::Migration)[0].context["to"],
-        "tavern"
+    let places = ["forge", "market", "farm", "chapel"];
+    let crowd = |n: usize| -> Vec<StoryEvent> {
+        (0..n)
+            .map(|i| moved(&format!("npc{i}"), places[i % places.len()]))
+            .collect()
+    };
+    let signals = detect(crowd(8));
+    let migration = &of(&signals, SignalType::Migration)[0];
+    assert_eq!(migration.context["to"], "tavern");
+    assert!(
+        migration.involved_npcs.len() <= DetectorConfig::default().max_named_npcs,
+        "it names its core participants: {migration:?}"
     );
-    assert!(!fires(
-        vec![
-            moved("a", "forge"),
-            moved("b", "market"),
-            moved("c", "farm")
-        ],
-        SignalType::Migration
-    ));
+    assert!(
+        !fires(crowd(7), SignalType::Migration),
+        "seven is an evening at the tavern"
+    );
 }
 
 // ---- buffer, cadence, merging, expiry --------------------------------------------------------

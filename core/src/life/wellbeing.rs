@@ -256,7 +256,7 @@ mod tests {
         config.update(&mut w, &neutral, 10.0, 0.0);
         assert!((w.mood - 0.2).abs() < 1e-12, "bounded: {}", w.mood);
         config.update(&mut w, &neutral, 10.0 + 6.0 * 4.0, 0.0);
-        assert!(w.mood < 0.1 && w.mood > 0.0, "fading: {}", w.mood);
+        assert!(w.mood < 0.15 && w.mood > 0.0, "fading: {}", w.mood);
     }
 
     #[test]

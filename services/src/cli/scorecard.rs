@@ -105,6 +105,12 @@ pub struct Scorecard {
     pub signals_per_day: f64,
     /// The most NPCs one story signal named.
     pub most_npcs_in_a_signal: usize,
+    /// The most signals of one type one incident raised: signals of that type at one place,
+    /// sharing an NPC, each raised within the detector's incident window of the one before.
+    pub most_signals_in_an_incident: usize,
+    /// Each signal raised: type, place, NPCs, game hour and its incident's count so far.
+    #[serde(skip)]
+    raised: Vec<(String, String, Vec<String>, f64, usize)>,
     /// Each NPC's figures.
     pub npcs: BTreeMap<String, NpcScore>,
     /// What a believable village reaches, and whether this run did.
@@ -135,8 +141,16 @@ impl Scorecard {
 
     /// Counts one tick: the zone's messages, then every NPC's state after it.
     pub fn tick(&mut self, zone: &Zone, messages: &[Value]) {
+        let window = zone.social.detector().config.incident_window_hours;
         for message in messages {
             self.count(message);
+            if message["type"] == "story_signal" {
+                self.incident(
+                    message,
+                    zone.game_time as f64 * zone.full_tick_hours(),
+                    window,
+                );
+            }
         }
         let tick_hours = zone.full_tick_hours();
         let minutes = (tick_hours * 60.0).round().max(1.0) as u64;
@@ -183,6 +197,32 @@ impl Scorecard {
             };
             score.stress_at_max_minutes = score.stress_at_max_minutes.max(score.stress_run);
         }
+    }
+
+    /// Places a raised signal in its incident: the latest earlier signal of its type at its
+    /// place that shares an NPC with it and was raised within `window` game hours.
+    fn incident(&mut self, message: &Value, at_hours: f64, window: f64) {
+        let text = |field: &str| message[field].as_str().unwrap_or_default().to_owned();
+        let (kind, location) = (text("signal_type"), text("location"));
+        let npcs: Vec<String> = message["npcs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|n| n.as_str().map(str::to_owned))
+            .collect();
+        let count = self
+            .raised
+            .iter()
+            .rev()
+            .find(|(k, l, others, at, _)| {
+                *k == kind
+                    && *l == location
+                    && at_hours - at <= window
+                    && others.iter().any(|n| npcs.contains(n))
+            })
+            .map_or(1, |(.., count)| count + 1);
+        self.most_signals_in_an_incident = self.most_signals_in_an_incident.max(count);
+        self.raised.push((kind, location, npcs, at_hours, count));
     }
 
     fn count(&mut self, message: &Value) {
@@ -341,6 +381,12 @@ impl Scorecard {
                 target: "5 to 25",
                 value: self.signals_per_day,
                 met: (5.0..=25.0).contains(&self.signals_per_day),
+            },
+            Target {
+                measure: "signals of one type raised by one incident",
+                target: "1",
+                value: self.most_signals_in_an_incident as f64,
+                met: self.most_signals_in_an_incident <= 1,
             },
             Target {
                 measure: "NPCs named by one signal",
@@ -525,7 +571,7 @@ pub struct SeedSpread {
 impl SeedSpread {
     /// The spread of `runs`.
     pub fn of(runs: Vec<Scorecard>) -> Self {
-        let figures: [(&'static str, Figure); 6] = [
+        let figures: [(&'static str, Figure); 9] = [
             ("adherence", |c| c.adherence.unwrap_or(f64::NAN)),
             ("worst_critical", |c| c.worst_critical),
             ("longest_action_minutes", |c| {
@@ -534,6 +580,16 @@ impl SeedSpread {
             ("stress_at_max_minutes", |c| c.stress_at_max_minutes as f64),
             ("signals_per_day", |c| c.signals_per_day),
             ("signal_types", |c| c.signals.len() as f64),
+            ("signals_in_an_incident", |c| {
+                c.most_signals_in_an_incident as f64
+            }),
+            ("npcs_in_a_signal", |c| c.most_npcs_in_a_signal as f64),
+            ("worst_npc_adherence", |c| {
+                c.npcs
+                    .values()
+                    .filter_map(|s| s.adherence)
+                    .fold(f64::NAN, f64::min)
+            }),
         ];
         let spread = figures
             .into_iter()
@@ -600,7 +656,7 @@ mod tests {
         card.most_npcs_in_a_signal = 4;
         card.finish(24.0 * 7.0);
         assert!(card.targets.iter().all(|t| t.met), "{:#?}", card.targets);
-        assert_eq!(card.targets.len(), 9, "with the week's signal types");
+        assert_eq!(card.targets.len(), 10, "with the week's signal types");
         card.most_npcs_in_a_signal = 17;
         card.finish(24.0 * 7.0);
         let missed: Vec<&str> = card
@@ -614,6 +670,46 @@ mod tests {
             card.text("v")
                 .contains("missed: NPCs named by one signal <= 6")
         );
+    }
+
+    #[test]
+    fn signals_of_one_type_at_one_place_sharing_an_npc_within_the_window_are_one_incident() {
+        let signal = |kind: &str, place: &str, npcs: &[&str]| {
+            serde_json::json!({"type": "story_signal", "signal_type": kind, "location": place,
+                "npcs": npcs})
+        };
+        let mut card = Scorecard::new(1);
+        card.incident(
+            &signal("rivalry_escalation", "market", &["ann", "vex"]),
+            10.0,
+            2.0,
+        );
+        card.incident(&signal("discovery", "market", &["bob", "vex"]), 10.5, 2.0);
+        card.incident(
+            &signal("rivalry_escalation", "tavern", &["bob", "vex"]),
+            10.5,
+            2.0,
+        );
+        card.incident(
+            &signal("rivalry_escalation", "market", &["cid", "dot"]),
+            11.0,
+            2.0,
+        );
+        card.incident(
+            &signal("rivalry_escalation", "market", &["ann", "eve"]),
+            15.0,
+            2.0,
+        );
+        assert_eq!(
+            card.most_signals_in_an_incident, 1,
+            "another type, place, cast or time"
+        );
+        card.incident(
+            &signal("rivalry_escalation", "market", &["eve", "fay"]),
+            16.0,
+            2.0,
+        );
+        assert_eq!(card.most_signals_in_an_incident, 2);
     }
 
     #[test]

@@ -130,12 +130,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_five_genre_profiles_are_embedded_and_valid() {
+    fn the_genre_profiles_and_the_villages_are_embedded_and_valid() {
         let library = ProfileLibrary::embedded().expect("embedded profiles load");
         let names: Vec<&str> = library.names().collect();
         assert_eq!(
             names,
-            ["default", "open-world", "social", "survival", "tactical"]
+            [
+                "default",
+                "open-world",
+                "social",
+                "survival",
+                "tactical",
+                "village"
+            ]
         );
         let survival = library.get("survival").expect("survival");
         assert_eq!(survival.consideration_weights.get("HUNGER"), Some(&1.5));
