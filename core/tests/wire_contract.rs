@@ -2,15 +2,23 @@
 //! and bad requests are refused with the JSON path and the reason.
 
 use geppetto_core::Profile;
-use geppetto_core::wire::{self, request::DecideBatchRequest, request::DecideRequest};
+use geppetto_core::wire::{self, limits::DecideLimits};
 use serde_json::{Value, json};
 
 const EXAMPLE: &str = include_str!("../../config/examples/decide-tavern.json");
 
 fn decide(json: &str) -> Result<Value, wire::WireError> {
-    let request: DecideRequest = wire::parse(json)?;
-    let answer = wire::decide(&request, &Profile::default())?;
-    Ok(serde_json::to_value(answer).expect("serialisable"))
+    let decided = wire::parse_decide(json, &DecideLimits::default())?
+        .compile(&Profile::default())?
+        .decide()?;
+    Ok(serde_json::to_value(decided.answer()).expect("serialisable"))
+}
+
+fn decide_batch(json: &str, workers: usize) -> Result<String, wire::WireError> {
+    let decided = wire::parse_decide_batch(json, &DecideLimits::default())?
+        .compile(&Profile::default())?
+        .decide(workers)?;
+    Ok(serde_json::to_string(&decided.answer()).expect("serialisable"))
 }
 
 #[test]
@@ -202,9 +210,7 @@ fn the_batch_answer_lists_every_agent_in_input_order() {
               "actions": [ { "id": "eat", "deltas": { "HUNGER": 40 }, "radius": 95 } ] }
         ] }
     });
-    let request: DecideBatchRequest = wire::parse(&request.to_string()).expect("parses");
-    let answer = wire::decide_batch(&request, &Profile::default(), 2).expect("valid");
-    let text = serde_json::to_string(&answer).expect("serialisable");
+    let text = decide_batch(&request.to_string(), 2).expect("valid");
     let answer: Value = serde_json::from_str(&text).expect("parses");
     assert_eq!(
         answer["assignments"],
@@ -231,8 +237,7 @@ fn the_batch_answer_lists_every_agent_in_input_order() {
 fn duplicate_agents_in_a_batch_are_refused() {
     let request = json!({ "seed": 1, "agents": [ { "id": "a", "position": [0, 0] }, { "id": "a", "position": [1, 0] } ],
                           "world": { "providers": [] } });
-    let request: DecideBatchRequest = wire::parse(&request.to_string()).expect("parses");
-    let error = wire::decide_batch(&request, &Profile::default(), 1).expect_err("refused");
+    let error = decide_batch(&request.to_string(), 1).expect_err("refused");
     assert_eq!(error.path, "agents[1].id");
 }
 

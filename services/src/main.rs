@@ -1,7 +1,7 @@
 //! The `geppetto` binary: argument parsing, input/output and exit codes. The work is in the
 //! library's `commands`.
 
-use std::io::Read;
+use std::io::{BufWriter, Read, StdoutLock, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -497,7 +497,9 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             let library = profiles(args.profiles_dir.as_ref())?;
             let limits = args.limits()?;
             let input = args.request(&limits)?;
-            cli::decide::decide(&input, &library, &limits, args.pretty)
+            let answered = cli::decide::decide(input, &library, &limits)?;
+            write_stdout(|out| answered.write(out, args.pretty));
+            Ok(String::new())
         }
         Command::DecideBatch { common, threads } => {
             let library = profiles(common.profiles_dir.as_ref())?;
@@ -506,7 +508,9 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             });
             let limits = common.limits()?;
             let input = common.request(&limits)?;
-            cli::decide::decide_batch(&input, &library, &limits, common.pretty, workers)
+            let answered = cli::decide::decide_batch(input, &library, &limits, workers)?;
+            write_stdout(|out| answered.write(out, common.pretty));
+            Ok(String::new())
         }
         Command::Simulate {
             scenario,
@@ -753,15 +757,21 @@ fn run(cli: Cli) -> Result<String, CommandError> {
 
 /// Writes one line to stdout; a reader that went away (`| head`) ends the program quietly
 /// instead of a panic.
-fn print_line(line: &str) {
-    use std::io::Write;
-    if let Err(error) = writeln!(std::io::stdout().lock(), "{line}") {
+/// Writes to stdout through a buffer. A closed pipe (`| head`) ends the process quietly; any
+/// other failure ends it with exit code 1.
+fn write_stdout(write: impl FnOnce(&mut BufWriter<StdoutLock<'static>>) -> std::io::Result<()>) {
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    if let Err(error) = write(&mut out).and_then(|()| out.flush()) {
         if error.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
         eprintln!("error: writing to stdout: {error}");
         std::process::exit(1);
     }
+}
+
+fn print_line(line: &str) {
+    write_stdout(|out| writeln!(out, "{line}"));
 }
 
 fn main() -> ExitCode {

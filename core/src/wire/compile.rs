@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::WireError;
+use super::read::Elements;
 use super::request::{
     ActionSpec, AgentSpec, CommitmentSpec, ConsiderationSpec, CurveSpec, OpSpec, PreconditionSpec,
     ProviderSpec, UpdaterSpec, WorldSpec,
@@ -15,6 +16,7 @@ use crate::decision::curve::{ResponseCurve, SampledCurve, Shape};
 use crate::decision::world::{
     ActionEffects, AdvertisedAction, CompareOp, Context, Position, Precondition, Provider, World,
 };
+use crate::rng::stable_hash;
 use crate::vocabulary::{Symbol, Vocabulary};
 
 fn finite(path: &str, value: f64) -> Result<f64, WireError> {
@@ -53,20 +55,46 @@ fn position(path: &str, coordinates: &[f64]) -> Result<Position, WireError> {
     Ok(position)
 }
 
+/// Collects `items` into a vector of exactly their number, or their first error (collecting
+/// into a `Result` cannot know the number, and rounds a short list up to four).
+fn exactly<T>(
+    items: impl ExactSizeIterator<Item = Result<T, WireError>>,
+) -> Result<Vec<T>, WireError> {
+    let mut collected = Vec::with_capacity(items.len());
+    for item in items {
+        collected.push(item?);
+    }
+    Ok(collected)
+}
+
+/// The ids of an array's elements seen so far, kept as their hashes (eight bytes an id
+/// whatever its length): a repeated hash is confirmed against the ids already built.
+#[derive(Default)]
+pub(crate) struct SeenIds(HashSet<u64>);
+
+impl SeenIds {
+    /// Whether `id` repeats one of `built`, the ids before it.
+    pub(crate) fn repeats<'a>(
+        &mut self,
+        id: &str,
+        mut built: impl Iterator<Item = &'a str>,
+    ) -> bool {
+        !self.0.insert(stable_hash(id)) && built.any(|earlier| earlier == id)
+    }
+}
+
 fn symbol_map(
     path: &str,
     map: &BTreeMap<String, f64>,
     vocabulary: &mut Vocabulary,
     check: fn(&str, f64) -> Result<f64, WireError>,
 ) -> Result<Vec<(Symbol, f64)>, WireError> {
-    map.iter()
-        .map(|(name, value)| {
-            Ok((
-                vocabulary.intern(name),
-                check(&format!("{path}.{name}"), *value)?,
-            ))
-        })
-        .collect()
+    exactly(map.iter().map(|(name, value)| {
+        Ok((
+            vocabulary.intern(name),
+            check(&format!("{path}.{name}"), *value)?,
+        ))
+    }))
 }
 
 fn symbols(names: &[String], vocabulary: &mut Vocabulary) -> Vec<Symbol> {
@@ -199,12 +227,12 @@ pub fn agent(
         }
         considerations.push(consideration(&item_path, c, vocabulary)?);
     }
-    let commitments = spec
-        .commitments
-        .iter()
-        .enumerate()
-        .map(|(i, c)| commitment(&format!("{path}.commitments[{i}]"), c, vocabulary))
-        .collect::<Result<_, _>>()?;
+    let commitments = exactly(
+        spec.commitments
+            .iter()
+            .enumerate()
+            .map(|(i, c)| commitment(&format!("{path}.commitments[{i}]"), c, vocabulary)),
+    )?;
     Ok(Agent {
         id: spec.id.clone(),
         position: position(&format!("{path}.position"), &spec.position)?,
@@ -299,12 +327,12 @@ fn action(
     vocabulary: &mut Vocabulary,
 ) -> Result<AdvertisedAction, WireError> {
     non_empty_id(&format!("{path}.id"), &spec.id)?;
-    let preconditions = spec
-        .preconditions
-        .iter()
-        .enumerate()
-        .map(|(i, p)| precondition(&format!("{path}.preconditions[{i}]"), p, vocabulary))
-        .collect::<Result<_, _>>()?;
+    let preconditions = exactly(
+        spec.preconditions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| precondition(&format!("{path}.preconditions[{i}]"), p, vocabulary)),
+    )?;
     Ok(AdvertisedAction {
         id: spec.id.clone(),
         tags: symbols(&spec.tags, vocabulary),
@@ -373,42 +401,40 @@ pub fn provider(
     })
 }
 
-/// Builds the world.
-pub fn world(
+/// Builds the world; its providers come from `P`, an array of specs or the raw text of one
+/// read a provider at a time.
+pub fn world<P: Elements<ProviderSpec>>(
     path: &str,
-    spec: &WorldSpec,
+    spec: &WorldSpec<P>,
     vocabulary: &mut Vocabulary,
 ) -> Result<World, WireError> {
     let now_hours = finite(&format!("{path}.now_hours"), spec.now_hours)?;
-    let contexts = spec
-        .contexts
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let item_path = format!("{path}.contexts[{i}]");
-            Ok(Context {
-                name: vocabulary.intern(&c.name),
-                tag_multipliers: symbol_map(
-                    &format!("{item_path}.tag_multipliers"),
-                    &c.tag_multipliers,
-                    vocabulary,
-                    non_negative,
-                )?,
-            })
+    let contexts = exactly(spec.contexts.iter().enumerate().map(|(i, c)| {
+        let item_path = format!("{path}.contexts[{i}]");
+        Ok(Context {
+            name: vocabulary.intern(&c.name),
+            tag_multipliers: symbol_map(
+                &format!("{item_path}.tag_multipliers"),
+                &c.tag_multipliers,
+                vocabulary,
+                non_negative,
+            )?,
         })
-        .collect::<Result<_, WireError>>()?;
-    let mut seen = HashSet::new();
-    let mut providers = Vec::with_capacity(spec.providers.len());
-    for (i, p) in spec.providers.iter().enumerate() {
-        let item_path = format!("{path}.providers[{i}]");
-        if !seen.insert(p.id.as_str()) {
+    }))?;
+    let providers_path = format!("{path}.providers");
+    let mut seen = SeenIds::default();
+    let mut providers: Vec<Provider> = Vec::new();
+    spec.providers.each(&providers_path, |i, p| {
+        let item_path = format!("{providers_path}[{i}]");
+        if seen.repeats(&p.id, providers.iter().map(|q| q.id.as_str())) {
             return Err(WireError::at(
                 &format!("{item_path}.id"),
                 format!("duplicate provider `{}`", p.id),
             ));
         }
         providers.push(provider(&item_path, p, vocabulary)?);
-    }
+        Ok(())
+    })?;
     Ok(World {
         now_hours,
         contexts,

@@ -3,13 +3,14 @@
 //! shaping the answer. The CLI, the admin API and the fuzz targets all go through here, so the
 //! contract has one implementation.
 
+pub mod batch;
 pub mod compile;
+pub mod decide;
 pub mod limits;
+pub mod read;
 pub mod request;
 pub mod response;
 pub mod scenario;
-
-use std::collections::HashSet;
 
 use serde::de::DeserializeOwned;
 
@@ -18,12 +19,11 @@ use crate::decision::scoring::{Candidate, Ineligible};
 use crate::decision::tuning::Profile;
 use crate::decision::world::World;
 use crate::vocabulary::Vocabulary;
-use limits::{DecideLimits, LimitError, check_json};
-use request::{DecideBatchRequest, DecideRequest, WorldSpec};
-use response::{
-    AssignmentOut, BatchAnswer, BreakdownOut, DecideAnswer, IneligibleOut, OrderedMap, RankedOut,
-    SelectedOut, round4,
-};
+pub use batch::parse_decide_batch;
+pub use decide::parse_decide;
+use limits::{DecideLimits, LimitError};
+use read::{Counted, Nested};
+use response::{BreakdownOut, IneligibleOut, RankedOut, round4};
 
 /// A refused request: where (a JSON path such as `agent.considerations[2].max`) and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -82,44 +82,24 @@ pub fn parse<T: DeserializeOwned>(json: &str) -> Result<T, WireError> {
     Ok(value)
 }
 
-fn check_world_counts(world: &WorldSpec, limits: &DecideLimits) -> Result<(), LimitError> {
+/// Checks the world's counted providers and their actions against `limits` (the raw count
+/// while reading misses an array under an escaped key, which the parser reads like any other).
+fn check_world_counts<P: Nested>(
+    providers: &Counted<P>,
+    limits: &DecideLimits,
+) -> Result<(), LimitError> {
     limits.check_count(
         "max_providers",
         "providers",
-        world.providers.len(),
+        providers.len,
         limits.max_providers,
     )?;
-    let actions = world.providers.iter().map(|p| p.actions.len()).sum();
-    limits.check_count("max_actions", "actions", actions, limits.max_actions)
-}
-
-/// Parses a `decide` request from outside: the raw text is checked against `limits` first,
-/// then parsed, then its counts are checked.
-pub fn parse_decide(json: &str, limits: &DecideLimits) -> Result<DecideRequest, WireError> {
-    check_json(json, &limits.json())?;
-    limits.check_counts_while_reading(json, false)?;
-    let request: DecideRequest = parse(json)?;
-    check_world_counts(&request.world, limits)?;
-    Ok(request)
-}
-
-/// Parses a `decide-batch` request from outside, like [`parse_decide`], with its agent count.
-pub fn parse_decide_batch(
-    json: &str,
-    limits: &DecideLimits,
-) -> Result<DecideBatchRequest, WireError> {
-    check_json(json, &limits.json())?;
-    limits.check_counts_while_reading(json, true)?;
-    let request: DecideBatchRequest = parse(json)?;
     limits.check_count(
-        "max_agents",
-        "agents",
-        request.agents.len(),
-        limits.max_agents,
-    )?;
-    check_world_counts(&request.world, limits)?;
-    limits.check_work(request.agents.len(), request.world.providers.len())?;
-    Ok(request)
+        "max_actions",
+        "actions",
+        providers.nested,
+        limits.max_actions,
+    )
 }
 
 /// Refuses an answer holding a utility that overflowed: every number was finite, but their
@@ -187,112 +167,4 @@ pub fn ineligible_out(world: &World, ineligible: &Ineligible) -> IneligibleOut {
         action,
         reason: ineligible.reason,
     }
-}
-
-/// Runs a parsed `decide` request under `profile`.
-pub fn decide(request: &DecideRequest, profile: &Profile) -> Result<DecideAnswer, WireError> {
-    let mut vocabulary = Vocabulary::new();
-    let decider = decider_for(&request.tuning, profile, &mut vocabulary)?;
-    let agent = compile::agent("agent", &request.agent, &mut vocabulary)?;
-    let world = compile::world("world", &request.world, &mut vocabulary)?;
-    let decision = decider.decide(&agent, &world, request.seed);
-    for candidate in &decision.ranking.ranked {
-        finite_utility(candidate.provider, candidate.action, candidate.utility)?;
-    }
-    let selected = decision.selected.map(|candidate| {
-        let (provider, action) = ids(&world, candidate.provider, candidate.action);
-        SelectedOut {
-            provider,
-            action,
-            utility: round4(candidate.utility),
-        }
-    });
-    Ok(DecideAnswer {
-        selected,
-        convention_broken: decision.convention_broken,
-        ranked: decision
-            .ranking
-            .ranked
-            .iter()
-            .map(|c| ranked_out(&world, c))
-            .collect(),
-        ineligible: decision
-            .ranking
-            .ineligible
-            .iter()
-            .map(|i| ineligible_out(&world, i))
-            .collect(),
-    })
-}
-
-/// Runs a parsed `decide-batch` request under `profile`, scoring on `workers` threads.
-pub fn decide_batch(
-    request: &DecideBatchRequest,
-    profile: &Profile,
-    workers: usize,
-) -> Result<BatchAnswer, WireError> {
-    let mut vocabulary = Vocabulary::new();
-    let decider = decider_for(&request.tuning, profile, &mut vocabulary)?;
-    let mut seen = HashSet::new();
-    let mut agents = Vec::with_capacity(request.agents.len());
-    for (i, spec) in request.agents.iter().enumerate() {
-        if !seen.insert(spec.id.as_str()) {
-            return Err(WireError::at(
-                &format!("agents[{i}].id"),
-                format!("duplicate agent `{}`", spec.id),
-            ));
-        }
-        agents.push(compile::agent(
-            &format!("agents[{i}]"),
-            spec,
-            &mut vocabulary,
-        )?);
-    }
-    let world = compile::world("world", &request.world, &mut vocabulary)?;
-    let batch = decider.decide_batch(&agents, &world, request.seed, workers);
-    for index in 0..agents.len() {
-        for p in batch.preferences.of(index) {
-            finite_utility(p.provider, p.action, p.utility)?;
-        }
-    }
-    let assignments = agents
-        .iter()
-        .zip(&batch.assignments)
-        .map(|(agent, assignment)| match assignment {
-            Some(p) => {
-                let (provider, action) = ids(&world, p.provider, p.action);
-                AssignmentOut {
-                    agent: agent.id.clone(),
-                    provider: Some(provider),
-                    action: Some(action),
-                }
-            }
-            None => AssignmentOut {
-                agent: agent.id.clone(),
-                provider: None,
-                action: None,
-            },
-        })
-        .collect();
-    let preferences = agents
-        .iter()
-        .enumerate()
-        .map(|(index, agent)| {
-            let list = batch
-                .preferences
-                .of(index)
-                .iter()
-                .map(|p| {
-                    let (provider, action) = ids(&world, p.provider, p.action);
-                    (provider, action, round4(p.utility))
-                })
-                .collect();
-            (agent.id.clone(), list)
-        })
-        .collect();
-    Ok(BatchAnswer {
-        assignments,
-        preferences: OrderedMap(preferences),
-        rounds: batch.rounds,
-    })
 }

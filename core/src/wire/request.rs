@@ -1,6 +1,10 @@
 //! The request side of the `decide` / `decide-batch` JSON contract, as
 //! plain serde types. Unknown fields are ignored; missing required fields and wrong types are
 //! refused by the parser with their JSON path. Semantic checks live in `compile`.
+//!
+//! A request's large parts (its agents, its world's providers) are type parameters: the
+//! contract is the defaults (arrays of specs), and `wire::read` reads a request in two passes
+//! that hold those parts as a count, then as raw text read one element at a time.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +16,8 @@ use crate::decision::tuning::TuningPatch;
 
 /// `geppetto decide` input.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-pub struct DecideRequest {
+#[schemars(rename = "DecideRequest")]
+pub struct DecideRequest<Agent = AgentSpec, World = WorldSpec> {
     /// The decision's seed.
     pub seed: u64,
     /// Profile name; default `default`.
@@ -22,14 +27,15 @@ pub struct DecideRequest {
     #[serde(default)]
     pub tuning: TuningPatch,
     /// Who decides.
-    pub agent: AgentSpec,
+    pub agent: Agent,
     /// What they can choose from.
-    pub world: WorldSpec,
+    pub world: World,
 }
 
 /// `geppetto decide-batch` input.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-pub struct DecideBatchRequest {
+#[schemars(rename = "DecideBatchRequest")]
+pub struct DecideBatchRequest<Agents = Vec<AgentSpec>, World = WorldSpec> {
     /// The batch's seed (each agent derives its own from it and its id).
     pub seed: u64,
     /// Profile name; default `default`.
@@ -39,9 +45,9 @@ pub struct DecideBatchRequest {
     #[serde(default)]
     pub tuning: TuningPatch,
     /// Who decides; ids must be unique.
-    pub agents: Vec<AgentSpec>,
+    pub agents: Agents,
     /// The shared world.
-    pub world: WorldSpec,
+    pub world: World,
 }
 
 /// An agent.
@@ -195,7 +201,8 @@ pub struct CommitmentSpec {
 
 /// The world.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
-pub struct WorldSpec {
+#[schemars(rename = "WorldSpec")]
+pub struct WorldSpec<Providers = Vec<ProviderSpec>> {
     /// The game hour.
     #[serde(default)]
     pub now_hours: f64,
@@ -203,7 +210,7 @@ pub struct WorldSpec {
     #[serde(default)]
     pub contexts: Vec<ContextSpec>,
     /// Providers.
-    pub providers: Vec<ProviderSpec>,
+    pub providers: Providers,
     /// Values read by perception-driven considerations.
     #[serde(default)]
     pub perceptions: BTreeMap<String, f64>,

@@ -1,5 +1,9 @@
 //! The answer side of the `decide` / `decide-batch` JSON contract. Numbers are rounded to four
 //! decimals for the wire (ordering was decided on full precision before rounding).
+//!
+//! An answer's long lists are type parameters: the contract is the defaults (arrays, an
+//! ordered map), and an answer is written as it is read from the decision ([`Streamed`],
+//! [`StreamedMap`]), the same bytes without building the lists.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -21,16 +25,17 @@ pub fn round4(value: f64) -> f64 {
 
 /// `geppetto decide` output.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct DecideAnswer {
+#[schemars(rename = "DecideAnswer")]
+pub struct DecideAnswer<Ranked = Vec<RankedOut>, Ineligible = Vec<IneligibleOut>> {
     /// The pick, or null when nothing is eligible.
     pub selected: Option<SelectedOut>,
     /// Present (true) only when convention breaking replaced the pick.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub convention_broken: bool,
     /// Every eligible candidate by descending utility.
-    pub ranked: Vec<RankedOut>,
+    pub ranked: Ranked,
     /// Every removed candidate with its first failed gate.
-    pub ineligible: Vec<IneligibleOut>,
+    pub ineligible: Ineligible,
 }
 
 /// The selected candidate.
@@ -110,11 +115,12 @@ pub struct IneligibleOut {
 
 /// `geppetto decide-batch` output.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct BatchAnswer {
+#[schemars(rename = "BatchAnswer")]
+pub struct BatchAnswer<Assignments = Vec<AssignmentOut>, Preferences = AgentPreferences> {
     /// One per agent, in input order.
-    pub assignments: Vec<AssignmentOut>,
+    pub assignments: Assignments,
     /// Each agent's retained preferences, keyed by agent id in input order.
-    pub preferences: AgentPreferences,
+    pub preferences: Preferences,
     /// Contention rounds it took.
     pub rounds: usize,
 }
@@ -165,9 +171,41 @@ impl<V: Serialize> Serialize for OrderedMap<V> {
     }
 }
 
+/// A JSON array written from the items `items` makes, one at a time, rather than from a built
+/// list: the same bytes as the `Vec` of those items.
+pub struct Streamed<F>(pub F);
+
+impl<F, I> Serialize for Streamed<F>
+where
+    F: Fn() -> I,
+    I: IntoIterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq((self.0)())
+    }
+}
+
+/// A JSON object written from the `(key, value)` entries `entries` makes, in that order: the
+/// same bytes as the [`OrderedMap`] of those entries.
+pub struct StreamedMap<F>(pub F);
+
+impl<F, I, K, V> Serialize for StreamedMap<F>
+where
+    F: Fn() -> I,
+    I: IntoIterator<Item = (K, V)>,
+    K: Serialize,
+    V: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map((self.0)())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::round4;
+    use super::*;
+    use crate::decision::scoring::IneligibleReason;
 
     #[test]
     fn rounding_keeps_every_finite_value_finite() {
@@ -178,5 +216,96 @@ mod tests {
         assert_eq!(round4(-f64::MAX), -f64::MAX);
         assert_eq!(round4(f64::MAX), f64::MAX);
         assert_eq!(round4(1e305), 1e305);
+    }
+
+    fn both_ways<T: Serialize, U: Serialize>(built: &T, streamed: &U) {
+        let compact = serde_json::to_string(built).expect("json");
+        assert_eq!(serde_json::to_string(streamed).expect("json"), compact);
+        let pretty = serde_json::to_string_pretty(built).expect("json");
+        assert_eq!(
+            serde_json::to_string_pretty(streamed).expect("json"),
+            pretty
+        );
+    }
+
+    /// A streamed answer is written in exactly the bytes of the built one, compact and pretty,
+    /// with no, one or several items in each list.
+    #[test]
+    fn a_streamed_answer_has_the_bytes_of_the_built_one() {
+        let ranked = |n: usize| -> Vec<RankedOut> {
+            (0..n)
+                .map(|i| RankedOut {
+                    provider: format!("p{i}"),
+                    action: "eat".into(),
+                    utility: 1.5 / (i as f64 + 1.0),
+                    breakdown: BreakdownOut {
+                        benefit: 2.0,
+                        priority: 0.0,
+                        personality: 1.2,
+                        context: -0.0,
+                        distance: 0.6667,
+                        cost: 1e300,
+                    },
+                })
+                .collect()
+        };
+        let ineligible = |n: usize| -> Vec<IneligibleOut> {
+            (0..n)
+                .map(|i| IneligibleOut {
+                    provider: format!("far{i}"),
+                    action: "rest".into(),
+                    reason: IneligibleReason::OutOfRadius,
+                })
+                .collect()
+        };
+        for (n, broken) in [(0, false), (1, true), (3, false)] {
+            let built = DecideAnswer {
+                selected: ranked(n).first().map(|r| SelectedOut {
+                    provider: r.provider.clone(),
+                    action: r.action.clone(),
+                    utility: r.utility,
+                }),
+                convention_broken: broken,
+                ranked: ranked(n),
+                ineligible: ineligible(n),
+            };
+            let streamed = DecideAnswer {
+                selected: built.selected.clone(),
+                convention_broken: broken,
+                ranked: Streamed(|| ranked(n)),
+                ineligible: Streamed(|| ineligible(n)),
+            };
+            both_ways(&built, &streamed);
+            let assignments = |n: usize| -> Vec<AssignmentOut> {
+                (0..n)
+                    .map(|i| AssignmentOut {
+                        agent: format!("a{i}"),
+                        provider: (i % 2 == 0).then(|| format!("p{i}")),
+                        action: (i % 2 == 0).then(|| "eat".to_owned()),
+                    })
+                    .collect()
+            };
+            let preferences = |n: usize| -> Vec<(String, Vec<PreferenceRow>)> {
+                (0..n)
+                    .map(|i| {
+                        let rows = (0..i)
+                            .map(|r| (format!("p{r}"), "eat".into(), 0.5))
+                            .collect();
+                        (format!("a{i}"), rows)
+                    })
+                    .collect()
+            };
+            let built = BatchAnswer {
+                assignments: assignments(n),
+                preferences: OrderedMap(preferences(n)),
+                rounds: n,
+            };
+            let streamed = BatchAnswer {
+                assignments: Streamed(|| assignments(n)),
+                preferences: StreamedMap(|| preferences(n)),
+                rounds: n,
+            };
+            both_ways(&built, &streamed);
+        }
     }
 }

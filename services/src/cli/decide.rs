@@ -1,8 +1,12 @@
 //! `geppetto decide` and `geppetto decide-batch`: a JSON request in, a JSON answer out, per the
-//! contract in docs/contract.md (implemented once, in `geppetto_core::wire`).
+//! contract in docs/contract.md (implemented once, in `geppetto_core::wire`). The request's
+//! text is dropped once it is compiled, and the answer is written as it is serialized, so a
+//! large request is never held as text, specs, engine values and answer at once.
 
-use std::io::Read;
+use std::io::{self, Read, Write};
 
+use geppetto_core::wire::batch::DecidedBatch;
+use geppetto_core::wire::decide::Decided;
 use geppetto_core::wire::limits::{DecideLimits, check_bytes};
 use geppetto_core::wire::{self, WireError};
 use serde::Serialize;
@@ -28,13 +32,33 @@ fn profile<'a>(
     })
 }
 
-fn render<T: Serialize>(answer: &T, pretty: bool) -> Result<String, CommandError> {
-    let text = if pretty {
-        serde_json::to_string_pretty(answer)
+/// A decided request, written with [`Answered::write`].
+#[derive(Debug)]
+pub enum Answered {
+    /// A `decide` request's decision.
+    Decide(Decided),
+    /// A `decide-batch` request's decisions.
+    Batch(DecidedBatch),
+}
+
+fn write_json<T: Serialize>(out: &mut impl Write, answer: &T, pretty: bool) -> io::Result<()> {
+    if pretty {
+        serde_json::to_writer_pretty(&mut *out, answer)?;
     } else {
-        serde_json::to_string(answer)
-    };
-    text.map_err(|e| CommandError::Environment(format!("cannot write the answer: {e}")))
+        serde_json::to_writer(&mut *out, answer)?;
+    }
+    out.write_all(b"\n")
+}
+
+impl Answered {
+    /// Writes the answer and a newline to `out` (indented for humans with `pretty`), each
+    /// item as it is serialized.
+    pub fn write(&self, out: &mut impl Write, pretty: bool) -> io::Result<()> {
+        match self {
+            Self::Decide(decided) => write_json(out, &decided.answer(), pretty),
+            Self::Batch(decided) => write_json(out, &decided.answer(), pretty),
+        }
+    }
 }
 
 /// Reads a request from `source` (a file or stdin, named `name` in errors): at most
@@ -61,29 +85,32 @@ pub fn read_request(
     })
 }
 
-/// Answers one `decide` request.
+/// Decides one `decide` request; `input` is dropped as soon as the request is compiled.
 pub fn decide(
-    input: &str,
+    input: String,
     library: &ProfileLibrary,
     limits: &DecideLimits,
-    pretty: bool,
-) -> Result<String, CommandError> {
-    let request = wire::parse_decide(input, limits).map_err(bad_input)?;
-    let profile = profile(library, request.profile.as_deref())?;
-    let answer = wire::decide(&request, profile).map_err(bad_input)?;
-    render(&answer, pretty)
+) -> Result<Answered, CommandError> {
+    let request = wire::parse_decide(&input, limits).map_err(bad_input)?;
+    let profile = profile(library, request.profile())?;
+    let compiled = request.compile(profile).map_err(bad_input)?;
+    drop(input);
+    let decided = compiled.decide().map_err(bad_input)?;
+    Ok(Answered::Decide(decided))
 }
 
-/// Answers one `decide-batch` request, scoring on `workers` threads.
+/// Decides one `decide-batch` request, scoring on `workers` threads; `input` is dropped as
+/// soon as the request is compiled.
 pub fn decide_batch(
-    input: &str,
+    input: String,
     library: &ProfileLibrary,
     limits: &DecideLimits,
-    pretty: bool,
     workers: usize,
-) -> Result<String, CommandError> {
-    let request = wire::parse_decide_batch(input, limits).map_err(bad_input)?;
-    let profile = profile(library, request.profile.as_deref())?;
-    let answer = wire::decide_batch(&request, profile, workers).map_err(bad_input)?;
-    render(&answer, pretty)
+) -> Result<Answered, CommandError> {
+    let request = wire::parse_decide_batch(&input, limits).map_err(bad_input)?;
+    let profile = profile(library, request.profile())?;
+    let compiled = request.compile(profile).map_err(bad_input)?;
+    drop(input);
+    let decided = compiled.decide(workers).map_err(bad_input)?;
+    Ok(Answered::Batch(decided))
 }

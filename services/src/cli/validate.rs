@@ -148,11 +148,11 @@ fn check_example(path: &Path, file: &str, text: &str) -> Result<(), String> {
     let library = || ProfileLibrary::embedded().map_err(|e| format!("{file}: {e}"));
     let limits = DecideLimits::default();
     if name.starts_with("decide-batch") {
-        super::decide::decide_batch(text, &library()?, &limits, false, 1)
+        super::decide::decide_batch(text.to_owned(), &library()?, &limits, 1)
             .map(|_| ())
             .map_err(decided)
     } else if name.starts_with("decide") {
-        super::decide::decide(text, &library()?, &limits, false)
+        super::decide::decide(text.to_owned(), &library()?, &limits)
             .map(|_| ())
             .map_err(decided)
     } else if name.starts_with("simulate") {
