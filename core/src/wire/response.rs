@@ -243,6 +243,8 @@ mod tests {
                         priority: 0.0,
                         personality: 1.2,
                         context: -0.0,
+                        schedule: 0.0,
+                        repeat: 1.0,
                         distance: 0.6667,
                         cost: 1e300,
                     },
