@@ -157,6 +157,34 @@ impl Simulator {
         }
     }
 
+    /// Whether the schedule's activity changed this tick (in `events`) and the running action
+    /// is out of the new routine: the agent chose it itself, it fits neither the activity's
+    /// tags nor its place, and it raises no critical need. Such an action yields to a fresh
+    /// pick — the bell rings, the smith puts down his hammer and goes to lunch.
+    fn off_routine(agent: &SimulatedAgent, events: &[SimEvent]) -> bool {
+        let (Some(running), Some(pull)) = (agent.running.as_ref(), agent.agent.schedule.as_ref())
+        else {
+            return false;
+        };
+        let changed = events
+            .iter()
+            .any(|e| matches!(e, SimEvent::ActivityChanged { to: Some(_), .. }));
+        let fits = pull.place.as_deref() == Some(running.provider.as_str())
+            || running
+                .action
+                .tags
+                .iter()
+                .any(|tag| pull.tags.contains(tag));
+        let restores_critical = running.action.deltas.iter().any(|(need, delta)| {
+            *delta > 0.0
+                && agent
+                    .agent
+                    .consideration(*need)
+                    .is_some_and(|c| c.is_critical())
+        });
+        changed && !fits && !restores_critical && !running.player_queued && running.order.is_none()
+    }
+
     /// `near` holds a grid of every provider and scoring buffers, built by the first agent
     /// that needs them and reused by the next (positions and radii do not change within a
     /// tick; occupancy does, so the grid keeps full providers too).
@@ -172,7 +200,8 @@ impl Simulator {
             return;
         };
         let considerations = &agent.agent.considerations;
-        if !considerations.iter().any(|c| c.is_critical()) {
+        let off_routine = Self::off_routine(agent, events);
+        if !off_routine && !considerations.iter().any(|c| c.is_critical()) {
             return;
         }
         let collapse_fraction = self.decider.tuning().imminent_collapse_fraction;
@@ -200,7 +229,7 @@ impl Simulator {
         let same = replacement.id == running.provider
             && replacement.actions[candidate.action].id == running.action.id;
         let threshold = self.decider.tuning().preemption_margin * running.continuation_utility;
-        if same || candidate.utility <= threshold {
+        if same || (!off_routine && candidate.utility <= threshold) {
             return;
         }
         let preempted = SimEvent::ActionPreempted {
