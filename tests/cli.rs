@@ -659,10 +659,11 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
     assert_eq!(nobody.status.code(), Some(2));
 }
 
-/// The shipped village over a game week under three seeds: the marks of its schedule,
-/// goals and story signals hold in every run (the card counts them; no time is measured).
+/// The shipped village over a game week under three seeds: the marks of its schedule, needs,
+/// stress, goals and story signals hold in every run (the card counts them; no time is
+/// measured).
 #[test]
-fn the_shipped_village_keeps_its_schedule_goal_and_story_marks_over_seeds() {
+fn the_shipped_village_keeps_its_schedule_needs_goal_and_story_marks_over_seeds() {
     let output = geppetto(
         &[
             "simulate", "--world", "village", "--days", "7", "--seeds", "1..3", "--json",
@@ -679,6 +680,8 @@ fn the_shipped_village_keeps_its_schedule_goal_and_story_marks_over_seeds() {
         "signal types over the week",
         "scheduled-time adherence, whole village",
         "adherence of each NPC with a schedule",
+        "time with a critical need, each NPC",
+        "stress at its maximum, in a row",
         "innate goals completed, failed or blocked",
         "story signals a game day",
         "signals of one type raised by one incident",

@@ -117,11 +117,11 @@ pub struct ScheduleSpec {
     /// default 0.8.
     #[serde(default = "default_adherence")]
     pub adherence: f64,
-    /// Utility added to an action with a tag of the activity in force; default 0.2 (needs
+    /// Utility added to an action with a tag of the activity in force; default 0.1 (needs
     /// are 0–1, so an empty need weighted 1 that an action fully restores is worth 1).
     #[serde(default = "default_schedule_bonus")]
     pub tag_bonus: f64,
-    /// Utility added to an action at the activity's place; default 0.2.
+    /// Utility added to an action at the activity's place; default 0.1.
     #[serde(default = "default_schedule_bonus")]
     pub place_bonus: f64,
     /// The blocks.
@@ -134,7 +134,7 @@ fn default_adherence() -> f64 {
 }
 
 fn default_schedule_bonus() -> f64 {
-    0.2
+    0.1
 }
 
 /// An innate goal as authored: a fact to hold or a resource to reach.

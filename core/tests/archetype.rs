@@ -36,7 +36,7 @@ fn children_override_their_parents_field_by_field() {
     assert_eq!(guard.schedule.as_ref().map(|s| s.adherence), Some(0.9));
     assert_eq!(
         guard.schedule.as_ref().map(|s| s.tag_bonus),
-        Some(0.2),
+        Some(0.1),
         "villager's"
     );
     assert_eq!(

@@ -836,6 +836,113 @@ mod schedules {
             .expect("the work block is in force");
         assert_eq!((pull.tag_bonus, pull.place_bonus), (0.0, 0.0));
     }
+
+    #[test]
+    fn adherence_scales_the_pull_so_a_pressing_need_wins_only_below_full_adherence() {
+        let pick_at_ten = |adherence: f64| {
+            let mut scene = Scene::default();
+            let (mut agent, world) = day(&mut scene);
+            if let Some(layer) = agent.schedule.as_mut() {
+                let mut schedule = (*layer.schedule).clone();
+                schedule.adherence = adherence;
+                layer.schedule = Arc::new(schedule);
+            }
+            agent.agent.considerations[0].value = 20.0; // tired, not critical
+            let sim = simulator(argmax());
+            sim.advance(&mut agent, TickRequest::full(10.0, &world), 0);
+            running(&agent).map(str::to_owned)
+        };
+        assert_eq!(pick_at_ten(0.0).as_deref(), Some("sleep"), "needs decide");
+        assert_eq!(
+            pick_at_ten(1.0).as_deref(),
+            Some("hammer"),
+            "the work block's bonus outweighs tiredness"
+        );
+    }
+
+    #[test]
+    fn a_change_of_block_interrupts_an_action_that_fits_neither_it_nor_a_critical_need() {
+        use geppetto_core::life::action::RunningAction;
+        let run_from = |provider: usize, at: f64| {
+            let mut scene = Scene::default();
+            let (mut agent, world) = day(&mut scene);
+            agent.agent.considerations[0].value = 30.0; // tired, not critical
+            let mut action = world.providers[provider].actions[0].clone();
+            action.duration_hours = 6.0;
+            agent.running = Some(RunningAction {
+                provider: world.providers[provider].id.clone(),
+                action,
+                started_at_hours: at,
+                elapsed_hours: 0.0,
+                continuation_utility: 100.0,
+                player_queued: false,
+                order: None,
+                carried_by_game: None,
+            });
+            let sim = simulator(argmax());
+            // Between blocks at 21:30, then the sleep block begins at 22:00.
+            sim.advance(&mut agent, TickRequest::full(21.5, &world), 0);
+            let events = sim
+                .advance(&mut agent, TickRequest::full(22.0, &world), 1)
+                .events;
+            (events, running(&agent).map(str::to_owned))
+        };
+        let (events, now) = run_from(0, 20.0);
+        assert!(
+            events.iter().any(
+                |e| matches!(e, SimEvent::ActionPreempted { action, .. } if action == "hammer")
+            ),
+            "{events:?}"
+        );
+        assert_eq!(now.as_deref(), Some("sleep"), "the bell rings");
+        let (events, now) = run_from(1, 20.0);
+        assert_eq!(
+            now.as_deref(),
+            Some("sleep"),
+            "sleep fits the sleep block: {events:?}"
+        );
+        assert!(
+            !events
+                .iter()
+                .any(|e| matches!(e, SimEvent::ActionPreempted { .. }))
+        );
+    }
+
+    #[test]
+    fn the_action_just_completed_weighs_the_repeat_factor_when_the_next_is_chosen() {
+        let next_after_hammer = |repeat_factor: f64| {
+            let mut scene = Scene::default();
+            let (mut agent, world) = day(&mut scene);
+            let mut polish = scene.action("polish", &[("PURPOSE", 4.0)], &["work"]);
+            polish.duration_hours = 1.0;
+            let mut world = world;
+            world.providers[0].actions.push(polish);
+            let sim = simulator(TuningPatch {
+                repeat_factor: Some(repeat_factor),
+                ..argmax()
+            });
+            sim.advance(&mut agent, TickRequest::full(9.0, &world), 0);
+            assert_eq!(running(&agent), Some("hammer"), "the better work first");
+            let mut next = None;
+            for tick in 1..=61u32 {
+                let now = 9.0 + f64::from(tick) * MINUTE;
+                let events = sim
+                    .advance(&mut agent, TickRequest::full(now, &world), u64::from(tick))
+                    .events;
+                if let Some(action) = started(&events) {
+                    next = Some(action.to_owned());
+                    break;
+                }
+            }
+            next
+        };
+        assert_eq!(next_after_hammer(1.0).as_deref(), Some("hammer"));
+        assert_eq!(
+            next_after_hammer(0.1).as_deref(),
+            Some("polish"),
+            "varies its work"
+        );
+    }
 }
 
 #[test]

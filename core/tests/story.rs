@@ -118,6 +118,41 @@ fn rivalry_escalation_when_a_pairs_trust_falls_by_a_third_within_two_days() {
 }
 
 #[test]
+fn one_theft_seen_by_many_is_one_rivalry_about_the_thief_naming_its_core_participants() {
+    let bystanders = ["ann", "bea", "cid", "dot", "eve", "fay", "gus", "hal"];
+    let mut theft: Vec<StoryEvent> = bystanders
+        .iter()
+        .map(|who| at(10.0, "market", trust(who, "vex", -0.35, 0.15)))
+        .collect();
+    // Another quarrel, elsewhere, at the same time: a separate incident.
+    theft.push(at(10.0, "tavern", trust("ivo", "jon", -0.4, 0.1)));
+    let signals = detect(theft);
+    let rivalry = of(&signals, SignalType::RivalryEscalation);
+    assert_eq!(rivalry.len(), 2, "{rivalry:?}");
+    let market = rivalry
+        .iter()
+        .find(|s| s.location == "market")
+        .expect("the theft");
+    assert!(market.involved_npcs.contains(&"vex".to_owned()));
+    assert!(
+        market.involved_npcs.len() <= DetectorConfig::default().max_named_npcs,
+        "{market:?}"
+    );
+    // The same incident found again within the window merges into the signal; a day later
+    // it is a new one.
+    let mut detector = StoryDetector::new(DetectorConfig::default());
+    detector.push(at(10.0, "market", trust("ann", "vex", -0.35, 0.15)));
+    assert_eq!(detector.detect(10.5).len(), 1);
+    detector.push(at(11.0, "market", trust("bea", "vex", -0.35, 0.15)));
+    assert!(
+        detector.detect(11.5).is_empty(),
+        "merged into the theft's signal"
+    );
+    detector.push(at(40.0, "market", trust("cid", "vex", -0.35, 0.15)));
+    assert_eq!(detector.detect(40.5).len(), 1, "a later incident");
+}
+
+#[test]
 fn ids_holding_the_separator_never_merge_two_situations() {
     // Joined naively, both pairs would read `a|b|c` and one would merge into the other.
     let signals = detect(vec![

@@ -474,6 +474,26 @@ mod tests {
     }
 
     #[test]
+    fn a_time_limit_becomes_a_deadline_at_the_first_review_and_fails_the_goal_there() {
+        let mut v = Vocabulary::new();
+        let mut agent = Agent::new("bjorn", Position::default());
+        let mut book = GoalBook::default();
+        let mut masterwork = goal("forge a masterwork", GoalPredicate::HasFact(v.intern("mw")));
+        masterwork.due_within_hours = Some(96.0);
+        book.add(masterwork).expect("added");
+        let world = World::default();
+        assert!(book.review(&mut agent, &world, 7.0, None).is_empty());
+        assert_eq!(book.goals[0].deadline_hours, Some(103.0));
+        assert_eq!(book.goals[0].due_within_hours, None);
+        assert!(book.review(&mut agent, &world, 102.9, None).is_empty());
+        let events = book.review(&mut agent, &world, 103.0, None);
+        assert!(
+            matches!(events.as_slice(), [GoalEvent::Failed(note)] if note.deadline_hours == Some(103.0)),
+            "{events:?}"
+        );
+    }
+
+    #[test]
     fn goals_complete_fail_and_spawn_from_low_needs() {
         let mut v = Vocabulary::new();
         let sword = v.intern("has:sword");

@@ -166,13 +166,17 @@ impl Simulator {
             }
         }
         let held = self.run_reactive(agent, request, derive_seed(seed, 3), &mut events);
-        // Only a critical need can preempt a running action; asked here, while the agent's
-        // considerations are fresh in cache, instead of in a second pass over every agent.
+        // Only a critical need or a change of routine can preempt a running action; asked here,
+        // while the agent's considerations are fresh in cache, instead of in a second pass over
+        // every agent.
         let stage = if held {
             Stage::Settled
         } else if agent.running.is_none() {
             Stage::Idle
-        } else if continuing && agent.agent.considerations.iter().any(|c| c.is_critical()) {
+        } else if continuing
+            && (agent.agent.considerations.iter().any(|c| c.is_critical())
+                || Self::off_routine(agent, &events))
+        {
             Stage::Continuing
         } else {
             Stage::Settled

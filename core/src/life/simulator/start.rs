@@ -161,7 +161,7 @@ impl Simulator {
     /// is out of the new routine: the agent chose it itself, it fits neither the activity's
     /// tags nor its place, and it raises no critical need. Such an action yields to a fresh
     /// pick — the bell rings, the smith puts down his hammer and goes to lunch.
-    fn off_routine(agent: &SimulatedAgent, events: &[SimEvent]) -> bool {
+    pub(super) fn off_routine(agent: &SimulatedAgent, events: &[SimEvent]) -> bool {
         let (Some(running), Some(pull)) = (agent.running.as_ref(), agent.agent.schedule.as_ref())
         else {
             return false;
