@@ -101,10 +101,10 @@ impl Simulator {
             layer.run(simulated_hours, &mut events);
         }
         self.update_considerations(agent, request.world, simulated_hours);
-        if let Some(layer) = agent.schedule.as_mut() {
-            if let Some((from, to)) = layer.apply(&mut agent.agent, request.world, now) {
-                events.push(SimEvent::ActivityChanged { from, to });
-            }
+        if let Some(layer) = agent.schedule.as_mut()
+            && let Some((from, to)) = layer.apply(&mut agent.agent, request.world, now)
+        {
+            events.push(SimEvent::ActivityChanged { from, to });
         }
         let continuing = self.progress_running_action(agent, now, simulated_hours, &mut events);
         if let Some((config, wellbeing)) = agent.wellbeing.as_mut() {
