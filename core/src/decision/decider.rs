@@ -225,10 +225,14 @@ impl Decider {
                     distance: c.distance,
                 };
                 lists.push(as_preference(&ranked[pick.index]));
+                // The action just completed is no fallback while another is worth something
+                // (as in the softmax, see `selection::pick`).
+                let repeated = |c: &Candidate| c.breakdown.repeat < 1.0;
+                let alternative = ranked.iter().any(|c| !repeated(c) && c.utility > 0.0);
                 ranked
                     .iter()
                     .enumerate()
-                    .filter(|(index, _)| *index != pick.index)
+                    .filter(|(index, c)| *index != pick.index && !(alternative && repeated(c)))
                     .take(keep - 1)
                     .for_each(|(_, candidate)| lists.push(as_preference(candidate)));
             }

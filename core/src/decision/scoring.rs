@@ -13,7 +13,8 @@
 //! M_context     = Π over the world's active contexts, over x's tags: m · m   (squared on
 //!                 purpose: a ×2 context must double the observed frequency after the softmax)
 //! M_distance    = 1 / (1 + distance / distance_reference)
-//! M_repeat      = repeat_factor for the action the agent has just completed, else 1
+//! M_repeat      = repeat_factor for the action the agent has just completed (unless it raises
+//!                 a critical need), else 1
 //! weighted_cost = Σ_r cost_r / max(1, available_r / cost_r)     (= cost²/available)
 //! ```
 //!
@@ -400,6 +401,17 @@ impl<'a> ScoringView<'a> {
         }
     }
 
+    /// Whether `action` raises one of the agent's needs that is critical.
+    fn raises_a_critical_need(&self, action: &AdvertisedAction) -> bool {
+        action.deltas.iter().any(|(need, delta)| {
+            *delta > 0.0
+                && self
+                    .agent
+                    .consideration(*need)
+                    .is_some_and(Consideration::is_critical)
+        })
+    }
+
     /// Gates then scores every action of one provider; `placed` is its index, distance and
     /// `M_distance`.
     fn evaluate_provider(
@@ -434,7 +446,11 @@ impl<'a> ScoringView<'a> {
                     }
                 }
                 None => {
-                    let repeat = if just_completed_here == Some(action.id.as_str()) {
+                    // An action that raises a critical need is never held back (a starving NPC
+                    // eats again).
+                    let repeat = if just_completed_here == Some(action.id.as_str())
+                        && !self.raises_a_critical_need(action)
+                    {
                         tuning.repeat_factor
                     } else {
                         1.0

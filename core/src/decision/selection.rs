@@ -17,13 +17,23 @@ pub struct Pick {
 
 /// Samples `ranked` (sorted by descending utility). Draw order is fixed: one uniform for the
 /// softmax when more than one candidate competes, then, when convention breaking is on, one
-/// uniform for the roll and one for the replacement.
+/// uniform for the roll and one for the replacement. The action the agent has just completed
+/// (its `M_repeat` below 1) takes no part in the softmax while another of the top k has a
+/// positive utility: near zero, a softmax weighs every candidate almost alike, so a penalty
+/// alone would still repeat it now and then.
 pub(crate) fn pick(ranked: &[Candidate], tuning: &Tuning, rng: &mut DetRng) -> Option<Pick> {
     let best = ranked.first()?.utility;
     let top_k = tuning.selection_top_k.max(1).min(ranked.len());
     let mut index = 0;
     if top_k > 1 {
+        let repeated = |c: &Candidate| c.breakdown.repeat < 1.0;
+        let alternative = ranked[..top_k]
+            .iter()
+            .any(|c| !repeated(c) && c.utility > 0.0);
         let weight = |c: &Candidate| {
+            if alternative && repeated(c) {
+                return 0.0;
+            }
             let w = ((c.utility - best) / tuning.temperature).exp();
             if w.is_finite() { w } else { 0.0 }
         };

@@ -383,14 +383,23 @@ impl GoalBook {
     /// beyond the planner's budget ("save a hundred gold") is left, silently, to the priority
     /// bonus that drives its many repetitions, and not searched again. The error names the
     /// goal no plan reaches, when it is to be reported.
+    ///
+    /// `resources_settle` says whether completed actions credit their yields to the agent
+    /// (where geppetto is the whole world); where they do not, a resource goal gets no plan —
+    /// one assuming the yields would be queued again and again while the game, not the plan,
+    /// decides what the NPC holds.
     pub fn seed_plan(
         &mut self,
         agent: &Agent,
         world: &World,
         config: &PlannerConfig,
+        resources_settle: bool,
     ) -> Result<Vec<QueuedAction>, Option<Box<(GoalNote, NoPlan)>>> {
         for goal in &self.goals {
             if self.blocked.contains(&goal.description) {
+                continue;
+            }
+            if !resources_settle && matches!(goal.predicate, GoalPredicate::Resource { .. }) {
                 continue;
             }
             let (target, reported_when_unreachable) = match goal.predicate {

@@ -90,7 +90,7 @@ pub struct GossipConfig {
     pub unknown_trust: f64,
     /// A threat raises survival pressure only above this credibility; default 0.6.
     pub threat_credible_above: f64,
-    /// Survival pressure per unit of a credible threat's credibility; default 0.3.
+    /// Survival pressure per unit of a credible threat's credibility; default 0.15.
     pub threat_pressure_per_credibility: f64,
     /// An opportunity becomes an acquire goal while the listener's economic need (satisfaction,
     /// 0–1) is below this; default 0.5.
@@ -119,7 +119,7 @@ impl Default for GossipConfig {
             max_depth: 5,
             unknown_trust: 0.5,
             threat_credible_above: 0.6,
-            threat_pressure_per_credibility: 0.3,
+            threat_pressure_per_credibility: 0.15,
             opportunity_economic_below: 0.5,
             threat_trust_loss: 0.2,
             defamation_trust_loss: 0.1,

@@ -124,7 +124,12 @@ impl Simulator {
                 });
             }
             if agent.engaged.is_none() && agent.running.is_none() && agent.queue.is_empty() {
-                match book.seed_plan(&agent.agent, request.world, &self.planner) {
+                match book.seed_plan(
+                    &agent.agent,
+                    request.world,
+                    &self.planner,
+                    self.settle_resources,
+                ) {
                     Ok(steps) => agent.queue.extend(steps),
                     Err(Some(blocked)) => {
                         let (goal, reason) = *blocked;

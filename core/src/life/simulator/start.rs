@@ -158,8 +158,8 @@ impl Simulator {
     }
 
     /// Whether the schedule's activity changed this tick (in `events`) and the running action
-    /// is out of the new routine: the agent chose it itself, it fits neither the activity's
-    /// tags nor its place, and it raises no critical need. Such an action yields to a fresh
+    /// is out of the new routine: the agent chose it itself, the game is not carrying it out,
+    /// it fits neither the activity's tags nor its place, and it raises no critical need. Such an action yields to a fresh
     /// pick — the bell rings, the smith puts down his hammer and goes to lunch.
     pub(super) fn off_routine(agent: &SimulatedAgent, events: &[SimEvent]) -> bool {
         let (Some(running), Some(pull)) = (agent.running.as_ref(), agent.agent.schedule.as_ref())
@@ -182,7 +182,12 @@ impl Simulator {
                     .consideration(*need)
                     .is_some_and(|c| c.is_critical())
         });
-        changed && !fits && !restores_critical && !running.player_queued && running.order.is_none()
+        changed
+            && !fits
+            && !restores_critical
+            && !running.player_queued
+            && running.order.is_none()
+            && running.carried_by_game.is_none()
     }
 
     /// `near` holds a grid of every provider and scoring buffers, built by the first agent
