@@ -257,7 +257,7 @@ fn a_service_killed_twenty_times_emits_the_uninterrupted_intent_stream() {
         random ^= random << 13;
         random ^= random >> 7;
         random ^= random << 17;
-        std::thread::sleep(Duration::from_millis(random % 1500));
+        std::thread::sleep(Duration::from_millis(random % 600));
         if redis
             .group()
             .is_some_and(|(last, pending)| last == redis.last_world_id() && pending == 0)

@@ -487,8 +487,8 @@ fn a_credible_threat_raises_survival_pressure_and_the_guards_protect_goal() {
         rumour("tam", RumourTopic::Threat, GossipIntent::Warn, 0),
     );
     assert!(
-        (v.need("bo", "SURVIVAL") - (0.5 - 0.8 * 0.3)).abs() < 1e-9,
-        "credibility 0.8 × 0.3"
+        (v.need("bo", "SURVIVAL") - (0.5 - 0.8 * 0.15)).abs() < 1e-9,
+        "credibility 0.8 × 0.15"
     );
     let mut guarded = Village::new(&["ada", "gus", "tam"]);
     guarded.make_guard("gus");
