@@ -1,9 +1,9 @@
-//! Exact replay: a 100,000-event world log of the village (a few days of ticks; players coming
-//! and going; thefts, insults, gifts and praise; weather; stalls opening and closing; lines
-//! said; a few malformed entries) is folded once as the service does, message by message, and
-//! its intents recorded. `geppetto replay` then re-runs the exported log at 1 and at 2 decision
-//! worker threads: both print the recorded intent stream byte for byte, and `--compare` finds
-//! a changed intent at the first difference.
+//! Exact replay: a 100,000-event world log of the village (`scripts/world-log`: a few days of
+//! ticks; players coming and going; thefts, insults, gifts and praise; weather; stalls opening
+//! and closing; lines said; a few malformed entries) is folded once as the service does,
+//! message by message, and its intents recorded. `geppetto replay` then re-runs the log at 1
+//! and at 2 decision worker threads: both print the recorded intent stream byte for byte, and
+//! `--compare` finds a changed intent at the first difference.
 
 #[allow(dead_code)]
 #[path = "support/redis_server.rs"]
@@ -11,6 +11,8 @@ mod redis_server;
 #[allow(dead_code)]
 #[path = "support/village.rs"]
 mod village;
+#[path = "support/world_log.rs"]
+mod world_log;
 
 use std::path::Path;
 use std::process::Command;
@@ -19,94 +21,18 @@ use geppetto_service::bus::StreamKind;
 use geppetto_service::bus::envelope::parse_world;
 use geppetto_service::zone::isolation::IsolationState;
 use geppetto_service::zone::{TickInputs, ZoneOutput};
-use serde_json::{Value, json};
 use village::{calm, village};
 
 const EVENTS: usize = 100_000;
-const TICKS: u64 = 3_000;
 
-fn envelope(kind: &str, id: usize, time: u64, fields: Value) -> String {
-    let mut message = json!({"v": 1, "type": kind, "id": format!("e{id}"), "zone": "village",
-                             "game_time": time});
-    if let (Value::Object(m), Value::Object(f)) = (&mut message, fields) {
-        m.extend(f);
-    }
-    message.to_string()
-}
-
-/// The log: one `time_advanced` per tick, the zone's settings among the first, the rest of the
-/// events spread between them.
-fn world_log() -> Vec<String> {
-    let npcs = [
-        "bjorn", "hilda", "roderick", "sela", "piet", "marla", "ulla", "aldo", "berit", "cole",
-        "ivo", "pip", "nell", "vex",
-    ];
-    let rooms = [
-        "square", "market", "forge", "tavern", "farm", "chapel", "lane",
-    ];
-    let kinds = ["theft", "insult", "gift", "praise", "threat"];
-    let per_tick = EVENTS as u64 / TICKS;
-    let start = 420;
-    let mut lines = Vec::with_capacity(EVENTS);
-    let mut n = 0usize;
-    while lines.len() < EVENTS {
-        let tick = (lines.len() as u64 / per_tick).min(TICKS + 1);
-        let now = start + tick;
-        let i = n;
-        n += 1;
-        let line = match i % per_tick as usize {
-            // The zone's settings, as its loop logs them when it starts — behind a few ticks,
-            // as when a game's events reach the log first: a replay runs those in the mode of
-            // the first settings too, as the live zone did.
-            _ if i == 100 => envelope(
-                "zone_settings",
-                i,
-                now,
-                json!({"completion": "simulated", "origin": "geppetto"}),
-            ),
-            0 => envelope("time_advanced", i, now, json!({})),
-            1 if i % 7 == 1 => envelope(
-                "player_entered",
-                i,
-                now,
-                json!({"player": format!("p{}", i % 4), "room": rooms[i % rooms.len()]}),
-            ),
-            2 if i % 11 == 2 => envelope(
-                "player_left",
-                i,
-                now,
-                json!({"player": format!("p{}", i % 4)}),
-            ),
-            3 if i % 13 == 3 => envelope(
-                "weather_changed",
-                i,
-                now,
-                json!({"weather": if i.is_multiple_of(2) { "storm" } else { "sunny" }}),
-            ),
-            4 if i % 5 == 4 => envelope(
-                "provider_updated",
-                i,
-                now,
-                json!({"provider": "stalls", "state": if i.is_multiple_of(2) { "open" } else { "closed" }}),
-            ),
-            5 if i % 3 == 2 => envelope(
-                "say",
-                i,
-                now,
-                json!({"speaker": "p1", "room": rooms[i % rooms.len()], "text": "hello there"}),
-            ),
-            6 if i % 997 == 6 => "{\"v\": 1, \"type\": \"broken".to_owned(),
-            _ => envelope(
-                "social_event",
-                i,
-                now,
-                json!({"kind": kinds[i % kinds.len()], "source": npcs[i % npcs.len()],
-                       "target": npcs[(i / 3 + 1) % npcs.len()], "deltas": {}}),
-            ),
-        };
-        lines.push(line);
-    }
-    lines
+/// The first `events` lines of the generated log, written to `path` and read back.
+fn world_log(events: usize, path: &Path) -> Vec<String> {
+    world_log::write_world_log(events, path);
+    std::fs::read_to_string(path)
+        .expect("log")
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The intents the zone emits folding `lines` one message at a time, as the service loop does.
@@ -142,7 +68,10 @@ fn replay(log: &Path, threads: usize, extra: &[&str]) -> std::process::Output {
 
 #[test]
 fn a_hundred_thousand_event_log_replays_to_the_same_intents_at_one_and_two_threads() {
-    let lines = world_log();
+    let dir = std::env::temp_dir().join(format!("geppetto-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let log = dir.join("world.jsonl");
+    let lines = world_log(EVENTS, &log);
     assert_eq!(lines.len(), EVENTS);
     let expected = recorded_intents(&lines);
     assert!(
@@ -150,10 +79,6 @@ fn a_hundred_thousand_event_log_replays_to_the_same_intents_at_one_and_two_threa
         "a busy log: {} intents",
         expected.len()
     );
-    let dir = std::env::temp_dir().join(format!("geppetto-replay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let log = dir.join("world.jsonl");
-    std::fs::write(&log, lines.join("\n")).expect("log");
     let mut expected_text = expected.join("\n");
     expected_text.push('\n');
     for threads in [1, 2] {
@@ -194,11 +119,10 @@ fn a_hundred_thousand_event_log_replays_to_the_same_intents_at_one_and_two_threa
 /// any; the replay of the good lines is the replay of the log without them.
 #[test]
 fn malformed_log_lines_are_reported_each_with_its_line_and_fail_under_strict() {
-    let lines: Vec<String> = world_log().into_iter().take(3000).collect();
     let dir = std::env::temp_dir().join(format!("geppetto-replay-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let clean = dir.join("clean.jsonl");
-    std::fs::write(&clean, lines.join("\n")).expect("log");
+    let lines = world_log(3000, &clean);
     let mut broken = lines.clone();
     let bad = [
         (10, "{\"v\":1,\"type\":\"time_advanced\""),

@@ -26,7 +26,7 @@ use geppetto_storage::{RedbFile, Snapshot, SnapshotStore, StorageConfig, ZoneNam
 const RUNS: usize = 3;
 
 fn world(npcs: usize) -> WorldFile {
-    parse_world_json("synthetic", &synthetic_world(npcs)).expect("synthetic world")
+    parse_world_json("synthetic", &synthetic_world(LOAD_ZONE, npcs)).expect("synthetic world")
 }
 
 fn zone(world: &WorldFile) -> Zone {

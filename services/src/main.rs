@@ -168,11 +168,15 @@ enum Command {
     Cluster(ClusterCommand),
     /// Drive synthetic NPCs with world events and report throughput, latency and tick times.
     Load {
-        /// NPCs (20 to a room).
+        /// Zones run in one process, each of `--npcs` NPCs (the clock ticks every zone; social
+        /// events and said lines are spread over them).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        zones: u64,
+        /// NPCs in each zone (20 to a room).
         #[arg(long, default_value_t = 200)]
         npcs: usize,
-        /// Rooms with a player, spread along the zone (default: every room, so every NPC is
-        /// Active); fewer leaves the rest Nearby or Background, as in a live world.
+        /// Rooms with a player in each zone, spread along it (default: every room, so every
+        /// NPC is Active); fewer leaves the rest Nearby or Background, as in a live world.
         #[arg(long)]
         player_rooms: Option<usize>,
         /// World events per second besides the clock.
@@ -670,6 +674,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             Ok(String::new())
         }
         Command::Load {
+            zones,
             npcs,
             player_rooms,
             events_per_sec,
@@ -679,6 +684,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             llm_url,
         } => {
             let options = cli::load::LoadOptions {
+                zones: usize::try_from(zones).unwrap_or(usize::MAX),
                 npcs,
                 player_rooms,
                 events_per_sec,

@@ -1,10 +1,12 @@
-//! `geppetto load`: a synthetic zone of N NPCs (20 to a room, three providers per room, a player
-//! in every room — all NPCs Active — or in `player_rooms` rooms spread along the zone, the rest
-//! Nearby or Background by the tier rules) driven through the real service loop and bus by an
-//! internal clock at [`LOAD_TICKS_PER_SECOND`] plus social events at the requested rate (aimed
-//! at NPCs in rooms with a player). Reports world-event throughput, event→output latency (a
-//! social event to its `social_interaction` NPC event, read back from the bus),
-//! time_advanced→first-intent latency, tick duration percentiles, NPCs per tier and RSS.
+//! `geppetto load`: synthetic zones of N NPCs each (20 to a room, three providers per room, a
+//! player in every room — all NPCs Active — or in `player_rooms` rooms spread along the zone,
+//! the rest Nearby or Background by the tier rules), one or several in one process, driven
+//! through the real service loop and bus by an internal clock at [`LOAD_TICKS_PER_SECOND`]
+//! plus social events at the requested rate, spread over the zones (aimed at NPCs in rooms
+//! with a player). Reports world-event throughput, event→output latency (a social event to its
+//! `social_interaction` NPC event, read back from the bus), time_advanced→first-intent
+//! latency, tick duration percentiles (and each zone's, with several), NPCs per tier and the
+//! process's resident memory.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -15,18 +17,19 @@ use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::bus::ConsumerConfig;
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
+use crate::bus::{ConsumerConfig, EventBus};
 use crate::cli::demo::{open_bus, reset_redis_zone};
 use crate::cli::error::CommandError;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::content::world_file::{WorldFile, parse_world_json};
-use crate::runtime::actor::{ActorRuntime, ZoneHooks};
+use crate::runtime::actor::{ActorRuntime, ZoneHandle, ZoneHooks};
 use crate::runtime::starter::start_llm;
 use crate::runtime::zone_loop::{Persistence, run_zone};
 use crate::zone::isolation::IsolationState;
+use crate::zone::tiers::Tier;
 use crate::zone::{IntegrationConfig, TickConfig, TickInputs, Zone, ZoneConfig};
 
 /// Ticks the load clock advances per second.
@@ -37,17 +40,19 @@ pub const LOAD_TICKS_PER_SECOND: u64 = 10;
 pub const LOAD_SEND_PERIOD_MS: u64 = 2;
 /// NPCs per synthetic room.
 pub const LOAD_NPCS_PER_ROOM: usize = 20;
-/// The synthetic zone's name.
+/// The synthetic zone's name (with several, each is named `load-0`, `load-1`, …).
 pub const LOAD_ZONE: &str = "load";
 
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
-    /// NPCs.
+    /// Zones, run in one process.
+    pub zones: usize,
+    /// NPCs in each zone.
     pub npcs: usize,
     /// Rooms with a player, spread evenly along the zone; `None`: every room.
     pub player_rooms: Option<usize>,
-    /// Social events per second (besides the clock).
+    /// Social events per second (besides the clock), spread over the zones.
     pub events_per_sec: f64,
     /// Seconds to run.
     pub seconds: f64,
@@ -60,8 +65,8 @@ pub struct LoadOptions {
     pub llm_url: Option<String>,
 }
 
-/// The synthetic world as JSON.
-pub fn synthetic_world(npcs: usize) -> String {
+/// The synthetic world of zone `zone` as JSON.
+pub fn synthetic_world(zone: &str, npcs: usize) -> String {
     let rooms = npcs.div_ceil(LOAD_NPCS_PER_ROOM).max(1);
     let room_list: Vec<Value> = (0..rooms)
         .map(|r| {
@@ -98,7 +103,7 @@ pub fn synthetic_world(npcs: usize) -> String {
                                       need("DUTY", 20 + (n * 71) % 70, 8.0), need("FUN", 50, 0.0)]})
         })
         .collect();
-    json!({"zone": LOAD_ZONE, "seed": 1, "start_game_time": 0, "rooms": room_list,
+    json!({"zone": zone, "seed": 1, "start_game_time": 0, "rooms": room_list,
            "providers": providers, "npcs": npc_list})
     .to_string()
 }
@@ -131,12 +136,16 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.min(sorted.len() - 1)]
 }
 
-fn rss_mib() -> f64 {
+/// The process's `field` of `/proc/self/status` (`VmRSS`: resident now, `VmHWM`: its peak), MiB.
+fn memory_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
+                .find(|l| {
+                    l.strip_prefix(field)
+                        .is_some_and(|rest| rest.starts_with(':'))
+                })
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|kb| kb.parse::<f64>().ok())
         })
@@ -154,22 +163,46 @@ fn summary(label: &str, values: &mut [f64]) -> String {
     )
 }
 
-/// Runs the load and returns the report.
-pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
-    let text = synthetic_world(options.npcs);
+/// The zones' names: `load` alone, else `load-0`, `load-1`, ….
+fn zone_names(zones: usize) -> Vec<String> {
+    match zones {
+        0 | 1 => vec![LOAD_ZONE.to_owned()],
+        n => (0..n).map(|i| format!("{LOAD_ZONE}-{i}")).collect(),
+    }
+}
+
+/// One synthetic zone of a run, built.
+struct LoadZone {
+    zone: Zone,
+    /// Rooms with a player.
+    player_rooms: usize,
+    /// Rooms in all.
+    rooms: usize,
+    /// The NPCs a player can see, whose replies are immediate: where social events and lines
+    /// said are aimed.
+    targets: Vec<String>,
+}
+
+/// Builds zone `name`: its synthetic world, players in its rooms, then its NPCs (joining after
+/// the players, so they start in their tiers instead of waiting for catch-up).
+fn build_zone(
+    name: &str,
+    options: &LoadOptions,
+    profiles: &ProfileLibrary,
+    sets: &SetLibrary,
+) -> Result<LoadZone, CommandError> {
+    let text = synthetic_world(name, options.npcs);
     let world: WorldFile =
         parse_world_json("synthetic", &text).map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
-    // NPCs join after the players, so they start Active instead of waiting for catch-up.
+    drop(text);
     let empty = WorldFile {
         npcs: Vec::new(),
         ..world.clone()
     };
     let mut zone = Zone::new(
         &empty,
-        &profiles,
-        &sets,
+        profiles,
+        sets,
         ZoneConfig {
             governor: crate::zone::governor::GovernorConfig {
                 // Measure, do not shed: the load generator reports raw tick times.
@@ -188,8 +221,6 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
         IsolationState::default(),
     )
     .map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let durations: Arc<Mutex<Vec<f64>>> = Arc::default();
-    let hooks = ZoneHooks::default().with_tick_sink(Arc::clone(&durations));
     let clock = crate::runtime::wall_clock();
     let all_rooms: Vec<String> = world.rooms.iter().map(|r| r.id.clone()).collect();
     let rooms = rooms_with_players(&all_rooms, options.player_rooms);
@@ -197,7 +228,7 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
     for (i, room) in rooms.iter().enumerate() {
         zone.apply(
             &WorldMessage {
-                header: header(format!("setup{i}"), LOAD_ZONE, 0),
+                header: header(format!("setup{i}"), name, 0),
                 event: WorldEvent::PlayerEntered {
                     player: format!("p{i}"),
                     room: room.clone(),
@@ -211,22 +242,139 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
         zone.add_npc(&format!("npcs[{i}]"), npc)
             .map_err(|e| CommandError::BadInput(e.to_string()))?;
     }
-    // Social events go to NPCs a player can see, whose replies are immediate.
-    let npc_ids: Vec<String> = world
+    let targets = world
         .npcs
         .iter()
         .filter(|n| rooms.contains(&n.room))
         .map(|n| n.agent.id.clone())
         .collect();
+    Ok(LoadZone {
+        zone,
+        player_rooms: rooms.len(),
+        rooms: all_rooms.len(),
+        targets,
+    })
+}
+
+/// When each probe was sent, by key: a social event's source, or `{zone}:tick{t}`.
+type Sent = Arc<Mutex<BTreeMap<String, Instant>>>;
+
+/// Reads `zone`'s NPC events and intents back from the bus until `stop`, acking as a real
+/// consumer would: the latencies of social events to their `social_interaction` and of
+/// `time_advanced` to the tick's first intent, milliseconds.
+async fn read_outputs(
+    bus: Arc<dyn EventBus>,
+    zone: String,
+    sent: Sent,
+    mut stop: watch::Receiver<bool>,
+) -> (Vec<f64>, Vec<f64>) {
+    let mut latencies = Vec::new();
+    let mut tick_latencies = Vec::new();
+    let mut seen_ticks = std::collections::BTreeSet::new();
+    let Ok(mut events) = bus
+        .consumer(&zone, StreamKind::NpcEvents, "load", "reader")
+        .await
+    else {
+        return (latencies, tick_latencies);
+    };
+    let Ok(mut intents) = bus
+        .consumer(&zone, StreamKind::Intents, "load", "reader")
+        .await
+    else {
+        return (latencies, tick_latencies);
+    };
+    loop {
+        if *stop.borrow_and_update() {
+            break;
+        }
+        let batch = events
+            .next_batch(1024, Duration::from_millis(5))
+            .await
+            .unwrap_or_default();
+        let now = Instant::now();
+        // Acked as a real consumer would (an unacked pending list grows without end, and the
+        // periodic reclaim that scans it slows the server for everyone).
+        let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
+        let _ = events.ack(&ids).await;
+        for d in &batch {
+            // The reader must not be what saturates the machine: skip the other NPC events
+            // before parsing.
+            if !d.body.contains("\"social_interaction\"") {
+                continue;
+            }
+            let Ok(v) = serde_json::from_str::<Value>(&d.body) else {
+                continue;
+            };
+            if v["type"] != "social_interaction" {
+                continue;
+            }
+            let key = v["source"].as_str().unwrap_or_default().to_owned();
+            if let Some(at) = sent.lock().ok().and_then(|mut m| m.remove(&key)) {
+                latencies.push(now.duration_since(at).as_secs_f64() * 1000.0);
+            }
+        }
+        let batch = intents
+            .next_batch(4096, Duration::ZERO)
+            .await
+            .unwrap_or_default();
+        let now = Instant::now();
+        let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
+        let _ = intents.ack(&ids).await;
+        for d in &batch {
+            if let Ok(v) = serde_json::from_str::<GameTime>(&d.body) {
+                let t = v.game_time;
+                if seen_ticks.insert(t) {
+                    let key = format!("{zone}:tick{t}");
+                    if let Some(at) = sent.lock().ok().and_then(|mut m| m.remove(&key)) {
+                        tick_latencies.push(now.duration_since(at).as_secs_f64() * 1000.0);
+                    }
+                }
+            }
+        }
+    }
+    (latencies, tick_latencies)
+}
+
+/// A zone of the run, started.
+struct Running {
+    name: String,
+    handle: ZoneHandle,
+    /// Its tick durations, milliseconds.
+    durations: Arc<Mutex<Vec<f64>>>,
+    targets: Vec<String>,
+}
+
+/// NPCs per tier, as `active 580, nearby 1520, background 97900`.
+fn tier_list(tiers: &[(Tier, usize)]) -> String {
+    let tiers: Vec<String> = tiers
+        .iter()
+        .map(|(t, n)| format!("{} {n}", t.as_str()))
+        .collect();
+    tiers.join(", ")
+}
+
+/// Runs the load and returns the report.
+pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
+    let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let names = zone_names(options.zones);
+    let mut built = Vec::with_capacity(names.len());
+    for name in &names {
+        built.push((name.clone(), build_zone(name, options, &profiles, &sets)?));
+    }
+    let (player_rooms, rooms) = built
+        .first()
+        .map_or((0, 0), |(_, zone)| (zone.player_rooms, zone.rooms));
     let options = options.clone();
     let future = async move {
         if let Some(url) = &options.redis {
-            // The load generator's own zone, started afresh on every run.
-            reset_redis_zone(url, LOAD_ZONE, true).await?;
+            // The load generator's own zones, started afresh on every run.
+            for name in &names {
+                reset_redis_zone(url, name, true).await?;
+            }
         }
         let bus = open_bus(options.redis.as_deref()).await?;
-        let actors = ActorRuntime::new(1);
-        let handle = actors.start_with(zone, hooks);
+        let actors = ActorRuntime::new(names.len().min(crate::runtime::cores()));
         let (stop, stopped) = watch::channel(false);
         let llm = LlmConfig {
             provider: options.llm_url.as_ref().map(|url| OpenAiProviderConfig {
@@ -236,129 +384,85 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
             ..LlmConfig::default()
         };
         let seams = start_llm(&llm, None, &bus, &stopped)?;
-        let loop_task = tokio::spawn(run_zone(
-            handle.clone(),
-            Arc::clone(&bus),
-            ConsumerConfig {
-                block_ms: 5,
-                ..ConsumerConfig::default()
-            },
-            Persistence::volatile(),
-            Some(seams.link),
-            stopped.clone(),
-        ));
-        let sent: Arc<Mutex<BTreeMap<String, Instant>>> = Arc::default();
-        let reader_sent = Arc::clone(&sent);
-        let reader_bus = Arc::clone(&bus);
-        let mut reader_stop = stopped.clone();
-        let reader = tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            let mut tick_latencies = Vec::new();
-            let mut seen_ticks = std::collections::BTreeSet::new();
-            let Ok(mut events) = reader_bus
-                .consumer(LOAD_ZONE, StreamKind::NpcEvents, "load", "reader")
-                .await
-            else {
-                return (latencies, tick_latencies);
-            };
-            let Ok(mut intents) = reader_bus
-                .consumer(LOAD_ZONE, StreamKind::Intents, "load", "reader")
-                .await
-            else {
-                return (latencies, tick_latencies);
-            };
-            loop {
-                if *reader_stop.borrow_and_update() {
-                    break;
-                }
-                let batch = events
-                    .next_batch(1024, Duration::from_millis(5))
-                    .await
-                    .unwrap_or_default();
-                let now = Instant::now();
-                // Acked as a real consumer would (an unacked pending list grows without end,
-                // and the periodic reclaim that scans it slows the server for everyone).
-                let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
-                let _ = events.ack(&ids).await;
-                for d in &batch {
-                    // The reader must not be what saturates the machine: skip the other NPC
-                    // events before parsing.
-                    if !d.body.contains("\"social_interaction\"") {
-                        continue;
-                    }
-                    let Ok(v) = serde_json::from_str::<Value>(&d.body) else {
-                        continue;
-                    };
-                    if v["type"] != "social_interaction" {
-                        continue;
-                    }
-                    let key = v["source"].as_str().unwrap_or_default().to_owned();
-                    if let Some(at) = reader_sent.lock().ok().and_then(|mut m| m.remove(&key)) {
-                        latencies.push(now.duration_since(at).as_secs_f64() * 1000.0);
-                    }
-                }
-                let batch = intents
-                    .next_batch(4096, Duration::ZERO)
-                    .await
-                    .unwrap_or_default();
-                let now = Instant::now();
-                let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
-                let _ = intents.ack(&ids).await;
-                for d in &batch {
-                    if let Ok(v) = serde_json::from_str::<GameTime>(&d.body) {
-                        let t = v.game_time;
-                        if seen_ticks.insert(t) {
-                            let key = format!("tick{t}");
-                            if let Some(at) =
-                                reader_sent.lock().ok().and_then(|mut m| m.remove(&key))
-                            {
-                                tick_latencies.push(now.duration_since(at).as_secs_f64() * 1000.0);
-                            }
-                        }
-                    }
-                }
-            }
-            (latencies, tick_latencies)
-        });
+        let sent: Sent = Arc::default();
+        let mut running = Vec::with_capacity(built.len());
+        let mut loops = Vec::with_capacity(built.len());
+        let mut readers = Vec::with_capacity(built.len());
+        for (name, zone) in built {
+            let durations: Arc<Mutex<Vec<f64>>> = Arc::default();
+            let hooks = ZoneHooks::default().with_tick_sink(Arc::clone(&durations));
+            let handle = actors.start_with(zone.zone, hooks);
+            loops.push(tokio::spawn(run_zone(
+                handle.clone(),
+                Arc::clone(&bus),
+                ConsumerConfig {
+                    block_ms: 5,
+                    ..ConsumerConfig::default()
+                },
+                Persistence::volatile(),
+                Some(seams.link.clone()),
+                stopped.clone(),
+            )));
+            readers.push(tokio::spawn(read_outputs(
+                Arc::clone(&bus),
+                name.clone(),
+                Arc::clone(&sent),
+                stopped.clone(),
+            )));
+            running.push(Running {
+                name,
+                handle,
+                durations,
+                targets: zone.targets,
+            });
+        }
         let started = Instant::now();
         let total = Duration::from_secs_f64(options.seconds.max(0.1));
         let period = Duration::from_millis(LOAD_SEND_PERIOD_MS);
         let mut interval = tokio::time::interval(period);
         let (mut game_time, mut social_sent, mut world_sent) = (0u64, 0u64, 0u64);
         let mut says_sent = 0u64;
+        // The zone the `n`th social event or line said goes to, and one of its NPCs.
+        let aim = |n: u64, spread: usize| {
+            let zone = &running[n as usize % running.len()];
+            let target = zone.targets[(n as usize * spread) % zone.targets.len().max(1)].clone();
+            (zone.name.clone(), target)
+        };
         while started.elapsed() < total {
             interval.tick().await;
             let elapsed = started.elapsed().as_secs_f64();
             let due_ticks = (elapsed * LOAD_TICKS_PER_SECOND as f64) as u64;
             while game_time < due_ticks {
                 game_time += 1;
-                if let Ok(mut m) = sent.lock() {
-                    m.insert(format!("tick{game_time}"), Instant::now());
-                }
-                bus.publish(
-                    LOAD_ZONE,
-                    StreamKind::World,
-                    WorldMessage {
-                        header: header(format!("t{game_time}"), LOAD_ZONE, game_time),
-                        event: WorldEvent::TimeAdvanced,
+                for zone in &running {
+                    if let Ok(mut m) = sent.lock() {
+                        m.insert(format!("{}:tick{game_time}", zone.name), Instant::now());
                     }
-                    .to_json(),
-                );
-                world_sent += 1;
+                    bus.publish(
+                        &zone.name,
+                        StreamKind::World,
+                        WorldMessage {
+                            header: header(format!("t{game_time}"), &zone.name, game_time),
+                            event: WorldEvent::TimeAdvanced,
+                        }
+                        .to_json(),
+                    );
+                    world_sent += 1;
+                }
             }
             let due_social = (elapsed * options.events_per_sec) as u64;
             while social_sent < due_social {
                 social_sent += 1;
                 let source = format!("load-{social_sent}");
-                let target = npc_ids[(social_sent as usize * 7919) % npc_ids.len().max(1)].clone();
+                let (zone, target) = aim(social_sent, 7919);
                 if let Ok(mut m) = sent.lock() {
                     m.insert(source.clone(), Instant::now());
                 }
                 bus.publish(
-                    LOAD_ZONE,
+                    &zone,
                     StreamKind::World,
                     WorldMessage {
-                        header: header(format!("s{social_sent}"), LOAD_ZONE, game_time),
+                        header: header(format!("s{social_sent}"), &zone, game_time),
                         event: WorldEvent::SocialEvent {
                             kind: "greeting".into(),
                             source,
@@ -375,13 +479,12 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
             let due_says = (elapsed * options.says_per_sec) as u64;
             while says_sent < due_says {
                 says_sent += 1;
-                let addressee =
-                    npc_ids[(says_sent as usize * 104_729) % npc_ids.len().max(1)].clone();
+                let (zone, addressee) = aim(says_sent, 104_729);
                 bus.publish(
-                    LOAD_ZONE,
+                    &zone,
                     StreamKind::World,
                     WorldMessage {
-                        header: header(format!("say{says_sent}"), LOAD_ZONE, game_time),
+                        header: header(format!("say{says_sent}"), &zone, game_time),
                         event: WorldEvent::Say {
                             speaker: "load-player".into(),
                             room: None,
@@ -396,48 +499,73 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
         }
         let sending = started.elapsed().as_secs_f64();
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let tiers = handle
-            .status()
-            .await
-            .map(|s| s.tiers)
-            .map_err(|e| CommandError::Environment(e.to_string()))?;
-        let mut tick_durations = durations.lock().map(|d| d.clone()).unwrap_or_default();
+        let mut zones = Vec::with_capacity(running.len());
+        for zone in &running {
+            let tiers = zone
+                .handle
+                .status()
+                .await
+                .map(|s| s.tiers)
+                .map_err(|e| CommandError::Environment(e.to_string()))?;
+            let durations = zone.durations.lock().map(|d| d.clone()).unwrap_or_default();
+            zones.push((zone.name.clone(), tiers, durations));
+        }
         let wall = started.elapsed().as_secs_f64();
         let _ = stop.send(true);
-        let stats = loop_task
-            .await
-            .map_err(|e| CommandError::Environment(e.to_string()))?
-            .map_err(|e| CommandError::Environment(e.to_string()))?;
-        let (mut latencies, mut tick_latencies) = reader
-            .await
-            .map_err(|e| CommandError::Environment(e.to_string()))?;
+        let (mut applied, mut published) = (0u64, 0u64);
+        for task in loops {
+            let stats = task
+                .await
+                .map_err(|e| CommandError::Environment(e.to_string()))?
+                .map_err(|e| CommandError::Environment(e.to_string()))?;
+            applied += stats.applied;
+            published += stats.published;
+        }
+        let (mut latencies, mut tick_latencies) = (Vec::new(), Vec::new());
+        for task in readers {
+            let (social, ticks) = task
+                .await
+                .map_err(|e| CommandError::Environment(e.to_string()))?;
+            latencies.extend(social);
+            tick_latencies.extend(ticks);
+        }
         actors.stop();
         let bus_stats = bus.stats();
         let mut report = String::new();
-        let tiers: Vec<String> = tiers
-            .iter()
-            .map(|(t, n)| format!("{} {n}", t.as_str()))
-            .collect();
+        let bus_name = if options.redis.is_some() {
+            "redis"
+        } else {
+            "in-process"
+        };
+        // NPCs per tier over every zone, in the order a zone lists them.
+        let mut tiers: Vec<(Tier, usize)> = Vec::new();
+        for (tier, count) in zones.iter().flat_map(|(_, tiers, _)| tiers) {
+            match tiers.iter_mut().find(|(t, _)| t == tier) {
+                Some((_, sum)) => *sum += count,
+                None => tiers.push((*tier, *count)),
+            }
+        }
+        if zones.len() == 1 {
+            let _ = writeln!(
+                report,
+                "load: {} NPCs ({}; players in {player_rooms} of {rooms} rooms), bus {bus_name}, {wall:.1} s",
+                options.npcs,
+                tier_list(&tiers),
+            );
+        } else {
+            let _ = writeln!(
+                report,
+                "load: {} zones of {} NPCs, {} in all ({}; players in {player_rooms} of {rooms} rooms of each zone), bus {bus_name}, {wall:.1} s",
+                zones.len(),
+                options.npcs,
+                options.npcs * zones.len(),
+                tier_list(&tiers),
+            );
+        }
         let _ = writeln!(
             report,
-            "load: {} NPCs ({}; players in {} of {} rooms), bus {}, {:.1} s",
-            options.npcs,
-            tiers.join(", "),
-            rooms.len(),
-            all_rooms.len(),
-            if options.redis.is_some() {
-                "redis"
-            } else {
-                "in-process"
-            },
-            wall
-        );
-        let _ = writeln!(
-            report,
-            "world events sent {world_sent}, applied {} ({:.0}/s over the {sending:.1} s they were sent), published {}, bus dropped {}",
-            stats.applied,
-            stats.applied as f64 / sending,
-            stats.published,
+            "world events sent {world_sent}, applied {applied} ({:.0}/s over the {sending:.1} s they were sent), published {published}, bus dropped {}",
+            applied as f64 / sending,
             bus_stats.dropped
         );
         let _ = writeln!(
@@ -453,17 +581,36 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
             "{} ms",
             summary("time_advanced->first intent latency", &mut tick_latencies)
         );
+        let mut all_durations: Vec<f64> = zones
+            .iter()
+            .flat_map(|(_, _, durations)| durations.iter().copied())
+            .collect();
         let _ = writeln!(
             report,
             "{} ms",
-            summary("tick duration", &mut tick_durations)
+            summary("tick duration", &mut all_durations)
         );
+        if zones.len() > 1 {
+            for (name, tiers, mut durations) in zones {
+                let _ = writeln!(
+                    report,
+                    "zone {name} ({}): {} ms",
+                    tier_list(&tiers),
+                    summary("tick duration", &mut durations)
+                );
+            }
+        }
         let _ = writeln!(
             report,
             "llm: {}, {says_sent} said lines perceived",
             options.llm_url.as_deref().unwrap_or("templates only")
         );
-        let _ = write!(report, "rss {:.1} MiB", rss_mib());
+        let _ = write!(
+            report,
+            "rss {:.1} MiB (peak {:.1} MiB)",
+            memory_mib("VmRSS"),
+            memory_mib("VmHWM")
+        );
         Ok(report)
     };
     crate::runtime::block_on(crate::runtime::cores(), future)
@@ -481,5 +628,11 @@ mod tests {
         assert_eq!(rooms_with_players(&rooms, Some(2)), ["r0", "r5"]);
         assert_eq!(rooms_with_players(&rooms, Some(0)), ["r0"]);
         assert_eq!(rooms_with_players(&rooms, Some(99)).len(), 10);
+    }
+
+    #[test]
+    fn one_zone_is_named_load_and_several_are_numbered() {
+        assert_eq!(zone_names(1), ["load"]);
+        assert_eq!(zone_names(3), ["load-0", "load-1", "load-2"]);
     }
 }

@@ -1,21 +1,32 @@
 //! Where `geppetto replay`, `geppetto whatif` and `geppetto log export` read a zone's log:
 //! a JSONL file, a Redis world stream, the embedded redb log, or a running service's own log.
 //!
-//! Owns [`LogSource`], the entries read from it ([`LogEntry`]), the JSONL format (export writes
-//! each line as the envelope with its log position as `log_id`; reading it back, a line without
-//! `log_id` is numbered by its line, so a log can leave the machine) and [`position`], what a
-//! log holds where a snapshot ends, which the snapshot's anchor is checked against.
+//! Owns [`LogSource`], the entries read from it ([`LogEntry`]) a page at a time ([`LogPages`]:
+//! a log of any length is read in the memory of a few pages, and [`LogPages::pipelined`] reads
+//! and prepares the next page on a thread of its own while the caller works through this one),
+//! the JSONL format ([`JsonlReader`]: export writes each line as the envelope with its log
+//! position as `log_id`; reading it back, a line without `log_id` is numbered by its line, so a
+//! log can leave the machine) and [`position`], what a log holds where a snapshot ends, which
+//! the snapshot's anchor is checked against.
 
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use geppetto_storage::{EventId, EventLog, RedbFile, SnapshotStore, StorageConfig};
+use geppetto_storage::{EventId, EventLog, RedbEventLog, RedbFile, SnapshotStore, StorageConfig};
 use serde_json::Value;
 
 use super::error::CommandError;
 use crate::bus::StreamKind;
 use crate::bus::redis::{RedisBus, RedisBusConfig};
 use crate::runtime::world_log::{Position, WorldLog};
+
+/// Log entries read at once: a page of a Redis stream or of the redb log, or as many lines of
+/// a JSONL file. A pipelined read holds at most three pages (one read, one waiting, one worked
+/// through).
+pub const LOG_PAGE: usize = 4_096;
 
 /// Where a log is read from.
 #[derive(Clone)]
@@ -84,177 +95,412 @@ pub(super) fn environment(error: impl std::fmt::Display) -> CommandError {
     CommandError::Environment(error.to_string())
 }
 
-/// Runs `future` to completion: on the running service's runtime when called from one of its
-/// blocking threads (an admin what-if), else on a runtime of its own (the CLI).
-pub(super) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, CommandError> {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) => Ok(handle.block_on(future)),
-        Err(_) => Ok(tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(environment)?
-            .block_on(future)),
+/// Where the futures of an async log run: the service's runtime when called from one of its
+/// blocking threads (an admin what-if), else a runtime of its own (the CLI). A reader keeps
+/// its executor as long as the connection made on it.
+enum Executor {
+    /// The running service's runtime.
+    Handle(tokio::runtime::Handle),
+    /// A runtime of its own.
+    Own(tokio::runtime::Runtime),
+}
+
+impl Executor {
+    fn new() -> Result<Self, CommandError> {
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => Ok(Self::Handle(handle)),
+            Err(_) => Ok(Self::Own(
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(environment)?,
+            )),
+        }
+    }
+
+    fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        match self {
+            Self::Handle(handle) => handle.block_on(future),
+            Self::Own(runtime) => runtime.block_on(future),
+        }
     }
 }
 
-/// Reads a JSONL log: `log_id` (else the line number) and the envelope (or `unparsed` text).
-pub fn read_jsonl(path: &Path) -> Result<Vec<LogEntry>, CommandError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CommandError::BadInput(format!("{}: {e}", path.display())))?;
-    let mut entries = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+/// Runs `future` to completion: on the running service's runtime when called from one of its
+/// blocking threads (an admin what-if), else on a runtime of its own (the CLI).
+pub(super) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, CommandError> {
+    Ok(Executor::new()?.block_on(future))
+}
+
+/// A JSONL log read a line at a time: `log_id` (else the line number) and the envelope (or
+/// `unparsed` text) of each line that is not blank.
+pub struct JsonlReader {
+    path: PathBuf,
+    lines: BufReader<File>,
+    /// Lines read so far.
+    number: usize,
+    /// The line being read.
+    buffer: String,
+    /// A read failed: nothing follows.
+    failed: bool,
+}
+
+impl JsonlReader {
+    /// Opens `path`.
+    pub fn open(path: &Path) -> Result<Self, CommandError> {
+        let file = File::open(path).map_err(|e| in_file(path, e))?;
+        Ok(Self {
+            path: path.to_owned(),
+            lines: BufReader::new(file),
+            number: 0,
+            buffer: String::new(),
+            failed: false,
+        })
+    }
+
+    /// Reads the next line that is not blank; `false` at the end of the file.
+    fn advance(&mut self) -> Result<bool, CommandError> {
+        while !self.failed {
+            self.buffer.clear();
+            match self.lines.read_line(&mut self.buffer) {
+                Ok(0) => return Ok(false),
+                Ok(_) => self.number += 1,
+                Err(error) => {
+                    self.failed = true;
+                    return Err(in_file(&self.path, error));
+                }
+            }
+            // A line ends at `\n` or `\r\n`; the last one may end at neither.
+            if self.buffer.ends_with('\n') {
+                self.buffer.pop();
+                if self.buffer.ends_with('\r') {
+                    self.buffer.pop();
+                }
+            }
+            if !self.buffer.trim().is_empty() {
+                return Ok(true);
+            }
         }
-        let number = (index + 1).to_string();
+        Ok(false)
+    }
+
+    /// The line read last, as written.
+    fn line(&self) -> &str {
+        &self.buffer
+    }
+
+    /// The entry the line read last holds.
+    fn entry(&self) -> LogEntry {
+        let line = self.line();
+        let number = self.number;
         let (id, body) = match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(mut fields)) => {
                 let id = match fields.remove("log_id") {
                     Some(Value::String(id)) => id,
-                    _ => number,
+                    _ => number.to_string(),
                 };
                 match fields.remove("unparsed") {
                     Some(Value::String(raw)) => (id, raw),
                     _ => (id, Value::Object(fields).to_string()),
                 }
             }
-            _ => (number, line.to_owned()),
+            _ => (number.to_string(), line.to_owned()),
         };
-        entries.push(LogEntry {
+        LogEntry {
             id,
             body,
-            line: Some(index + 1),
-        });
+            line: Some(number),
+        }
     }
-    Ok(entries)
 }
 
-/// Every entry after `after`, read a page at a time with `page` (given the last id read) until
-/// a page comes back empty.
-async fn all_pages<F, Fut>(after: Option<&str>, mut page: F) -> Result<Vec<LogEntry>, CommandError>
-where
-    F: FnMut(Option<String>) -> Fut,
-    Fut: std::future::Future<Output = Result<Vec<crate::bus::Delivery>, CommandError>>,
-{
-    let mut all = Vec::new();
-    let mut cursor = after.map(str::to_owned);
-    loop {
-        let entries = page(cursor.clone()).await?;
-        let Some(last) = entries.last() else { break };
-        cursor = Some(last.id.clone());
-        all.extend(entries.into_iter().map(|d| LogEntry::new(d.id, d.body)));
-    }
-    Ok(all)
+fn in_file(path: &Path, error: std::io::Error) -> CommandError {
+    CommandError::BadInput(format!("{}: {error}", path.display()))
 }
 
-/// Every entry of `zone`'s `stream` after `after` from `source`, in log order.
-pub fn read_log(
-    source: &LogSource,
-    zone: &str,
-    stream: StreamKind,
-    after: Option<&str>,
-) -> Result<Vec<LogEntry>, CommandError> {
-    const PAGE: usize = 10_000;
-    let mut entries = match source {
-        LogSource::File(path) => read_jsonl(path)?,
-        LogSource::Service { log, .. } => block_on(all_pages(after, |cursor| async move {
-            log.read_after(zone, cursor.as_deref(), PAGE)
-                .await
-                .map_err(environment)
-        }))??,
-        LogSource::Redis(url) => block_on(async {
-            let bus = RedisBus::connect(RedisBusConfig {
-                url: url.clone(),
-                ..RedisBusConfig::default()
-            })
-            .await
-            .map_err(environment)?;
-            all_pages(after, |cursor| {
-                let bus = &bus;
-                async move {
-                    bus.read_range(zone, stream, cursor.as_deref(), PAGE)
-                        .await
-                        .map_err(environment)
+impl Iterator for JsonlReader {
+    type Item = Result<LogEntry, CommandError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.advance() {
+            Ok(true) => Some(Ok(self.entry())),
+            Ok(false) => None,
+            Err(error) => Some(Err(error)),
+        }
+    }
+}
+
+/// A log read from its source, in log order.
+enum Reader {
+    /// A JSONL file, a line at a time.
+    File(JsonlReader),
+    /// A Redis stream, a page after the last id read.
+    Redis {
+        bus: Box<RedisBus>,
+        executor: Executor,
+        zone: String,
+        stream: StreamKind,
+        cursor: Option<String>,
+    },
+    /// A running service's world log, a page after the last id read.
+    Service {
+        log: WorldLog,
+        executor: Executor,
+        zone: String,
+        cursor: Option<String>,
+    },
+    /// The embedded redb log, a page after the last id read.
+    Redb {
+        log: RedbEventLog,
+        zone: geppetto_storage::ZoneName,
+        cursor: Option<EventId>,
+    },
+}
+
+/// A zone's log read a page of at most [`LOG_PAGE`] entries at a time, in log order: whatever
+/// its length, a reader holds one page.
+pub struct LogPages {
+    reader: Reader,
+    /// A file is read from its start: the entries up to this id are passed over.
+    skip_through: Option<String>,
+}
+
+impl LogPages {
+    /// The entries of `zone`'s `stream` after `after` (from the start when `None`) in `source`.
+    pub fn open(
+        source: &LogSource,
+        zone: &str,
+        stream: StreamKind,
+        after: Option<&str>,
+    ) -> Result<Self, CommandError> {
+        let cursor = after.map(str::to_owned);
+        let reader = match source {
+            LogSource::File(path) => {
+                return Ok(Self {
+                    reader: Reader::File(JsonlReader::open(path)?),
+                    skip_through: cursor,
+                });
+            }
+            LogSource::Service { log, .. } => Reader::Service {
+                log: log.clone(),
+                executor: Executor::new()?,
+                zone: zone.to_owned(),
+                cursor,
+            },
+            LogSource::Redis(url) => {
+                let executor = Executor::new()?;
+                let bus = executor
+                    .block_on(RedisBus::connect(RedisBusConfig {
+                        url: url.clone(),
+                        ..RedisBusConfig::default()
+                    }))
+                    .map_err(environment)?;
+                Reader::Redis {
+                    bus: Box::new(bus),
+                    executor,
+                    zone: zone.to_owned(),
+                    stream,
+                    cursor,
                 }
-            })
-            .await
-        })??,
-        LogSource::Redb(path) => {
-            if stream != StreamKind::World {
-                return Err(bad("the embedded redb log holds only the world stream"));
             }
-            let log = RedbFile::open(path, &StorageConfig::default())
-                .map_err(environment)?
-                .event_log();
-            let key = geppetto_storage::ZoneName::new(zone).map_err(bad)?;
-            let mut all = Vec::new();
-            let mut cursor = match after {
-                Some(id) => Some(id.parse::<EventId>().map_err(bad)?),
-                None => None,
-            };
-            loop {
-                let page = log.read_after(&key, cursor, PAGE).map_err(environment)?;
-                let Some((last, _)) = page.last() else { break };
-                cursor = Some(*last);
-                all.extend(page.into_iter().map(|(id, body)| {
-                    LogEntry::new(id.to_string(), String::from_utf8_lossy(&body).into_owned())
-                }));
+            LogSource::Redb(path) => {
+                if stream != StreamKind::World {
+                    return Err(bad("the embedded redb log holds only the world stream"));
+                }
+                let log = RedbFile::open(path, &StorageConfig::default())
+                    .map_err(environment)?
+                    .event_log();
+                let zone = geppetto_storage::ZoneName::new(zone).map_err(bad)?;
+                let cursor = match after {
+                    Some(id) => Some(id.parse::<EventId>().map_err(bad)?),
+                    None => None,
+                };
+                Reader::Redb { log, zone, cursor }
             }
-            all
-        }
-    };
-    // A file is read whole: keep what follows `after`.
-    if let (LogSource::File(_), Some(after)) = (source, after) {
-        match entries.iter().position(|entry| entry.id == after) {
-            Some(index) => {
-                entries.drain(..=index);
-            }
-            None => {
-                return Err(bad(format!(
-                    "the snapshot covers log entry `{after}`, which this log does not hold"
-                )));
-            }
-        }
+        };
+        Ok(Self {
+            reader,
+            skip_through: None,
+        })
     }
-    Ok(entries)
+
+    /// The next page, in log order; empty once the log is read.
+    pub fn next_page(&mut self) -> Result<Vec<LogEntry>, CommandError> {
+        Ok(self.next_page_where(&|_| true)?.0)
+    }
+
+    /// The entries of the next page whose text `wanted` accepts, in log order, and how many
+    /// entries the page covered (0 once the log is read). A JSONL line is asked as written and
+    /// read into an entry only if accepted (its entry's body is the line written again: a test
+    /// for a word written without escapes qualifies, as long as it accepts every line that
+    /// holds a `\`).
+    pub fn next_page_where(
+        &mut self,
+        wanted: &dyn Fn(&str) -> bool,
+    ) -> Result<(Vec<LogEntry>, usize), CommandError> {
+        let mut page = match &mut self.reader {
+            Reader::File(lines) => {
+                let mut page = Vec::new();
+                let mut covered = 0;
+                while covered < LOG_PAGE && lines.advance()? {
+                    match &self.skip_through {
+                        Some(after) => {
+                            if lines.entry().id == *after {
+                                self.skip_through = None;
+                            }
+                        }
+                        None => {
+                            covered += 1;
+                            if wanted(lines.line()) {
+                                page.push(lines.entry());
+                            }
+                        }
+                    }
+                }
+                return match &self.skip_through {
+                    Some(after) => Err(bad(format!(
+                        "the snapshot covers log entry `{after}`, which this log does not hold"
+                    ))),
+                    None => Ok((page, covered)),
+                };
+            }
+            Reader::Redis {
+                bus,
+                executor,
+                zone,
+                stream,
+                cursor,
+            } => {
+                let page = executor
+                    .block_on(bus.read_range(zone, *stream, cursor.as_deref(), LOG_PAGE))
+                    .map_err(environment)?;
+                if let Some(last) = page.last() {
+                    *cursor = Some(last.id.clone());
+                }
+                page.into_iter()
+                    .map(|d| LogEntry::new(d.id, d.body))
+                    .collect::<Vec<_>>()
+            }
+            Reader::Service {
+                log,
+                executor,
+                zone,
+                cursor,
+            } => {
+                let page = executor
+                    .block_on(log.read_after(zone, cursor.as_deref(), LOG_PAGE))
+                    .map_err(environment)?;
+                if let Some(last) = page.last() {
+                    *cursor = Some(last.id.clone());
+                }
+                page.into_iter()
+                    .map(|d| LogEntry::new(d.id, d.body))
+                    .collect()
+            }
+            Reader::Redb { log, zone, cursor } => {
+                let page = log
+                    .read_after(zone, *cursor, LOG_PAGE)
+                    .map_err(environment)?;
+                if let Some((last, _)) = page.last() {
+                    *cursor = Some(*last);
+                }
+                page.into_iter()
+                    .map(|(id, body)| {
+                        LogEntry::new(id.to_string(), String::from_utf8_lossy(&body).into_owned())
+                    })
+                    .collect()
+            }
+        };
+        let covered = page.len();
+        page.retain(|entry| wanted(&entry.body));
+        Ok((page, covered))
+    }
+
+    /// Reads the log on a thread of its own, each page handed to `prepare` there, and passes
+    /// what it made to `take` here, in log order, until the log ends or `take` breaks: reading
+    /// and preparing the next page overlaps `take`'s work on this one, and at most one prepared
+    /// page waits.
+    pub fn pipelined<T: Send>(
+        mut self,
+        prepare: impl Fn(Vec<LogEntry>) -> T + Send,
+        mut take: impl FnMut(T) -> Result<ControlFlow<()>, CommandError>,
+    ) -> Result<(), CommandError> {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                loop {
+                    let page = match self.next_page() {
+                        Ok(page) if page.is_empty() => break,
+                        Ok(page) => Ok(prepare(page)),
+                        Err(error) => Err(error),
+                    };
+                    let failed = page.is_err();
+                    // A closed channel: the taker stopped.
+                    if sender.send(page).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+            // Returning drops the receiver, which ends the reader at its next page.
+            for page in receiver {
+                if take(page?)?.is_break() {
+                    break;
+                }
+            }
+            Ok(())
+        })
+    }
 }
 
 /// `geppetto log export`: one JSONL line per entry, the envelope with its `log_id` (an entry
-/// that is not a JSON object is kept as `unparsed` text).
+/// that is not a JSON object is kept as `unparsed` text), written as the log is read.
 pub fn export(
     source: &LogSource,
     zone: &str,
     stream: StreamKind,
     mut write: impl FnMut(&str),
 ) -> Result<usize, CommandError> {
-    let entries = read_log(source, zone, stream, None)?;
-    let progress = super::progress::bar(entries.len() as u64, "exporting", "entries");
-    for LogEntry { id, body, .. } in &entries {
-        progress.inc(1);
-        let line = match serde_json::from_str::<Value>(body) {
-            Ok(Value::Object(mut fields)) => {
-                fields.insert("log_id".into(), Value::String(id.clone()));
-                Value::Object(fields).to_string()
+    let progress = super::progress::counter("exporting", "entries");
+    let mut written = 0;
+    LogPages::open(source, zone, stream, None)?.pipelined(
+        |page| {
+            page.into_iter()
+                .map(
+                    |LogEntry { id, body, .. }| match serde_json::from_str::<Value>(&body) {
+                        Ok(Value::Object(mut fields)) => {
+                            fields.insert("log_id".into(), Value::String(id));
+                            Value::Object(fields).to_string()
+                        }
+                        _ => serde_json::json!({"log_id": id, "unparsed": body}).to_string(),
+                    },
+                )
+                .collect::<Vec<String>>()
+        },
+        |lines| {
+            for line in &lines {
+                write(line);
             }
-            _ => serde_json::json!({"log_id": id, "unparsed": body}).to_string(),
-        };
-        write(&line);
-    }
+            written += lines.len();
+            progress.inc(lines.len() as u64);
+            Ok(ControlFlow::Continue(()))
+        },
+    )?;
     progress.finish_and_clear();
-    Ok(entries.len())
+    Ok(written)
 }
 
 /// What `source` holds at `id` of `zone`'s world log (a snapshot's `last_event_id`).
 pub fn position(source: &LogSource, zone: &str, id: &str) -> Result<Position, CommandError> {
     let log = match source {
         LogSource::File(path) => {
-            let entries = read_jsonl(path)?;
-            return Ok(Position::within(
-                entries
-                    .iter()
-                    .map(|entry| (entry.id.as_str(), entry.body.as_str())),
-                id,
-            ));
+            let mut failed = None;
+            let entries = JsonlReader::open(path)?
+                .map_while(|entry| entry.map_err(|error| failed = Some(error)).ok());
+            let position = Position::within(entries.map(|entry| (entry.id, entry.body)), id);
+            return match failed {
+                Some(error) => Err(error),
+                None => Ok(position),
+            };
         }
         LogSource::Service { log, .. } => log.clone(),
         LogSource::Redis(url) => WorldLog::Stream(Arc::new(
@@ -283,14 +529,35 @@ mod tests {
         path
     }
 
+    fn read_jsonl(path: &Path) -> Vec<LogEntry> {
+        JsonlReader::open(path)
+            .expect("opens")
+            .collect::<Result<_, _>>()
+            .expect("reads")
+    }
+
+    /// Every entry of `source` after `after`, a page at a time.
+    fn read_log(source: &LogSource, after: Option<&str>) -> Result<Vec<LogEntry>, CommandError> {
+        let mut pages = LogPages::open(source, "village", StreamKind::World, after)?;
+        let mut all = Vec::new();
+        loop {
+            let page = pages.next_page()?;
+            if page.is_empty() {
+                return Ok(all);
+            }
+            assert!(page.len() <= LOG_PAGE);
+            all.extend(page);
+        }
+    }
+
     #[test]
     fn a_jsonl_log_keeps_its_ids_and_unparsed_entries_and_numbers_the_rest() {
         let path = temp(
             "jsonl",
-            "{\"log_id\":\"7-0\",\"v\":1,\"type\":\"time_advanced\"}\n\n\
-             {\"log_id\":\"7-1\",\"unparsed\":\"not json\"}\n{\"v\":1}\nbroken\n",
+            "{\"log_id\":\"7-0\",\"v\":1,\"type\":\"time_advanced\"}\r\n\n\
+             {\"log_id\":\"7-1\",\"unparsed\":\"not json\"}\n{\"v\":1}\nbroken\r",
         );
-        let entries = read_jsonl(&path).expect("reads");
+        let entries = read_jsonl(&path);
         let ids: Vec<&str> = entries.iter().map(|entry| entry.id.as_str()).collect();
         assert_eq!(ids, ["7-0", "7-1", "4", "5"]);
         let lines: Vec<Option<usize>> = entries.iter().map(|entry| entry.line).collect();
@@ -301,23 +568,75 @@ mod tests {
         );
         assert!(!entries[0].body.contains("log_id"), "{}", entries[0].body);
         assert_eq!(entries[1].body, "not json");
-        assert_eq!(entries[3].body, "broken");
-        assert_eq!(entries[3].place(), "line 5 (log id 5)");
-        let after = read_log(
-            &LogSource::File(path.clone()),
-            "village",
-            StreamKind::World,
-            Some("7-1"),
-        )
-        .expect("after");
-        assert_eq!(after.len(), 2);
-        let missing = read_log(
-            &LogSource::File(path.clone()),
-            "village",
-            StreamKind::World,
-            Some("9-9"),
+        assert_eq!(
+            entries[3].body, "broken\r",
+            "a last line without `\\n` is kept whole"
         );
+        assert_eq!(entries[3].place(), "line 5 (log id 5)");
+        let source = LogSource::File(path.clone());
+        let after = read_log(&source, Some("7-1")).expect("after");
+        assert_eq!(after, entries[2..]);
+        let missing = read_log(&source, Some("9-9"));
         assert!(matches!(missing, Err(CommandError::BadInput(m)) if m.contains("`9-9`")));
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn a_long_log_is_read_a_page_at_a_time_and_pipelined_in_order() {
+        let count = LOG_PAGE * 2 + 7;
+        let text: String = (0..count)
+            .map(|i| format!("{{\"log_id\":\"{i}-0\",\"n\":{i}}}\n"))
+            .collect();
+        let path = temp("pages", &text);
+        let source = LogSource::File(path.clone());
+        let all = read_log(&source, None).expect("reads");
+        assert_eq!(all.len(), count);
+        let after = read_log(&source, Some(&format!("{}-0", LOG_PAGE + 3))).expect("after");
+        assert_eq!(after.len(), count - LOG_PAGE - 4);
+        assert_eq!(after[0].id, format!("{}-0", LOG_PAGE + 4));
+        // Prepared on the reader's thread, taken here in log order; a break stops the reader.
+        let mut taken = Vec::new();
+        LogPages::open(&source, "village", StreamKind::World, None)
+            .expect("opens")
+            .pipelined(
+                |page| page.into_iter().map(|e| e.id).collect::<Vec<_>>(),
+                |ids| {
+                    taken.extend(ids);
+                    Ok(ControlFlow::Continue(()))
+                },
+            )
+            .expect("pipelined");
+        let ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
+        assert_eq!(taken, ids);
+        let mut pages = 0;
+        LogPages::open(&source, "village", StreamKind::World, None)
+            .expect("opens")
+            .pipelined(
+                |page| page.len(),
+                |_| {
+                    pages += 1;
+                    Ok(ControlFlow::Break(()))
+                },
+            )
+            .expect("stops");
+        assert_eq!(pages, 1);
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn a_missing_or_unreadable_jsonl_log_is_named() {
+        let missing = JsonlReader::open(Path::new("/nonexistent/world.jsonl"));
+        assert!(
+            matches!(missing, Err(CommandError::BadInput(m)) if m.starts_with("/nonexistent/world.jsonl: "))
+        );
+        let path = std::env::temp_dir().join(format!("geppetto-latin1-{}", std::process::id()));
+        std::fs::write(&path, b"{\"v\":1}\n\xff\xfe\n").expect("write");
+        let read: Result<Vec<LogEntry>, CommandError> =
+            JsonlReader::open(&path).expect("opens").collect();
+        assert!(
+            matches!(read, Err(CommandError::BadInput(m)) if m.contains("valid UTF-8")),
+            "a line that is not UTF-8 fails the read"
+        );
         let _ = std::fs::remove_file(path);
     }
 
@@ -337,9 +656,31 @@ mod tests {
         .expect("exports");
         assert_eq!(count, 2);
         let out = temp("export-out", &lines.join("\n"));
-        let back = read_jsonl(&out).expect("reads");
-        assert_eq!(back, read_jsonl(&path).expect("reads"));
+        assert_eq!(read_jsonl(&out), read_jsonl(&path));
         let _ = std::fs::remove_file(path);
         let _ = std::fs::remove_file(out);
+    }
+
+    #[test]
+    fn a_position_in_a_jsonl_log_is_held_or_missing() {
+        let path = temp(
+            "position",
+            "{\"log_id\":\"1-0\",\"v\":1}\n{\"log_id\":\"2-0\",\"v\":2}\n",
+        );
+        let source = LogSource::File(path.clone());
+        let held = position(&source, "village", "2-0").expect("reads");
+        assert!(
+            matches!(&held, Position::Holds(d) if d.body == "{\"v\":2}"),
+            "{held:?}"
+        );
+        assert_eq!(
+            position(&source, "village", "3-0").expect("reads"),
+            Position::Missing
+        );
+        assert_eq!(
+            position(&source, "village", "0-5").expect("reads"),
+            Position::Gone
+        );
+        let _ = std::fs::remove_file(path);
     }
 }

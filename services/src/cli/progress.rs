@@ -15,6 +15,17 @@ pub fn bar(length: u64, what: &str, unit: &str) -> ProgressBar {
     bar
 }
 
+/// A count of `unit` steps, labelled `what`, for work of unknown length (a log read as it
+/// comes); hidden unless stderr is a terminal.
+pub fn counter(what: &str, unit: &str) -> ProgressBar {
+    let counter = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(&format!("{{msg}} {{pos}} {unit}")) {
+        counter.set_style(style);
+    }
+    counter.set_message(what.to_owned());
+    counter
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -28,5 +39,9 @@ mod tests {
         // The test harness captures stderr: no terminal, so nothing is drawn.
         assert!(progress.is_hidden());
         progress.finish_and_clear();
+        let counter = counter("exporting", "entries");
+        counter.inc(3);
+        assert_eq!((counter.position(), counter.length()), (3, None));
+        assert!(counter.is_hidden());
     }
 }

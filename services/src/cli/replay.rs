@@ -5,14 +5,23 @@
 //! it emits (JSONL, exactly as published), or reports the first difference against a recorded
 //! intent stream (duplicates by id dropped on both sides).
 //!
+//! A log of any length replays in bounded memory. It is read twice, a page at a time: a scan
+//! keeps what the fold needs before it starts (the governor's logged decisions — one for each
+//! tick in which it shed or gave back work, logged after the tick it shaped — and the zone's
+//! first settings; under `--strict` every entry that is no world message), then the fold reads
+//! and parses the next page on a thread of its own while the zone, alone on this one, applies
+//! the page before, and hands each event's intents on as they come. Comparing keeps the ids of
+//! the intents seen, never the intents.
+//!
 //! A snapshot is laid over a log only if it belongs to it: its anchor must name the world file
 //! given and the entry the log holds at the snapshot's position (a snapshot of another world or
 //! log is refused, saying what differs). An older snapshot without an anchor, or one whose
 //! position a trimmed log no longer holds, is used and the summary says it was not checked.
 //! Logs are read through [`super::log_source`].
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use geppetto_storage::{RedbFile, RedisSnapshotStore, SnapshotStore, StorageConfig};
@@ -20,10 +29,13 @@ use serde_json::Value;
 
 use super::error::CommandError;
 use super::log_source::{
-    LogEntry, LogSource, bad, block_on, environment, position, read_jsonl, read_log,
+    JsonlReader, LogEntry, LogPages, LogSource, bad, block_on, environment, position,
 };
 use crate::bus::StreamKind;
-use crate::bus::envelope::{EnvelopeLimits, WorldMessage, parse_world_within};
+use crate::bus::envelope::{
+    Completion, EnvelopeError, EnvelopeLimits, GovernorDecision, WorldEvent, WorldMessage,
+    parse_world_within,
+};
 use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
@@ -31,7 +43,9 @@ use crate::content::world_file::WorldFile;
 use crate::runtime::recovery::{governor_script, replay_messages};
 use crate::runtime::world_log::Position;
 use crate::zone::isolation::IsolationState;
-use crate::zone::{TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState};
+use crate::zone::{
+    GovernorScript, TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState,
+};
 
 /// Which stored snapshot a replay starts from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,49 +157,6 @@ fn stored_snapshot(
         };
         found.ok_or_else(|| bad(format!("no usable snapshot of zone `{zone}` ({pick:?})")))
     })?
-}
-
-/// The distinct intents of a recorded stream (JSONL), first occurrence of each id kept.
-fn distinct_by_id(lines: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut seen = BTreeSet::new();
-    lines
-        .into_iter()
-        .filter(|line| intent_id(line).is_none_or(|id| seen.insert(id)))
-        .collect()
-}
-
-/// Compares replayed intents with a recorded stream as JSON values (a recording's key order
-/// and its `log_id`s do not matter); `None` when identical, else the index of the first
-/// replayed intent that differs (or the shorter length) and what differs.
-fn first_difference(replayed: &[String], recorded: &[String]) -> Option<(usize, String)> {
-    let value = |line: &str| -> Value {
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(mut fields)) => {
-                fields.remove("log_id");
-                Value::Object(fields)
-            }
-            Ok(other) => other,
-            Err(_) => Value::String(line.to_owned()),
-        }
-    };
-    for (index, (got, want)) in replayed.iter().zip(recorded).enumerate() {
-        if value(got) != value(want) {
-            return Some((
-                index,
-                format!("intent {index} differs:\n  recorded: {want}\n  replayed: {got}"),
-            ));
-        }
-    }
-    (replayed.len() != recorded.len()).then(|| {
-        (
-            replayed.len().min(recorded.len()),
-            format!(
-                "the replay emitted {} intents, the recording holds {}",
-                replayed.len(),
-                recorded.len()
-            ),
-        )
-    })
 }
 
 /// The content a replay builds its zone from (a what-if's run uses a changed copy).
@@ -345,31 +316,123 @@ pub struct Window {
     pub events: u64,
 }
 
-/// What a replay of a window produced.
+/// A world event a replay applied, with the intents it emitted.
+pub struct Applied<'a> {
+    /// The log entry it was read from.
+    pub entry: &'a LogEntry,
+    /// The world message.
+    pub message: &'a WorldMessage,
+    /// The intents it emitted, in order, as published.
+    pub intents: Vec<String>,
+}
+
+impl Applied<'_> {
+    /// The event, named for a report.
+    pub fn source(&self) -> EventSource {
+        EventSource {
+            id: self.message.header.id.clone(),
+            place: self.entry.place(),
+            game_time: self.message.header.game_time,
+        }
+    }
+}
+
+/// What a replay of a window did besides its intents.
 pub struct ReplayRun {
     /// The window replayed.
     pub window: Window,
-    /// The intents emitted, in order, each with the index (into `sources`) of the world event
-    /// it came from.
-    pub intents: Vec<(String, usize)>,
-    /// The world events applied, in order.
-    pub sources: Vec<EventSource>,
     /// Log entries that are not world messages (or not within the limits), each with where it
     /// is and why: left out, as the live loop dead-lettered them.
     pub skipped: Vec<String>,
     /// From a snapshot: how it was checked against the world file and the log.
     pub snapshot_check: Option<String>,
-    /// The zone as the window left it.
-    pub zone: Zone,
 }
 
+/// What the fold needs before it starts, found by a scan of the log.
+#[derive(Default)]
+struct Scan {
+    /// The governor's logged decisions by tick (each logged after the tick it shaped).
+    script: GovernorScript,
+    /// The zone's first `zone_settings`, which a replay from the start of the log runs in.
+    settings: Option<WorldMessage>,
+    /// Log entries scanned (the length of the fold's progress bar).
+    entries: u64,
+    /// Under `--strict`: the entries that are not world messages, each with where and why.
+    skipped: Vec<String>,
+}
+
+/// The `type`s of the entries a scan keeps.
+fn kept_types() -> [&'static str; 2] {
+    [
+        WorldEvent::GovernorDecision(GovernorDecision::default()).kind(),
+        WorldEvent::ZoneSettings {
+            completion: Completion::default(),
+        }
+        .kind(),
+    ]
+}
+
+/// Scans `zone`'s log after `after` up to the first world event past game time `end`: what the
+/// fold needs before it starts. Only an entry whose text names a kept type (or escapes a
+/// character, which could spell one) is read and parsed, unless every entry must be: to report
+/// each one that is not a world message (`strict`), or to find where the window ends.
+fn scan(
+    options: &ReplayOptions,
+    zone: &str,
+    after: Option<&str>,
+    end: Option<u64>,
+    strict: bool,
+) -> Result<Scan, CommandError> {
+    let kept = kept_types();
+    let every = strict || end.is_some();
+    let wanted =
+        |text: &str| every || text.contains('\\') || kept.iter().any(|kind| text.contains(kind));
+    let mut scan = Scan::default();
+    let mut pages = LogPages::open(&options.source, zone, StreamKind::World, after)?;
+    loop {
+        let (page, covered) = pages.next_page_where(&wanted)?;
+        if covered == 0 {
+            return Ok(scan);
+        }
+        scan.entries += covered as u64;
+        for entry in &page {
+            match parse_world_within(&entry.body, &options.limits) {
+                Ok(message) if end.is_some_and(|end| message.header.game_time > end) => {
+                    return Ok(scan);
+                }
+                Ok(message) => {
+                    governor_script(std::iter::once(&message), &mut scan.script);
+                    if scan.settings.is_none()
+                        && message.header.zone == zone
+                        && matches!(message.event, WorldEvent::ZoneSettings { .. })
+                    {
+                        scan.settings = Some(message);
+                    }
+                }
+                Err(error) if strict => {
+                    scan.skipped.push(format!("{}: {error}", entry.place()));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// A page of log entries as the reader thread hands it over: each entry with the world
+/// message it holds, or why it holds none.
+type ParsedPage = Vec<(LogEntry, Result<WorldMessage, EnvelopeError>)>;
+
 /// Replays the log of `options` with `content`, after `adjust` has changed the starting zone,
-/// up to `ticks` game ticks past the start (all of it when `None`).
+/// up to `ticks` game ticks past the start (all of it when `None`), handing each world event
+/// applied to `each` with the intents it emitted. With `strict`, any log entry that is not a
+/// world message fails the replay before anything is applied.
 pub fn replay_window(
     options: &ReplayOptions,
     content: &ReplayContent,
     adjust: impl FnOnce(&mut Zone) -> Result<(), CommandError>,
     ticks: Option<u64>,
+    strict: bool,
+    mut each: impl FnMut(Applied<'_>) -> Result<(), CommandError>,
 ) -> Result<ReplayRun, CommandError> {
     let (mut zone, start) = starting_zone(options, content)?;
     let snapshot = start.as_ref().map(|start| start.sequence);
@@ -377,122 +440,257 @@ pub fn replay_window(
     let from_game_time = zone.game_time;
     adjust(&mut zone)?;
     let end = ticks.map(|t| zone.game_time.saturating_add(t));
-    let entries = read_log(
-        &options.source,
-        &zone.name.clone(),
-        StreamKind::World,
-        after.as_deref(),
-    )?;
-    let mut skipped = Vec::new();
-    let mut applied: Vec<(WorldMessage, &LogEntry)> = Vec::new();
-    for entry in &entries {
-        match parse_world_within(&entry.body, &options.limits) {
-            Ok(message) if end.is_some_and(|end| message.header.game_time > end) => break,
-            Ok(message) => applied.push((message, entry)),
-            Err(error) => skipped.push(format!("{}: {error}", entry.place())),
-        }
+    let name = zone.name.clone();
+    let scan = scan(options, &name, after.as_deref(), end, strict)?;
+    if !scan.skipped.is_empty() {
+        return Err(bad(format!(
+            "--strict: {} log entries are not world messages:\n  {}",
+            scan.skipped.len(),
+            scan.skipped.join("\n  ")
+        )));
     }
-    let messages: Vec<WorldMessage> = applied.iter().map(|(m, _)| m.clone()).collect();
-    let mut script = BTreeMap::new();
-    governor_script(&messages, &mut script);
     if snapshot.is_none() {
-        zone.begin_as_logged(&messages);
+        zone.begin_as_logged(&scan.settings);
     }
     let clock = crate::runtime::wall_clock();
-    let inputs = TickInputs::replaying(&clock, &script);
-    let mut intents = Vec::new();
-    let progress = super::progress::bar(messages.len() as u64, "replaying", "world events");
-    for (index, message) in messages.iter().enumerate() {
-        progress.inc(1);
-        let out = replay_messages(&mut zone, std::slice::from_ref(message), &inputs);
-        intents.extend(
-            out.messages
-                .into_iter()
-                .filter(|(stream, _)| *stream == StreamKind::Intents)
-                .map(|(_, body)| (body, index)),
-        );
-    }
-    let sources = applied
-        .iter()
-        .map(|(message, entry)| EventSource {
-            id: message.header.id.clone(),
-            place: entry.place(),
-            game_time: message.header.game_time,
-        })
-        .collect();
+    let inputs = TickInputs::replaying(&clock, &scan.script);
+    let progress = super::progress::bar(scan.entries, "replaying", "log entries");
+    let limits: &EnvelopeLimits = &options.limits;
+    let mut events = 0u64;
+    let mut skipped = Vec::new();
+    LogPages::open(&options.source, &name, StreamKind::World, after.as_deref())?.pipelined(
+        |page| -> ParsedPage {
+            page.into_iter()
+                .map(|entry| {
+                    let message = parse_world_within(&entry.body, limits);
+                    (entry, message)
+                })
+                .collect()
+        },
+        |page| {
+            for (entry, message) in page {
+                progress.inc(1);
+                match message {
+                    Ok(message) if end.is_some_and(|end| message.header.game_time > end) => {
+                        return Ok(ControlFlow::Break(()));
+                    }
+                    Ok(message) => {
+                        let out =
+                            replay_messages(&mut zone, std::slice::from_ref(&message), &inputs);
+                        let intents = out
+                            .messages
+                            .into_iter()
+                            .filter(|(stream, _)| *stream == StreamKind::Intents)
+                            .map(|(_, body)| body)
+                            .collect();
+                        events += 1;
+                        each(Applied {
+                            entry: &entry,
+                            message: &message,
+                            intents,
+                        })?;
+                    }
+                    Err(error) => skipped.push(format!("{}: {error}", entry.place())),
+                }
+            }
+            Ok(ControlFlow::Continue(()))
+        },
+    )?;
     progress.finish_and_clear();
     Ok(ReplayRun {
         window: Window {
             snapshot,
             from_game_time,
             to_game_time: zone.game_time,
-            events: messages.len() as u64,
+            events,
         },
-        intents,
-        sources,
         skipped,
         snapshot_check: start.map(|start| start.checked),
-        zone,
     })
 }
 
-/// Runs a replay; each intent is handed to `write` unless comparing. Each log entry that is not
-/// a world message is reported in the summary (where and why); with `strict` any such entry
-/// fails the replay instead.
+/// Runs a replay; each intent is handed to `write` as it comes, unless comparing. Each log
+/// entry that is not a world message is reported in the summary (where and why); with `strict`
+/// any such entry fails the replay instead, before anything is written.
 pub fn replay(
     options: &ReplayOptions,
     strict: bool,
     mut write: impl FnMut(&str),
 ) -> Result<ReplaySummary, CommandError> {
-    let run = replay_window(options, &ReplayContent::embedded()?, |_| Ok(()), None)?;
-    if strict && !run.skipped.is_empty() {
-        return Err(bad(format!(
-            "--strict: {} log entries are not world messages:\n  {}",
-            run.skipped.len(),
-            run.skipped.join("\n  ")
-        )));
-    }
-    let difference = match &options.compare {
-        Some(path) => {
-            let recorded = distinct_by_id(read_jsonl(path)?.into_iter().map(|entry| entry.body));
-            let mut seen = BTreeSet::new();
-            let replayed: Vec<&(String, usize)> = run
-                .intents
-                .iter()
-                .filter(|(body, _)| intent_id(body).is_none_or(|id| seen.insert(id)))
-                .collect();
-            let bodies: Vec<String> = replayed.iter().map(|(body, _)| body.clone()).collect();
-            first_difference(&bodies, &recorded).map(|(index, what)| {
-                let from = replayed
-                    .get(index)
-                    .map_or(run.sources.len(), |(_, from)| *from);
-                what + &parting(&run.sources, from)
-            })
-        }
-        None => {
-            for (intent, _) in &run.intents {
-                write(intent);
+    let mut comparison = options.compare.as_deref().map(Comparison::new);
+    let mut intents = 0usize;
+    let run = replay_window(
+        options,
+        &ReplayContent::embedded()?,
+        |_| Ok(()),
+        None,
+        strict,
+        |applied| {
+            intents += applied.intents.len();
+            match &mut comparison {
+                Some(comparison) => comparison.replayed(&applied)?,
+                None => applied.intents.iter().for_each(|intent| write(intent)),
             }
-            None
-        }
+            Ok(())
+        },
+    )?;
+    let difference = match comparison {
+        Some(comparison) => comparison.finish()?,
+        None => None,
     };
     Ok(ReplaySummary {
         replayed: run.window.events,
-        intents: run.intents.len(),
+        intents,
         skipped: run.skipped,
         snapshot_check: run.snapshot_check,
         difference,
     })
 }
 
-/// Where the replayed and recorded streams part: after the world event before `from` (the
-/// one whose intents first differ), named by id, place and game time.
-fn parting(sources: &[EventSource], from: usize) -> String {
-    let after = match from.checked_sub(1).and_then(|before| sources.get(before)) {
+/// Where the compared streams stand.
+enum Compared {
+    /// Identical so far.
+    Same,
+    /// The recording ended before distinct replayed intent `at`; where the streams part.
+    RecordingEnded {
+        /// The recording's distinct intents.
+        at: usize,
+        /// Where the streams part.
+        parting: String,
+    },
+    /// The first difference, told whole.
+    Differs(String),
+}
+
+/// A replay compared with a recorded intent stream (JSONL) as its intents come, each side's
+/// duplicates by id dropped (a recovery publishes again, under the same ids, what a crash may
+/// have lost): the recording is read as far as the replay has come, and only the ids seen are
+/// kept. Intents compare as JSON values (a recording's key order and its `log_id`s do not
+/// matter).
+struct Comparison {
+    /// The recording.
+    path: PathBuf,
+    /// The recording, opened when it is first read: after the log.
+    recorded: Option<JsonlReader>,
+    /// The ids of the recording's intents read so far.
+    recorded_ids: HashSet<String>,
+    /// The ids of the replayed intents so far.
+    replayed_ids: HashSet<String>,
+    /// Distinct intents replayed so far.
+    replayed: usize,
+    /// The last world event applied while the streams were the same.
+    last: Option<EventSource>,
+    state: Compared,
+}
+
+impl Comparison {
+    fn new(path: &Path) -> Self {
+        Self {
+            path: path.to_owned(),
+            recorded: None,
+            recorded_ids: HashSet::new(),
+            replayed_ids: HashSet::new(),
+            replayed: 0,
+            last: None,
+            state: Compared::Same,
+        }
+    }
+
+    /// The recording's next distinct intent, if any.
+    fn next_recorded(&mut self) -> Result<Option<String>, CommandError> {
+        let recorded = match &mut self.recorded {
+            Some(recorded) => recorded,
+            None => self.recorded.insert(JsonlReader::open(&self.path)?),
+        };
+        for entry in recorded {
+            let body = entry?.body;
+            if intent_id(&body).is_none_or(|id| self.recorded_ids.insert(id)) {
+                return Ok(Some(body));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Compares the intents of the world event `applied`.
+    fn replayed(&mut self, applied: &Applied<'_>) -> Result<(), CommandError> {
+        if matches!(self.state, Compared::Differs(_)) {
+            return Ok(());
+        }
+        for got in &applied.intents {
+            if !intent_id(got).is_none_or(|id| self.replayed_ids.insert(id)) {
+                continue;
+            }
+            let index = self.replayed;
+            self.replayed += 1;
+            if !matches!(self.state, Compared::Same) {
+                continue;
+            }
+            match self.next_recorded()? {
+                Some(want) if intent_value(got) == intent_value(&want) => {}
+                Some(want) => {
+                    let parting = parting(self.last.as_ref(), Some(&applied.source()));
+                    self.state = Compared::Differs(format!(
+                        "intent {index} differs:\n  recorded: {want}\n  replayed: {got}{parting}"
+                    ));
+                    // Nothing more is compared or counted.
+                    self.recorded_ids = HashSet::new();
+                    self.replayed_ids = HashSet::new();
+                    return Ok(());
+                }
+                None => {
+                    let parting = parting(self.last.as_ref(), Some(&applied.source()));
+                    self.state = Compared::RecordingEnded { at: index, parting };
+                }
+            }
+        }
+        if matches!(self.state, Compared::Same) {
+            self.last = Some(applied.source());
+        }
+        Ok(())
+    }
+
+    /// `None` when the streams are identical, else the first difference and the world event
+    /// where the streams part.
+    fn finish(mut self) -> Result<Option<String>, CommandError> {
+        let replayed = self.replayed;
+        let emitted = |holds: usize| {
+            format!("the replay emitted {replayed} intents, the recording holds {holds}")
+        };
+        Ok(match std::mem::replace(&mut self.state, Compared::Same) {
+            Compared::Differs(difference) => Some(difference),
+            Compared::RecordingEnded { at, parting } => Some(emitted(at) + &parting),
+            Compared::Same => {
+                let mut holds = replayed;
+                while self.next_recorded()?.is_some() {
+                    holds += 1;
+                }
+                (holds != replayed).then(|| emitted(holds) + &parting(self.last.as_ref(), None))
+            }
+        })
+    }
+}
+
+/// An intent as a JSON value without its `log_id` (the text, when it is no JSON).
+fn intent_value(line: &str) -> Value {
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(mut fields)) => {
+            fields.remove("log_id");
+            Value::Object(fields)
+        }
+        Ok(other) => other,
+        Err(_) => Value::String(line.to_owned()),
+    }
+}
+
+/// Where the replayed and recorded streams part: after the world event `before` (the one
+/// before the event whose intents first differ), named by id, place and game time, and at
+/// `at`, that event (`None`: the replay ended first).
+fn parting(before: Option<&EventSource>, at: Option<&EventSource>) -> String {
+    let after = match before {
         Some(event) => format!("after world event {event}"),
         None => "before the first world event".to_owned(),
     };
-    match sources.get(from) {
+    match at {
         Some(event) => format!(
             "\n  the streams part {after}; the differing intent comes from world event {event}"
         ),
@@ -509,29 +707,93 @@ fn intent_id(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::recovery::governor_script;
+
+    fn temp(name: &str, text: &str) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("geppetto-{name}-{}", std::process::id()));
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    /// World event `n` as read from line `n` of a log.
+    fn event(n: usize) -> (LogEntry, WorldMessage) {
+        let body =
+            format!(r#"{{"v":1,"type":"time_advanced","id":"e{n}","zone":"z","game_time":{n}}}"#);
+        let message = parse_world_within(&body, &EnvelopeLimits::default()).expect("parses");
+        let entry = LogEntry {
+            id: n.to_string(),
+            body,
+            line: Some(n),
+        };
+        (entry, message)
+    }
+
+    /// `replayed` (each world event's intents) compared with the recording `recorded`.
+    fn compare(name: &str, recorded: &[&str], replayed: &[&[&str]]) -> Option<String> {
+        let path = temp(name, &recorded.join("\n"));
+        let mut comparison = Comparison::new(&path);
+        for (n, intents) in replayed.iter().enumerate() {
+            let (entry, message) = event(n + 1);
+            let applied = Applied {
+                entry: &entry,
+                message: &message,
+                intents: intents.iter().map(ToString::to_string).collect(),
+            };
+            comparison.replayed(&applied).expect("compares");
+        }
+        let difference = comparison.finish().expect("finishes");
+        let _ = std::fs::remove_file(path);
+        difference
+    }
 
     #[test]
     fn intents_compare_as_json_values_and_the_first_difference_is_named() {
-        let a = r#"{"v":1,"type":"use","id":"z:a:1:0","npc":"a"}"#.to_owned();
-        let reordered =
-            r#"{"id":"z:a:1:0","npc":"a","type":"use","v":1,"log_id":"3-0"}"#.to_owned();
-        let b = r#"{"v":1,"type":"use","id":"z:b:1:0","npc":"b"}"#.to_owned();
+        let a = r#"{"v":1,"type":"use","id":"z:a:1:0","npc":"a"}"#;
+        let reordered = r#"{"id":"z:a:1:0","npc":"a","type":"use","v":1,"log_id":"3-0"}"#;
+        let b = r#"{"v":1,"type":"use","id":"z:b:1:0","npc":"b"}"#;
+        let c = r#"{"v":1,"type":"use","id":"z:c:2:0","npc":"c"}"#;
+        assert_eq!(compare("same", &[reordered, b], &[&[a], &[], &[b]]), None);
         assert_eq!(
-            first_difference(&[a.clone(), b.clone()], &[reordered, b.clone()]),
-            None
+            compare("duplicates", &[a, b, a, b], &[&[a, a], &[b]]),
+            None,
+            "duplicates by id are dropped on both sides"
         );
-        let (index, difference) =
-            first_difference(&[a.clone(), b.clone()], &[a.clone(), a.clone()]).expect("differs");
-        assert_eq!(index, 1);
-        assert!(difference.starts_with("intent 1 differs"), "{difference}");
-        let (index, shorter) =
-            first_difference(std::slice::from_ref(&a), &[a.clone(), b.clone()]).expect("differs");
-        assert_eq!(index, 1);
+        let differs = compare("differs", &[a, a, c], &[&[a], &[], &[b, c]]).expect("differs");
+        // The recording's second distinct intent, as a JSONL log reads it.
+        let c_as_read = r#"{"id":"z:c:2:0","npc":"c","type":"use","v":1}"#;
+        assert_eq!(
+            differs,
+            format!(
+                "intent 1 differs:\n  recorded: {c_as_read}\n  replayed: {b}\n  the streams part after \
+                 world event `e2` at line 2 (log id 2), game time 2; the differing intent comes \
+                 from world event `e3` at line 3 (log id 3), game time 3"
+            )
+        );
+        let shorter = compare("shorter", &[a, b, c], &[&[a], &[b]]).expect("differs");
+        assert_eq!(
+            shorter,
+            "the replay emitted 2 intents, the recording holds 3\n  the streams part after \
+             world event `e2` at line 2 (log id 2), game time 2 (the last one replayed)"
+        );
+        let longer = compare("longer", &[a], &[&[a], &[b, b, c]]).expect("differs");
+        assert_eq!(
+            longer,
+            "the replay emitted 3 intents, the recording holds 1\n  the streams part after \
+             world event `e1` at line 1 (log id 1), game time 1; the differing intent comes \
+             from world event `e2` at line 2 (log id 2), game time 2"
+        );
+        let nothing = compare("nothing", &[a], &[]).expect("differs");
         assert!(
-            shorter.contains("emitted 1 intents, the recording holds 2"),
-            "{shorter}"
+            nothing.starts_with(
+                "the replay emitted 0 intents, the recording holds 1\n  the \
+                 streams part before the first world event (the last one replayed)"
+            ),
+            "{nothing}"
         );
-        assert_eq!(distinct_by_id([a.clone(), a.clone(), b.clone()]), [a, b]);
+        let missing = Comparison::new(Path::new("/nonexistent/intents.jsonl")).finish();
+        assert!(
+            matches!(missing, Err(CommandError::BadInput(m)) if m.starts_with("/nonexistent/intents.jsonl: "))
+        );
     }
 
     #[test]
@@ -539,5 +801,153 @@ mod tests {
         assert_eq!("latest".parse(), Ok(SnapshotPick::Latest));
         assert_eq!("12".parse(), Ok(SnapshotPick::Sequence(12)));
         assert!("newest".parse::<SnapshotPick>().is_err());
+    }
+
+    /// A village log of more than two pages: a tick every 30 entries, players walking from
+    /// room to room, social events, the zone's settings 100 entries in, a malformed line now
+    /// and then, and with `governed` the governor's decisions skipping every NPC in ticks
+    /// 40–80, each logged after its tick (every other one with its type escaped).
+    fn village_log(governed: bool) -> Vec<String> {
+        let village = super::super::world::world("village").expect("village");
+        let npcs: Vec<String> = village.npcs.iter().map(|n| n.agent.id.clone()).collect();
+        let rooms: Vec<String> = village.rooms.iter().map(|r| r.id.clone()).collect();
+        let kinds = ["theft", "insult", "gift", "praise"];
+        let mut lines = Vec::new();
+        for i in 0..LOG_PAGE_LINES {
+            let (tick, slot) = (i / 30, i % 30);
+            let time = 420 + tick;
+            let line = match slot {
+                _ if i == 100 => format!(
+                    r#"{{"v":1,"type":"zone_settings","id":"s","zone":"village","game_time":{time},"completion":"simulated","origin":"geppetto"}}"#
+                ),
+                0 => format!(
+                    r#"{{"v":1,"type":"time_advanced","id":"t{i}","zone":"village","game_time":{time}}}"#
+                ),
+                1 => serde_json::json!({
+                    "v": 1, "type": "player_entered", "id": format!("p{i}"), "zone": "village",
+                    "game_time": time, "player": format!("p{}", tick % 3),
+                    "room": rooms[(tick / 7) % rooms.len()],
+                })
+                .to_string(),
+                // Every other one with its type escaped, as a writer may.
+                5 if governed && (40..=80).contains(&tick) => {
+                    let decision = serde_json::json!({
+                        "v": 1, "type": "governor_decision", "id": format!("g{i}"),
+                        "zone": "village", "game_time": time, "origin": "geppetto",
+                        "tick": tick, "skipped": npcs,
+                    })
+                    .to_string();
+                    if tick % 2 == 0 {
+                        decision
+                    } else {
+                        decision.replace("governor_decision", "governor\\u005fdecision")
+                    }
+                }
+                7 if i % 301 == 7 => "{\"v\":1,\"type\":\"broken".to_owned(),
+                _ => serde_json::json!({
+                    "v": 1, "type": "social_event", "id": format!("e{i}"), "zone": "village",
+                    "game_time": time, "kind": kinds[i % kinds.len()],
+                    "source": npcs[i % npcs.len()], "target": npcs[(i / 3 + 1) % npcs.len()],
+                    "deltas": {},
+                })
+                .to_string(),
+            };
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// Lines of the log above: more than two pages.
+    const LOG_PAGE_LINES: usize = super::super::log_source::LOG_PAGE * 2 + 500;
+
+    fn options(log: &Path) -> ReplayOptions {
+        ReplayOptions {
+            source: LogSource::File(log.to_owned()),
+            zone_config: ZoneConfig::default(),
+            limits: EnvelopeLimits::default(),
+            world: "village".into(),
+            zone: None,
+            from_snapshot: None,
+            store: None,
+            compare: None,
+            threads: 1,
+        }
+    }
+
+    /// The intents of `lines` folded as a whole: every message parsed first, the governor's
+    /// script and the first settings taken from all of them, then applied one at a time.
+    fn folded_whole(options: &ReplayOptions, lines: &[String]) -> Vec<String> {
+        let (mut zone, _) =
+            starting_zone(options, &ReplayContent::embedded().expect("content")).expect("zone");
+        let messages: Vec<WorldMessage> = lines
+            .iter()
+            .filter_map(|line| parse_world_within(line, &options.limits).ok())
+            .collect();
+        let mut script = GovernorScript::new();
+        governor_script(&messages, &mut script);
+        zone.begin_as_logged(&messages);
+        let clock = crate::runtime::wall_clock();
+        let inputs = TickInputs::replaying(&clock, &script);
+        messages
+            .iter()
+            .flat_map(|message| {
+                replay_messages(&mut zone, std::slice::from_ref(message), &inputs).messages
+            })
+            .filter(|(stream, _)| *stream == StreamKind::Intents)
+            .map(|(_, body)| body)
+            .collect()
+    }
+
+    fn replayed(
+        options: &ReplayOptions,
+        strict: bool,
+    ) -> (Result<ReplaySummary, CommandError>, Vec<String>) {
+        let mut written = Vec::new();
+        let summary = replay(options, strict, |line| written.push(line.to_owned()));
+        (summary, written)
+    }
+
+    #[test]
+    fn a_log_streamed_a_page_at_a_time_replays_as_the_whole_log_folded_at_once() {
+        let lines = village_log(true);
+        let path = temp("streamed", &lines.join("\n"));
+        let options = options(&path);
+        let whole = folded_whole(&options, &lines);
+        let (summary, streamed) = replayed(&options, false);
+        let summary = summary.expect("replays");
+        assert!(whole.len() > 100, "a busy log: {} intents", whole.len());
+        assert_eq!(streamed, whole, "the same intents, in the same order");
+        assert_eq!(summary.intents, whole.len());
+        let broken = lines.iter().filter(|l| l.ends_with("broken")).count();
+        assert_eq!(summary.skipped.len(), broken);
+        assert_eq!(summary.replayed as usize, lines.len() - broken);
+        // The governor's decisions, logged after the ticks they shaped, were applied.
+        let ungoverned = village_log(false);
+        let ungoverned_path = temp("ungoverned", &ungoverned.join("\n"));
+        let (_, free) = replayed(&super::tests::options(&ungoverned_path), false);
+        assert_ne!(
+            free, streamed,
+            "skipping every NPC for 40 ticks changes the intents"
+        );
+        // Compared with its own recording: identical.
+        let recording = temp("recording", &whole.join("\n"));
+        let comparing = ReplayOptions {
+            compare: Some(recording.clone()),
+            ..options.clone()
+        };
+        let (compared, written) = replayed(&comparing, false);
+        assert_eq!(compared.expect("compares").difference, None);
+        assert!(written.is_empty(), "nothing is printed while comparing");
+        // Under --strict the malformed lines fail the replay before anything is printed.
+        let (strict, written) = replayed(&options, true);
+        assert!(
+            matches!(&strict, Err(CommandError::BadInput(m)) if m.starts_with(&format!("--strict: {broken} log entries are not world messages:\n  line 8 (log id 8): "))),
+            "{:?}",
+            strict.err()
+        );
+        assert!(written.is_empty());
+        for path in [path, ungoverned_path, recording] {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }

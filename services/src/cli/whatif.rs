@@ -244,45 +244,60 @@ fn set_needs(zone: &mut Zone, npc: &str, changes: &[Change]) -> Result<(), Comma
     Ok(())
 }
 
-fn timeline(intents: &[(String, usize)], npc: &str) -> Vec<Step> {
-    intents
-        .iter()
-        .filter_map(|(line, _)| serde_json::from_str::<Value>(line).ok())
-        .filter(|m| m.get("npc").and_then(Value::as_str) == Some(npc))
-        .map(|m| {
-            let text = |key: &str| {
-                m.get(key)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            let intent = text("type");
-            let what = match intent.as_str() {
-                "use" => format!("{}/{}", text("provider"), text("action")),
-                "navigate" => text("provider"),
-                "social" => {
-                    let with: Vec<&str> = m
-                        .get("with")
-                        .and_then(Value::as_array)
-                        .map(|w| w.iter().filter_map(Value::as_str).collect())
-                        .unwrap_or_default();
-                    format!("{} with {}", text("action"), with.join(", "))
-                }
-                "bark" => text("text"),
-                "reactive" => text("action"),
-                "cancel" => format!("{} ({})", text("cancelled"), text("reason")),
-                _ => String::new(),
-            };
-            Step {
-                game_time: m
-                    .get("game_time")
-                    .and_then(Value::as_u64)
-                    .unwrap_or_default(),
-                intent,
-                what,
-            }
-        })
-        .collect()
+/// The step of `npc`'s timeline an intent is, if it is `npc`'s.
+fn step(line: &str, npc: &str) -> Option<Step> {
+    let m = serde_json::from_str::<Value>(line).ok()?;
+    if m.get("npc").and_then(Value::as_str) != Some(npc) {
+        return None;
+    }
+    let text = |key: &str| {
+        m.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let intent = text("type");
+    let what = match intent.as_str() {
+        "use" => format!("{}/{}", text("provider"), text("action")),
+        "navigate" => text("provider"),
+        "social" => {
+            let with: Vec<&str> = m
+                .get("with")
+                .and_then(Value::as_array)
+                .map(|w| w.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            format!("{} with {}", text("action"), with.join(", "))
+        }
+        "bark" => text("text"),
+        "reactive" => text("action"),
+        "cancel" => format!("{} ({})", text("cancelled"), text("reason")),
+        _ => String::new(),
+    };
+    Some(Step {
+        game_time: m
+            .get("game_time")
+            .and_then(Value::as_u64)
+            .unwrap_or_default(),
+        intent,
+        what,
+    })
+}
+
+/// Replays the window with `content` after `adjust`: its bounds and `npc`'s timeline in it
+/// (the other intents are dropped as they come).
+fn timeline(
+    options: &ReplayOptions,
+    content: &ReplayContent,
+    adjust: impl FnOnce(&mut Zone) -> Result<(), CommandError>,
+    npc: &str,
+    ticks: Option<u64>,
+) -> Result<(Window, Vec<Step>), CommandError> {
+    let mut steps = Vec::new();
+    let run = replay_window(options, content, adjust, ticks, false, |applied| {
+        steps.extend(applied.intents.iter().filter_map(|line| step(line, npc)));
+        Ok(())
+    })?;
+    Ok((run.window, steps))
 }
 
 /// Replays the window as recorded and with `changes`; `ticks` bounds it (all of the log when
@@ -299,17 +314,15 @@ pub fn what_if(
         ));
     }
     let check_npc = |zone: &mut Zone| set_needs(zone, npc, &[]);
-    let baseline = replay_window(options, &ReplayContent::embedded()?, check_npc, ticks)?;
+    let (window, baseline) = timeline(options, &ReplayContent::embedded()?, check_npc, npc, ticks)?;
     let content = changed_content(options, changes)?;
-    let changed = replay_window(
+    let (_, changed) = timeline(
         options,
         &content,
         |zone| set_needs(zone, npc, changes),
+        npc,
         ticks,
     )?;
-    let window = baseline.window.clone();
-    let baseline = timeline(&baseline.intents, npc);
-    let changed = timeline(&changed.intents, npc);
     let first_divergence = baseline
         .iter()
         .zip(&changed)

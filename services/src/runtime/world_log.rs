@@ -190,14 +190,19 @@ pub enum Position {
 }
 
 impl Position {
-    /// What `entries` (a whole log read into memory, in order) hold at `id`.
-    pub fn within<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>, id: &str) -> Self {
+    /// What `entries` (a log's ids and bodies, in order, read until `id` is found) hold at
+    /// `id`.
+    pub fn within<I: AsRef<str>, B: Into<String>>(
+        entries: impl IntoIterator<Item = (I, B)>,
+        id: &str,
+    ) -> Self {
         let mut earlier = false;
         for (entry, body) in entries {
+            let entry = entry.as_ref();
             if entry == id {
                 return Self::Holds(Delivery {
                     id: entry.to_owned(),
-                    body: body.to_owned(),
+                    body: body.into(),
                     utf8_error_at: None,
                 });
             }
@@ -254,7 +259,7 @@ mod tests {
         assert!(matches!(Position::within(log, "4"), Position::Holds(d) if d.body == "d"));
         assert_eq!(Position::within(log, "9"), Position::Missing);
         assert_eq!(Position::within(log, "2"), Position::Gone);
-        assert_eq!(Position::within([], "2"), Position::Gone);
+        assert_eq!(Position::within::<&str, &str>([], "2"), Position::Gone);
         let stream = [("1700-5", "x")];
         assert_eq!(Position::within(stream, "1700-4"), Position::Gone);
         assert_eq!(Position::within(stream, "1700-6"), Position::Missing);
