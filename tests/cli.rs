@@ -659,22 +659,26 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
     assert_eq!(nobody.status.code(), Some(2));
 }
 
-/// The shipped village over a game week under three seeds keeps every mark of a believable
-/// village in every run (the card counts them; no time is measured).
-#[test]
-fn the_shipped_village_keeps_every_mark_over_seeds() {
-    let output = geppetto(
-        &[
-            "simulate", "--world", "village", "--days", "7", "--seeds", "1..3", "--json",
-        ],
-        "",
-    );
+/// The JSON scorecards of the shipped village run for `unit length` (`--days 7`, `--hours 12`)
+/// under seeds 1–3.
+fn village_scorecards(unit: &str, length: &str) -> serde_json::Value {
+    let args = [
+        "simulate", "--world", "village", unit, length, "--seeds", "1..3", "--json",
+    ];
+    let output = geppetto(&args, "");
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    serde_json::from_slice(&output.stdout).expect("json")
+}
+
+/// The shipped village over a game week under three seeds keeps every mark of a believable
+/// village in every run (the card counts them; no time is measured).
+#[test]
+fn the_shipped_village_keeps_every_mark_over_seeds() {
+    let report = village_scorecards("--days", "7");
     for run in report["runs"].as_array().expect("runs") {
         let targets = run["targets"].as_array().expect("targets");
         assert_eq!(targets.len(), 10, "every mark of a week: {targets:?}");
@@ -686,18 +690,7 @@ fn the_shipped_village_keeps_every_mark_over_seeds() {
 
 #[test]
 fn the_scorecard_reports_every_npc_and_the_spread_over_seeds() {
-    let output = geppetto(
-        &[
-            "simulate", "--world", "village", "--hours", "12", "--seeds", "1..3", "--json",
-        ],
-        "",
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let report = village_scorecards("--hours", "12");
     let runs = report["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 3);
     assert_eq!(runs[2]["seed"], 3);
