@@ -917,19 +917,22 @@ fn the_load_generator_reports_throughput_latency_and_the_npcs_per_tier() {
     let text = String::from_utf8_lossy(&output.stdout);
     let head = text.lines().next().unwrap_or_default();
     assert!(head.contains("players in 2 of 20 rooms"), "{head}");
-    let count = |tier: &str| -> usize {
-        head.split(&format!("{tier} "))
-            .nth(1)
-            .and_then(|rest| rest.split([',', ';']).next())
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {tier} count in {head}"))
-    };
+    let count = |tier: &str| tier_count(head, tier);
     let (active, nearby, background) = (count("active"), count("nearby"), count("background"));
     assert_eq!(active + nearby + background, 400, "{head}");
     assert!(active > 0 && nearby > 0 && background > 0, "{head}");
     assert!(text.contains("event->output latency"), "{text}");
     assert!(text.contains("tick duration"), "{text}");
     assert!(text.contains("rss "), "{text}");
+}
+
+/// The number after `tier` (`active 12,`) in the head line of a `load` report.
+fn tier_count(head: &str, tier: &str) -> usize {
+    head.split(&format!("{tier} "))
+        .nth(1)
+        .and_then(|rest| rest.split([',', ';']).next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {tier} count in {head}"))
 }
 
 #[test]
@@ -960,13 +963,7 @@ fn the_load_generator_runs_several_zones_in_one_process_and_reports_each() {
     );
     let tiers: usize = ["active", "nearby", "background"]
         .iter()
-        .map(|tier| {
-            head.split(&format!("{tier} "))
-                .nth(1)
-                .and_then(|rest| rest.split([',', ';']).next())
-                .and_then(|n| n.trim().parse::<usize>().ok())
-                .unwrap_or_else(|| panic!("no {tier} count in {head}"))
-        })
+        .map(|tier| tier_count(head, tier))
         .sum();
     assert_eq!(tiers, 600, "{head}");
     // One tick-duration line a zone, each zone ticked.
