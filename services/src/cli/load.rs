@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::bus::StreamKind;
@@ -65,47 +65,87 @@ pub struct LoadOptions {
     pub llm_url: Option<String>,
 }
 
-/// The synthetic world of zone `zone` as JSON.
+/// The synthetic world of zone `zone` as JSON, written straight into one string: a
+/// 100,000-NPC world is 25 MB of text, and building it as a `serde_json::Value` tree first
+/// would hold twenty times that while the zone is built.
 pub fn synthetic_world(zone: &str, npcs: usize) -> String {
     let rooms = npcs.div_ceil(LOAD_NPCS_PER_ROOM).max(1);
-    let room_list: Vec<Value> = (0..rooms)
-        .map(|r| {
-            let next: Vec<String> = if r + 1 < rooms {
-                vec![format!("r{}", r + 1)]
-            } else {
-                Vec::new()
-            };
-            json!({"id": format!("r{r}"), "neighbours": next})
-        })
-        .collect();
-    let mut providers = Vec::new();
+    let mut out = String::with_capacity(256 * npcs + 700 * rooms + 256);
+    let zone = Value::String(zone.to_owned());
+    // Writing into a `String` cannot fail.
+    let _ = write!(
+        out,
+        r#"{{"zone":{zone},"seed":1,"start_game_time":0,"rooms":["#
+    );
+    for r in 0..rooms {
+        let comma = if r == 0 { "" } else { "," };
+        let next = if r + 1 < rooms {
+            format!(r#""r{}""#, r + 1)
+        } else {
+            String::new()
+        };
+        let _ = write!(out, r#"{comma}{{"id":"r{r}","neighbours":[{next}]}}"#);
+    }
+    out.push_str(r#"],"providers":["#);
     for r in 0..rooms {
         let (x, z) = ((r % 100) as f64 * 30.0, (r / 100) as f64 * 30.0);
-        let action = |id: &str, tag: &str, hours: f64, deltas: Value| json!([{"id": id, "tags": [tag], "duration_hours": hours, "deltas": deltas, "radius": 20}]);
-        providers.push(json!({"id": format!("work{r}"), "room": format!("r{r}"), "position": [x, z], "capacity": 12,
-            "actions": action("work", "work", 1.0, json!({"DUTY": 40, "ENERGY": -5}))}));
-        providers.push(json!({"id": format!("food{r}"), "room": format!("r{r}"), "position": [x + 5.0, z], "capacity": 8,
-            "actions": action("eat", "food", 0.5, json!({"HUNGER": 40}))}));
-        providers.push(json!({"id": format!("rest{r}"), "room": format!("r{r}"), "position": [x, z + 5.0], "capacity": 8,
-            "actions": action("nap", "rest", 0.75, json!({"ENERGY": 30}))}));
+        let comma = if r == 0 { "" } else { "," };
+        let provider = |id: &str, position: (f64, f64), capacity: u32, action: &str| {
+            let (px, pz) = position;
+            format!(
+                r#"{{"id":"{id}{r}","room":"r{r}","position":[{px:?},{pz:?}],"capacity":{capacity},"actions":[{action}]}}"#
+            )
+        };
+        let action = |id: &str, tag: &str, hours: f64, deltas: &str| {
+            format!(
+                r#"{{"id":"{id}","tags":["{tag}"],"duration_hours":{hours:?},"deltas":{{{deltas}}},"radius":20}}"#
+            )
+        };
+        let _ = write!(
+            out,
+            "{comma}{},{},{}",
+            provider(
+                "work",
+                (x, z),
+                12,
+                &action("work", "work", 1.0, r#""DUTY":40,"ENERGY":-5"#)
+            ),
+            provider(
+                "food",
+                (x + 5.0, z),
+                8,
+                &action("eat", "food", 0.5, r#""HUNGER":40"#)
+            ),
+            provider(
+                "rest",
+                (x, z + 5.0),
+                8,
+                &action("nap", "rest", 0.75, r#""ENERGY":30"#)
+            ),
+        );
     }
-    let npc_list: Vec<Value> = (0..npcs)
-        .map(|n| {
-            let r = n / LOAD_NPCS_PER_ROOM;
-            let x = (r % 100) as f64 * 30.0 + (n % 5) as f64;
-            let z = (r / 100) as f64 * 30.0 + ((n / 5) % 4) as f64;
-            let need = |name: &str, value: usize, rate: f64| {
-                json!({"name": name, "value": value, "min": 0, "max": 100,
-                       "updater": {"kind": "linear_decay", "rate": rate}})
-            };
-            json!({"id": format!("n{n:06}"), "room": format!("r{r}"), "archetype": "worker", "position": [x, z],
-                   "considerations": [need("HUNGER", 30 + (n * 37) % 60, 6.0), need("ENERGY", 30 + (n * 53) % 60, 4.0),
-                                      need("DUTY", 20 + (n * 71) % 70, 8.0), need("FUN", 50, 0.0)]})
-        })
-        .collect();
-    json!({"zone": zone, "seed": 1, "start_game_time": 0, "rooms": room_list,
-           "providers": providers, "npcs": npc_list})
-    .to_string()
+    out.push_str(r#"],"npcs":["#);
+    for n in 0..npcs {
+        let r = n / LOAD_NPCS_PER_ROOM;
+        let x = (r % 100) as f64 * 30.0 + (n % 5) as f64;
+        let z = (r / 100) as f64 * 30.0 + ((n / 5) % 4) as f64;
+        let need = |name: &str, value: usize, rate: f64| {
+            format!(
+                r#"{{"name":"{name}","value":{value},"min":0,"max":100,"updater":{{"kind":"linear_decay","rate":{rate:?}}}}}"#
+            )
+        };
+        let comma = if n == 0 { "" } else { "," };
+        let _ = write!(
+            out,
+            r#"{comma}{{"id":"n{n:06}","room":"r{r}","archetype":"worker","position":[{x:?},{z:?}],"considerations":[{},{},{},{}]}}"#,
+            need("HUNGER", 30 + (n * 37) % 60, 6.0),
+            need("ENERGY", 30 + (n * 53) % 60, 4.0),
+            need("DUTY", 20 + (n * 71) % 70, 8.0),
+            need("FUN", 50, 0.0),
+        );
+    }
+    out.push_str("]}");
+    out
 }
 
 /// Only the game time of an envelope (the reader skips everything else unparsed).

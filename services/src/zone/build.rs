@@ -161,7 +161,6 @@ impl Zone {
             departed: BTreeSet::new(),
             world_fingerprint: world_file.fingerprint.clone(),
             running_by_provider: None,
-            provider_index: None,
             derived: Derived::default(),
             tick_durations_ms: Vec::new(),
         };
@@ -292,8 +291,7 @@ impl Zone {
             .as_deref()
             .and_then(|name| self.archetypes.get(name).map(|c| (name, &c.spec)));
         self.social.join(&simulated.agent.id, profile);
-        self.derived.tiers = None;
-        self.derived.roster = None;
+        self.roster_changed();
         self.agents.insert(index, simulated);
         self.goals_unannounced = true;
         self.meta.insert(

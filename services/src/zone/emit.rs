@@ -215,10 +215,10 @@ impl Zone {
         by_provider.get(provider).cloned().unwrap_or_default()
     }
 
-    /// Where provider `id` stands: through the tick's index during its emit pass (a tick of
-    /// many starts would otherwise scan every provider for each), else by a scan.
+    /// Where provider `id` stands: through the zone's provider index once a tick has built it
+    /// (a tick of many starts would otherwise scan every provider for each), else by a scan.
     pub(super) fn provider_position(&self, id: &str) -> Option<Position> {
-        let at = match &self.provider_index {
+        let at = match &self.derived.providers {
             Some(index) => index.find(&self.world, id),
             None => self.world.providers.iter().position(|p| p.id == id),
         };

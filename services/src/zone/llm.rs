@@ -11,6 +11,7 @@ use geppetto_llm::{
     Priority, TemplateProvider,
 };
 
+use super::status::Roster;
 use super::{Zone, ZoneError, room_key};
 use crate::bus::envelope::WorldMessage;
 
@@ -45,7 +46,7 @@ impl Zone {
     /// in `room`, named after the action that brought them together (`chat at the well`;
     /// the templates are keyed by such names).
     pub(super) fn narration_request(
-        &self,
+        &mut self,
         interaction_id: &str,
         index: usize,
         other: &str,
@@ -67,15 +68,30 @@ impl Zone {
             },
             interaction: action.replace('_', " "),
             mood: self.mood_word(index).to_owned(),
-            absent: self
-                .meta
-                .iter()
-                .filter(|meta| meta.room != room)
-                .map(|meta| meta.name.clone())
-                .collect(),
+            absent: self.absent_from(room),
             priority: Priority::Witnessed,
             seed: derive_seed(self.seed, stable_hash(interaction_id)),
         }
+    }
+
+    /// The names of the NPCs outside `room` that a player may know to be elsewhere: those
+    /// above Background (near a player), in NPC order. Background NPCs are left out, so what a
+    /// narration is checked against grows with the players' surroundings, not with the zone.
+    fn absent_from(&mut self, room: usize) -> Vec<String> {
+        let (meta, rooms) = (&self.meta, self.room_names.len());
+        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, rooms));
+        let mut elsewhere: Vec<usize> = roster
+            .social_by_room
+            .iter()
+            .enumerate()
+            .filter(|(at, _)| *at != room)
+            .flat_map(|(_, npcs)| npcs.iter().copied())
+            .collect();
+        elsewhere.sort_unstable();
+        elsewhere
+            .into_iter()
+            .map(|i| meta[i].name.clone())
+            .collect()
     }
 
     fn mood_word(&self, index: usize) -> &'static str {

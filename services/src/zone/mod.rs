@@ -36,18 +36,19 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
+use geppetto_core::Decider;
 use geppetto_core::decision::world::{Context, World};
 use geppetto_core::life::catch_up::CatchUpCache;
 use geppetto_core::life::goal_registry::GoalPredicateRegistry;
 use geppetto_core::life::simulator::{SimulatedAgent, Simulator};
 use geppetto_core::vocabulary::Vocabulary;
-use geppetto_core::{Decider, ProviderIndex};
 use geppetto_llm::{LlmRequest, TemplateProvider};
 
 pub mod anchor;
 mod apply;
 pub mod brain;
 mod build;
+mod cadence;
 mod config;
 mod emit;
 mod game;
@@ -241,8 +242,6 @@ pub struct Zone {
     world_fingerprint: String,
     /// Who runs what where, while a tick's events are emitted (see `running_at`).
     running_by_provider: Option<BTreeMap<String, Vec<usize>>>,
-    /// The world's providers by id while a tick's events are emitted (see `provider_position`).
-    provider_index: Option<ProviderIndex>,
     /// Views derived from the zone's state for its status and its social step, kept until
     /// what they count changes.
     derived: Derived,

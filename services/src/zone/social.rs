@@ -38,8 +38,8 @@ impl Zone {
             &mut self.agents,
             Whereabouts {
                 places,
-                at: &roster.at,
-                by_place: &roster.by_room,
+                at: &roster.social_at,
+                by_place: &roster.social_by_room,
             },
             now_hours,
             self.tick,

@@ -6,8 +6,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use geppetto_core::ProviderIndex;
 use geppetto_core::social::{SocialPlace, Whereabouts};
 
+use super::cadence::Cadence;
 use super::{NpcMeta, Zone, room_key};
 use crate::zone::tiers::{Presence, Tier};
 
@@ -39,22 +41,42 @@ pub(super) struct Derived {
     pub(super) roster: Option<Roster>,
     /// Every room as a place of social life, with its players (cleared when a player moves).
     pub(super) places: Option<Vec<SocialPlace>>,
+    /// Who is due at which tick (cleared when a tier or the roster changes).
+    pub(super) cadence: Option<Cadence>,
+    /// Whether every NPC is at its room's tier with no demotion under way, so a tick's tier
+    /// step has nothing to do (cleared when a player or an NPC moves, or one joins).
+    pub(super) tiers_settled: bool,
+    /// The world's providers by id (the zone's provider list never changes once built).
+    pub(super) providers: Option<ProviderIndex>,
 }
 
-/// Each NPC's room, and the NPCs of each room by index in ascending order (who meets and who
-/// witnesses what happens there).
+/// Each NPC's room, and the NPCs of each room by index in ascending order (who witnesses what
+/// the game reports there); the same for social life, which only NPCs above Background take
+/// part in (a Background NPC is at no place: not observed, never meeting, never witnessing).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Roster {
-    pub(super) at: Vec<usize>,
     pub(super) by_room: Vec<Vec<usize>>,
+    pub(super) social_at: Vec<usize>,
+    pub(super) social_by_room: Vec<Vec<usize>>,
 }
 
 impl Roster {
     pub(super) fn of(meta: &[NpcMeta], rooms: usize) -> Self {
         let at: Vec<usize> = meta.iter().map(|meta| meta.room).collect();
+        let social_at: Vec<usize> = meta
+            .iter()
+            .map(|meta| {
+                if meta.tier.tier == Tier::Background {
+                    usize::MAX
+                } else {
+                    meta.room
+                }
+            })
+            .collect();
         Self {
             by_room: Whereabouts::group(rooms, &at),
-            at,
+            social_by_room: Whereabouts::group(rooms, &social_at),
+            social_at,
         }
     }
 }
@@ -77,7 +99,16 @@ impl Zone {
         if self.meta[index].room != room {
             self.meta[index].room = room;
             self.derived.roster = None;
+            self.derived.tiers_settled = false;
         }
+    }
+
+    /// An NPC joined, left or changed tier: what counts NPCs by tier or place is stale.
+    pub(super) fn roster_changed(&mut self) {
+        self.derived.tiers = None;
+        self.derived.roster = None;
+        self.derived.cadence = None;
+        self.derived.tiers_settled = false;
     }
 
     /// The NPCs in `room`, by index.
@@ -91,6 +122,7 @@ impl Zone {
     pub(super) fn players_moved(&mut self) {
         self.derived.rooms_with_players = None;
         self.derived.places = None;
+        self.derived.tiers_settled = false;
     }
 
     /// The rooms holding a player now, by id.

@@ -12,9 +12,10 @@ use std::time::Duration;
 use geppetto_core::ProviderIndex;
 use geppetto_core::life::action::DetailLevel;
 use geppetto_core::life::catch_up::{CatchUpConfig, CatchUpRequest};
-use geppetto_core::life::simulator::{Prepared, SimEvent, Stage, TickRequest, TickResult};
+use geppetto_core::life::simulator::{Prepared, SimEvent, Stage, TickRequest};
 use geppetto_core::rng::{derive_seed, stable_hash};
 
+use super::cadence::Cadence;
 use super::{Zone, ZoneOutput};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{GovernorDecision, NpcEvent, WorldEvent, WorldMessage};
@@ -159,31 +160,40 @@ impl Zone {
         let mut zone_seq = 0u32;
         // 1. Tiers. Every NPC steps towards its room's tier; promotions out of Background (a
         // catch-up each) are limited per tick and go to those near a player first (Active
-        // targets, then Nearby), by id.
+        // targets, then Nearby), by id. Nothing to do while every NPC is settled at its room's
+        // tier (until a player or an NPC moves).
         let hysteresis = self.config.tiers.demotion_hysteresis_ticks;
         let mut promotions_left = self.config.tiers.catch_up_per_tick;
         let mut tier_events = Vec::new();
-        let mut catching_up: Vec<(std::cmp::Reverse<Tier>, usize)> = Vec::new();
-        for (index, meta) in self.meta.iter_mut().enumerate() {
-            let target = self.presence.room_tier(meta.room);
-            let current = meta.tier.tier;
-            if current == Tier::Background && target > current {
-                catching_up.push((std::cmp::Reverse(target), index));
-            } else if let Some(new) = meta.tier.step(target, true, hysteresis) {
-                tier_events.push((index, current, new));
+        let mut settled = true;
+        if !self.derived.tiers_settled {
+            let mut catching_up: Vec<(std::cmp::Reverse<Tier>, usize)> = Vec::new();
+            for (index, meta) in self.meta.iter_mut().enumerate() {
+                let target = self.presence.room_tier(meta.room);
+                let current = meta.tier.tier;
+                if current == Tier::Background && target > current {
+                    catching_up.push((std::cmp::Reverse(target), index));
+                    continue;
+                }
+                if let Some(new) = meta.tier.step(target, true, hysteresis) {
+                    tier_events.push((index, current, new));
+                }
+                settled &= meta.tier.is_settled_at(target);
             }
-        }
-        catching_up.sort_unstable();
-        for (std::cmp::Reverse(target), index) in catching_up {
-            let tier = &mut self.meta[index].tier;
-            if let Some(new) = tier.step(target, promotions_left > 0, hysteresis) {
-                promotions_left -= 1;
-                tier_events.push((index, Tier::Background, new));
+            catching_up.sort_unstable();
+            for (std::cmp::Reverse(target), index) in catching_up {
+                let tier = &mut self.meta[index].tier;
+                if let Some(new) = tier.step(target, promotions_left > 0, hysteresis) {
+                    promotions_left -= 1;
+                    tier_events.push((index, Tier::Background, new));
+                }
+                settled &= tier.is_settled_at(target);
             }
         }
         if !tier_events.is_empty() {
-            self.derived.tiers = None;
+            self.roster_changed();
         }
+        self.derived.tiers_settled = settled;
         tier_events.sort_by_key(|(index, _, _)| *index);
         for (index, from, to) in tier_events {
             if from == Tier::Background {
@@ -202,37 +212,45 @@ impl Zone {
             );
         }
         // 2. Who is due, in priority order: by tier (Active first), those in a room with a
-        // player first, then by id.
+        // player first, then by id. Only the due NPCs are looked at (see `cadence`); an Active
+        // NPC the governor has demoted keeps the Nearby cadence.
+        let (nearby_every, background_every) = (
+            self.config.tiers.nearby_every_ticks,
+            self.config.tiers.background_every_ticks,
+        );
+        let cadence = (self.derived.cadence)
+            .get_or_insert_with(|| Cadence::of(&self.meta, nearby_every, background_every));
+        let candidates = cadence
+            .active()
+            .iter()
+            .filter_map(|&index| {
+                let meta = &self.meta[index];
+                if !self.governor.is_demoted(&self.agents[index].agent.id) {
+                    Some((Tier::Active, index))
+                } else if cadence.nearby_due(tick, meta.id_hash) {
+                    Some((Tier::Nearby, index))
+                } else {
+                    None
+                }
+            })
+            .chain(cadence.slower_due_at(tick));
         let mut due: Vec<(std::cmp::Reverse<Tier>, bool, usize)> = Vec::new();
-        for index in 0..self.agents.len() {
+        for (tier, index) in candidates {
             let meta = &self.meta[index];
-            let id = &self.agents[index].agent.id;
-            if self.isolation.is_held(id, meta.archetype.as_deref()) {
+            if self
+                .isolation
+                .is_held(&self.agents[index].agent.id, meta.archetype.as_deref())
+            {
                 continue;
             }
-            let mut tier = meta.tier.tier;
-            if tier == Tier::Active && self.governor.is_demoted(id) {
-                tier = Tier::Nearby;
-            }
-            let every = match tier {
-                Tier::Active => 1,
-                Tier::Nearby => self.config.tiers.nearby_every_ticks.max(1),
-                Tier::Background => self.config.tiers.background_every_ticks.max(1),
-            };
-            if every == 1 || tick.wrapping_add(meta.id_hash).is_multiple_of(every) {
-                let with_player = self.presence.player_in(meta.room);
-                due.push((std::cmp::Reverse(tier), !with_player, index));
-            }
+            let with_player = self.presence.player_in(meta.room);
+            due.push((std::cmp::Reverse(tier), !with_player, index));
         }
         due.sort_unstable();
         // 3. Prepare each due NPC in isolation, under the governor.
         let zone_seed = derive_seed(self.seed, tick);
-        let mut prepared: Vec<Prepared> = (0..self.agents.len())
-            .map(|_| Prepared {
-                stage: Stage::Settled,
-                result: TickResult::default(),
-            })
-            .collect();
+        // The NPCs prepared this tick, by index (sorted once all are in).
+        let mut prepared: Vec<(usize, Prepared)> = Vec::with_capacity(due.len());
         let mut decision = GovernorDecision {
             tick,
             ..GovernorDecision::default()
@@ -304,11 +322,11 @@ impl Zone {
             }
             match outcome {
                 Ok(result) if slow => {
-                    prepared[index] = result;
+                    prepared.push((index, result));
                     failures.push((index, format!("over its {npc_budget_ms} ms budget")));
                 }
                 Ok(result) => {
-                    prepared[index] = result;
+                    prepared.push((index, result));
                     isolation_changed |= self.isolation.succeeded(&self.agents[index].agent.id);
                 }
                 Err(panic) => {
@@ -323,13 +341,18 @@ impl Zone {
         }
         // 3b. At most `max_decisions_per_tick` fresh decisions, by the priority order above;
         // the rest stay idle and decide next tick (a count, so deterministic: no log needed).
+        prepared.sort_unstable_by_key(|(index, _)| *index);
         let cap = self.config.tick.max_decisions_per_tick.max(1);
         let mut deciding = 0usize;
         for &(_, _, index) in &due {
-            if prepared[index].stage == Stage::Idle && self.agents[index].queue.is_empty() {
+            let Ok(slot) = prepared.binary_search_by_key(&index, |(i, _)| *i) else {
+                continue;
+            };
+            let stage = &mut prepared[slot].1.stage;
+            if *stage == Stage::Idle && self.agents[index].queue.is_empty() {
                 deciding += 1;
                 if deciding > cap {
-                    prepared[index].stage = Stage::Settled;
+                    *stage = Stage::Settled;
                 }
             }
         }
@@ -338,11 +361,14 @@ impl Zone {
         }
         // 4. One contention-resolving finish for the whole zone.
         let now_hours = self.world.now_hours;
+        let providers =
+            (self.derived.providers).get_or_insert_with(|| ProviderIndex::new(&self.world));
         let results = self.simulator.finish_zone(
             &mut self.agents,
             prepared,
             now_hours,
             &mut self.world,
+            providers,
             zone_seed,
             self.config.tick.decision_workers.max(1),
         );
@@ -414,14 +440,12 @@ impl Zone {
         }
         // 6. Intents and events.
         self.running_by_provider = None;
-        self.provider_index = Some(ProviderIndex::new(&self.world));
-        for (index, result) in results.into_iter().enumerate() {
+        for (index, result) in results {
             if !result.events.is_empty() {
                 self.emit(index, &result.events, out);
             }
         }
         self.running_by_provider = None;
-        self.provider_index = None;
         self.report_moods(&processed_npcs, out);
         // 7. Social life: this tick's share of the social step, then story signals.
         self.social_tick(out);

@@ -23,8 +23,6 @@ geppetto_core::wire_enum! {
     }
 }
 
-impl Tier {}
-
 /// Tier settings (`[tiers]` in `geppetto.toml`).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -247,6 +245,11 @@ pub struct NpcTier {
 }
 
 impl NpcTier {
+    /// Whether it is at `target` with no demotion under way: stepping it changes nothing.
+    pub fn is_settled_at(&self, target: Tier) -> bool {
+        self.tier == target && self.below_ticks == 0
+    }
+
     /// Starts at `tier`.
     pub fn new(tier: Tier) -> Self {
         Self {

@@ -158,8 +158,7 @@ impl Zone {
             );
         }
         self.release_running(index);
-        self.derived.tiers = None;
-        self.derived.roster = None;
+        self.roster_changed();
         self.agents.remove(index);
         self.meta.remove(index);
         if self.spawned.remove(npc).is_none() {

@@ -46,7 +46,7 @@ impl Simulator {
         seed: u64,
         workers: usize,
     ) -> Vec<TickResult> {
-        let prepared: Vec<Prepared> = agents
+        let prepared: Vec<(usize, Prepared)> = agents
             .iter_mut()
             .enumerate()
             .map(|(index, agent)| {
@@ -57,65 +57,81 @@ impl Simulator {
                     level: tick.level,
                     simplified_event: tick.simplified_event,
                 };
-                self.prepare(agent, &request, zone_agent_seed(seed, agent))
+                (
+                    index,
+                    self.prepare(agent, &request, zone_agent_seed(seed, agent)),
+                )
             })
             .collect();
-        self.finish_zone(agents, prepared, now_hours, world, seed, workers)
+        let providers = ProviderIndex::new(world);
+        self.finish_zone(
+            agents, prepared, now_hours, world, &providers, seed, workers,
+        )
+        .into_iter()
+        .map(|(_, result)| result)
+        .collect()
     }
 
     /// The second half of [`Simulator::advance_zone`], for integrations that run each agent's
     /// [`Simulator::prepare`] themselves (under isolation, say): frees the slots of what ended,
     /// starts queued work in agent order, decides for the idle agents in one batch, and
-    /// considers preemption. `prepared` is parallel to `agents`; an agent left out of a tick
-    /// should be given a [`Stage::Settled`] entry.
+    /// considers preemption. `prepared` holds the agents prepared this tick by their index in
+    /// `agents`, in ascending order; an agent left out of it takes no part in the tick, so a
+    /// tick costs what its prepared agents cost, however many others the zone holds. The
+    /// results are parallel to `prepared`. `providers` indexes `world`'s providers (kept by
+    /// the caller while the provider list does not change).
+    #[allow(clippy::too_many_arguments)]
     pub fn finish_zone(
         &self,
         agents: &mut [SimulatedAgent],
-        prepared: Vec<Prepared>,
+        prepared: Vec<(usize, Prepared)>,
         now_hours: f64,
         world: &mut World,
+        providers: &ProviderIndex,
         seed: u64,
         workers: usize,
-    ) -> Vec<TickResult> {
-        let (mut stages, mut results): (Vec<Stage>, Vec<TickResult>) =
-            prepared.into_iter().map(|p| (p.stage, p.result)).unzip();
-        stages.resize(agents.len(), Stage::Settled);
-        results.resize_with(agents.len(), TickResult::default);
-        let index = ProviderIndex::new(world);
+    ) -> Vec<(usize, TickResult)> {
+        debug_assert!(prepared.windows(2).all(|w| w[0].0 < w[1].0));
+        let (mut stages, mut results): (Vec<(usize, Stage)>, Vec<(usize, TickResult)>) = prepared
+            .into_iter()
+            .filter(|(index, _)| *index < agents.len())
+            .map(|(index, p)| ((index, p.stage), (index, p.result)))
+            .unzip();
         let apply_occupancy = |world: &mut World, events: &[SimEvent]| {
-            occupy(world, events, |w, id| index.find(w, id))
+            occupy(world, events, |w, id| providers.find(w, id))
         };
         // Completions and interruptions free their slots before anyone chooses.
-        for result in &results {
+        for (_, result) in &results {
             apply_occupancy(world, &result.events);
         }
-        for (index, agent) in agents.iter_mut().enumerate() {
-            if stages[index] != Stage::Idle || agent.queue.is_empty() {
+        for (slot, (agent_index, stage)) in stages.iter_mut().enumerate() {
+            let agent = &mut agents[*agent_index];
+            if *stage != Stage::Idle || agent.queue.is_empty() {
                 continue;
             }
             let request = TickRequest::full(now_hours, world);
-            let from = results[index].events.len();
-            self.start_queued(
-                agent,
-                &request,
-                zone_agent_seed(seed, agent),
-                &mut results[index].events,
-            );
-            apply_occupancy(world, &results[index].events[from..]);
+            let events = &mut results[slot].1.events;
+            let from = events.len();
+            self.start_queued(agent, &request, zone_agent_seed(seed, agent), events);
+            apply_occupancy(world, &events[from..]);
             if agent.running.is_some() {
-                stages[index] = Stage::Settled;
+                *stage = Stage::Settled;
             }
         }
-        let choosing: Vec<usize> = (0..agents.len())
-            .filter(|&i| stages[i] == Stage::Idle)
+        // Slots into `stages` / `results` of the agents that choose, in agent order.
+        let choosing: Vec<usize> = (0..stages.len())
+            .filter(|&slot| stages[slot].1 == Stage::Idle)
             .collect();
         if !choosing.is_empty() {
-            let deciders: Vec<&Agent> = choosing.iter().map(|&i| &agents[i].agent).collect();
+            let deciders: Vec<&Agent> = choosing
+                .iter()
+                .map(|&slot| &agents[stages[slot].0].agent)
+                .collect();
             let batch = self
                 .decider
                 .decide_batch(&deciders, world, derive_seed(seed, 1), workers);
-            for (slot, &index) in choosing.iter().enumerate() {
-                let Some(granted) = batch.assignments.get(slot).copied().flatten() else {
+            for (place, &slot) in choosing.iter().enumerate() {
+                let Some(granted) = batch.assignments.get(place).copied().flatten() else {
                     continue;
                 };
                 let candidate = Candidate {
@@ -125,22 +141,24 @@ impl Simulator {
                     distance: granted.distance,
                     breakdown: Breakdown::default(),
                 };
-                let event = Self::start(&mut agents[index], world, &candidate, now_hours, false);
+                let agent = &mut agents[stages[slot].0];
+                let event = Self::start(agent, world, &candidate, now_hours, false);
                 apply_occupancy(world, std::slice::from_ref(&event));
-                results[index].events.push(event);
+                results[slot].1.events.push(event);
             }
         }
         let mut near = None;
-        for (index, agent) in agents.iter_mut().enumerate() {
-            if stages[index] != Stage::Continuing {
+        for (slot, (agent_index, stage)) in stages.iter().enumerate() {
+            if *stage != Stage::Continuing {
                 continue;
             }
+            let agent = &mut agents[*agent_index];
             let request = TickRequest::full(now_hours, world);
-            let from = results[index].events.len();
             let preemption_seed = derive_seed(zone_agent_seed(seed, agent), 2);
-            let events = &mut results[index].events;
+            let events = &mut results[slot].1.events;
+            let from = events.len();
             self.consider_preemption(agent, &request, preemption_seed, &mut near, events);
-            apply_occupancy(world, &results[index].events[from..]);
+            apply_occupancy(world, &events[from..]);
         }
         results
     }

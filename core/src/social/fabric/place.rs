@@ -53,6 +53,13 @@ impl Whereabouts<'_> {
             .unwrap_or(&NOWHERE)
     }
 
+    /// Whether NPC `npc` is at one of the places. One that is at none (a zone's NPC nobody is
+    /// near, say) takes no part in a step: it is not observed, starts nothing and witnesses
+    /// nothing, and costs the step nothing beyond this check.
+    pub fn is_present(&self, npc: usize) -> bool {
+        self.index(npc) < self.places.len()
+    }
+
     /// NPC `npc`'s place index (`usize::MAX` when it has none).
     pub(super) fn index(&self, npc: usize) -> usize {
         self.at.get(npc).copied().unwrap_or(usize::MAX)

@@ -99,7 +99,11 @@ impl SocialFabric {
     ) -> SocialStep {
         let mut out = SocialStep::default();
         let count = agents.len().min(whereabouts.at.len());
-        let covered = || (slice.offset..count).step_by(slice.stride.max(1));
+        let covered = || {
+            (slice.offset..count)
+                .step_by(slice.stride.max(1))
+                .filter(|&index| whereabouts.is_present(index))
+        };
         // Every query already ignores what has expired: sweeping only bounds the maps, so once
         // a step (a spread step's first slice) is enough.
         if slice.offset == 0 {

@@ -24,6 +24,7 @@ impl SocialFabric {
     ) {
         let last = self.last_step_hours;
         let acts: Vec<(usize, String)> = (0..count)
+            .filter(|&i| whereabouts.is_present(i))
             .filter_map(|i| {
                 let running = agents[i].running.as_ref()?;
                 // Only acts started since the last call (asked first: it is the common no).

@@ -1,0 +1,123 @@
+//! Who is due at a tick, without a pass over every NPC: the Active NPCs (due every tick) and
+//! the Nearby and Background ones bucketed by the tick they are due at. An NPC of a tier
+//! stepped every `every` ticks is due at tick `t` when `(t + id_hash) mod every = 0`, so each
+//! bucket holds the NPCs of one `id_hash mod every` and a tick reads one bucket a tier. Built
+//! from the NPCs' tiers and kept until a tier or the roster changes.
+
+use super::NpcMeta;
+use crate::zone::tiers::Tier;
+
+/// The NPCs of each tier by index, the slower tiers in buckets by due tick.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Cadence {
+    active: Vec<usize>,
+    nearby: Buckets,
+    background: Buckets,
+}
+
+/// NPC indices (ascending) by `id_hash mod every`.
+#[derive(Clone, Debug, Default)]
+struct Buckets {
+    every: u64,
+    by_remainder: Vec<Vec<usize>>,
+}
+
+impl Buckets {
+    fn new(every: u64) -> Self {
+        let every = every.max(1);
+        Self {
+            every,
+            by_remainder: vec![Vec::new(); usize::try_from(every).unwrap_or(usize::MAX)],
+        }
+    }
+
+    fn insert(&mut self, id_hash: u64, index: usize) {
+        let remainder = usize::try_from(id_hash % self.every).unwrap_or(0);
+        if let Some(bucket) = self.by_remainder.get_mut(remainder) {
+            bucket.push(index);
+        }
+    }
+
+    /// The remainder of `id_hash` that is due at `tick`: `−tick` modulo `every`.
+    fn due_remainder(&self, tick: u64) -> u64 {
+        (self.every - tick % self.every) % self.every
+    }
+
+    /// Whether an NPC of `id_hash` is due at `tick`.
+    fn is_due(&self, tick: u64, id_hash: u64) -> bool {
+        id_hash % self.every == self.due_remainder(tick)
+    }
+
+    /// The NPCs due at `tick`.
+    fn due_at(&self, tick: u64) -> &[usize] {
+        usize::try_from(self.due_remainder(tick))
+            .ok()
+            .and_then(|r| self.by_remainder.get(r))
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
+impl Cadence {
+    /// The cadence of `meta`'s NPCs with Nearby stepped every `nearby_every` ticks and
+    /// Background every `background_every`.
+    pub(super) fn of(meta: &[NpcMeta], nearby_every: u64, background_every: u64) -> Self {
+        let mut cadence = Self {
+            active: Vec::new(),
+            nearby: Buckets::new(nearby_every),
+            background: Buckets::new(background_every),
+        };
+        for (index, meta) in meta.iter().enumerate() {
+            match meta.tier.tier {
+                Tier::Active => cadence.active.push(index),
+                Tier::Nearby => cadence.nearby.insert(meta.id_hash, index),
+                Tier::Background => cadence.background.insert(meta.id_hash, index),
+            }
+        }
+        cadence
+    }
+
+    /// Every Active NPC (the caller decides which of them the governor has slowed down).
+    pub(super) fn active(&self) -> &[usize] {
+        &self.active
+    }
+
+    /// An Active NPC slowed to the Nearby cadence is due at `tick` (the Nearby rule).
+    pub(super) fn nearby_due(&self, tick: u64, id_hash: u64) -> bool {
+        self.nearby.is_due(tick, id_hash)
+    }
+
+    /// The Nearby and Background NPCs due at `tick`.
+    pub(super) fn slower_due_at(&self, tick: u64) -> impl Iterator<Item = (Tier, usize)> + '_ {
+        let nearby = self.nearby.due_at(tick).iter().map(|&i| (Tier::Nearby, i));
+        let background = self
+            .background
+            .due_at(tick)
+            .iter()
+            .map(|&i| (Tier::Background, i));
+        nearby.chain(background)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_npc_is_due_exactly_when_its_tick_plus_hash_is_a_multiple_of_its_step() {
+        let mut buckets = Buckets::new(60);
+        let hashes = [0u64, 1, 59, 60, 61, 12_345_678_901, u64::MAX / 3];
+        for (index, hash) in hashes.iter().enumerate() {
+            buckets.insert(*hash, index);
+        }
+        for tick in 0..400u64 {
+            let due: Vec<usize> = buckets.due_at(tick).to_vec();
+            let expected: Vec<usize> = hashes
+                .iter()
+                .enumerate()
+                .filter(|(_, hash)| (tick + **hash % 60).is_multiple_of(60))
+                .map(|(index, _)| index)
+                .collect();
+            assert_eq!(due, expected, "tick {tick}");
+        }
+    }
+}
