@@ -62,7 +62,7 @@ fn town() -> Town {
         }
         let mut npc = SimulatedAgent::new(agent);
         npc.wellbeing = Some((Arc::clone(&wellbeing), Wellbeing::default()));
-        npc.goals = Some(GoalBook::default());
+        npc.goals = Some(Box::new(GoalBook::default()));
         agents.push(npc);
         places.push(SocialPlace {
             location: format!("place{place}"),

@@ -665,7 +665,7 @@ impl CompiledArchetype {
         npc.schedule = self
             .schedule
             .as_ref()
-            .map(|s| ScheduleLayer::new(Arc::clone(s), places));
+            .map(|s| Box::new(ScheduleLayer::new(Arc::clone(s), places)));
         npc.barks =
             (!self.barks.is_empty()).then(|| (Arc::clone(&self.barks), BarkMemory::default()));
         npc.wellbeing = Some((Arc::clone(&self.wellbeing), Wellbeing::default()));
@@ -694,7 +694,7 @@ impl CompiledArchetype {
         }
         book.reactions = Arc::clone(&self.reactions);
         book.need_goal_descriptions = Arc::clone(&self.need_goal_descriptions);
-        npc.goals = Some(book);
+        npc.goals = Some(Box::new(book));
         Ok(npc)
     }
 }

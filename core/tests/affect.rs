@@ -348,7 +348,7 @@ mod in_the_simulator {
             AffectEvent::new("failed_search"),
             AffectEvent::new("failed_search"),
         ];
-        agent.affect = Some(layer);
+        agent.affect = Some(Box::new(layer));
         let sim = Simulator::new(Decider::new(Tuning::default()));
         let world = World::default();
         let minute = 1.0 / 60.0;

@@ -48,7 +48,7 @@ impl Village {
             }
             let mut npc = SimulatedAgent::new(agent);
             npc.wellbeing = Some((Arc::new(WellbeingConfig::default()), Wellbeing::default()));
-            npc.goals = Some(GoalBook::default());
+            npc.goals = Some(Box::new(GoalBook::default()));
             village.agents.push(npc);
             village.places.push(SocialPlace {
                 location: "square".into(),

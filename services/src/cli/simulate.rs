@@ -70,7 +70,9 @@ pub fn simulate(
         let set = sets
             .resolve(name)
             .map_err(|e| refused(file, format!("reactive_set: {e}")))?;
-        scenario.agent.reactive = Some(ReactiveLayer::new(Arc::new(set.compile(&mut vocabulary))));
+        scenario.agent.reactive = Some(Box::new(ReactiveLayer::new(Arc::new(
+            set.compile(&mut vocabulary),
+        ))));
     }
     let seed = options.seed.unwrap_or(spec.seed);
     let mut output = String::new();

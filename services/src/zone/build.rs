@@ -242,7 +242,10 @@ impl Zone {
         if let Some(persona) = &archetype.spec.affect_persona {
             let (_, model) = load_persona(persona, None)
                 .map_err(|e| ZoneError::Spec(format!("{path}.archetype.affect_persona: {e}")))?;
-            simulated.affect = Some(AffectLayer::new(Arc::new(model), &mut self.vocabulary));
+            simulated.affect = Some(Box::new(AffectLayer::new(
+                Arc::new(model),
+                &mut self.vocabulary,
+            )));
         }
         let name = spec.name.clone().unwrap_or_else(|| spec.id.clone());
         self.insert_npc(path, simulated, name, Some(spec.archetype.clone()), room)?;
@@ -254,14 +257,14 @@ impl Zone {
         &mut self,
         path: &str,
         set: &str,
-    ) -> Result<ReactiveLayer, ZoneError> {
+    ) -> Result<Box<ReactiveLayer>, ZoneError> {
         let loaded = self
             .sets
             .resolve(set)
             .map_err(|e| ZoneError::Spec(format!("{path}: {e}")))?;
-        Ok(ReactiveLayer::new(Arc::new(
+        Ok(Box::new(ReactiveLayer::new(Arc::new(
             loaded.compile(&mut self.vocabulary),
-        )))
+        ))))
     }
 
     pub(super) fn insert_npc(

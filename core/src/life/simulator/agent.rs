@@ -157,7 +157,9 @@ impl AffectLayer {
     }
 }
 
-/// An agent with a life over time: the decision data plus what it is doing and will do.
+/// An agent with a life over time: the decision data plus what it is doing and will do. The
+/// layers an agent may lack, and the action it may not be running, are boxed: an NPC without
+/// them (most of a large zone's, away from any player) carries a pointer, not their room.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimulatedAgent {
     /// What decisions read.
@@ -166,7 +168,7 @@ pub struct SimulatedAgent {
     /// hunger decays faster). They never touch other updater kinds.
     pub rate_adjustments: Vec<(Symbol, f64)>,
     /// The action being carried out.
-    pub running: Option<RunningAction>,
+    pub running: Option<Box<RunningAction>>,
     /// Work waiting, first in first out.
     pub queue: VecDeque<QueuedAction>,
     /// The level of the last advance.
@@ -174,17 +176,17 @@ pub struct SimulatedAgent {
     /// Coarse events recorded while simplified.
     pub aggregated_events: Vec<AggregatedEvent>,
     /// The reactive set it carries, if any.
-    pub reactive: Option<ReactiveLayer>,
+    pub reactive: Option<Box<ReactiveLayer>>,
     /// Its feelings, if it has a persona.
-    pub affect: Option<AffectLayer>,
+    pub affect: Option<Box<AffectLayer>>,
     /// Its daily schedule, if it has one.
-    pub schedule: Option<ScheduleLayer>,
+    pub schedule: Option<Box<ScheduleLayer>>,
     /// Its mood and stress, if tracked (with the config that derives them).
     pub wellbeing: Option<(Arc<WellbeingConfig>, Wellbeing)>,
     /// Its lines and its memory of saying them, if it barks.
     pub barks: Option<(Arc<Vec<BarkTemplate>>, BarkMemory)>,
     /// Its goals, if it pursues any.
-    pub goals: Option<GoalBook>,
+    pub goals: Option<Box<GoalBook>>,
     /// Why the game has taken the agent over (a fight, a dialogue), while it has: its needs
     /// and feelings go on, but it starts nothing until it is given back.
     pub engaged: Option<String>,

@@ -92,9 +92,10 @@ impl Simulator {
         workers: usize,
     ) -> Vec<(usize, TickResult)> {
         debug_assert!(prepared.windows(2).all(|w| w[0].0 < w[1].0));
-        let (mut stages, mut results): (Vec<(usize, Stage)>, Vec<(usize, TickResult)>) = prepared
+        let prepared = prepared
             .into_iter()
-            .filter(|(index, _)| *index < agents.len())
+            .filter(|(index, _)| *index < agents.len());
+        let (mut stages, mut results): (Vec<_>, Vec<_>) = prepared
             .map(|(index, p)| ((index, p.stage), (index, p.result)))
             .unzip();
         let apply_occupancy = |world: &mut World, events: &[SimEvent]| {
