@@ -683,6 +683,43 @@ mod zone {
     }
 
     #[test]
+    fn an_agent_left_out_of_a_zone_tick_is_untouched_and_the_rest_tick_as_in_a_full_one() {
+        use geppetto_core::life::simulator::{ProviderIndex, TickRequest, zone_agent_seed};
+        let mut scene = Scene::default();
+        let base = hungry_villagers(&mut scene, 6);
+        let world0 = stalls(&mut scene);
+        let sim = simulator(argmax());
+        // Agents 1, 3 and 4 tick; 0, 2 and 5 are left out (a zone's NPCs not due).
+        let due = [1usize, 3, 4];
+        let mut agents = base.clone();
+        let mut world = world0.clone();
+        let prepared = due
+            .iter()
+            .map(|&i| {
+                let request = TickRequest::full(12.0, &world);
+                let seed = zone_agent_seed(7, &agents[i]);
+                (i, sim.prepare(&mut agents[i], &request, seed))
+            })
+            .collect();
+        let providers = ProviderIndex::new(&world);
+        let results = sim.finish_zone(&mut agents, prepared, 12.0, &mut world, &providers, 7, 1);
+        assert_eq!(results.iter().map(|(i, _)| *i).collect::<Vec<_>>(), due);
+        for left_out in [0, 2, 5] {
+            assert_eq!(agents[left_out], base[left_out], "agent {left_out}");
+        }
+        // The same three alone in a zone of their own tick exactly alike.
+        let mut alone: Vec<SimulatedAgent> = due.iter().map(|&i| base[i].clone()).collect();
+        let mut alone_world = world0.clone();
+        let ticks = vec![AgentTick::default(); alone.len()];
+        let full = sim.advance_zone(&mut alone, &ticks, 12.0, &mut alone_world, 7, 1);
+        for (slot, &i) in due.iter().enumerate() {
+            assert_eq!(agents[i], alone[slot], "agent {i}");
+            assert_eq!(results[slot].1, full[slot], "agent {i}'s events");
+        }
+        assert_eq!(world, alone_world, "the same slots taken");
+    }
+
+    #[test]
     fn simplified_agents_in_a_zone_do_not_choose() {
         let mut scene = Scene::default();
         let mut agents = hungry_villagers(&mut scene, 2);

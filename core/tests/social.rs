@@ -150,10 +150,15 @@ impl Village {
     /// Zone tick `tick`'s slice of a step spread over `step_every_ticks` ticks.
     fn slice(&mut self, now_hours: f64, tick: u64, seed: u64) -> SocialStep {
         let at: Vec<usize> = vec![0; self.agents.len()];
-        let by_place = Whereabouts::group(1, &at);
+        self.slice_at(&at, now_hours, tick, seed)
+    }
+
+    /// The same with each NPC at `at` (`usize::MAX`: at no place).
+    fn slice_at(&mut self, at: &[usize], now_hours: f64, tick: u64, seed: u64) -> SocialStep {
+        let by_place = Whereabouts::group(1, at);
         let whereabouts = Whereabouts {
             places: &self.places[..1],
-            at: &at,
+            at,
             by_place: &by_place,
         };
         self.fabric.step_slice(
@@ -674,6 +679,33 @@ fn a_spread_step_ignores_expired_engagements_and_sweeps_them_once_a_step() {
     // The next step's first slice sweeps what has expired by then.
     v.slice(2.0, 10, 7);
     assert_eq!(v.fabric.reservations.engaged_count(), 0);
+}
+
+#[test]
+fn an_npc_at_no_place_is_neither_observed_nor_met_nor_a_witness() {
+    let ids = ["ada", "bo", "cy", "dee"];
+    let mut v = Village::new(&ids);
+    for id in ids {
+        v.set_need(id, "SOCIAL", 0.05);
+    }
+    // Dee is at no place (a zone's Background NPC): nothing of the step is about her.
+    let at = [0, 0, 0, usize::MAX];
+    let mut met = Vec::new();
+    for tick in 0..40 {
+        let step = v.slice_at(&at, 1.0 + tick as f64 * 0.5, tick, 3);
+        met.extend(
+            step.interactions
+                .iter()
+                .flat_map(|i| [i.initiator.clone(), i.target.clone()]),
+        );
+        assert!(
+            step.events.iter().all(|e| !e.npcs().contains(&"dee")),
+            "tick {tick}: {:?}",
+            step.events
+        );
+    }
+    assert!(!met.is_empty(), "the others meet");
+    assert!(!met.iter().any(|id| id == "dee"), "{met:?}");
 }
 
 #[test]

@@ -232,15 +232,12 @@ fn build_zone(
     sets: &SetLibrary,
 ) -> Result<LoadZone, CommandError> {
     let text = synthetic_world(name, options.npcs);
-    let world: WorldFile =
+    let mut world: WorldFile =
         parse_world_json("synthetic", &text).map_err(|e| CommandError::BadInput(e.to_string()))?;
     drop(text);
-    let empty = WorldFile {
-        npcs: Vec::new(),
-        ..world.clone()
-    };
+    let npcs = std::mem::take(&mut world.npcs);
     let mut zone = Zone::new(
-        &empty,
+        &world,
         profiles,
         sets,
         ZoneConfig {
@@ -278,16 +275,15 @@ fn build_zone(
             &mut setup,
         );
     }
-    for (i, npc) in world.npcs.iter().enumerate() {
-        zone.add_npc(&format!("npcs[{i}]"), npc)
+    // Each spec is dropped once its NPC is built, so the zone never holds both at once.
+    let mut targets = Vec::new();
+    for (i, npc) in npcs.into_iter().enumerate() {
+        zone.add_npc(&format!("npcs[{i}]"), &npc)
             .map_err(|e| CommandError::BadInput(e.to_string()))?;
+        if rooms.contains(&npc.room) {
+            targets.push(npc.agent.id);
+        }
     }
-    let targets = world
-        .npcs
-        .iter()
-        .filter(|n| rooms.contains(&n.room))
-        .map(|n| n.agent.id.clone())
-        .collect();
     Ok(LoadZone {
         zone,
         player_rooms: rooms.len(),

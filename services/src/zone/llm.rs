@@ -74,12 +74,12 @@ impl Zone {
         }
     }
 
-    /// The names of the NPCs outside `room` that a player may know to be elsewhere: those
-    /// above Background (near a player), in NPC order. Background NPCs are left out, so what a
-    /// narration is checked against grows with the players' surroundings, not with the zone.
+    /// The names of the NPCs outside `room` that a player may know to be elsewhere: those in
+    /// rooms near a player, in NPC order. The rest are left out, so what a narration is checked
+    /// against grows with the players' surroundings, not with the zone.
     fn absent_from(&mut self, room: usize) -> Vec<String> {
-        let (meta, rooms) = (&self.meta, self.room_names.len());
-        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, rooms));
+        let (meta, presence, rooms) = (&self.meta, &self.presence, self.room_names.len());
+        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, presence, rooms));
         let mut elsewhere: Vec<usize> = roster
             .social_by_room
             .iter()

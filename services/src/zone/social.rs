@@ -28,7 +28,8 @@ impl Zone {
         // A share of the step every tick: the rooms' places (one per room, not per NPC) and
         // where each NPC is, both kept between ticks until someone moves.
         let (meta, presence, names) = (&self.meta, &self.presence, &self.room_names);
-        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, names.len()));
+        let roster =
+            (self.derived.roster).get_or_insert_with(|| Roster::of(meta, presence, names.len()));
         let places = self.derived.places.get_or_insert_with(|| {
             (0..names.len())
                 .map(|room| room_place(presence, names, room))
@@ -121,6 +122,71 @@ impl Zone {
 mod tests {
     use super::*;
     use crate::zone::testing::*;
+    use crate::zone::tiers::Tier;
+
+    /// The NPCs in rooms no player is near.
+    fn away(zone: &Zone) -> Vec<String> {
+        (0..zone.agents.len())
+            .filter(|&i| zone.presence.room_tier(zone.meta[i].room) == Tier::Background)
+            .map(|i| zone.agents[i].agent.id.clone())
+            .collect()
+    }
+
+    #[test]
+    fn npcs_away_from_every_player_take_no_part_in_social_life() {
+        let mut zone = village();
+        enter(&mut zone, "woods");
+        let mut interactions = 0;
+        for tick in 0..720 {
+            let messages = advance(&mut zone, 1);
+            let away = away(&zone);
+            assert!(
+                !away.is_empty(),
+                "tick {tick}: someone is far from the woods"
+            );
+            for (_, message) in messages.iter().filter(|(s, _)| *s == StreamKind::NpcEvents) {
+                let event: serde_json::Value = serde_json::from_str(message).expect("json");
+                if event["type"] != "interaction" {
+                    continue;
+                }
+                interactions += 1;
+                for side in ["npc", "with"] {
+                    let id = event[side].as_str().unwrap_or_default();
+                    assert!(!away.iter().any(|a| a == id), "tick {tick}: {message}");
+                }
+            }
+        }
+        assert!(interactions > 0, "those near the player still meet");
+    }
+
+    #[test]
+    fn a_narration_is_checked_against_the_names_near_players_outside_its_room() {
+        let mut zone = village();
+        enter(&mut zone, "woods");
+        advance(&mut zone, 5);
+        let woods = zone.rooms.room("woods").expect("woods");
+        let away = away(&zone);
+        let near =
+            |zone: &Zone, i: usize| zone.presence.room_tier(zone.meta[i].room) != Tier::Background;
+        let here = (0..zone.agents.len())
+            .find(|&i| near(&zone, i))
+            .expect("someone near the player");
+        let room = zone.meta[here].room;
+        let request = zone.narration_request("i", here, "stranger", room, "chat");
+        let expected: Vec<String> = (0..zone.agents.len())
+            .filter(|&i| zone.meta[i].room != room)
+            .filter(|&i| near(&zone, i))
+            .map(|i| zone.meta[i].name.clone())
+            .collect();
+        assert_eq!(request.absent, expected, "in {room} (woods is {woods})");
+        for id in &away {
+            let name = &zone.meta[zone.npc_index(id).expect("npc")].name;
+            assert!(
+                !request.absent.contains(name),
+                "{name} is far from every player"
+            );
+        }
+    }
 
     #[test]
     fn a_theft_in_the_market_is_seen_talked_about_and_becomes_a_story() {

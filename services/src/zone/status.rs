@@ -51,8 +51,9 @@ pub(super) struct Derived {
 }
 
 /// Each NPC's room, and the NPCs of each room by index in ascending order (who witnesses what
-/// the game reports there); the same for social life, which only NPCs above Background take
-/// part in (a Background NPC is at no place: not observed, never meeting, never witnessing).
+/// the game reports there); the same for social life, which only the NPCs of rooms near a
+/// player take part in (one in a Background room is at no place: not observed, never meeting,
+/// never witnessing).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Roster {
     pub(super) by_room: Vec<Vec<usize>>,
@@ -61,15 +62,15 @@ pub(super) struct Roster {
 }
 
 impl Roster {
-    pub(super) fn of(meta: &[NpcMeta], rooms: usize) -> Self {
+    pub(super) fn of(meta: &[NpcMeta], presence: &Presence, rooms: usize) -> Self {
         let at: Vec<usize> = meta.iter().map(|meta| meta.room).collect();
-        let social_at: Vec<usize> = meta
+        let social_at: Vec<usize> = at
             .iter()
-            .map(|meta| {
-                if meta.tier.tier == Tier::Background {
+            .map(|&room| {
+                if presence.room_tier(room) == Tier::Background {
                     usize::MAX
                 } else {
-                    meta.room
+                    room
                 }
             })
             .collect();
@@ -113,8 +114,8 @@ impl Zone {
 
     /// The NPCs in `room`, by index.
     pub(super) fn npcs_in(&mut self, room: usize) -> &[usize] {
-        let (meta, rooms) = (&self.meta, self.room_names.len());
-        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, rooms));
+        let (meta, presence, rooms) = (&self.meta, &self.presence, self.room_names.len());
+        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, presence, rooms));
         roster.by_room.get(room).map_or(&[], Vec::as_slice)
     }
 
@@ -122,6 +123,7 @@ impl Zone {
     pub(super) fn players_moved(&mut self) {
         self.derived.rooms_with_players = None;
         self.derived.places = None;
+        self.derived.roster = None;
         self.derived.tiers_settled = false;
     }
 
