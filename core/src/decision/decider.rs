@@ -202,7 +202,9 @@ impl Decider {
         selection::pick(&scratch.ranked, &self.tuning, rng)
     }
 
-    fn preferences<A: Borrow<Agent>>(
+    /// Each agent's retained preferences (the pick first, then fallbacks) against `grid`, a
+    /// grid of the providers with a free slot, in a batch seeded with `seed`.
+    pub(crate) fn preferences<A: Borrow<Agent>>(
         &self,
         agents: &[A],
         world: &World,

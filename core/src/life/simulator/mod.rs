@@ -41,11 +41,13 @@
 //! [`tick`] (an advance's inputs and outputs), [`agent`] (what an agent carries through time),
 //! [`values`] (where world-driven considerations read), [`occupancy`] (provider slots taken
 //! and given back), [`advance`] (the [`Simulator`] and one agent's advance), [`prepare`] (the
-//! steps before a new action is chosen), [`start`] (queue, autonomous pick and preemption) and
-//! [`zone`] (a whole zone's tick, with contested slots decided in one batch).
+//! steps before a new action is chosen), [`start`] (queue, autonomous pick and preemption),
+//! [`zone`] (a whole zone's tick, with contested slots decided in one batch) and [`apart`] (the
+//! same tick with each agent owned apart from the zone's world — an actor each, say).
 
 mod advance;
 mod agent;
+mod apart;
 mod occupancy;
 mod prepare;
 mod start;
@@ -55,6 +57,7 @@ mod zone;
 
 pub use advance::Simulator;
 pub use agent::{AffectLayer, DEFAULT_MAX_AFFECT_TICKS_PER_ADVANCE, ReactiveLayer, SimulatedAgent};
+pub use apart::{Offer, ZoneView};
 pub use occupancy::{ProviderIndex, apply_occupancy};
 pub use tick::{Prepared, SimEvent, SimEventKind, Stage, TickRequest, TickResult};
 pub use values::{ValueSource, WorldMaps};

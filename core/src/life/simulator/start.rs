@@ -201,13 +201,23 @@ impl Simulator {
         near: &mut Option<(ProviderGrid, Scratch)>,
         events: &mut Vec<SimEvent>,
     ) {
-        let Some(running) = agent.running.as_ref() else {
+        let Some(off_routine) = self.may_preempt(agent, events) else {
             return;
         };
+        let (grid, scratch) =
+            near.get_or_insert_with(|| (ProviderGrid::of_all(request.world), Scratch::default()));
+        self.preempt_near(agent, request, seed, off_routine, (grid, scratch), events);
+    }
+
+    /// Whether the running action may be preempted this tick (`events`: the agent's so far):
+    /// `Some(off_routine)` when a need is critical or the routine changed under it — and, for
+    /// a player-queued action, a need is collapsing.
+    pub(super) fn may_preempt(&self, agent: &SimulatedAgent, events: &[SimEvent]) -> Option<bool> {
+        let running = agent.running.as_ref()?;
         let considerations = &agent.agent.considerations;
         let off_routine = Self::off_routine(agent, events);
         if !off_routine && !considerations.iter().any(|c| c.is_critical()) {
-            return;
+            return None;
         }
         let collapse_fraction = self.decider.tuning().imminent_collapse_fraction;
         if running.player_queued
@@ -215,11 +225,27 @@ impl Simulator {
                 .iter()
                 .any(|c| c.is_collapsing(collapse_fraction))
         {
-            return;
+            return None;
         }
+        Some(off_routine)
+    }
+
+    /// Picks among the providers `grid` finds near the agent (scoring into `scratch`) and
+    /// starts the pick in place of the running action when it strictly beats the frozen
+    /// utility by the margin (or the routine changed and it is another action).
+    pub(super) fn preempt_near(
+        &self,
+        agent: &mut SimulatedAgent,
+        request: &TickRequest<'_>,
+        seed: u64,
+        off_routine: bool,
+        (grid, scratch): (&ProviderGrid, &mut Scratch),
+        events: &mut Vec<SimEvent>,
+    ) {
+        let Some(running) = agent.running.as_ref() else {
+            return;
+        };
         let world = request.world;
-        let (grid, scratch) =
-            near.get_or_insert_with(|| (ProviderGrid::of_all(world), Scratch::default()));
         let mut rng = DetRng::new(seed);
         let Some(pick) = self
             .decider
