@@ -88,6 +88,59 @@ struct Claim {
     agent: u32,
 }
 
+/// A round's claims grouped by provider, a counting sort: the providers in ascending order,
+/// each with its arriving agents. The order within a group does not matter, since its
+/// contenders are sorted by a total order.
+#[derive(Default)]
+struct ClaimGroups {
+    /// `starts[p]..starts[p + 1]` indexes `agents` for provider `p`.
+    starts: Vec<u32>,
+    agents: Vec<u32>,
+    /// The providers with a claim, ascending.
+    claimed: Vec<u32>,
+    claims: Vec<(usize, u32)>,
+    next: Vec<u32>,
+}
+
+impl ClaimGroups {
+    /// Groups `claims` (provider index, agent) over `providers` providers; a claim on a
+    /// provider beyond them is dropped.
+    fn fill(&mut self, providers: usize, claims: impl Iterator<Item = (usize, u32)>) {
+        self.claims.clear();
+        self.claims
+            .extend(claims.filter(|&(provider, _)| provider < providers));
+        self.starts.clear();
+        self.starts.resize(providers + 1, 0);
+        for &(provider, _) in &self.claims {
+            self.starts[provider + 1] += 1;
+        }
+        self.claimed.clear();
+        for provider in 0..providers {
+            if self.starts[provider + 1] > 0 {
+                self.claimed.push(provider as u32);
+            }
+            self.starts[provider + 1] += self.starts[provider];
+        }
+        self.agents.clear();
+        self.agents.resize(self.claims.len(), 0);
+        self.next.clear();
+        self.next.extend_from_slice(&self.starts);
+        for &(provider, agent) in &self.claims {
+            self.agents[self.next[provider] as usize] = agent;
+            self.next[provider] += 1;
+        }
+    }
+
+    /// Each claimed provider with its agents, by ascending provider index.
+    fn iter(&self) -> impl Iterator<Item = (usize, &[u32])> {
+        self.claimed.iter().map(|&provider| {
+            let provider = provider as usize;
+            let range = self.starts[provider] as usize..self.starts[provider + 1] as usize;
+            (provider, &self.agents[range])
+        })
+    }
+}
+
 /// Resolves the lists against the world's capacities. Returns each agent's granted
 /// preference (in input order) and how many rounds it took.
 ///
@@ -108,21 +161,21 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
         .map(|a| a as u32)
         .collect();
     let mut next_arriving = Vec::new();
-    let mut keyed: Vec<(usize, u32)> = Vec::new();
+    let mut groups = ClaimGroups::default();
     let mut contenders: Vec<Claim> = Vec::new();
     let mut action_use: Vec<(usize, u32)> = Vec::new();
     let mut rounds = 0;
     loop {
         rounds += 1;
-        keyed.clear();
-        keyed.extend(arriving.iter().filter_map(|&agent| {
-            current(&cursor, agent as usize).map(|preference| (preference.provider, agent))
-        }));
-        keyed.sort_unstable();
+        groups.fill(
+            world.providers.len(),
+            arriving.iter().filter_map(|&agent| {
+                current(&cursor, agent as usize).map(|preference| (preference.provider, agent))
+            }),
+        );
         let mut displaced = false;
         next_arriving.clear();
-        for group in keyed.chunk_by(|a, b| a.0 == b.0) {
-            let provider_index = group[0].0;
+        for (provider_index, group) in groups.iter() {
             let (Some(provider), Some(held)) = (
                 world.providers.get(provider_index),
                 holders.get_mut(provider_index),
@@ -130,7 +183,7 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
                 continue;
             };
             contenders.clear();
-            for &agent in held.iter().chain(group.iter().map(|(_, agent)| agent)) {
+            for &agent in held.iter().chain(group) {
                 if let Some(preference) = current(&cursor, agent as usize) {
                     contenders.push(Claim {
                         distance: preference.distance,
