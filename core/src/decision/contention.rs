@@ -153,11 +153,15 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
     world: &World,
 ) -> (Vec<Option<Preference>>, usize) {
     let agent_count = lists.len().min(agents.len());
+    // Each agent's place in its list and the preference there (kept beside it, as it is read
+    // far more often than it moves).
     let mut cursor = vec![0usize; agent_count];
-    let current = |cursor: &[usize], agent: usize| lists.of(agent).get(cursor[agent]).copied();
+    let mut current: Vec<Option<Preference>> = (0..agent_count)
+        .map(|agent| lists.of(agent).first().copied())
+        .collect();
     let mut holders: Vec<Vec<u32>> = vec![Vec::new(); world.providers.len()];
     let mut arriving: Vec<u32> = (0..agent_count)
-        .filter(|&a| !lists.of(a).is_empty())
+        .filter(|&a| current[a].is_some())
         .map(|a| a as u32)
         .collect();
     let mut next_arriving = Vec::new();
@@ -170,7 +174,7 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
         groups.fill(
             world.providers.len(),
             arriving.iter().filter_map(|&agent| {
-                current(&cursor, agent as usize).map(|preference| (preference.provider, agent))
+                current[agent as usize].map(|preference| (preference.provider, agent))
             }),
         );
         let mut displaced = false;
@@ -184,7 +188,7 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
             };
             contenders.clear();
             for &agent in held.iter().chain(group) {
-                if let Some(preference) = current(&cursor, agent as usize) {
+                if let Some(preference) = current[agent as usize] {
                     contenders.push(Claim {
                         distance: preference.distance,
                         agent,
@@ -208,7 +212,7 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
             action_use.clear();
             for claim in &contenders {
                 let agent = claim.agent as usize;
-                let Some(preference) = current(&cursor, agent) else {
+                let Some(preference) = current[agent] else {
                     continue;
                 };
                 let slot = match action_use.iter().position(|(a, _)| *a == preference.action) {
@@ -230,7 +234,8 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
                 } else {
                     cursor[agent] += 1;
                     displaced = true;
-                    if cursor[agent] < lists.of(agent).len() {
+                    current[agent] = lists.of(agent).get(cursor[agent]).copied();
+                    if current[agent].is_some() {
                         next_arriving.push(claim.agent);
                     }
                 }
@@ -241,8 +246,5 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
         }
         std::mem::swap(&mut arriving, &mut next_arriving);
     }
-    let assignments = (0..agent_count)
-        .map(|agent| current(&cursor, agent))
-        .collect();
-    (assignments, rounds)
+    (current, rounds)
 }
