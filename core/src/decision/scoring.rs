@@ -115,6 +115,10 @@ pub(crate) struct ScoringView<'a> {
     symbols: &'a [SymbolEntry],
     /// The commitments active at the world's hour that forbid any tag.
     binding_commitments: bool,
+    /// Whether nothing about the agent but its terms, tag modifiers and the contexts can act
+    /// on a score: no goal bonus, schedule, domain preference, binding commitment or action
+    /// just completed. Its candidates are scored by a loop without those steps.
+    plain: bool,
 }
 
 /// What one symbol means to the agent being scored. Read by reference in the candidate loop:
@@ -236,10 +240,16 @@ impl<'a> ScoringView<'a> {
             .commitments
             .iter()
             .any(|c| !c.forbid_tags.is_empty() && c.is_active(now_hours));
+        let plain = agent.goal_bonuses.is_empty()
+            && agent.schedule.is_none()
+            && agent.domain_preferences.is_empty()
+            && !binding_commitments
+            && agent.just_completed.is_none();
         Self {
             agent,
             symbols: table.as_slice(),
             binding_commitments,
+            plain,
         }
     }
 
@@ -248,8 +258,9 @@ impl<'a> ScoringView<'a> {
         self.symbols.get(symbol.index()).unwrap_or(&NEUTRAL_SYMBOL)
     }
 
-    /// The first gate `action` of `provider` fails for this agent at `distance`, if any.
-    pub(crate) fn gate(
+    /// The first gate `action` of `provider` fails for this agent at `distance`, if any
+    /// (`PLAIN`: the view is plain).
+    fn gate<const PLAIN: bool>(
         &self,
         provider: &Provider,
         action: &AdvertisedAction,
@@ -282,7 +293,8 @@ impl<'a> ScoringView<'a> {
         {
             return Some(IneligibleReason::Unaffordable);
         }
-        let forbidden = self.binding_commitments
+        let forbidden = !PLAIN
+            && self.binding_commitments
             && !action.tags.is_empty()
             && agent
                 .commitments
@@ -302,8 +314,8 @@ impl<'a> ScoringView<'a> {
 
     /// The utility of an eligible action and its breakdown, given the provider's `M_distance`,
     /// the schedule's bonus for being there (its place bonus, else 0) and `M_repeat`. Context
-    /// multipliers are those the view was prepared with.
-    fn score(
+    /// multipliers are those the view was prepared with (`PLAIN`: the view is plain).
+    fn score<const PLAIN: bool>(
         &self,
         action: &AdvertisedAction,
         (distance_factor, place_bonus, repeat): (f64, f64, f64),
@@ -320,7 +332,7 @@ impl<'a> ScoringView<'a> {
             }
         }
         // Actions that produce what the agent's goals pursue gain priority.
-        let goal_bonus: f64 = if agent.goal_bonuses.is_empty() {
+        let goal_bonus: f64 = if PLAIN || agent.goal_bonuses.is_empty() {
             0.0
         } else {
             let produces = |symbol: Symbol| {
@@ -342,14 +354,14 @@ impl<'a> ScoringView<'a> {
             let entry = self.symbol(*tag);
             tag_product *= entry.personality;
             context *= entry.context;
-            fits_schedule |= entry.scheduled;
+            fits_schedule |= !PLAIN && entry.scheduled;
         }
         let schedule = match &agent.schedule {
-            Some(pull) if fits_schedule => pull.tag_bonus + place_bonus,
+            Some(pull) if !PLAIN && fits_schedule => pull.tag_bonus + place_bonus,
             _ => place_bonus,
         };
         let domain = match action.domain {
-            Some(domain) if !agent.domain_preferences.is_empty() => {
+            Some(domain) if !PLAIN && !agent.domain_preferences.is_empty() => {
                 lookup(&agent.domain_preferences, domain).unwrap_or(1.0)
             }
             _ => 1.0,
@@ -419,7 +431,11 @@ impl<'a> ScoringView<'a> {
             }
             for &placed in &chunk[..filled] {
                 let ineligible = ineligible.as_deref_mut();
-                self.evaluate_provider(world, placed, tuning, ranked, ineligible);
+                if self.plain {
+                    self.evaluate_provider::<true>(world, placed, tuning, ranked, ineligible);
+                } else {
+                    self.evaluate_provider::<false>(world, placed, tuning, ranked, ineligible);
+                }
             }
         }
     }
@@ -436,8 +452,8 @@ impl<'a> ScoringView<'a> {
     }
 
     /// Gates then scores every action of one provider; `placed` is its index, distance and
-    /// `M_distance`.
-    fn evaluate_provider(
+    /// `M_distance` (`PLAIN`: the view is plain).
+    fn evaluate_provider<const PLAIN: bool>(
         &self,
         world: &World,
         (provider_index, distance, distance_factor): (usize, f64, f64),
@@ -450,15 +466,17 @@ impl<'a> ScoringView<'a> {
         };
         let now_hours = world.now_hours;
         let place_bonus = match &self.agent.schedule {
-            Some(pull) if pull.place.as_deref() == Some(provider.id.as_str()) => pull.place_bonus,
+            Some(pull) if !PLAIN && pull.place.as_deref() == Some(provider.id.as_str()) => {
+                pull.place_bonus
+            }
             _ => 0.0,
         };
         let just_completed_here = match &self.agent.just_completed {
-            Some((done_at, action)) if *done_at == provider.id => Some(action.as_str()),
+            Some((done_at, action)) if !PLAIN && *done_at == provider.id => Some(action.as_str()),
             _ => None,
         };
         for (action_index, action) in provider.actions.iter().enumerate() {
-            match self.gate(provider, action, distance, now_hours) {
+            match self.gate::<PLAIN>(provider, action, distance, now_hours) {
                 Some(reason) => {
                     if let Some(list) = ineligible.as_deref_mut() {
                         list.push(Ineligible {
@@ -478,8 +496,8 @@ impl<'a> ScoringView<'a> {
                     } else {
                         1.0
                     };
-                    let (utility, breakdown) =
-                        self.score(action, (distance_factor, place_bonus, repeat), tuning);
+                    let placed = (distance_factor, place_bonus, repeat);
+                    let (utility, breakdown) = self.score::<PLAIN>(action, placed, tuning);
                     ranked.push(Candidate {
                         provider: provider_index,
                         action: action_index,
@@ -557,7 +575,7 @@ mod tests {
             let mut table = Vec::new();
             let view =
                 ScoringView::new(&mut table, agent, (&contexts, 8.0), &tuning, &[], &mut rng);
-            view.score(&action, (1.0, 0.0, 1.0), &tuning)
+            view.score::<false>(&action, (1.0, 0.0, 1.0), &tuning)
         };
         let (utility, breakdown) = score_of(&agent);
         assert_eq!(breakdown.personality, 1.5, "first tag modifier wins");
