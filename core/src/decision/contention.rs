@@ -12,6 +12,7 @@
 use std::borrow::Borrow;
 
 use crate::decision::agent::Agent;
+use crate::decision::order::ordered_bits;
 use crate::decision::world::World;
 
 /// One retained option of an agent in a batch.
@@ -84,7 +85,8 @@ impl PreferenceLists {
 /// A claim on a provider, in the order the provider considers it.
 #[derive(Clone, Copy, Debug)]
 struct Claim {
-    distance: f64,
+    /// The claimant's distance as order bits (`f64::total_cmp`'s order).
+    distance: u64,
     agent: u32,
 }
 
@@ -190,23 +192,29 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
             for &agent in held.iter().chain(group) {
                 if let Some(preference) = current[agent as usize] {
                     contenders.push(Claim {
-                        distance: preference.distance,
+                        distance: ordered_bits(preference.distance),
                         agent,
                     });
                 }
             }
             // Distance first; ids (then input order) only break exact ties, so strings are
-            // compared rarely.
-            contenders.sort_unstable_by(|a, b| {
-                a.distance.total_cmp(&b.distance).then_with(|| {
-                    let (a, b) = (a.agent as usize, b.agent as usize);
-                    agents[a]
-                        .borrow()
-                        .id
-                        .cmp(&agents[b].borrow().id)
-                        .then(a.cmp(&b))
-                })
-            });
+            // compared only within a run of equal distances, sorted again.
+            contenders.sort_unstable_by_key(|claim| (claim.distance, claim.agent));
+            if contenders
+                .windows(2)
+                .any(|w| w[0].distance == w[1].distance)
+            {
+                for run in contenders.chunk_by_mut(|a, b| a.distance == b.distance) {
+                    run.sort_unstable_by(|a, b| {
+                        let (a, b) = (a.agent as usize, b.agent as usize);
+                        agents[a]
+                            .borrow()
+                            .id
+                            .cmp(&agents[b].borrow().id)
+                            .then(a.cmp(&b))
+                    });
+                }
+            }
             held.clear();
             let mut provider_slots = provider.free_slots();
             action_use.clear();

@@ -5,7 +5,7 @@
 use crate::decision::scoring::Candidate;
 
 /// Maps a float to an integer with the same total order as `f64::total_cmp`.
-fn ordered_bits(value: f64) -> u64 {
+pub(crate) fn ordered_bits(value: f64) -> u64 {
     let bits = value.to_bits();
     if bits >> 63 == 1 {
         !bits
@@ -68,8 +68,8 @@ fn exact_key(index: usize, candidate: &Candidate) -> u128 {
 
 /// Appends to `ranked` the first `count` of `scored` in the order [`sort_by_utility`] gives
 /// (all of them when there are no more), without ordering the rest: each candidate is compared
-/// with the worst of the best so far, and the few that beat it are inserted in place. `keys` is
-/// a buffer the caller reuses.
+/// with the worst of the best so far, and the few that beat it are inserted in place by
+/// shifting the worse ones down. `keys` is a buffer the caller reuses.
 pub(crate) fn best(
     scored: &[Candidate],
     count: usize,
@@ -80,20 +80,29 @@ pub(crate) fn best(
         sort_by_utility(scored, ranked);
         return;
     }
+    if count == 0 {
+        return;
+    }
     keys.clear();
+    keys.resize(count, u128::MAX);
+    let mut kept = 0;
     for (index, candidate) in scored.iter().enumerate() {
         let key = exact_key(index, candidate);
-        if keys.len() == count {
-            match keys.last() {
-                Some(&worst) if key < worst => {
-                    keys.pop();
-                }
-                _ => continue,
+        if kept == count {
+            if key >= keys[count - 1] {
+                continue;
             }
+        } else {
+            kept += 1;
         }
-        let at = keys.partition_point(|&k| k < key);
-        keys.insert(at, key);
+        let mut at = kept - 1;
+        while at > 0 && keys[at - 1] > key {
+            keys[at] = keys[at - 1];
+            at -= 1;
+        }
+        keys[at] = key;
     }
+    keys.truncate(kept);
     // The low half of a key is the candidate's index.
     ranked.extend(keys.iter().map(|&key| scored[key as u64 as usize]));
 }
