@@ -63,7 +63,6 @@ pub(crate) struct Scratch {
     table: Vec<SymbolEntry>,
     nearby: Vec<u32>,
     scored: Vec<Candidate>,
-    keys: Vec<u128>,
     /// The best of the last agent's eligible candidates by descending utility: at least those
     /// its pick and fallbacks are drawn from, and its pick.
     pub(crate) ranked: Vec<Candidate>,
@@ -179,10 +178,10 @@ impl Decider {
     }
 
     /// Scores `agent` over the providers `grid` finds near it, puts the best of them into
-    /// `scratch.ranked` (by descending utility: the first `reconciliation_top_k` besides the
-    /// pick and any candidate held back as just completed, and the pick) and picks with `rng`:
-    /// the pick [`Decider::decide`] makes from the same stream, since every provider the grid
-    /// leaves out fails a gate.
+    /// `scratch.ranked` (by descending utility: the first `selection_top_k`, the first
+    /// `reconciliation_top_k` and any candidate held back as just completed, and the pick) and
+    /// picks with `rng`: the pick [`Decider::decide`] makes from the same stream, since every
+    /// provider the grid leaves out fails a gate.
     pub(crate) fn pick_near(
         &self,
         agent: &Agent,
@@ -210,11 +209,12 @@ impl Decider {
             0
         };
         let tuning = &self.tuning;
-        let count = tuning
-            .selection_top_k
-            .max(tuning.reconciliation_top_k.saturating_add(held_back + 1));
+        // The softmax reads the first `selection_top_k`; the fallbacks the first
+        // `reconciliation_top_k` but the pick and those held back.
+        let count = (tuning.selection_top_k.max(1))
+            .max(tuning.reconciliation_top_k.max(1).saturating_add(held_back));
         scratch.ranked.clear();
-        best(scored, count, &mut scratch.keys, &mut scratch.ranked);
+        best(scored, count, &mut scratch.ranked);
         let pick = selection::pick(&scratch.ranked, scored, tuning, rng)?;
         if pick.index >= scratch.ranked.len() {
             scratch.ranked.clear();

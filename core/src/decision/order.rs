@@ -60,51 +60,42 @@ pub(crate) fn sort_by_utility(scored: &[Candidate], ranked: &mut Vec<Candidate>)
     ranked.extend(keys.iter().map(|&k| scored[source(k)]));
 }
 
-/// A candidate's place in the order of record as one exact key: the utility's order bits
-/// (inverted, for descending) above its input index.
-fn exact_key(index: usize, candidate: &Candidate) -> u128 {
-    (u128::from(!ordered_bits(candidate.utility)) << 64) | index as u128
-}
+/// Up to this many best candidates are kept on the stack while the rest are passed over; more
+/// are read off a full sort.
+const KEPT_ON_STACK: usize = 16;
 
 /// Appends to `ranked` the first `count` of `scored` in the order [`sort_by_utility`] gives
 /// (all of them when there are no more), without ordering the rest: each candidate is compared
 /// with the worst of the best so far, and the few that beat it are inserted in place by
-/// shifting the worse ones down. `keys` is a buffer the caller reuses.
-pub(crate) fn best(
-    scored: &[Candidate],
-    count: usize,
-    keys: &mut Vec<u128>,
-    ranked: &mut Vec<Candidate>,
-) {
-    if count >= scored.len() {
+/// shifting the worse ones down. A later candidate of an equal utility goes after the earlier
+/// one and never displaces it, so ties keep input order.
+pub(crate) fn best(scored: &[Candidate], count: usize, ranked: &mut Vec<Candidate>) {
+    if count >= scored.len() || count > KEPT_ON_STACK {
+        let from = ranked.len();
         sort_by_utility(scored, ranked);
+        ranked.truncate(from + count);
         return;
     }
     if count == 0 {
         return;
     }
-    keys.clear();
-    keys.resize(count, u128::MAX);
+    let mut stack = [(0u64, 0usize); KEPT_ON_STACK];
+    let keys = &mut stack[..count];
     let mut kept = 0;
     for (index, candidate) in scored.iter().enumerate() {
-        let key = exact_key(index, candidate);
-        if kept == count {
-            if key >= keys[count - 1] {
-                continue;
-            }
-        } else {
-            kept += 1;
+        let key = !ordered_bits(candidate.utility);
+        if kept == count && key >= keys[count - 1].0 {
+            continue;
         }
+        kept = (kept + 1).min(count);
         let mut at = kept - 1;
-        while at > 0 && keys[at - 1] > key {
+        while at > 0 && keys[at - 1].0 > key {
             keys[at] = keys[at - 1];
             at -= 1;
         }
-        keys[at] = key;
+        keys[at] = (key, index);
     }
-    keys.truncate(kept);
-    // The low half of a key is the candidate's index.
-    ranked.extend(keys.iter().map(|&key| scored[key as u64 as usize]));
+    ranked.extend(keys[..kept].iter().map(|&(_, index)| scored[index]));
 }
 
 #[cfg(test)]
@@ -191,7 +182,6 @@ mod tests {
     #[test]
     fn the_best_few_are_the_head_of_the_full_order() {
         let base = 81.52f64.to_bits();
-        let mut keys = Vec::new();
         for len in [0, 1, 2, 5, 17, 40] {
             let items: Vec<Candidate> = (0..len)
                 .map(|i| {
@@ -210,7 +200,7 @@ mod tests {
             sort_by_utility(&items, &mut sorted);
             for count in 0..=len + 1 {
                 let mut head = Vec::new();
-                best(&items, count, &mut keys, &mut head);
+                best(&items, count, &mut head);
                 assert_eq!(head, sorted[..count.min(len)], "len {len}, count {count}");
             }
         }
