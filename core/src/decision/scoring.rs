@@ -325,12 +325,12 @@ impl<'a> ScoringView<'a> {
         // Plain loops (not iterator chains): this runs for every candidate. A sum starts where
         // `Iterator::sum` starts, so each adds in the same order from the same value.
         let mut benefit = EMPTY_SUM;
-        for (name, delta) in &action.deltas {
+        for_each_short(&action.deltas, |(name, delta)| {
             let entry = self.symbol(*name);
             if entry.has_term {
                 benefit += entry.weighted_pressure * delta.min(entry.headroom);
             }
-        }
+        });
         // Actions that produce what the agent's goals pursue gain priority.
         let goal_bonus: f64 = if PLAIN || agent.goal_bonuses.is_empty() {
             0.0
@@ -350,12 +350,12 @@ impl<'a> ScoringView<'a> {
         let mut tag_product = 1.0;
         let mut context = 1.0;
         let mut fits_schedule = false;
-        for tag in &action.tags {
+        for_each_short(&action.tags, |tag| {
             let entry = self.symbol(*tag);
             tag_product *= entry.personality;
             context *= entry.context;
             fits_schedule |= !PLAIN && entry.scheduled;
-        }
+        });
         let schedule = match &agent.schedule {
             Some(pull) if !PLAIN && fits_schedule => pull.tag_bonus + place_bonus,
             _ => place_bonus,
@@ -508,6 +508,26 @@ impl<'a> ScoringView<'a> {
                 }
             }
         }
+    }
+}
+
+/// Calls `f` on each of `items` in order, the few an action usually carries without a loop: a
+/// loop's set-up costs more than its two or three turns.
+#[inline(always)]
+fn for_each_short<T>(items: &[T], mut f: impl FnMut(&T)) {
+    match items {
+        [] => {}
+        [a] => f(a),
+        [a, b] => {
+            f(a);
+            f(b);
+        }
+        [a, b, c] => {
+            f(a);
+            f(b);
+            f(c);
+        }
+        _ => items.iter().for_each(f),
     }
 }
 
