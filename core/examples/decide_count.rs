@@ -6,6 +6,7 @@
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1 40000
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1 0
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count b50k 1 1
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count b50k 0 1
 //! ```
 //!
 //! The difference of two counts over the difference of their runs is the cost of one run;
