@@ -209,8 +209,8 @@ impl Decider {
             0
         };
         let tuning = &self.tuning;
-        // The softmax reads the first `selection_top_k`; the fallbacks the first
-        // `reconciliation_top_k` but the pick and those held back.
+        // The softmax reads the first `selection_top_k`; the pick and its fallbacks are among
+        // the first `reconciliation_top_k` once those held back are passed over.
         let count = (tuning.selection_top_k.max(1))
             .max(tuning.reconciliation_top_k.max(1).saturating_add(held_back));
         scratch.ranked.clear();

@@ -322,8 +322,8 @@ impl<'a> ScoringView<'a> {
         tuning: &Tuning,
     ) -> (f64, Breakdown) {
         let agent = self.agent;
-        // Plain loops (not iterator chains): this runs for every candidate. A sum starts where
-        // `Iterator::sum` starts, so each adds in the same order from the same value.
+        // This runs for every candidate, so the sums are written out; each starts where
+        // `Iterator::sum` starts and adds in the same order, so the bits are the same.
         let mut benefit = EMPTY_SUM;
         for_each_short(&action.deltas, |(name, delta)| {
             let entry = self.symbol(*name);
