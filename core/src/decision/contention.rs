@@ -12,6 +12,7 @@
 use std::borrow::Borrow;
 
 use crate::decision::agent::Agent;
+use crate::decision::order::ordered_bits;
 use crate::decision::world::World;
 
 /// One retained option of an agent in a batch.
@@ -84,8 +85,62 @@ impl PreferenceLists {
 /// A claim on a provider, in the order the provider considers it.
 #[derive(Clone, Copy, Debug)]
 struct Claim {
-    distance: f64,
+    /// The claimant's distance as order bits (`f64::total_cmp`'s order).
+    distance: u64,
     agent: u32,
+}
+
+/// A round's claims grouped by provider, a counting sort: the providers in ascending order,
+/// each with its arriving agents. The order within a group does not matter, since its
+/// contenders are sorted by a total order.
+#[derive(Default)]
+struct ClaimGroups {
+    /// `starts[p]..starts[p + 1]` indexes `agents` for provider `p`.
+    starts: Vec<u32>,
+    agents: Vec<u32>,
+    /// The providers with a claim, ascending.
+    claimed: Vec<u32>,
+    claims: Vec<(usize, u32)>,
+    next: Vec<u32>,
+}
+
+impl ClaimGroups {
+    /// Groups `claims` (provider index, agent) over `providers` providers; a claim on a
+    /// provider beyond them is dropped.
+    fn fill(&mut self, providers: usize, claims: impl Iterator<Item = (usize, u32)>) {
+        self.claims.clear();
+        self.claims
+            .extend(claims.filter(|&(provider, _)| provider < providers));
+        self.starts.clear();
+        self.starts.resize(providers + 1, 0);
+        for &(provider, _) in &self.claims {
+            self.starts[provider + 1] += 1;
+        }
+        self.claimed.clear();
+        for provider in 0..providers {
+            if self.starts[provider + 1] > 0 {
+                self.claimed.push(provider as u32);
+            }
+            self.starts[provider + 1] += self.starts[provider];
+        }
+        self.agents.clear();
+        self.agents.resize(self.claims.len(), 0);
+        self.next.clear();
+        self.next.extend_from_slice(&self.starts);
+        for &(provider, agent) in &self.claims {
+            self.agents[self.next[provider] as usize] = agent;
+            self.next[provider] += 1;
+        }
+    }
+
+    /// Each claimed provider with its agents, by ascending provider index.
+    fn iter(&self) -> impl Iterator<Item = (usize, &[u32])> {
+        self.claimed.iter().map(|&provider| {
+            let provider = provider as usize;
+            let range = self.starts[provider] as usize..self.starts[provider + 1] as usize;
+            (provider, &self.agents[range])
+        })
+    }
 }
 
 /// Resolves the lists against the world's capacities. Returns each agent's granted
@@ -100,29 +155,33 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
     world: &World,
 ) -> (Vec<Option<Preference>>, usize) {
     let agent_count = lists.len().min(agents.len());
+    // Each agent's place in its list and the preference there (kept beside it, as it is read
+    // far more often than it moves).
     let mut cursor = vec![0usize; agent_count];
-    let current = |cursor: &[usize], agent: usize| lists.of(agent).get(cursor[agent]).copied();
+    let mut current: Vec<Option<Preference>> = (0..agent_count)
+        .map(|agent| lists.of(agent).first().copied())
+        .collect();
     let mut holders: Vec<Vec<u32>> = vec![Vec::new(); world.providers.len()];
     let mut arriving: Vec<u32> = (0..agent_count)
-        .filter(|&a| !lists.of(a).is_empty())
+        .filter(|&a| current[a].is_some())
         .map(|a| a as u32)
         .collect();
     let mut next_arriving = Vec::new();
-    let mut keyed: Vec<(usize, u32)> = Vec::new();
+    let mut groups = ClaimGroups::default();
     let mut contenders: Vec<Claim> = Vec::new();
     let mut action_use: Vec<(usize, u32)> = Vec::new();
     let mut rounds = 0;
     loop {
         rounds += 1;
-        keyed.clear();
-        keyed.extend(arriving.iter().filter_map(|&agent| {
-            current(&cursor, agent as usize).map(|preference| (preference.provider, agent))
-        }));
-        keyed.sort_unstable();
+        groups.fill(
+            world.providers.len(),
+            arriving.iter().filter_map(|&agent| {
+                current[agent as usize].map(|preference| (preference.provider, agent))
+            }),
+        );
         let mut displaced = false;
         next_arriving.clear();
-        for group in keyed.chunk_by(|a, b| a.0 == b.0) {
-            let provider_index = group[0].0;
+        for (provider_index, group) in groups.iter() {
             let (Some(provider), Some(held)) = (
                 world.providers.get(provider_index),
                 holders.get_mut(provider_index),
@@ -130,32 +189,38 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
                 continue;
             };
             contenders.clear();
-            for &agent in held.iter().chain(group.iter().map(|(_, agent)| agent)) {
-                if let Some(preference) = current(&cursor, agent as usize) {
+            for &agent in held.iter().chain(group) {
+                if let Some(preference) = current[agent as usize] {
                     contenders.push(Claim {
-                        distance: preference.distance,
+                        distance: ordered_bits(preference.distance),
                         agent,
                     });
                 }
             }
             // Distance first; ids (then input order) only break exact ties, so strings are
-            // compared rarely.
-            contenders.sort_unstable_by(|a, b| {
-                a.distance.total_cmp(&b.distance).then_with(|| {
-                    let (a, b) = (a.agent as usize, b.agent as usize);
-                    agents[a]
-                        .borrow()
-                        .id
-                        .cmp(&agents[b].borrow().id)
-                        .then(a.cmp(&b))
-                })
-            });
+            // compared only within a run of equal distances, sorted again.
+            contenders.sort_unstable_by_key(|claim| (claim.distance, claim.agent));
+            if contenders
+                .windows(2)
+                .any(|w| w[0].distance == w[1].distance)
+            {
+                for run in contenders.chunk_by_mut(|a, b| a.distance == b.distance) {
+                    run.sort_unstable_by(|a, b| {
+                        let (a, b) = (a.agent as usize, b.agent as usize);
+                        agents[a]
+                            .borrow()
+                            .id
+                            .cmp(&agents[b].borrow().id)
+                            .then(a.cmp(&b))
+                    });
+                }
+            }
             held.clear();
             let mut provider_slots = provider.free_slots();
             action_use.clear();
             for claim in &contenders {
                 let agent = claim.agent as usize;
-                let Some(preference) = current(&cursor, agent) else {
+                let Some(preference) = current[agent] else {
                     continue;
                 };
                 let slot = match action_use.iter().position(|(a, _)| *a == preference.action) {
@@ -177,7 +242,8 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
                 } else {
                     cursor[agent] += 1;
                     displaced = true;
-                    if cursor[agent] < lists.of(agent).len() {
+                    current[agent] = lists.of(agent).get(cursor[agent]).copied();
+                    if current[agent].is_some() {
                         next_arriving.push(claim.agent);
                     }
                 }
@@ -188,8 +254,5 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
         }
         std::mem::swap(&mut arriving, &mut next_arriving);
     }
-    let assignments = (0..agent_count)
-        .map(|agent| current(&cursor, agent))
-        .collect();
-    (assignments, rounds)
+    (current, rounds)
 }

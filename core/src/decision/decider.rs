@@ -10,7 +10,8 @@ use std::borrow::Borrow;
 
 use crate::decision::agent::Agent;
 use crate::decision::contention::{self, Preference, PreferenceLists};
-use crate::decision::scoring::{Candidate, Ineligible, ScoringView, SymbolEntry, sort_by_utility};
+use crate::decision::order::{best, sort_by_utility};
+use crate::decision::scoring::{Candidate, Ineligible, ScoringView, SymbolEntry};
 use crate::decision::selection::{self, Pick};
 use crate::decision::spatial::ProviderGrid;
 use crate::decision::tuning::Tuning;
@@ -62,7 +63,8 @@ pub(crate) struct Scratch {
     table: Vec<SymbolEntry>,
     nearby: Vec<u32>,
     scored: Vec<Candidate>,
-    /// The last agent's eligible candidates by descending utility.
+    /// The best of the last agent's eligible candidates by descending utility: at least those
+    /// its pick and fallbacks are drawn from, and its pick.
     pub(crate) ranked: Vec<Candidate>,
 }
 
@@ -98,7 +100,7 @@ impl Decider {
         let view = ScoringView::new(
             &mut table,
             agent,
-            &world.contexts,
+            (&world.contexts, world.now_hours),
             &self.tuning,
             &self.consideration_weights,
             rng,
@@ -128,7 +130,8 @@ impl Decider {
     pub fn decide(&self, agent: &Agent, world: &World, seed: u64) -> Decision {
         let mut rng = DetRng::new(seed);
         let ranking = self.rank_with(agent, world, &mut rng);
-        let pick = selection::pick(&ranking.ranked, &self.tuning, &mut rng);
+        let ranked = &ranking.ranked;
+        let pick = selection::pick(ranked, ranked, &self.tuning, &mut rng);
         Decision {
             selected: pick.and_then(|Pick { index, .. }| ranking.ranked.get(index).copied()),
             convention_broken: pick.is_some_and(|p| p.convention_broken),
@@ -174,9 +177,11 @@ impl Decider {
         }
     }
 
-    /// Scores `agent` over the providers `grid` finds near it into `scratch.ranked` (by
-    /// descending utility) and picks from them with `rng`: the pick [`Decider::decide`] makes
-    /// from the same stream, since every provider the grid leaves out fails a gate.
+    /// Scores `agent` over the providers `grid` finds near it, puts the best of them into
+    /// `scratch.ranked` (by descending utility: the first `selection_top_k`, the first
+    /// `reconciliation_top_k` and any candidate held back as just completed, and the pick) and
+    /// picks with `rng`: the pick [`Decider::decide`] makes from the same stream, since every
+    /// provider the grid leaves out fails a gate.
     pub(crate) fn pick_near(
         &self,
         agent: &Agent,
@@ -188,7 +193,7 @@ impl Decider {
         let view = ScoringView::new(
             &mut scratch.table,
             agent,
-            &world.contexts,
+            (&world.contexts, world.now_hours),
             &self.tuning,
             &self.consideration_weights,
             rng,
@@ -197,9 +202,25 @@ impl Decider {
         scratch.scored.clear();
         let indices = scratch.nearby.iter().map(|&index| index as usize);
         view.evaluate_providers(world, indices, &self.tuning, &mut scratch.scored, None);
+        let scored = &scratch.scored;
+        let held_back = if agent.just_completed.is_some() {
+            scored.iter().filter(|c| c.breakdown.repeat < 1.0).count()
+        } else {
+            0
+        };
+        let tuning = &self.tuning;
+        // The softmax reads the first `selection_top_k`; the pick and its fallbacks are among
+        // the first `reconciliation_top_k` once those held back are passed over.
+        let count = (tuning.selection_top_k.max(1))
+            .max(tuning.reconciliation_top_k.max(1).saturating_add(held_back));
         scratch.ranked.clear();
-        sort_by_utility(&scratch.scored, &mut scratch.ranked);
-        selection::pick(&scratch.ranked, &self.tuning, rng)
+        best(scored, count, &mut scratch.ranked);
+        let pick = selection::pick(&scratch.ranked, scored, tuning, rng)?;
+        if pick.index >= scratch.ranked.len() {
+            scratch.ranked.clear();
+            sort_by_utility(scored, &mut scratch.ranked);
+        }
+        Some(pick)
     }
 
     /// Each agent's retained preferences (the pick first, then fallbacks) against `grid`, a
@@ -230,7 +251,8 @@ impl Decider {
                 // The action just completed is no fallback while another is worth something
                 // (as in the softmax, see `selection::pick`).
                 let repeated = |c: &Candidate| c.breakdown.repeat < 1.0;
-                let alternative = ranked.iter().any(|c| !repeated(c) && c.utility > 0.0);
+                let scored = &scratch.scored;
+                let alternative = scored.iter().any(|c| !repeated(c) && c.utility > 0.0);
                 ranked
                     .iter()
                     .enumerate()

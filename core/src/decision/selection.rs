@@ -15,15 +15,23 @@ pub struct Pick {
     pub convention_broken: bool,
 }
 
-/// Samples `ranked` (sorted by descending utility). Draw order is fixed: one uniform for the
+/// Samples the candidates `all` (in any order) given `ranked`, the best of them in the order of
+/// record (by descending utility; at least the first `selection_top_k`, or all): the pick's
+/// index is its place in that order, which may lie beyond `ranked` only when convention
+/// breaking chose it. Draw order is fixed: one uniform for the
 /// softmax when more than one candidate competes, then, when convention breaking is on, one
 /// uniform for the roll and one for the replacement. The action the agent has just completed
 /// (its `M_repeat` below 1) takes no part in the softmax while another of the top k has a
 /// positive utility: near zero, a softmax weighs every candidate almost alike, so a penalty
 /// alone would still repeat it now and then.
-pub(crate) fn pick(ranked: &[Candidate], tuning: &Tuning, rng: &mut DetRng) -> Option<Pick> {
+pub(crate) fn pick(
+    ranked: &[Candidate],
+    all: &[Candidate],
+    tuning: &Tuning,
+    rng: &mut DetRng,
+) -> Option<Pick> {
     let best = ranked.first()?.utility;
-    let top_k = tuning.selection_top_k.max(1).min(ranked.len());
+    let top_k = tuning.selection_top_k.max(1).min(all.len());
     let mut index = 0;
     if top_k > 1 {
         let repeated = |c: &Candidate| c.breakdown.repeat < 1.0;
@@ -68,9 +76,10 @@ pub(crate) fn pick(ranked: &[Candidate], tuning: &Tuning, rng: &mut DetRng) -> O
     if tuning.convention_break_probability > 0.0
         && rng.next_unit() < tuning.convention_break_probability
     {
-        let first_lower = ranked.partition_point(|c| c.utility >= best);
-        if first_lower < ranked.len() {
-            index = first_lower + rng.next_index(ranked.len() - first_lower);
+        // Those as good as the best lead the order of record.
+        let first_lower = all.iter().filter(|c| c.utility >= best).count();
+        if first_lower < all.len() {
+            index = first_lower + rng.next_index(all.len() - first_lower);
             convention_broken = true;
         }
     }

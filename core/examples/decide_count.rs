@@ -1,0 +1,44 @@
+//! Runs the decision benches' scenes a fixed number of times, for instruction counts that do
+//! not depend on timing (figures in BENCHMARKS.md):
+//!
+//! ```sh
+//! cargo build --release -p geppetto-core --example decide_count
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1 40000
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1 0
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count b50k 1 1
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count b50k 0 1
+//! ```
+//!
+//! The difference of two counts over the difference of their runs is the cost of one run;
+//! `b50k` takes the worker count after the number of runs.
+
+#[path = "../benches/setup/decide.rs"]
+mod setup;
+
+use std::hint::black_box;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let number = |at: usize, default: u64| {
+        args.get(at)
+            .map_or(Some(default), |text| text.parse().ok())
+            .unwrap_or_else(|| panic!("argument {at} is not a number: {:?}", args.get(at)))
+    };
+    let runs = number(1, 1);
+    match args.first().map(String::as_str) {
+        Some("r1") => {
+            let (decider, agent, world) = setup::r1();
+            for seed in 0..runs {
+                black_box(decider.decide(black_box(&agent), black_box(&world), seed));
+            }
+        }
+        Some("b50k") => {
+            let workers = number(2, 1) as usize;
+            let (decider, agents, world) = setup::b50k();
+            for _ in 0..runs {
+                black_box(decider.decide_batch(black_box(&agents), black_box(&world), 7, workers));
+            }
+        }
+        _ => panic!("usage: decide_count r1|b50k [runs] [workers]"),
+    }
+}

@@ -1,0 +1,208 @@
+//! The order of record of scored candidates — descending utility in `f64::total_cmp`'s order,
+//! ties in input order — as a full sort ([`sort_by_utility`], what a ranking reports)
+//! or as only its first few ([`best`], what a batch agent's pick and fallbacks read).
+
+use crate::decision::scoring::Candidate;
+
+/// Maps a float to an integer with the same total order as `f64::total_cmp`.
+pub(crate) fn ordered_bits(value: f64) -> u64 {
+    let bits = value.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+/// Up to this many candidates are sorted with keys on the stack (no allocation).
+const STACK_SORT_LIMIT: usize = 64;
+
+/// Appends `scored` to `ranked` by descending utility; ties keep input order. It sorts one
+/// `u64` key per candidate (on the stack for the few dozen candidates a decision usually sees)
+/// and then copies each large candidate once, straight to its place.
+///
+/// A key is the utility's order bits (inverted, for descending) with the lowest bits replaced
+/// by the input index: the keys are unique, so the standard library's unstable sort (a
+/// branch-free sorting network for small inputs of `u64`) gives a stable order, exact except
+/// where two utilities agree in every bit but the replaced ones. Those meet in one run of
+/// equal high bits, and only such runs are sorted again by the full utility bits.
+pub(crate) fn sort_by_utility(scored: &[Candidate], ranked: &mut Vec<Candidate>) {
+    let Some(last) = scored.len().checked_sub(1) else {
+        return;
+    };
+    // Enough low bits for every input index (at least one).
+    let index_bits = (usize::BITS - last.leading_zeros()).max(1);
+    let mask = u64::MAX >> (u64::BITS - index_bits);
+    let full = |c: &Candidate| !ordered_bits(c.utility);
+    let key = |(i, c): (usize, &Candidate)| (full(c) & !mask) | i as u64;
+    let mut stack = [0u64; STACK_SORT_LIMIT];
+    let mut heap = Vec::new();
+    let keys = if scored.len() <= STACK_SORT_LIMIT {
+        let keys = &mut stack[..scored.len()];
+        for (slot, k) in keys.iter_mut().zip(scored.iter().enumerate().map(key)) {
+            *slot = k;
+        }
+        keys
+    } else {
+        heap.extend(scored.iter().enumerate().map(key));
+        heap.as_mut_slice()
+    };
+    keys.sort_unstable();
+    let source = |k: u64| (k & mask) as usize;
+    let same_high_bits = |a: u64, b: u64| (a ^ b) & !mask == 0;
+    if keys.windows(2).any(|pair| same_high_bits(pair[0], pair[1])) {
+        for run in keys.chunk_by_mut(|&a, &b| same_high_bits(a, b)) {
+            if run.len() > 1 {
+                run.sort_unstable_by_key(|&k| (full(&scored[source(k)]), source(k)));
+            }
+        }
+    }
+    ranked.extend(keys.iter().map(|&k| scored[source(k)]));
+}
+
+/// Up to this many best candidates are kept on the stack while the rest are passed over; more
+/// are read off a full sort.
+const KEPT_ON_STACK: usize = 16;
+
+/// Appends to `ranked` the first `count` of `scored` in the order [`sort_by_utility`] gives
+/// (all of them when there are no more), without ordering the rest: each candidate is compared
+/// with the worst of the best so far, and the few that beat it are inserted in place by
+/// shifting the worse ones down. A later candidate of an equal utility goes after the earlier
+/// one and never displaces it, so ties keep input order.
+pub(crate) fn best(scored: &[Candidate], count: usize, ranked: &mut Vec<Candidate>) {
+    if count >= scored.len() || count > KEPT_ON_STACK {
+        let from = ranked.len();
+        sort_by_utility(scored, ranked);
+        ranked.truncate(from + count);
+        return;
+    }
+    if count == 0 {
+        return;
+    }
+    let mut stack = [(0u64, 0usize); KEPT_ON_STACK];
+    let keys = &mut stack[..count];
+    let mut kept = 0;
+    for (index, candidate) in scored.iter().enumerate() {
+        let key = !ordered_bits(candidate.utility);
+        if kept == count && key >= keys[count - 1].0 {
+            continue;
+        }
+        kept = (kept + 1).min(count);
+        let mut at = kept - 1;
+        while at > 0 && keys[at - 1].0 > key {
+            keys[at] = keys[at - 1];
+            at -= 1;
+        }
+        keys[at] = (key, index);
+    }
+    ranked.extend(keys[..kept].iter().map(|&(_, index)| scored[index]));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decision::scoring::Breakdown;
+
+    #[test]
+    fn ordered_bits_agree_with_total_cmp() {
+        let values = [
+            f64::NEG_INFINITY,
+            -3.5,
+            -0.0,
+            0.0,
+            1e-300,
+            2.0,
+            81.52,
+            f64::INFINITY,
+        ];
+        for a in values {
+            for b in values {
+                assert_eq!(
+                    ordered_bits(a).cmp(&ordered_bits(b)),
+                    a.total_cmp(&b),
+                    "{a} vs {b}"
+                );
+            }
+        }
+    }
+
+    fn candidate(action: usize, utility: f64) -> Candidate {
+        Candidate {
+            provider: 0,
+            action,
+            utility,
+            distance: 0.0,
+            breakdown: Breakdown::default(),
+        }
+    }
+
+    #[test]
+    fn sorting_is_descending_and_stable_on_both_paths() {
+        for len in [0, 1, 2, 7, 64, 65, 300] {
+            let items: Vec<Candidate> = (0..len)
+                .map(|i| candidate(i, ((i * 7919) % 13) as f64))
+                .collect();
+            let mut expected = items.clone();
+            expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
+            let mut sorted = Vec::new();
+            sort_by_utility(&items, &mut sorted);
+            assert_eq!(sorted, expected, "len {len}");
+        }
+    }
+
+    /// Utilities that differ only in their lowest bits (where the sort keys hold the index),
+    /// signed zeros and infinities still sort exactly as `total_cmp` orders them, ties stably.
+    #[test]
+    fn sorting_is_exact_for_utilities_that_differ_in_the_last_bits() {
+        let base = 81.52f64.to_bits();
+        for len in [2, 5, 32, 33, 64, 65, 200] {
+            let items: Vec<Candidate> = (0..len)
+                .map(|i| {
+                    let utility = match i % 11 {
+                        0 => -0.0,
+                        1 => 0.0,
+                        2 => f64::NEG_INFINITY,
+                        3 => f64::INFINITY,
+                        4 => 81.52,
+                        _ => f64::from_bits(base + ((i * 37) % 19) as u64),
+                    };
+                    candidate(i, utility)
+                })
+                .collect();
+            let mut expected = items.clone();
+            expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
+            let mut sorted = Vec::new();
+            sort_by_utility(&items, &mut sorted);
+            assert_eq!(sorted, expected, "len {len}");
+        }
+    }
+
+    /// The first few by [`best`] are the first few of the full sort, for every count, with
+    /// ties, signed zeros, infinities and utilities that differ only in their last bits.
+    #[test]
+    fn the_best_few_are_the_head_of_the_full_order() {
+        let base = 81.52f64.to_bits();
+        for len in [0, 1, 2, 5, 17, 40] {
+            let items: Vec<Candidate> = (0..len)
+                .map(|i| {
+                    let utility = match (i * 7) % 9 {
+                        0 => -0.0,
+                        1 => 0.0,
+                        2 => f64::NEG_INFINITY,
+                        3 => f64::INFINITY,
+                        4 => 3.0,
+                        _ => f64::from_bits(base + ((i * 37) % 5) as u64),
+                    };
+                    candidate(i, utility)
+                })
+                .collect();
+            let mut sorted = Vec::new();
+            sort_by_utility(&items, &mut sorted);
+            for count in 0..=len + 1 {
+                let mut head = Vec::new();
+                best(&items, count, &mut head);
+                assert_eq!(head, sorted[..count.min(len)], "len {len}, count {count}");
+            }
+        }
+    }
+}
