@@ -231,7 +231,8 @@ mod tests {
             },
             interaction: "argue".to_owned(),
             mood: "calm".to_owned(),
-            absent: Vec::new(),
+            known: Default::default(),
+            present: Vec::new(),
             priority,
             seed: 1,
         })

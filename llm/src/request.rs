@@ -2,6 +2,8 @@
 //! provider may see (names, ids, the utterance, a seed) and nothing that can reach NPC state.
 //! Results travel back as messages (see `worker::LlmOutput`), never as references.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 geppetto_core::wire_enum! {
@@ -61,10 +63,14 @@ pub struct NarrationRequest {
     pub interaction: String,
     /// The initiator's mood in a word or two (`cheerful`, `calm`, `gloomy`).
     pub mood: String,
-    /// Names of the zone's NPCs who are not in the room: a model's text naming one of them
-    /// is refused and the template stands.
+    /// Names of the zone's NPCs near players, one list shared by every request until they
+    /// move: a model's text naming one of them who is not `present` is refused and the
+    /// template stands.
     #[serde(default)]
-    pub absent: Vec<String>,
+    pub known: Arc<[String]>,
+    /// Names of the NPCs in the room.
+    #[serde(default)]
+    pub present: Vec<String>,
     /// Importance class.
     pub priority: Priority,
     /// Seed for every deterministic choice made for this request.

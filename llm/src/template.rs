@@ -193,7 +193,8 @@ mod tests {
             },
             interaction: interaction.to_owned(),
             mood: "calm".to_owned(),
-            absent: Vec::new(),
+            known: Default::default(),
+            present: Vec::new(),
             priority: Priority::Witnessed,
             seed,
         }

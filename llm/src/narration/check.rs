@@ -96,8 +96,9 @@ impl NarrativeCheck {
             return Err(NarrativeRejection::NoParticipant);
         }
         if request
-            .absent
+            .known
             .iter()
+            .filter(|name| !request.present.contains(name))
             .any(|name| names_absent(sentence, &lower, name, request))
         {
             return Err(NarrativeRejection::AbsentNpc);
@@ -188,10 +189,19 @@ mod tests {
             },
             interaction: "argue".to_owned(),
             mood: "tense".to_owned(),
-            absent: vec![
+            known: vec![
+                "Bram the smith".to_owned(),
+                "Greta the merchant".to_owned(),
                 "Ulla of the taproom".to_owned(),
                 "Bram the younger".to_owned(),
                 "the miller".to_owned(),
+                "Hild the weaver".to_owned(),
+            ]
+            .into(),
+            present: vec![
+                "Bram the smith".to_owned(),
+                "Greta the merchant".to_owned(),
+                "Hild the weaver".to_owned(),
             ],
             priority: Priority::Witnessed,
             seed: 1,
@@ -262,6 +272,14 @@ mod tests {
         for (answer, reason) in cases {
             assert_eq!(check().check(answer, &request()), Err(reason), "{answer:?}");
         }
+    }
+
+    #[test]
+    fn an_npc_in_the_room_may_be_named() {
+        assert_eq!(
+            check().check("Bram glares while Hild watches.", &request()),
+            Ok("Bram glares while Hild watches.".to_owned())
+        );
     }
 
     #[test]

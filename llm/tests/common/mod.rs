@@ -280,7 +280,8 @@ pub fn narration(id: &str, room: &str, priority: Priority) -> NarrationRequest {
         },
         interaction: "argue".to_owned(),
         mood: "tense".to_owned(),
-        absent: vec!["Captain Vell".to_owned()],
+        known: vec!["Captain Vell".to_owned()].into(),
+        present: Vec::new(),
         priority,
         seed: 42,
     }

@@ -53,6 +53,7 @@ impl Zone {
         room: usize,
         action: &str,
     ) -> NarrationRequest {
+        let (known, present) = self.names_for_narration(room);
         let id = &self.agents[index].agent.id;
         NarrationRequest {
             interaction_id: interaction_id.to_owned(),
@@ -68,30 +69,27 @@ impl Zone {
             },
             interaction: action.replace('_', " "),
             mood: self.mood_word(index).to_owned(),
-            absent: self.absent_from(room),
+            known,
+            present,
             priority: Priority::Witnessed,
             seed: derive_seed(self.seed, stable_hash(interaction_id)),
         }
     }
 
-    /// The names of the NPCs outside `room` that a player may know to be elsewhere: those in
-    /// rooms near a player, in NPC order. The rest are left out, so what a narration is checked
-    /// against grows with the players' surroundings, not with the zone.
-    fn absent_from(&mut self, room: usize) -> Vec<String> {
+    /// What a narration in `room` is checked against: the names of the NPCs near players
+    /// (shared) and of those in the room. Those far from every player are left out, so the
+    /// check grows with the players' surroundings, not with the zone.
+    fn names_for_narration(&mut self, room: usize) -> (Arc<[String]>, Vec<String>) {
         let (meta, presence, rooms) = (&self.meta, &self.presence, self.room_names.len());
         let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, presence, rooms));
-        let mut elsewhere: Vec<usize> = roster
-            .social_by_room
+        let present = roster
+            .by_room
+            .get(room)
+            .map_or(&[][..], Vec::as_slice)
             .iter()
-            .enumerate()
-            .filter(|(at, _)| *at != room)
-            .flat_map(|(_, npcs)| npcs.iter().copied())
+            .map(|&i| meta[i].name.clone())
             .collect();
-        elsewhere.sort_unstable();
-        elsewhere
-            .into_iter()
-            .map(|i| meta[i].name.clone())
-            .collect()
+        (Arc::clone(&roster.known_names), present)
     }
 
     fn mood_word(&self, index: usize) -> &'static str {

@@ -160,32 +160,39 @@ mod tests {
     }
 
     #[test]
-    fn a_narration_is_checked_against_the_names_near_players_outside_its_room() {
+    fn a_narration_is_checked_against_the_names_near_players() {
         let mut zone = village();
         enter(&mut zone, "woods");
         advance(&mut zone, 5);
-        let woods = zone.rooms.room("woods").expect("woods");
         let away = away(&zone);
+        assert!(!away.is_empty());
         let near =
             |zone: &Zone, i: usize| zone.presence.room_tier(zone.meta[i].room) != Tier::Background;
         let here = (0..zone.agents.len())
             .find(|&i| near(&zone, i))
             .expect("someone near the player");
         let room = zone.meta[here].room;
-        let request = zone.narration_request("i", here, "stranger", room, "chat");
-        let expected: Vec<String> = (0..zone.agents.len())
-            .filter(|&i| zone.meta[i].room != room)
+        let first = zone.narration_request("i", here, "stranger", room, "chat");
+        let known: Vec<String> = (0..zone.agents.len())
             .filter(|&i| near(&zone, i))
             .map(|i| zone.meta[i].name.clone())
             .collect();
-        assert_eq!(request.absent, expected, "in {room} (woods is {woods})");
+        let present: Vec<String> = (0..zone.agents.len())
+            .filter(|&i| zone.meta[i].room == room)
+            .map(|i| zone.meta[i].name.clone())
+            .collect();
+        assert_eq!(first.known.to_vec(), known);
+        assert_eq!(first.present, present);
         for id in &away {
             let name = &zone.meta[zone.npc_index(id).expect("npc")].name;
             assert!(
-                !request.absent.contains(name),
+                !first.known.contains(name),
                 "{name} is far from every player"
             );
         }
+        // One list serves every request until someone moves.
+        let second = zone.narration_request("j", here, "stranger", room, "chat");
+        assert!(std::sync::Arc::ptr_eq(&first.known, &second.known));
     }
 
     #[test]

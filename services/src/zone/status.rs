@@ -59,6 +59,9 @@ pub(super) struct Roster {
     pub(super) by_room: Vec<Vec<usize>>,
     pub(super) social_at: Vec<usize>,
     pub(super) social_by_room: Vec<Vec<usize>>,
+    /// The names of the NPCs near players, in NPC order: what a narration is checked against
+    /// (shared by every request until someone moves).
+    pub(super) known_names: Arc<[String]>,
 }
 
 impl Roster {
@@ -74,10 +77,17 @@ impl Roster {
                 }
             })
             .collect();
+        let known_names = social_at
+            .iter()
+            .zip(meta)
+            .filter(|(room, _)| **room != usize::MAX)
+            .map(|(_, meta)| meta.name.clone())
+            .collect();
         Self {
             by_room: Whereabouts::group(rooms, &at),
             social_by_room: Whereabouts::group(rooms, &social_at),
             social_at,
+            known_names,
         }
     }
 }
