@@ -30,7 +30,6 @@ use super::zone::zone_agent_seed;
 use crate::decision::agent::Agent;
 use crate::decision::contention::{self, Preference, PreferenceLists};
 use crate::decision::decider::Scratch;
-use crate::decision::scoring::{Breakdown, Candidate};
 use crate::decision::spatial::ProviderGrid;
 use crate::decision::world::World;
 use crate::rng::derive_seed;
@@ -178,21 +177,7 @@ impl Simulator {
         view: &ZoneView,
         granted: Option<Preference>,
     ) -> Option<SimEvent> {
-        let granted = granted?;
-        let candidate = Candidate {
-            provider: granted.provider,
-            action: granted.action,
-            utility: granted.utility,
-            distance: granted.distance,
-            breakdown: Breakdown::default(),
-        };
-        Some(Self::start(
-            agent,
-            &view.world,
-            &candidate,
-            view.now_hours,
-            false,
-        ))
+        granted.map(|granted| Self::start_granted(agent, &view.world, granted, view.now_hours))
     }
 
     /// Step 4, agent side: considers preempting the running action. `events` holds the agent's

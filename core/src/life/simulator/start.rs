@@ -8,14 +8,32 @@ use std::collections::VecDeque;
 use super::advance::Simulator;
 use super::agent::SimulatedAgent;
 use super::tick::{SimEvent, TickRequest};
+use crate::decision::contention::Preference;
 use crate::decision::decider::Scratch;
-use crate::decision::scoring::Candidate;
+use crate::decision::scoring::{Breakdown, Candidate};
 use crate::decision::spatial::ProviderGrid;
 use crate::decision::world::World;
 use crate::life::action::{QueuedAction, RunningAction};
 use crate::rng::{DetRng, derive_seed};
 
 impl Simulator {
+    /// Starts the slot contention granted `agent` (a pick without its breakdown).
+    pub(super) fn start_granted(
+        agent: &mut SimulatedAgent,
+        world: &World,
+        granted: Preference,
+        now: f64,
+    ) -> SimEvent {
+        let candidate = Candidate {
+            provider: granted.provider,
+            action: granted.action,
+            utility: granted.utility,
+            distance: granted.distance,
+            breakdown: Breakdown::default(),
+        };
+        Self::start(agent, world, &candidate, now, false)
+    }
+
     pub(super) fn start(
         agent: &mut SimulatedAgent,
         world: &World,

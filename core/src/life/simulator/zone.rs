@@ -8,7 +8,6 @@ use super::agent::SimulatedAgent;
 use super::occupancy::{ProviderIndex, occupy};
 use super::tick::{Prepared, SimEvent, Stage, TickRequest, TickResult};
 use crate::decision::agent::Agent;
-use crate::decision::scoring::{Breakdown, Candidate};
 use crate::decision::world::World;
 use crate::life::action::DetailLevel;
 use crate::rng::{derive_seed, stable_hash};
@@ -135,15 +134,8 @@ impl Simulator {
                 let Some(granted) = batch.assignments.get(place).copied().flatten() else {
                     continue;
                 };
-                let candidate = Candidate {
-                    provider: granted.provider,
-                    action: granted.action,
-                    utility: granted.utility,
-                    distance: granted.distance,
-                    breakdown: Breakdown::default(),
-                };
                 let agent = &mut agents[stages[slot].0];
-                let event = Self::start(agent, world, &candidate, now_hours, false);
+                let event = Self::start_granted(agent, world, granted, now_hours);
                 apply_occupancy(world, std::slice::from_ref(&event));
                 results[slot].1.events.push(event);
             }
