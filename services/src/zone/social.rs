@@ -196,6 +196,31 @@ mod tests {
     }
 
     #[test]
+    fn with_background_social_life_npcs_far_from_players_are_part_of_it() {
+        let mut world = crate::content::world_file::embedded_village().expect("village");
+        world.zone = "village".to_owned();
+        let mut config = crate::zone::ZoneConfig::default();
+        config.tiers.background_social_life = true;
+        config.integration = crate::zone::IntegrationConfig::simulated();
+        let mut zone = Zone::new(
+            &world,
+            &crate::content::profiles::ProfileLibrary::embedded().expect("profiles"),
+            &crate::content::sets::SetLibrary::embedded().expect("sets"),
+            config,
+            crate::zone::isolation::IsolationState::default(),
+        )
+        .expect("zone");
+        enter(&mut zone, "woods");
+        advance(&mut zone, 5);
+        let away = away(&zone);
+        assert!(!away.is_empty());
+        let here = zone.npc_index(&away[0]).expect("npc");
+        let room = zone.meta[here].room;
+        let request = zone.narration_request("i", here, "stranger", room, "chat");
+        assert_eq!(request.known.len(), zone.agents.len(), "every NPC's name");
+    }
+
+    #[test]
     fn a_theft_in_the_market_is_seen_talked_about_and_becomes_a_story() {
         let mut zone = village();
         enter(&mut zone, "market");

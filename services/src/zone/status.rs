@@ -52,8 +52,8 @@ pub(super) struct Derived {
 
 /// Each NPC's room, and the NPCs of each room by index in ascending order (who witnesses what
 /// the game reports there); the same for social life, which only the NPCs of rooms near a
-/// player take part in (one in a Background room is at no place: not observed, never meeting,
-/// never witnessing).
+/// player take part in unless `[tiers] background_social_life` (one in a Background room is
+/// at no place: not observed, never meeting, never witnessing).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Roster {
     pub(super) by_room: Vec<Vec<usize>>,
@@ -70,10 +70,10 @@ impl Roster {
         let social_at: Vec<usize> = at
             .iter()
             .map(|&room| {
-                if presence.room_tier(room) == Tier::Background {
-                    usize::MAX
-                } else {
+                if presence.has_social_life(room) {
                     room
+                } else {
+                    usize::MAX
                 }
             })
             .collect();

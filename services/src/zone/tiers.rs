@@ -39,6 +39,10 @@ pub struct TierConfig {
     pub nearby_every_ticks: u64,
     /// A Background NPC is updated once every this many ticks.
     pub background_every_ticks: u64,
+    /// Whether the NPCs of Background rooms (no player near) take part in social life —
+    /// observed, meeting, witnessing, named in narration checks; default false: they cost a
+    /// tick nothing.
+    pub background_social_life: bool,
 }
 
 impl Default for TierConfig {
@@ -50,6 +54,7 @@ impl Default for TierConfig {
             catch_up_per_tick: 5,
             nearby_every_ticks: 10,
             background_every_ticks: 60,
+            background_social_life: false,
         }
     }
 }
@@ -143,6 +148,12 @@ pub struct Presence {
 }
 
 impl Presence {
+    /// Whether the NPCs in `room` take part in social life: those near a player, or every
+    /// one with `background_social_life`.
+    pub fn has_social_life(&self, room: usize) -> bool {
+        self.config.background_social_life || self.room_tier(room) != Tier::Background
+    }
+
     /// How many rooms it tracks.
     pub fn room_count(&self) -> usize {
         self.room_tiers.len()
