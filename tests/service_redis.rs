@@ -331,6 +331,66 @@ fn a_consumer_group_restart_resumes_without_loss() {
     assert_eq!(seen, expected, "every entry exactly once, in order");
 }
 
+/// How many entries group `g` of `key` has delivered and not had acknowledged.
+fn pending(server: &RedisServer, key: &str) -> u64 {
+    let client = redis::Client::open(server.url.as_str()).expect("url");
+    let mut c = client.get_connection().expect("connection");
+    let reply: redis::streams::StreamPendingReply = redis::cmd("XPENDING")
+        .arg(key)
+        .arg("g")
+        .query(&mut c)
+        .expect("xpending");
+    reply.count() as u64
+}
+
+#[test]
+fn a_batch_is_acknowledged_in_the_round_trip_that_reads_the_next() {
+    let server = RedisServer::start();
+    let world = key(StreamKind::World);
+    for i in 0..10 {
+        server.xadd(&world, &format!("m{i}"));
+    }
+    let url = server.url.clone();
+    let (seen, pending_between) = geppetto_service::runtime::block_on(1, async move {
+        let config = RedisBusConfig {
+            url,
+            read_block_ms: 50,
+            claim_min_idle_ms: 0,
+            claim_every_reads: 1_000,
+            ..RedisBusConfig::default()
+        };
+        let bus = RedisBus::connect(config).await.expect("bus");
+        let mut consumer = bus
+            .consumer(ZONE, StreamKind::World, "g", "worker")
+            .await
+            .expect("consumer");
+        let block = Duration::from_millis(50);
+        let mut seen = Vec::new();
+        let mut pending_between = Vec::new();
+        let mut handled: Vec<String> = Vec::new();
+        loop {
+            let batch = consumer
+                .ack_and_next_batch(&handled, 4, block)
+                .await
+                .expect("ack and read");
+            // Only what was just read is pending: the batch before it went in the same trip.
+            pending_between.push((batch.len(), pending(&server, &world)));
+            if batch.is_empty() {
+                break;
+            }
+            handled = batch.iter().map(|d| d.id.clone()).collect();
+            seen.extend(batch.into_iter().map(|d| d.body));
+        }
+        (seen, pending_between)
+    })
+    .expect("runtime");
+    let expected: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
+    assert_eq!(seen, expected, "every entry once, in order");
+    for (read, pending) in &pending_between {
+        assert_eq!(*read as u64, *pending, "{pending_between:?}");
+    }
+}
+
 #[test]
 fn a_dead_consumers_pending_entries_are_claimed() {
     let server = RedisServer::start();

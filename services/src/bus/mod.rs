@@ -142,6 +142,23 @@ pub trait Consumer: Send {
     /// Acknowledges handled messages.
     fn ack<'a>(&'a mut self, ids: &'a [String]) -> BusFuture<'a, ()>;
 
+    /// Acknowledges `handled`, then reads up to `max` messages, waiting at most `block` for
+    /// the first: what a consumer loop does between two batches, in one round trip where the
+    /// bus allows it (Redis pipelines the `XACK` with the `XREADGROUP`). On an error nothing
+    /// is known to be acknowledged: the caller keeps `handled` and acknowledges them again
+    /// (acknowledging twice is harmless).
+    fn ack_and_next_batch<'a>(
+        &'a mut self,
+        handled: &'a [String],
+        max: usize,
+        block: Duration,
+    ) -> BusFuture<'a, Vec<Delivery>> {
+        Box::pin(async move {
+            self.ack(handled).await?;
+            self.next_batch(max, block).await
+        })
+    }
+
     /// After recovery replayed the log up to `id` itself: deliver only what comes after it,
     /// and settle everything up to it (acknowledged, whoever it was pending with). The
     /// in-process bus starts empty with each process, so it has nothing to settle.

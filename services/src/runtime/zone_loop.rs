@@ -325,6 +325,8 @@ pub async fn run_zone(
     let pause = Duration::from_millis(consumer_config.retry_pause_ms);
     let mut lease_lapsed = false;
     let mut failed_reads = 0u64;
+    // The ids of the last batch handled: acknowledged in the same round trip as the next read.
+    let mut handled: Vec<String> = Vec::new();
     loop {
         if *shutdown.borrow() {
             break;
@@ -372,11 +374,12 @@ pub async fn run_zone(
             }
         }
         let batch = tokio::select! {
-            batch = consumer.next_batch(consumer_config.batch_max_messages, block) => batch,
+            batch = consumer.ack_and_next_batch(&handled, consumer_config.batch_max_messages, block) => batch,
             _ = shutdown.changed() => break,
         };
         let batch = match batch {
             Ok(batch) => {
+                handled.clear();
                 if failed_reads > 0 {
                     tracing::info!(zone = %name, failed_reads, "world reads resumed: Redis is back");
                     failed_reads = 0;
@@ -384,7 +387,7 @@ pub async fn run_zone(
                 batch
             }
             Err(error) => {
-                tracing::warn!(%error, zone = %name, "world read failed; retrying");
+                tracing::warn!(%error, zone = %name, "world read (and the last batch's ack) failed; retrying");
                 metrics::bus_error();
                 failed_reads += 1;
                 tokio::time::sleep(pause).await;
@@ -512,10 +515,7 @@ pub async fn run_zone(
             let last = last.id().unwrap_or_default();
             persist(persistence, &name, &state, last, game_time).await;
         }
-        if let Err(error) = consumer.ack(&ids).await {
-            tracing::warn!(%error, zone = %name, "ack failed; the entries will be redelivered");
-            metrics::bus_error();
-        }
+        handled = ids;
         if snapshots.as_ref().is_some_and(|s| s.due(status.tick)) {
             match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last).await {
                 Ok(report) => {
@@ -526,6 +526,10 @@ pub async fn run_zone(
         }
         metrics::zone_status(&name, &status);
         metrics::bus_dropped(bus.stats().dropped);
+    }
+    if let Err(error) = consumer.ack(&handled).await {
+        tracing::warn!(%error, zone = %name, "ack failed; the last batch will be redelivered");
+        metrics::bus_error();
     }
     let lease_lost = lease.as_ref().is_some_and(LeaseGuard::is_lost);
     tracing::info!(zone = %name, lease_lapsed, lease_lost, "zone loop stopped");

@@ -86,9 +86,10 @@ pub fn to_envelope<T: Serialize>(header: &Header, body: &T) -> String {
     // opening brace becomes the comma after the header: one allocation, no intermediate JSON
     // tree (this runs for every intent and event). Bodies are tagged structs (`{"type": …, …}`)
     // whose absent options are skipped, as the schemas expect.
+    let mut decimal = itoa::Buffer::new();
     let mut out: Vec<u8> = Vec::with_capacity(ENVELOPE_CAPACITY_HINT);
     out.extend_from_slice(b"{\"v\":");
-    out.extend_from_slice(header.v.to_string().as_bytes());
+    out.extend_from_slice(decimal.format(header.v).as_bytes());
     out.extend_from_slice(b",\"id\":");
     let header_written = serde_json::to_writer(&mut out, &header.id)
         .and_then(|()| {
@@ -97,7 +98,7 @@ pub fn to_envelope<T: Serialize>(header: &Header, body: &T) -> String {
         })
         .is_ok();
     out.extend_from_slice(b",\"game_time\":");
-    out.extend_from_slice(header.game_time.to_string().as_bytes());
+    out.extend_from_slice(decimal.format(header.game_time).as_bytes());
     let body_at = out.len();
     let body_written = header_written && serde_json::to_writer(&mut out, body).is_ok();
     match out.get(body_at..) {

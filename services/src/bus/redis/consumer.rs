@@ -1,7 +1,8 @@
 //! One reader of a stream in a consumer group on Redis: its own connection (a blocking
 //! `XREADGROUP` would stall every other command on a shared one), opened again with backoff
 //! after a failure; on start it first re-reads what it was given and never acknowledged, then
-//! new entries, and it claims entries a dead consumer left pending (`XAUTOCLAIM`).
+//! new entries, and it claims entries a dead consumer left pending (`XAUTOCLAIM`). Between two
+//! batches a consumer loop acknowledges the last one and reads the next in one pipeline.
 
 use std::time::Duration;
 
@@ -91,11 +92,24 @@ impl RedisConsumer {
         redis_error(operation, &self.key)(error)
     }
 
-    async fn read(&mut self, max: usize, block: Duration) -> Result<Vec<Delivery>, BusError> {
+    /// Acknowledges `handled`, then reads: one round trip (an `XACK` and an `XREADGROUP` in one
+    /// pipeline) unless this read claims or re-reads this consumer's own pending entries, when
+    /// the acknowledgement goes first on its own.
+    async fn read(
+        &mut self,
+        handled: &[String],
+        max: usize,
+        block: Duration,
+    ) -> Result<Vec<Delivery>, BusError> {
         self.reads = self.reads.wrapping_add(1).max(1);
         // The first read and every `claim_every_reads`-th after it.
         let claim_due = self.config.claim_every_reads > 0
             && (self.reads - 1).is_multiple_of(self.config.claim_every_reads);
+        let mut handled = handled;
+        if claim_due || self.reading_own_pending {
+            self.acknowledge(handled).await?;
+            handled = &[];
+        }
         if claim_due {
             let (key, group, name, idle) = (
                 self.key.clone(),
@@ -128,18 +142,23 @@ impl RedisConsumer {
         if !self.reading_own_pending && !block.is_zero() {
             options = options.block(usize::try_from(block.as_millis()).unwrap_or(usize::MAX));
         }
-        let key = self.key.clone();
+        let (key, group) = (self.key.clone(), self.group.clone());
         let connection = self.connection().await?;
-        let reply: Result<Option<StreamReadReply>, RedisError> = redis::cmd("XREADGROUP")
-            .arg(&options)
-            .arg("STREAMS")
-            .arg(&key)
-            .arg(from)
-            .query_async(connection)
-            .await;
+        let mut read = redis::cmd("XREADGROUP");
+        read.arg(&options).arg("STREAMS").arg(&key).arg(from);
+        let reply: Result<Option<StreamReadReply>, RedisError> = if handled.is_empty() {
+            read.query_async(connection).await
+        } else {
+            let mut pipe = redis::pipe();
+            pipe.cmd("XACK").arg(&key).arg(&group).arg(handled).ignore();
+            pipe.add_command(read);
+            pipe.query_async::<(Option<StreamReadReply>,)>(connection)
+                .await
+                .map(|(reply,)| reply)
+        };
         let reply = match reply {
             Ok(reply) => reply,
-            Err(error) => return Err(self.failed("XREADGROUP", error)),
+            Err(error) => return Err(self.failed("XACK + XREADGROUP", error)),
         };
         self.failures = 0;
         let entries: Vec<_> = reply
@@ -147,9 +166,27 @@ impl RedisConsumer {
             .unwrap_or_default();
         if self.reading_own_pending && entries.is_empty() {
             self.reading_own_pending = false;
-            return Box::pin(self.read(max, block)).await;
+            return Box::pin(self.read(&[], max, block)).await;
         }
         Ok(deliveries(entries))
+    }
+
+    /// `XACK`s `ids` on their own (nothing to do for none).
+    async fn acknowledge(&mut self, ids: &[String]) -> Result<(), BusError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let (key, group) = (self.key.clone(), self.group.clone());
+        let connection = self.connection().await?;
+        let acked: Result<u64, RedisError> = redis::cmd("XACK")
+            .arg(&key)
+            .arg(&group)
+            .arg(ids)
+            .query_async(connection)
+            .await;
+        acked
+            .map(|_| ())
+            .map_err(|error| self.failed("XACK", error))
     }
 }
 
@@ -166,26 +203,20 @@ pub(super) fn deliveries(entries: Vec<redis::streams::StreamId>) -> Vec<Delivery
 
 impl Consumer for RedisConsumer {
     fn next_batch(&mut self, max: usize, block: Duration) -> BusFuture<'_, Vec<Delivery>> {
-        Box::pin(self.read(max.max(1), block))
+        Box::pin(self.read(&[], max.max(1), block))
     }
 
     fn ack<'a>(&'a mut self, ids: &'a [String]) -> BusFuture<'a, ()> {
-        Box::pin(async move {
-            if ids.is_empty() {
-                return Ok(());
-            }
-            let (key, group) = (self.key.clone(), self.group.clone());
-            let connection = self.connection().await?;
-            let acked: Result<u64, RedisError> = redis::cmd("XACK")
-                .arg(&key)
-                .arg(&group)
-                .arg(ids)
-                .query_async(connection)
-                .await;
-            acked
-                .map(|_| ())
-                .map_err(|error| self.failed("XACK", error))
-        })
+        Box::pin(self.acknowledge(ids))
+    }
+
+    fn ack_and_next_batch<'a>(
+        &'a mut self,
+        handled: &'a [String],
+        max: usize,
+        block: Duration,
+    ) -> BusFuture<'a, Vec<Delivery>> {
+        Box::pin(self.read(handled, max.max(1), block))
     }
 
     fn resume_after<'a>(&'a mut self, id: &'a str) -> BusFuture<'a, ()> {
