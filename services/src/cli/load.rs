@@ -212,26 +212,28 @@ fn zone_names(zones: usize) -> Vec<String> {
 }
 
 /// One synthetic zone of a run, built.
-struct LoadZone {
-    zone: Zone,
+pub struct LoadZone {
+    /// The zone, its players in and its NPCs built.
+    pub zone: Zone,
     /// Rooms with a player.
-    player_rooms: usize,
+    pub player_rooms: usize,
     /// Rooms in all.
-    rooms: usize,
+    pub rooms: usize,
     /// The NPCs a player can see, whose replies are immediate: where social events and lines
     /// said are aimed.
-    targets: Vec<String>,
+    pub targets: Vec<String>,
 }
 
 /// Builds zone `name`: its synthetic world, players in its rooms, then its NPCs (joining after
-/// the players, so they start in their tiers instead of waiting for catch-up).
-fn build_zone(
+/// the players, so they start in their tiers instead of waiting for catch-up). `npcs` and
+/// `player_rooms` are `--npcs` and `--player-rooms`.
+pub fn build_zone(
     name: &str,
-    options: &LoadOptions,
+    (npcs, player_rooms): (usize, Option<usize>),
     profiles: &ProfileLibrary,
     sets: &SetLibrary,
 ) -> Result<LoadZone, CommandError> {
-    let text = synthetic_world(name, options.npcs);
+    let text = synthetic_world(name, npcs);
     let mut world: WorldFile =
         parse_world_json("synthetic", &text).map_err(|e| CommandError::BadInput(e.to_string()))?;
     drop(text);
@@ -260,7 +262,7 @@ fn build_zone(
     .map_err(|e| CommandError::BadInput(e.to_string()))?;
     let clock = crate::runtime::wall_clock();
     let all_rooms: Vec<String> = world.rooms.iter().map(|r| r.id.clone()).collect();
-    let rooms = rooms_with_players(&all_rooms, options.player_rooms);
+    let rooms = rooms_with_players(&all_rooms, player_rooms);
     let mut setup = crate::zone::ZoneOutput::default();
     for (i, room) in rooms.iter().enumerate() {
         zone.apply(
@@ -295,80 +297,88 @@ fn build_zone(
 /// When each probe was sent, by key: a social event's source, or `{zone}:tick{t}`.
 type Sent = Arc<Mutex<BTreeMap<String, Instant>>>;
 
-/// Reads `zone`'s NPC events and intents back from the bus until `stop`, acking as a real
-/// consumer would: the latencies of social events to their `social_interaction` and of
-/// `time_advanced` to the tick's first intent, milliseconds.
+/// Reads `zone`'s NPC events and intents back from the bus until `stop`, each stream by its
+/// own consumer (as a game and a quest tool would), acknowledging as a real consumer does: the
+/// latencies of social events to their `social_interaction` and of `time_advanced` to the
+/// tick's first intent, milliseconds.
 async fn read_outputs(
     bus: Arc<dyn EventBus>,
     zone: String,
     sent: Sent,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) -> (Vec<f64>, Vec<f64>) {
-    let mut latencies = Vec::new();
-    let mut tick_latencies = Vec::new();
-    let mut seen_ticks = std::collections::BTreeSet::new();
-    let Ok(mut events) = bus
-        .consumer(&zone, StreamKind::NpcEvents, "load", "reader")
-        .await
-    else {
-        return (latencies, tick_latencies);
-    };
-    let Ok(mut intents) = bus
-        .consumer(&zone, StreamKind::Intents, "load", "reader")
-        .await
-    else {
-        return (latencies, tick_latencies);
-    };
-    loop {
-        if *stop.borrow_and_update() {
-            break;
-        }
-        let batch = events
-            .next_batch(1024, Duration::from_millis(5))
-            .await
-            .unwrap_or_default();
-        let now = Instant::now();
-        // Acked as a real consumer would (an unacked pending list grows without end, and the
-        // periodic reclaim that scans it slows the server for everyone).
-        let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
-        let _ = events.ack(&ids).await;
-        for d in &batch {
+    let interactions = read_stream(
+        &bus,
+        &zone,
+        StreamKind::NpcEvents,
+        stop.clone(),
+        |body, latency_of| {
             // The reader must not be what saturates the machine: skip the other NPC events
             // before parsing.
-            if !d.body.contains("\"social_interaction\"") {
-                continue;
+            if !body.contains("\"social_interaction\"") {
+                return None;
             }
-            let Ok(v) = serde_json::from_str::<Value>(&d.body) else {
-                continue;
-            };
+            let v = serde_json::from_str::<Value>(body).ok()?;
             if v["type"] != "social_interaction" {
-                continue;
+                return None;
             }
-            let key = v["source"].as_str().unwrap_or_default().to_owned();
-            if let Some(at) = sent.lock().ok().and_then(|mut m| m.remove(&key)) {
-                latencies.push(now.duration_since(at).as_secs_f64() * 1000.0);
+            latency_of(v["source"].as_str().unwrap_or_default())
+        },
+        &sent,
+    );
+    let mut seen_ticks = std::collections::BTreeSet::new();
+    let first_intents = read_stream(
+        &bus,
+        &zone,
+        StreamKind::Intents,
+        stop,
+        |body, latency_of| {
+            let t = serde_json::from_str::<GameTime>(body).ok()?.game_time;
+            if !seen_ticks.insert(t) {
+                return None;
             }
-        }
-        let batch = intents
-            .next_batch(4096, Duration::ZERO)
+            latency_of(&format!("{zone}:tick{t}"))
+        },
+        &sent,
+    );
+    tokio::join!(interactions, first_intents)
+}
+
+/// Reads `stream` of `zone` until `stop`, each batch acknowledged with the next read; `probe`
+/// turns a message into a latency, given the latency of a probe by its key.
+async fn read_stream(
+    bus: &Arc<dyn EventBus>,
+    zone: &str,
+    stream: StreamKind,
+    mut stop: watch::Receiver<bool>,
+    mut probe: impl FnMut(&str, &dyn Fn(&str) -> Option<f64>) -> Option<f64>,
+    sent: &Sent,
+) -> Vec<f64> {
+    let mut latencies = Vec::new();
+    let Ok(mut consumer) = bus.consumer(zone, stream, "load", "reader").await else {
+        return latencies;
+    };
+    let mut handled: Vec<String> = Vec::new();
+    while !*stop.borrow_and_update() {
+        let Ok(batch) = consumer
+            .ack_and_next_batch(&handled, 4096, Duration::from_millis(5))
             .await
-            .unwrap_or_default();
+        else {
+            continue;
+        };
         let now = Instant::now();
-        let ids: Vec<String> = batch.iter().map(|d| d.id.clone()).collect();
-        let _ = intents.ack(&ids).await;
-        for d in &batch {
-            if let Ok(v) = serde_json::from_str::<GameTime>(&d.body) {
-                let t = v.game_time;
-                if seen_ticks.insert(t) {
-                    let key = format!("{zone}:tick{t}");
-                    if let Some(at) = sent.lock().ok().and_then(|mut m| m.remove(&key)) {
-                        tick_latencies.push(now.duration_since(at).as_secs_f64() * 1000.0);
-                    }
-                }
-            }
-        }
+        let latency_of = |key: &str| {
+            let at = sent.lock().ok().and_then(|mut m| m.remove(key))?;
+            Some(now.duration_since(at).as_secs_f64() * 1000.0)
+        };
+        latencies.extend(batch.iter().filter_map(|d| probe(&d.body, &latency_of)));
+        // Acknowledged with the next read, as a real consumer would (an unacked pending list
+        // grows without end, and the periodic reclaim that scans it slows the server for
+        // everyone).
+        handled = batch.into_iter().map(|d| d.id).collect();
     }
-    (latencies, tick_latencies)
+    let _ = consumer.ack(&handled).await;
+    latencies
 }
 
 /// A zone of the run, started.
@@ -396,7 +406,10 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
     let names = zone_names(options.zones);
     let mut built = Vec::with_capacity(names.len());
     for name in &names {
-        built.push((name.clone(), build_zone(name, options, &profiles, &sets)?));
+        built.push((
+            name.clone(),
+            build_zone(name, (options.npcs, options.player_rooms), &profiles, &sets)?,
+        ));
     }
     let (player_rooms, rooms) = built
         .first()

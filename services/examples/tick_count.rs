@@ -1,0 +1,115 @@
+//! Runs `geppetto load`'s synthetic zone through the service's own tick (`Zone::apply` of
+//! `time_advanced` and social events, emission included) a fixed number of ticks, with no bus
+//! and no actor around it, for instruction counts that do not depend on timing (figures in
+//! BENCHMARKS.md):
+//!
+//! ```sh
+//! cargo build --release -p geppetto-service --example tick_count
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/tick_count 10000 150
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/tick_count 10000 0
+//! ```
+//!
+//! Arguments: NPCs, ticks, then optionally rooms with a player (`--player-rooms`; default all)
+//! and social events a tick (default 100, `load`'s 1,000 events/s at 10 ticks a second). The
+//! difference of two counts over the difference of their ticks is the cost of one tick. It
+//! prints the messages each stream received and a digest of them all (stream and text, in
+//! order), so two builds can be checked to say the same.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
+use geppetto_service::cli::load::{LOAD_ZONE, build_zone};
+use geppetto_service::content::profiles::ProfileLibrary;
+use geppetto_service::content::sets::SetLibrary;
+use geppetto_service::runtime::wall_clock;
+use geppetto_service::zone::{TickInputs, ZoneOutput};
+
+/// The allocator of the `geppetto` binary, so the counts are the service's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let number = |at: usize| args.get(at).map(|text| text.parse::<usize>());
+    let (Some(Ok(npcs)), Some(Ok(ticks))) = (number(0), number(1)) else {
+        eprintln!("usage: tick_count NPCS TICKS [PLAYER_ROOMS] [SOCIAL_EVENTS_PER_TICK]");
+        return ExitCode::FAILURE;
+    };
+    let player_rooms = match number(2) {
+        None => None,
+        Some(Ok(rooms)) => Some(rooms),
+        Some(Err(error)) => {
+            eprintln!("player rooms: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let social_per_tick = match number(3) {
+        None => 100,
+        Some(Ok(count)) => count,
+        Some(Err(error)) => {
+            eprintln!("social events a tick: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let built = ProfileLibrary::embedded()
+        .map_err(|e| e.to_string())
+        .and_then(|profiles| {
+            let sets = SetLibrary::embedded().map_err(|e| e.to_string())?;
+            build_zone(LOAD_ZONE, (npcs, player_rooms), &profiles, &sets).map_err(|e| e.to_string())
+        });
+    let mut load = match built {
+        Ok(load) => load,
+        Err(error) => {
+            eprintln!("{error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let clock = wall_clock();
+    let inputs = TickInputs::live(&clock);
+    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut digest = xxhash_rust::xxh3::Xxh3::new();
+    let mut sent = 0usize;
+    for game_time in 1..=ticks as u64 {
+        let mut out = ZoneOutput::default();
+        for _ in 0..social_per_tick {
+            sent += 1;
+            let Some(target) = load
+                .targets
+                .get((sent * 7919) % load.targets.len().max(1))
+                .cloned()
+            else {
+                break;
+            };
+            let message = WorldMessage {
+                header: header(format!("s{sent}"), LOAD_ZONE, game_time - 1),
+                event: WorldEvent::SocialEvent {
+                    kind: "greeting".into(),
+                    source: format!("load-{sent}"),
+                    target,
+                    deltas: BTreeMap::from([("FUN".into(), 1.0)]),
+                    mood: None,
+                    about: None,
+                },
+            };
+            load.zone.apply(&message, &inputs, &mut out);
+        }
+        let tick = WorldMessage {
+            header: header(format!("t{game_time}"), LOAD_ZONE, game_time),
+            event: WorldEvent::TimeAdvanced,
+        };
+        load.zone.apply(&tick, &inputs, &mut out);
+        for (stream, text) in &out.messages {
+            *counts.entry(stream.as_str()).or_default() += 1;
+            digest.update(stream.as_str().as_bytes());
+            digest.update(text.as_bytes());
+        }
+    }
+    let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    println!(
+        "{npcs} NPCs, {ticks} ticks: {}; digest {:016x}",
+        counts.join(", "),
+        digest.digest()
+    );
+    ExitCode::SUCCESS
+}
