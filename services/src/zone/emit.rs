@@ -403,9 +403,11 @@ impl Zone {
         };
         let npc = self.agents[index].agent.id.clone();
         let (provider, action) = (running.provider.clone(), running.action.id.clone());
-        let (duration_hours, tags, player_queued) = (
+        // A name no content uses tags nothing.
+        let social = self.vocabulary.lookup("social");
+        let (duration_hours, is_social, player_queued) = (
             running.action.duration_hours,
-            running.action.tags.clone(),
+            social.is_some_and(|social| running.action.tags.contains(&social)),
             running.player_queued,
         );
         let provider_room = self
@@ -417,20 +419,26 @@ impl Zone {
         }
         let h = self.header_for(index);
         let duration_ticks = (duration_hours / self.full_tick_hours).round().max(0.0) as u64;
-        out.push(
-            StreamKind::Intents,
-            &h,
-            &Intent::Use {
-                npc: npc.clone(),
-                provider: provider.clone(),
-                action: action.clone(),
-                duration_ticks,
-                player_queued,
-            },
-        );
-        self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Use));
-        let social = self.vocabulary.intern("social");
-        if tags.contains(&social) {
+        let intent = Intent::Use {
+            npc,
+            provider,
+            action,
+            duration_ticks,
+            player_queued,
+        };
+        out.push(StreamKind::Intents, &h, &intent);
+        self.meta[index].current_intent = Some((h.id, IntentKind::Use));
+        // The names go on to a social intent, if any, without copying them again.
+        let Intent::Use {
+            npc,
+            provider,
+            action,
+            ..
+        } = intent
+        else {
+            return;
+        };
+        if is_social {
             let arrived = |other: &SimulatedAgent| {
                 other
                     .running
@@ -458,10 +466,10 @@ impl Zone {
                     StreamKind::Intents,
                     &h,
                     &Intent::Social {
-                        npc: npc.clone(),
+                        npc,
                         with,
-                        action: action.clone(),
-                        provider: provider.clone(),
+                        action,
+                        provider,
                         witnessed,
                         narration,
                     },

@@ -323,7 +323,19 @@ impl Zone {
         }
         let seq = meta.seq.1;
         meta.seq.1 += 1;
-        format!("{}:{}:{tick}:{seq}", self.name, self.agents[index].agent.id)
+        // Written piece by piece rather than by `format!`: this runs for every intent and
+        // event, and the formatting machinery cost more than the rest of the header.
+        let (zone, npc) = (&self.name, &self.agents[index].agent.id);
+        let mut decimal = itoa::Buffer::new();
+        let mut id = String::with_capacity(zone.len() + npc.len() + 24);
+        id.push_str(zone);
+        id.push(':');
+        id.push_str(npc);
+        id.push(':');
+        id.push_str(decimal.format(tick));
+        id.push(':');
+        id.push_str(decimal.format(seq));
+        id
     }
 
     pub(super) fn header_for(&mut self, index: usize) -> Header {

@@ -260,8 +260,10 @@ impl Zone {
         let mut processed_npcs = Vec::with_capacity(due.len());
         let npc_budget_ms = self.config.tick.npc_budget_ms;
         let mut isolation_changed = false;
+        // One clock reading an NPC: the one that ends an NPC's update starts the next's.
+        let mut now_ms = measure_ms();
         for &(std::cmp::Reverse(tier), _, index) in &due {
-            let elapsed_ms = measure_ms();
+            let elapsed_ms = now_ms;
             let id = &self.agents[index].agent.id;
             let verdict = match inputs.replay {
                 Some(script) => Self::scripted_verdict(script.get(&tick), id),
@@ -307,7 +309,8 @@ impl Zone {
             }));
             processed += 1;
             processed_npcs.push(index);
-            let took_ms = measure_ms() - elapsed_ms;
+            now_ms = measure_ms();
+            let took_ms = now_ms - elapsed_ms;
             let id = &self.agents[index].agent.id;
             // Over its budget counts as a failure, like a panic; live, the record says so
             // (a replay reads the record, never its own clock).

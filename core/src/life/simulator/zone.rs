@@ -91,12 +91,16 @@ impl Simulator {
         workers: usize,
     ) -> Vec<(usize, TickResult)> {
         debug_assert!(prepared.windows(2).all(|w| w[0].0 < w[1].0));
-        let prepared = prepared
-            .into_iter()
-            .filter(|(index, _)| *index < agents.len());
-        let (mut stages, mut results): (Vec<_>, Vec<_>) = prepared
-            .map(|(index, p)| ((index, p.stage), (index, p.result)))
-            .unzip();
+        // Sized up front (an unzip of a filter grows both lists an element at a time, each
+        // growth moving every result so far).
+        let mut stages = Vec::with_capacity(prepared.len());
+        let mut results = Vec::with_capacity(prepared.len());
+        for (index, p) in prepared {
+            if index < agents.len() {
+                stages.push((index, p.stage));
+                results.push((index, p.result));
+            }
+        }
         let apply_occupancy = |world: &mut World, events: &[SimEvent]| {
             occupy(world, events, |w, id| providers.find(w, id))
         };
