@@ -115,9 +115,11 @@ impl Decider {
             &mut scored,
             Some(&mut ineligible),
         );
-        let mut ranked = Vec::with_capacity(scored.len());
-        sort_by_utility(&scored, &mut ranked);
-        Ranking { ranked, ineligible }
+        sort_by_utility(&mut scored);
+        Ranking {
+            ranked: scored,
+            ineligible,
+        }
     }
 
     /// Every candidate of `agent`, gated and scored. The seed only matters when perception
@@ -218,7 +220,8 @@ impl Decider {
         let pick = selection::pick(&scratch.ranked, scored, tuning, rng)?;
         if pick.index >= scratch.ranked.len() {
             scratch.ranked.clear();
-            sort_by_utility(scored, &mut scratch.ranked);
+            scratch.ranked.extend_from_slice(scored);
+            sort_by_utility(&mut scratch.ranked);
         }
         Some(pick)
     }

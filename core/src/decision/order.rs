@@ -17,17 +17,18 @@ pub(crate) fn ordered_bits(value: f64) -> u64 {
 /// Up to this many candidates are sorted with keys on the stack (no allocation).
 const STACK_SORT_LIMIT: usize = 64;
 
-/// Appends `scored` to `ranked` by descending utility; ties keep input order. It sorts one
+/// Sorts `candidates` in place by descending utility; ties keep their order. It sorts one
 /// `u64` key per candidate (on the stack for the few dozen candidates a decision usually sees)
-/// and then copies each large candidate once, straight to its place.
+/// and then moves each large candidate once, straight to its place, following the cycles of
+/// the permutation.
 ///
 /// A key is the utility's order bits (inverted, for descending) with the lowest bits replaced
 /// by the input index: the keys are unique, so the standard library's unstable sort (a
 /// branch-free sorting network for small inputs of `u64`) gives a stable order, exact except
 /// where two utilities agree in every bit but the replaced ones. Those meet in one run of
 /// equal high bits, and only such runs are sorted again by the full utility bits.
-pub(crate) fn sort_by_utility(scored: &[Candidate], ranked: &mut Vec<Candidate>) {
-    let Some(last) = scored.len().checked_sub(1) else {
+pub(crate) fn sort_by_utility(candidates: &mut [Candidate]) {
+    let Some(last) = candidates.len().checked_sub(1) else {
         return;
     };
     // Enough low bits for every input index (at least one).
@@ -37,14 +38,14 @@ pub(crate) fn sort_by_utility(scored: &[Candidate], ranked: &mut Vec<Candidate>)
     let key = |(i, c): (usize, &Candidate)| (full(c) & !mask) | i as u64;
     let mut stack = [0u64; STACK_SORT_LIMIT];
     let mut heap = Vec::new();
-    let keys = if scored.len() <= STACK_SORT_LIMIT {
-        let keys = &mut stack[..scored.len()];
-        for (slot, k) in keys.iter_mut().zip(scored.iter().enumerate().map(key)) {
+    let keys = if candidates.len() <= STACK_SORT_LIMIT {
+        let keys = &mut stack[..candidates.len()];
+        for (slot, k) in keys.iter_mut().zip(candidates.iter().enumerate().map(key)) {
             *slot = k;
         }
         keys
     } else {
-        heap.extend(scored.iter().enumerate().map(key));
+        heap.extend(candidates.iter().enumerate().map(key));
         heap.as_mut_slice()
     };
     keys.sort_unstable();
@@ -53,11 +54,29 @@ pub(crate) fn sort_by_utility(scored: &[Candidate], ranked: &mut Vec<Candidate>)
     if keys.windows(2).any(|pair| same_high_bits(pair[0], pair[1])) {
         for run in keys.chunk_by_mut(|&a, &b| same_high_bits(a, b)) {
             if run.len() > 1 {
-                run.sort_unstable_by_key(|&k| (full(&scored[source(k)]), source(k)));
+                run.sort_unstable_by_key(|&k| (full(&candidates[source(k)]), source(k)));
             }
         }
     }
-    ranked.extend(keys.iter().map(|&k| scored[source(k)]));
+    // Place `at` takes the candidate at `source(keys[at])`; a placed key is rewritten to point
+    // at its own place, which marks it done.
+    let placed = |k: u64, at: usize| (k & !mask) | at as u64;
+    for start in 0..keys.len() {
+        let mut from = source(keys[start]);
+        if from == start {
+            continue;
+        }
+        let held = candidates[start];
+        let mut at = start;
+        while from != start {
+            candidates[at] = candidates[from];
+            keys[at] = placed(keys[at], at);
+            at = from;
+            from = source(keys[at]);
+        }
+        candidates[at] = held;
+        keys[at] = placed(keys[at], at);
+    }
 }
 
 /// Up to this many best candidates are kept on the stack while the rest are passed over; more
@@ -72,7 +91,8 @@ const KEPT_ON_STACK: usize = 16;
 pub(crate) fn best(scored: &[Candidate], count: usize, ranked: &mut Vec<Candidate>) {
     if count >= scored.len() || count > KEPT_ON_STACK {
         let from = ranked.len();
-        sort_by_utility(scored, ranked);
+        ranked.extend_from_slice(scored);
+        sort_by_utility(&mut ranked[from..]);
         ranked.truncate(from + count);
         return;
     }
@@ -144,8 +164,8 @@ mod tests {
                 .collect();
             let mut expected = items.clone();
             expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
-            let mut sorted = Vec::new();
-            sort_by_utility(&items, &mut sorted);
+            let mut sorted = items.clone();
+            sort_by_utility(&mut sorted);
             assert_eq!(sorted, expected, "len {len}");
         }
     }
@@ -171,8 +191,8 @@ mod tests {
                 .collect();
             let mut expected = items.clone();
             expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
-            let mut sorted = Vec::new();
-            sort_by_utility(&items, &mut sorted);
+            let mut sorted = items.clone();
+            sort_by_utility(&mut sorted);
             assert_eq!(sorted, expected, "len {len}");
         }
     }
@@ -196,8 +216,8 @@ mod tests {
                     candidate(i, utility)
                 })
                 .collect();
-            let mut sorted = Vec::new();
-            sort_by_utility(&items, &mut sorted);
+            let mut sorted = items.clone();
+            sort_by_utility(&mut sorted);
             for count in 0..=len + 1 {
                 let mut head = Vec::new();
                 best(&items, count, &mut head);
