@@ -61,7 +61,7 @@ pub fn batch_agent_seed(seed: u64, agent_id: &str) -> u64 {
 #[derive(Default)]
 pub(crate) struct Scratch {
     table: Vec<SymbolEntry>,
-    nearby: Vec<u32>,
+    nearby: Vec<(u32, f64)>,
     scored: Vec<Candidate>,
     /// The best of the last agent's eligible candidates by descending utility: at least those
     /// its pick and fallbacks are drawn from, and its pick.
@@ -108,9 +108,14 @@ impl Decider {
         let candidate_count = world.providers.iter().map(|p| p.actions.len()).sum();
         let mut scored = Vec::with_capacity(candidate_count);
         let mut ineligible = Vec::new();
+        let placed = world
+            .providers
+            .iter()
+            .enumerate()
+            .map(|(index, provider)| (index, agent.position.distance_to(&provider.position)));
         view.evaluate_providers(
             world,
-            0..world.providers.len(),
+            placed,
             &self.tuning,
             &mut scored,
             Some(&mut ineligible),
@@ -202,8 +207,11 @@ impl Decider {
         );
         grid.near(&agent.position, &mut scratch.nearby);
         scratch.scored.clear();
-        let indices = scratch.nearby.iter().map(|&index| index as usize);
-        view.evaluate_providers(world, indices, &self.tuning, &mut scratch.scored, None);
+        let placed = scratch
+            .nearby
+            .iter()
+            .map(|&(index, distance)| (index as usize, distance));
+        view.evaluate_providers(world, placed, &self.tuning, &mut scratch.scored, None);
         let scored = &scratch.scored;
         let held_back = if agent.just_completed.is_some() {
             scored.iter().filter(|c| c.breakdown.repeat < 1.0).count()

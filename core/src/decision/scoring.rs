@@ -258,18 +258,18 @@ impl<'a> ScoringView<'a> {
         self.symbols.get(symbol.index()).unwrap_or(&NEUTRAL_SYMBOL)
     }
 
-    /// The first gate `action` of `provider` fails for this agent at `distance`, if any
-    /// (`PLAIN`: the view is plain).
+    /// The first gate `action` of `provider` (full or not) fails for this agent at `distance`,
+    /// if any (`PLAIN`: the view is plain).
     #[inline(always)]
     fn gate<const PLAIN: bool>(
         &self,
-        provider: &Provider,
+        (provider, provider_full): (&Provider, bool),
         action: &AdvertisedAction,
         distance: f64,
         now_hours: f64,
     ) -> Option<IneligibleReason> {
         let agent = self.agent;
-        if provider.free_slots() == 0 {
+        if provider_full {
             return Some(IneligibleReason::ProviderFull);
         }
         if action.free_slots() == Some(0) {
@@ -397,20 +397,20 @@ impl<'a> ScoringView<'a> {
         (utility, breakdown)
     }
 
-    /// Gates then scores every action of the providers at `indices` (in that order),
-    /// appending to the outputs.
+    /// Gates then scores every action of the providers `placed` gives (index in the world and
+    /// distance from the agent, in that order), appending to the outputs.
     pub(crate) fn evaluate_providers(
         &self,
         world: &World,
-        indices: impl IntoIterator<Item = usize>,
+        placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
         ranked: &mut Vec<Candidate>,
         ineligible: Option<&mut Vec<Ineligible>>,
     ) {
         if self.plain {
-            self.evaluate::<true>(world, indices, tuning, ranked, ineligible);
+            self.evaluate::<true>(world, placed, tuning, ranked, ineligible);
         } else {
-            self.evaluate::<false>(world, indices, tuning, ranked, ineligible);
+            self.evaluate::<false>(world, placed, tuning, ranked, ineligible);
         }
     }
 
@@ -429,17 +429,16 @@ impl<'a> ScoringView<'a> {
     fn evaluate<const PLAIN: bool>(
         &self,
         world: &World,
-        indices: impl IntoIterator<Item = usize>,
+        placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
         ranked: &mut Vec<Candidate>,
         mut ineligible: Option<&mut Vec<Ineligible>>,
     ) {
         let now_hours = world.now_hours;
-        for provider_index in indices {
+        for (provider_index, distance) in placed {
             let Some(provider) = world.providers.get(provider_index) else {
                 continue;
             };
-            let distance = self.agent.position.distance_to(&provider.position);
             let distance_factor = 1.0 / (1.0 + distance / tuning.distance_reference);
             let place_bonus = match &self.agent.schedule {
                 Some(pull) if !PLAIN && pull.place.as_deref() == Some(provider.id.as_str()) => {
@@ -453,8 +452,11 @@ impl<'a> ScoringView<'a> {
                 }
                 _ => None,
             };
+            // Read once: the loop's stores could otherwise be taken to change it.
+            let provider_full = provider.free_slots() == 0;
             for (action_index, action) in provider.actions.iter().enumerate() {
-                if let Some(reason) = self.gate::<PLAIN>(provider, action, distance, now_hours) {
+                let gated = (provider, provider_full);
+                if let Some(reason) = self.gate::<PLAIN>(gated, action, distance, now_hours) {
                     if let Some(list) = ineligible.as_deref_mut() {
                         list.push(Ineligible {
                             provider: provider_index,

@@ -4,13 +4,19 @@
 //! radius or provider-slot gate anyway.
 //!
 //! The grid is dense (one flat array of cells over the providers' bounding box, stored as
-//! offsets into one index list) with cells at least as wide as the longest radius; when the box
-//! would need too many cells, the cells grow until it does not.
+//! offsets into one index list) with cells a fraction of the longest radius wide, so the cells an
+//! agent scans cover little more than the disc in reach; when the box would need too many
+//! cells, the cells grow until it does not. The distances it measures to filter are handed on
+//! with the indices, so scoring does not measure them again.
 
 use crate::decision::world::{Position, World};
 
 /// At most this many cells per indexed provider (plus a small floor), so memory stays linear.
 const MAX_CELLS_PER_PROVIDER: usize = 4;
+/// How many cells the longest radius spans: an agent scans a square of `2 × CELLS_PER_REACH + 1`
+/// cells a side, whose area shrinks towards that of the reach's square as cells narrow, while
+/// the rows it visits (one range each) grow.
+const CELLS_PER_REACH: f64 = 2.0;
 const MIN_CELL_BUDGET: usize = 64;
 
 pub(crate) struct ProviderGrid {
@@ -23,7 +29,7 @@ pub(crate) struct ProviderGrid {
     /// `cell_starts[c]..cell_starts[c + 1]` indexes `members` for cell `c`.
     cell_starts: Vec<usize>,
     members: Vec<Member>,
-    unbounded: Vec<u32>,
+    unbounded: Vec<Member>,
 }
 
 /// A provider in a cell: where it is and how far its longest radius reaches.
@@ -65,7 +71,11 @@ impl ProviderGrid {
                         reach: longest,
                     });
                 }
-                None => unbounded.push(index),
+                None => unbounded.push(Member {
+                    index,
+                    position: provider.position,
+                    reach: f64::INFINITY,
+                }),
             }
         }
         let (mut origin_x, mut origin_y) = (f64::INFINITY, f64::INFINITY);
@@ -81,7 +91,7 @@ impl ProviderGrid {
         }
         let budget = MIN_CELL_BUDGET + MAX_CELLS_PER_PROVIDER * bounded.len();
         let mut cell_size = if reach > 0.0 && reach.is_finite() {
-            reach
+            reach / CELLS_PER_REACH
         } else {
             1.0
         };
@@ -143,10 +153,14 @@ impl ProviderGrid {
 
     /// Fills `out` with the indices of providers that may be in reach of `position` (every
     /// provider with an unlimited radius, and those whose longest radius reaches it),
-    /// ascending.
-    pub(crate) fn near(&self, position: &Position, out: &mut Vec<u32>) {
+    /// ascending, each with its distance from `position`.
+    pub(crate) fn near(&self, position: &Position, out: &mut Vec<(u32, f64)>) {
         out.clear();
-        out.extend_from_slice(&self.unbounded);
+        out.extend(
+            self.unbounded
+                .iter()
+                .map(|m| (m.index, position.distance_to(&m.position))),
+        );
         if !self.members.is_empty() {
             let (c0, c1) = (
                 self.column_of(position.x - self.reach),
@@ -159,15 +173,15 @@ impl ProviderGrid {
             for row in r0..=r1 {
                 let first = self.cell_starts[row * self.columns + c0];
                 let last = self.cell_starts[row * self.columns + c1 + 1];
-                out.extend(
-                    self.members[first..last]
-                        .iter()
-                        .filter(|m| m.position.distance_to(position) <= m.reach)
-                        .map(|m| m.index),
-                );
+                for member in &self.members[first..last] {
+                    let distance = position.distance_to(&member.position);
+                    if distance <= member.reach {
+                        out.push((member.index, distance));
+                    }
+                }
             }
         }
-        out.sort_unstable();
+        out.sort_unstable_by_key(|&(index, _)| index);
     }
 }
 
@@ -215,8 +229,13 @@ mod tests {
             let here = Position::new(x, y);
             grid.near(&here, &mut near);
             assert!(
-                near.windows(2).all(|w| w[0] < w[1]),
+                near.windows(2).all(|w| w[0].0 < w[1].0),
                 "ascending, no duplicates"
+            );
+            assert!(
+                near.iter().all(|&(index, distance)| distance
+                    == here.distance_to(&world.providers[index as usize].position)),
+                "distances from the agent"
             );
             for (index, provider) in world.providers.iter().enumerate() {
                 let in_reach = provider.actions[0]
@@ -224,7 +243,7 @@ mod tests {
                     .is_none_or(|r| here.distance_to(&provider.position) <= r);
                 if in_reach {
                     assert!(
-                        near.contains(&(index as u32)),
+                        near.iter().any(|&(near, _)| near == index as u32),
                         "provider {index} missed at ({x}, {y})"
                     );
                 }
