@@ -45,11 +45,13 @@ impl PreferenceLists {
         }
     }
 
+    #[inline]
     pub(crate) fn push(&mut self, preference: Preference) {
         self.items.push(preference);
     }
 
     /// Closes the current agent's list.
+    #[inline]
     pub(crate) fn end_agent(&mut self) {
         self.offsets.push(self.items.len());
     }
@@ -74,6 +76,7 @@ impl PreferenceLists {
 
     /// The list of agent `agent` (input index): the stochastic pick first, then fallbacks by
     /// descending utility.
+    #[inline]
     pub fn of(&self, agent: usize) -> &[Preference] {
         match (self.offsets.get(agent), self.offsets.get(agent + 1)) {
             (Some(&start), Some(&end)) => &self.items[start..end],
