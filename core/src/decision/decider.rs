@@ -10,7 +10,7 @@ use std::borrow::Borrow;
 
 use crate::decision::agent::Agent;
 use crate::decision::contention::{self, Preference, PreferenceLists};
-use crate::decision::order::{best, sort_by_utility};
+use crate::decision::order::{best, sort_by_utility, sort_scored_in_any_order};
 use crate::decision::scoring::{Candidate, Ineligible, ScoringView, SymbolEntry};
 use crate::decision::selection::{self, Pick};
 use crate::decision::spatial::ProviderGrid;
@@ -62,6 +62,7 @@ pub fn batch_agent_seed(seed: u64, agent_id: &str) -> u64 {
 pub(crate) struct Scratch {
     table: Vec<SymbolEntry>,
     nearby: Vec<(u32, f64)>,
+    /// The last agent's eligible candidates, in the grid's order.
     scored: Vec<Candidate>,
     /// The best of the last agent's eligible candidates by descending utility: at least those
     /// its pick and fallbacks are drawn from, and its pick.
@@ -229,7 +230,7 @@ impl Decider {
         if pick.index >= scratch.ranked.len() {
             scratch.ranked.clear();
             scratch.ranked.extend_from_slice(scored);
-            sort_by_utility(&mut scratch.ranked);
+            sort_scored_in_any_order(&mut scratch.ranked);
         }
         Some(pick)
     }

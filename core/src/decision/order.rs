@@ -1,6 +1,8 @@
 //! The order of record of scored candidates — descending utility in `f64::total_cmp`'s order,
-//! ties in input order — as a full sort ([`sort_by_utility`], what a ranking reports)
-//! or as only its first few ([`best`], what a batch agent's pick and fallbacks read).
+//! ties by provider then action — as a full sort ([`sort_by_utility`], what a ranking reports,
+//! of candidates scored in provider order; [`sort_scored_in_any_order`] otherwise) or as only
+//! its first few ([`best`], what a batch agent's pick and fallbacks read, of candidates in any
+//! order).
 
 use crate::decision::scoring::Candidate;
 
@@ -83,37 +85,48 @@ pub(crate) fn sort_by_utility(candidates: &mut [Candidate]) {
 /// are read off a full sort.
 const KEPT_ON_STACK: usize = 16;
 
-/// Appends to `ranked` the first `count` of `scored` in the order [`sort_by_utility`] gives
-/// (all of them when there are no more), without ordering the rest: each candidate is compared
-/// with the worst of the best so far, and the few that beat it are inserted in place by
-/// shifting the worse ones down. A later candidate of an equal utility goes after the earlier
-/// one and never displaces it, so ties keep input order.
+/// Sorts candidates scored in any order into the order of record: by place (provider, then
+/// action), which is the order they are scored in over providers in order, then by utility.
+pub(crate) fn sort_scored_in_any_order(candidates: &mut [Candidate]) {
+    candidates.sort_unstable_by_key(|c| (c.provider, c.action));
+    sort_by_utility(candidates);
+}
+
+/// Appends to `ranked` the first `count` of `scored` (in any order) in the order of record (all
+/// of them when there are no more), without ordering the rest: each candidate is compared with
+/// the worst of the best so far, and the few that beat it are inserted in place by shifting the
+/// worse ones down. Of two equal utilities the earlier place (provider, then action) goes
+/// first, compared only when the utilities tie.
 pub(crate) fn best(scored: &[Candidate], count: usize, ranked: &mut Vec<Candidate>) {
     if count >= scored.len() || count > KEPT_ON_STACK {
         let from = ranked.len();
         ranked.extend_from_slice(scored);
-        sort_by_utility(&mut ranked[from..]);
+        sort_scored_in_any_order(&mut ranked[from..]);
         ranked.truncate(from + count);
         return;
     }
     if count == 0 {
         return;
     }
+    let place = |index: usize| (scored[index].provider, scored[index].action);
+    let before = |(key, index): (u64, usize), (other_key, other): (u64, usize)| {
+        key < other_key || (key == other_key && place(index) < place(other))
+    };
     let mut stack = [(0u64, 0usize); KEPT_ON_STACK];
     let keys = &mut stack[..count];
     let mut kept = 0;
     for (index, candidate) in scored.iter().enumerate() {
-        let key = !ordered_bits(candidate.utility);
-        if kept == count && key >= keys[count - 1].0 {
+        let entry = (!ordered_bits(candidate.utility), index);
+        if kept == count && !before(entry, keys[count - 1]) {
             continue;
         }
         kept = (kept + 1).min(count);
         let mut at = kept - 1;
-        while at > 0 && keys[at - 1].0 > key {
+        while at > 0 && before(entry, keys[at - 1]) {
             keys[at] = keys[at - 1];
             at -= 1;
         }
-        keys[at] = (key, index);
+        keys[at] = entry;
     }
     ranked.extend(keys[..kept].iter().map(|&(_, index)| scored[index]));
 }

@@ -1,7 +1,8 @@
 //! A uniform grid over providers for batch decisions, so an agent only visits providers whose
 //! advertisement radius could reach it. It narrows the search; it never changes a result:
-//! candidates come back in provider input order, and everything it skips would have failed the
-//! radius or provider-slot gate anyway.
+//! everything it skips would have failed the radius or provider-slot gate anyway, and the
+//! providers come back in cell order, which the order of record does not depend on (it breaks
+//! ties by place, see [`crate::decision::order`]).
 //!
 //! The grid is dense (one flat array of cells over the providers' bounding box, stored as
 //! offsets into one index list) with cells a fraction of the longest radius wide, so the cells an
@@ -152,8 +153,8 @@ impl ProviderGrid {
     }
 
     /// Fills `out` with the indices of providers that may be in reach of `position` (every
-    /// provider with an unlimited radius, and those whose longest radius reaches it),
-    /// ascending, each with its distance from `position`.
+    /// provider with an unlimited radius, and those whose longest radius reaches it), each
+    /// once, with its distance from `position`.
     pub(crate) fn near(&self, position: &Position, out: &mut Vec<(u32, f64)>) {
         out.clear();
         out.extend(
@@ -181,7 +182,6 @@ impl ProviderGrid {
                 }
             }
         }
-        out.sort_unstable_by_key(|&(index, _)| index);
     }
 }
 
@@ -228,10 +228,9 @@ mod tests {
         ] {
             let here = Position::new(x, y);
             grid.near(&here, &mut near);
-            assert!(
-                near.windows(2).all(|w| w[0].0 < w[1].0),
-                "ascending, no duplicates"
-            );
+            let mut indices: Vec<u32> = near.iter().map(|&(index, _)| index).collect();
+            indices.sort_unstable();
+            assert!(indices.windows(2).all(|w| w[0] < w[1]), "no duplicates");
             assert!(
                 near.iter().all(|&(index, distance)| distance
                     == here.distance_to(&world.providers[index as usize].position)),
