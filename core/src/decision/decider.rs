@@ -10,23 +10,15 @@ use std::borrow::Borrow;
 
 use crate::decision::agent::Agent;
 use crate::decision::contention::{self, Preference, PreferenceLists};
-use crate::decision::order::{best, sort_by_utility, sort_scored_in_any_order};
-use crate::decision::scoring::{Candidate, Ineligible, ScoringView, SymbolEntry};
+use crate::decision::order::{best, sort_scored_in_any_order};
+use crate::decision::ranking::Ranking;
+use crate::decision::scoring::{Candidate, ScoringView, SymbolEntry};
 use crate::decision::selection::{self, Pick};
 use crate::decision::spatial::ProviderGrid;
 use crate::decision::tuning::Tuning;
 use crate::decision::world::World;
 use crate::rng::{DetRng, derive_seed, stable_hash};
 use crate::vocabulary::Symbol;
-
-/// Every candidate of one agent, scored or removed.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Ranking {
-    /// Eligible candidates by descending utility (ties in input order).
-    pub ranked: Vec<Candidate>,
-    /// Removed candidates with the first gate they failed, in input order.
-    pub ineligible: Vec<Ineligible>,
-}
 
 /// A ranking and the stochastic pick from it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -121,11 +113,7 @@ impl Decider {
             &mut scored,
             Some(&mut ineligible),
         );
-        sort_by_utility(&mut scored);
-        Ranking {
-            ranked: scored,
-            ineligible,
-        }
+        Ranking::new(scored, ineligible)
     }
 
     /// Every candidate of `agent`, gated and scored. The seed only matters when perception
@@ -134,14 +122,20 @@ impl Decider {
         self.rank_with(agent, world, &mut DetRng::new(seed))
     }
 
-    /// Ranks, then samples the top k by softmax (and maybe breaks convention).
+    /// Ranks, then samples the top k by softmax (and maybe breaks convention). Only the top k
+    /// are put in order here; the full order is sorted when the ranking is first read, unless
+    /// convention breaking picked beyond the top k.
     pub fn decide(&self, agent: &Agent, world: &World, seed: u64) -> Decision {
         let mut rng = DetRng::new(seed);
         let ranking = self.rank_with(agent, world, &mut rng);
-        let ranked = &ranking.ranked;
-        let pick = selection::pick(ranked, ranked, &self.tuning, &mut rng);
+        let scored = ranking.scored();
+        let top_k = self.tuning.selection_top_k.max(1);
+        let mut head = Vec::with_capacity(top_k.min(scored.len()));
+        best(scored, top_k, &mut head);
+        let pick = selection::pick(&head, scored, &self.tuning, &mut rng);
+        let candidate = |index: usize| head.get(index).or_else(|| ranking.ranked().get(index));
         Decision {
-            selected: pick.and_then(|Pick { index, .. }| ranking.ranked.get(index).copied()),
+            selected: pick.and_then(|Pick { index, .. }| candidate(index).copied()),
             convention_broken: pick.is_some_and(|p| p.convention_broken),
             ranking,
         }
