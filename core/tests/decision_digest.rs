@@ -293,8 +293,8 @@ impl Digest {
     }
 
     fn ranking(&mut self, ranking: &geppetto_core::Ranking) {
-        self.add(ranking.ranked.len() as u64);
-        ranking.ranked.iter().for_each(|c| self.candidate(c));
+        self.add(ranking.ranked().len() as u64);
+        ranking.ranked().iter().for_each(|c| self.candidate(c));
         self.add(ranking.ineligible.len() as u64);
         for removed in &ranking.ineligible {
             self.add(removed.provider as u64);

@@ -34,7 +34,7 @@ fn a_near_full_considerations_offer_is_never_chosen_while_another_helps() {
     assert_eq!(count(&counts, "feast"), 0, "{counts:?}");
     let ranking = decider().rank(&agent, &world, 0);
     let feast = ranking
-        .ranked
+        .ranked()
         .iter()
         .find(|c| c.action == 0)
         .expect("feast is eligible");
@@ -82,7 +82,10 @@ fn a_two_fold_standout_is_usually_but_not_always_picked() {
     ];
     let world = world(vec![provider("fair", 0.0, 0.0, 4, actions)]);
     let ranking = decider().rank(&agent, &world, 0);
-    assert_eq!(ranking.ranked[0].utility, 2.0 * ranking.ranked[1].utility);
+    assert_eq!(
+        ranking.ranked()[0].utility,
+        2.0 * ranking.ranked()[1].utility
+    );
     let standout = count(&pick_counts(&decider(), &agent, &world, 1000), "standout");
     assert!(
         (600..=900).contains(&standout),
@@ -110,8 +113,8 @@ fn doubling_distance_changes_utility_by_exactly_the_predicted_factor() {
             1,
             vec![scene.action("eat", &[("HUNGER", 30.0)], &[])],
         )]);
-        let u_near = decider().rank(&agent, &near, 0).ranked[0].utility;
-        let u_far = decider().rank(&agent, &far, 0).ranked[0].utility;
+        let u_near = decider().rank(&agent, &near, 0).ranked()[0].utility;
+        let u_far = decider().rank(&agent, &far, 0).ranked()[0].utility;
         let predicted = (1.0 + d / 10.0) / (1.0 + 2.0 * d / 10.0);
         assert!((u_far / u_near - predicted).abs() < 1e-12, "d={d}");
     }
@@ -211,7 +214,7 @@ fn every_gate_removes_its_candidate_with_the_first_failing_reason() {
     let ranking = decider().rank(&agent, &world, 0);
     let name = |p: usize, a: usize| world.providers[p].actions[a].id.as_str();
     let ranked: Vec<&str> = ranking
-        .ranked
+        .ranked()
         .iter()
         .map(|c| name(c.provider, c.action))
         .collect();
@@ -270,7 +273,7 @@ fn failed_preconditions_never_appear_in_ranked() {
     }
     let world = world(vec![provider("p", 0.0, 0.0, 1, actions)]);
     let ranking = decider().rank(&agent, &world, 0);
-    for candidate in &ranking.ranked {
+    for candidate in ranking.ranked() {
         let action = &world.providers[0].actions[candidate.action];
         let Precondition::Consideration { name, op, value } = action.preconditions[0] else {
             unreachable!()
@@ -285,8 +288,8 @@ fn failed_preconditions_never_appear_in_ranked() {
     for removed in &ranking.ineligible {
         assert_eq!(removed.reason, IneligibleReason::Precondition);
     }
-    assert_eq!(ranking.ranked.len() + ranking.ineligible.len(), 18);
-    assert!(!ranking.ineligible.is_empty() && !ranking.ranked.is_empty());
+    assert_eq!(ranking.ranked().len() + ranking.ineligible.len(), 18);
+    assert!(!ranking.ineligible.is_empty() && !ranking.ranked().is_empty());
 }
 
 #[test]
@@ -314,7 +317,8 @@ fn a_double_context_at_least_doubles_the_tagged_actions_frequency() {
     );
     let ranking = decider().rank(&agent, &calm, 0);
     assert_eq!(
-        ranking.ranked[0].breakdown.context, 4.0,
+        ranking.ranked()[0].breakdown.context,
+        4.0,
         "the multiplier applies squared"
     );
 }
@@ -337,9 +341,10 @@ fn mixed_deltas_suit_the_rested_and_bored_not_the_exhausted() {
     // The negative delta is a real cost: never clipped by the headroom cap.
     let party = decider()
         .rank(&exhausted, &world, 0)
-        .ranked
-        .into_iter()
+        .ranked()
+        .iter()
         .find(|c| c.action == 0)
+        .copied()
         .expect("party");
     let expected = 0.81 * 40.0 + 0.9025 * -30.0;
     assert!((party.breakdown.benefit - expected).abs() < 1e-9);
@@ -370,7 +375,7 @@ fn cost_is_squared_over_stock_and_subtracted_last() {
     let ranking = decider().rank(&agent, &world, 0);
     let cost = |action: usize| {
         ranking
-            .ranked
+            .ranked()
             .iter()
             .find(|c| c.action == action)
             .expect("ranked")
@@ -390,7 +395,7 @@ fn intrinsic_priority_joins_the_benefit_and_obeys_distance() {
     let mut post = scene.action("guard", &[], &[]);
     post.intrinsic_priority = 2.0;
     let world = world(vec![provider("gate", 10.0, 0.0, 1, vec![post])]);
-    let best = decider().rank(&agent, &world, 0).ranked[0];
+    let best = decider().rank(&agent, &world, 0).ranked()[0];
     assert_eq!(best.breakdown.priority, 10.0);
     assert!((best.utility - 10.0 * 0.5).abs() < 1e-12);
 }
@@ -405,8 +410,8 @@ fn profile_weights_multiply_a_considerations_share() {
     let hunger = scene.sym("HUNGER");
     let survival = Decider::new(Tuning::default()).with_consideration_weights(vec![(hunger, 1.5)]);
     let ranking = survival.rank(&agent, &world, 0);
-    assert_eq!(ranking.ranked[0].action, 0);
-    assert!((ranking.ranked[0].utility / ranking.ranked[1].utility - 1.5).abs() < 1e-12);
+    assert_eq!(ranking.ranked()[0].action, 0);
+    assert!((ranking.ranked()[0].utility / ranking.ranked()[1].utility - 1.5).abs() < 1e-12);
 }
 
 #[test]
@@ -511,7 +516,7 @@ fn perception_noise_perturbs_a_scoring_copy_only() {
             let ranking = noisy.rank(&agent, &world, seed);
             let benefit = |a: usize| {
                 ranking
-                    .ranked
+                    .ranked()
                     .iter()
                     .find(|c| c.action == a)
                     .expect("ranked")
@@ -566,7 +571,7 @@ fn equal_utilities_keep_input_order() {
     let world = world(vec![provider("p", 0.0, 0.0, 1, actions)]);
     let order: Vec<usize> = decider()
         .rank(&agent, &world, 0)
-        .ranked
+        .ranked()
         .iter()
         .map(|c| c.action)
         .collect();

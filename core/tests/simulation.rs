@@ -337,7 +337,7 @@ fn preemption_scene(
     let world = world(vec![provider("inn", 0.0, 0.0, 1, vec![eat])]);
     let eat_utility = Decider::new(argmax().resolve())
         .rank(&agent.agent, &world, 0)
-        .ranked[0]
+        .ranked()[0]
         .utility;
     let mut chore = scene.action("sweep", &[], &[]);
     chore.duration_hours = 5.0;

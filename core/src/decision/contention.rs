@@ -45,11 +45,13 @@ impl PreferenceLists {
         }
     }
 
+    #[inline]
     pub(crate) fn push(&mut self, preference: Preference) {
         self.items.push(preference);
     }
 
     /// Closes the current agent's list.
+    #[inline]
     pub(crate) fn end_agent(&mut self) {
         self.offsets.push(self.items.len());
     }
@@ -74,6 +76,7 @@ impl PreferenceLists {
 
     /// The list of agent `agent` (input index): the stochastic pick first, then fallbacks by
     /// descending utility.
+    #[inline]
     pub fn of(&self, agent: usize) -> &[Preference] {
         match (self.offsets.get(agent), self.offsets.get(agent + 1)) {
             (Some(&start), Some(&end)) => &self.items[start..end],
@@ -198,27 +201,30 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
                 }
             }
             // Distance first; ids (then input order) only break exact ties, so strings are
-            // compared only within a run of equal distances, sorted again.
-            contenders.sort_unstable_by_key(|claim| (claim.distance, claim.agent));
-            if contenders
-                .windows(2)
-                .any(|w| w[0].distance == w[1].distance)
-            {
-                for run in contenders.chunk_by_mut(|a, b| a.distance == b.distance) {
-                    run.sort_unstable_by(|a, b| {
-                        let (a, b) = (a.agent as usize, b.agent as usize);
-                        agents[a]
-                            .borrow()
-                            .id
-                            .cmp(&agents[b].borrow().id)
-                            .then(a.cmp(&b))
-                    });
-                }
-            }
-            held.clear();
+            // compared only between equal distances.
+            let order = |a: &Claim, b: &Claim| {
+                a.distance.cmp(&b.distance).then_with(|| {
+                    let (a, b) = (a.agent as usize, b.agent as usize);
+                    agents[a]
+                        .borrow()
+                        .id
+                        .cmp(&agents[b].borrow().id)
+                        .then(a.cmp(&b))
+                })
+            };
             let mut provider_slots = provider.free_slots();
+            // Only the first `provider_slots` can win, unless a full action turns one of them
+            // down; the losers' order does not matter. So only those are put in order, and the
+            // rest only if a full action makes the walk reach them while slots are left.
+            let mut ordered = order_first(&mut contenders, provider_slots as usize, order);
+            held.clear();
             action_use.clear();
-            for claim in &contenders {
+            for at in 0..contenders.len() {
+                if at == ordered && provider_slots > 0 {
+                    contenders[at..].sort_unstable_by(order);
+                    ordered = contenders.len();
+                }
+                let claim = &contenders[at];
                 let agent = claim.agent as usize;
                 let Some(preference) = current[agent] else {
                     continue;
@@ -255,4 +261,37 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
         std::mem::swap(&mut arriving, &mut next_arriving);
     }
     (current, rounds)
+}
+
+/// Up to this many first claims are put in order by insertion; more are sorted.
+const ORDERED_BY_INSERTION: usize = 8;
+
+/// Puts the first `count` of `items` by `order` at the front, in order, leaving the rest in
+/// any order; returns how many lead in order (all of them when they are sorted).
+fn order_first<T>(
+    items: &mut [T],
+    count: usize,
+    order: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> usize {
+    let before = |a: &T, b: &T| order(a, b) == std::cmp::Ordering::Less;
+    if count >= items.len() || count > ORDERED_BY_INSERTION {
+        items.sort_unstable_by(order);
+        return items.len();
+    }
+    if count == 0 {
+        return 0;
+    }
+    items[..count].sort_unstable_by(&order);
+    let last = count - 1;
+    for next in count..items.len() {
+        if before(&items[next], &items[last]) {
+            items.swap(next, last);
+            let mut at = last;
+            while at > 0 && before(&items[at], &items[at - 1]) {
+                items.swap(at, at - 1);
+                at -= 1;
+            }
+        }
+    }
+    count
 }

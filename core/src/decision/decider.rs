@@ -10,23 +10,15 @@ use std::borrow::Borrow;
 
 use crate::decision::agent::Agent;
 use crate::decision::contention::{self, Preference, PreferenceLists};
-use crate::decision::order::{best, sort_by_utility};
-use crate::decision::scoring::{Candidate, Ineligible, ScoringView, SymbolEntry};
+use crate::decision::order::{best, sort_scored_in_any_order};
+use crate::decision::ranking::Ranking;
+use crate::decision::scoring::{Candidate, ScoringView, SymbolEntry};
 use crate::decision::selection::{self, Pick};
 use crate::decision::spatial::ProviderGrid;
 use crate::decision::tuning::Tuning;
 use crate::decision::world::World;
 use crate::rng::{DetRng, derive_seed, stable_hash};
 use crate::vocabulary::Symbol;
-
-/// Every candidate of one agent, scored or removed.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Ranking {
-    /// Eligible candidates by descending utility (ties in input order).
-    pub ranked: Vec<Candidate>,
-    /// Removed candidates with the first gate they failed, in input order.
-    pub ineligible: Vec<Ineligible>,
-}
 
 /// A ranking and the stochastic pick from it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -61,7 +53,8 @@ pub fn batch_agent_seed(seed: u64, agent_id: &str) -> u64 {
 #[derive(Default)]
 pub(crate) struct Scratch {
     table: Vec<SymbolEntry>,
-    nearby: Vec<u32>,
+    nearby: Vec<(u32, f64)>,
+    /// The last agent's eligible candidates, in the grid's order.
     scored: Vec<Candidate>,
     /// The best of the last agent's eligible candidates by descending utility: at least those
     /// its pick and fallbacks are drawn from, and its pick.
@@ -108,16 +101,19 @@ impl Decider {
         let candidate_count = world.providers.iter().map(|p| p.actions.len()).sum();
         let mut scored = Vec::with_capacity(candidate_count);
         let mut ineligible = Vec::new();
+        let placed = world
+            .providers
+            .iter()
+            .enumerate()
+            .map(|(index, provider)| (index, agent.position.distance_to(&provider.position)));
         view.evaluate_providers(
             world,
-            0..world.providers.len(),
+            placed,
             &self.tuning,
             &mut scored,
             Some(&mut ineligible),
         );
-        let mut ranked = Vec::with_capacity(scored.len());
-        sort_by_utility(&scored, &mut ranked);
-        Ranking { ranked, ineligible }
+        Ranking::new(scored, ineligible)
     }
 
     /// Every candidate of `agent`, gated and scored. The seed only matters when perception
@@ -126,14 +122,20 @@ impl Decider {
         self.rank_with(agent, world, &mut DetRng::new(seed))
     }
 
-    /// Ranks, then samples the top k by softmax (and maybe breaks convention).
+    /// Ranks, then samples the top k by softmax (and maybe breaks convention). Only the top k
+    /// are put in order here; the full order is sorted when the ranking is first read, unless
+    /// convention breaking picked beyond the top k.
     pub fn decide(&self, agent: &Agent, world: &World, seed: u64) -> Decision {
         let mut rng = DetRng::new(seed);
         let ranking = self.rank_with(agent, world, &mut rng);
-        let ranked = &ranking.ranked;
-        let pick = selection::pick(ranked, ranked, &self.tuning, &mut rng);
+        let scored = ranking.scored();
+        let top_k = self.tuning.selection_top_k.max(1);
+        let mut head = Vec::with_capacity(top_k.min(scored.len()));
+        best(scored, top_k, &mut head);
+        let pick = selection::pick(&head, scored, &self.tuning, &mut rng);
+        let candidate = |index: usize| head.get(index).or_else(|| ranking.ranked().get(index));
         Decision {
-            selected: pick.and_then(|Pick { index, .. }| ranking.ranked.get(index).copied()),
+            selected: pick.and_then(|Pick { index, .. }| candidate(index).copied()),
             convention_broken: pick.is_some_and(|p| p.convention_broken),
             ranking,
         }
@@ -200,8 +202,11 @@ impl Decider {
         );
         grid.near(&agent.position, &mut scratch.nearby);
         scratch.scored.clear();
-        let indices = scratch.nearby.iter().map(|&index| index as usize);
-        view.evaluate_providers(world, indices, &self.tuning, &mut scratch.scored, None);
+        let placed = scratch
+            .nearby
+            .iter()
+            .map(|&(index, distance)| (index as usize, distance));
+        view.evaluate_providers(world, placed, &self.tuning, &mut scratch.scored, None);
         let scored = &scratch.scored;
         let held_back = if agent.just_completed.is_some() {
             scored.iter().filter(|c| c.breakdown.repeat < 1.0).count()
@@ -218,7 +223,8 @@ impl Decider {
         let pick = selection::pick(&scratch.ranked, scored, tuning, rng)?;
         if pick.index >= scratch.ranked.len() {
             scratch.ranked.clear();
-            sort_by_utility(scored, &mut scratch.ranked);
+            scratch.ranked.extend_from_slice(scored);
+            sort_scored_in_any_order(&mut scratch.ranked);
         }
         Some(pick)
     }

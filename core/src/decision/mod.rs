@@ -1,7 +1,8 @@
 //! One point-in-time decision: what it reads, how it scores, how it picks.
 //!
 //! The data a decision reads is [`agent`], [`world`], [`consideration`] and [`curve`];
-//! [`scoring`] gates the candidates and computes their utility, [`order`] orders them,
+//! [`scoring`] gates the candidates and computes their utility, [`order`] orders them (and
+//! [`ranking`] holds them, ordered on first read),
 //! [`selection`] picks among the best, and [`decider`] puts them together as `rank`, `decide`
 //! and `decide_batch`, with [`contention`] resolving a batch's disputes. [`tuning`] holds the numbers all of it is
 //! calibrated by. Nothing here knows about time passing: that is [`crate::life`].
@@ -12,6 +13,7 @@ pub mod contention;
 pub mod curve;
 pub mod decider;
 pub(crate) mod order;
+pub mod ranking;
 pub mod scoring;
 pub mod selection;
 pub(crate) mod spatial;

@@ -1,6 +1,8 @@
 //! The order of record of scored candidates — descending utility in `f64::total_cmp`'s order,
-//! ties in input order — as a full sort ([`sort_by_utility`], what a ranking reports)
-//! or as only its first few ([`best`], what a batch agent's pick and fallbacks read).
+//! ties by provider then action — as a full sort ([`sort_by_utility`], what a ranking reports,
+//! of candidates scored in provider order; [`sort_scored_in_any_order`] otherwise) or as only
+//! its first few ([`best`], what a batch agent's pick and fallbacks read, of candidates in any
+//! order).
 
 use crate::decision::scoring::Candidate;
 
@@ -17,17 +19,18 @@ pub(crate) fn ordered_bits(value: f64) -> u64 {
 /// Up to this many candidates are sorted with keys on the stack (no allocation).
 const STACK_SORT_LIMIT: usize = 64;
 
-/// Appends `scored` to `ranked` by descending utility; ties keep input order. It sorts one
+/// Sorts `candidates` in place by descending utility; ties keep their order. It sorts one
 /// `u64` key per candidate (on the stack for the few dozen candidates a decision usually sees)
-/// and then copies each large candidate once, straight to its place.
+/// and then moves each large candidate once, straight to its place, following the cycles of
+/// the permutation.
 ///
 /// A key is the utility's order bits (inverted, for descending) with the lowest bits replaced
 /// by the input index: the keys are unique, so the standard library's unstable sort (a
 /// branch-free sorting network for small inputs of `u64`) gives a stable order, exact except
 /// where two utilities agree in every bit but the replaced ones. Those meet in one run of
 /// equal high bits, and only such runs are sorted again by the full utility bits.
-pub(crate) fn sort_by_utility(scored: &[Candidate], ranked: &mut Vec<Candidate>) {
-    let Some(last) = scored.len().checked_sub(1) else {
+pub(crate) fn sort_by_utility(candidates: &mut [Candidate]) {
+    let Some(last) = candidates.len().checked_sub(1) else {
         return;
     };
     // Enough low bits for every input index (at least one).
@@ -37,14 +40,14 @@ pub(crate) fn sort_by_utility(scored: &[Candidate], ranked: &mut Vec<Candidate>)
     let key = |(i, c): (usize, &Candidate)| (full(c) & !mask) | i as u64;
     let mut stack = [0u64; STACK_SORT_LIMIT];
     let mut heap = Vec::new();
-    let keys = if scored.len() <= STACK_SORT_LIMIT {
-        let keys = &mut stack[..scored.len()];
-        for (slot, k) in keys.iter_mut().zip(scored.iter().enumerate().map(key)) {
+    let keys = if candidates.len() <= STACK_SORT_LIMIT {
+        let keys = &mut stack[..candidates.len()];
+        for (slot, k) in keys.iter_mut().zip(candidates.iter().enumerate().map(key)) {
             *slot = k;
         }
         keys
     } else {
-        heap.extend(scored.iter().enumerate().map(key));
+        heap.extend(candidates.iter().enumerate().map(key));
         heap.as_mut_slice()
     };
     keys.sort_unstable();
@@ -53,47 +56,77 @@ pub(crate) fn sort_by_utility(scored: &[Candidate], ranked: &mut Vec<Candidate>)
     if keys.windows(2).any(|pair| same_high_bits(pair[0], pair[1])) {
         for run in keys.chunk_by_mut(|&a, &b| same_high_bits(a, b)) {
             if run.len() > 1 {
-                run.sort_unstable_by_key(|&k| (full(&scored[source(k)]), source(k)));
+                run.sort_unstable_by_key(|&k| (full(&candidates[source(k)]), source(k)));
             }
         }
     }
-    ranked.extend(keys.iter().map(|&k| scored[source(k)]));
+    // Place `at` takes the candidate at `source(keys[at])`; a placed key is rewritten to point
+    // at its own place, which marks it done.
+    let placed = |k: u64, at: usize| (k & !mask) | at as u64;
+    for start in 0..keys.len() {
+        let mut from = source(keys[start]);
+        if from == start {
+            continue;
+        }
+        let held = candidates[start];
+        let mut at = start;
+        while from != start {
+            candidates[at] = candidates[from];
+            keys[at] = placed(keys[at], at);
+            at = from;
+            from = source(keys[at]);
+        }
+        candidates[at] = held;
+        keys[at] = placed(keys[at], at);
+    }
 }
 
 /// Up to this many best candidates are kept on the stack while the rest are passed over; more
 /// are read off a full sort.
 const KEPT_ON_STACK: usize = 16;
 
-/// Appends to `ranked` the first `count` of `scored` in the order [`sort_by_utility`] gives
-/// (all of them when there are no more), without ordering the rest: each candidate is compared
-/// with the worst of the best so far, and the few that beat it are inserted in place by
-/// shifting the worse ones down. A later candidate of an equal utility goes after the earlier
-/// one and never displaces it, so ties keep input order.
+/// Sorts candidates scored in any order into the order of record: by place (provider, then
+/// action), which is the order they are scored in over providers in order, then by utility.
+pub(crate) fn sort_scored_in_any_order(candidates: &mut [Candidate]) {
+    candidates.sort_unstable_by_key(|c| (c.provider, c.action));
+    sort_by_utility(candidates);
+}
+
+/// Appends to `ranked` the first `count` of `scored` (in any order) in the order of record (all
+/// of them when there are no more), without ordering the rest: each candidate is compared with
+/// the worst of the best so far, and the few that beat it are inserted in place by shifting the
+/// worse ones down. Of two equal utilities the earlier place (provider, then action) goes
+/// first, compared only when the utilities tie.
 pub(crate) fn best(scored: &[Candidate], count: usize, ranked: &mut Vec<Candidate>) {
     if count >= scored.len() || count > KEPT_ON_STACK {
         let from = ranked.len();
-        sort_by_utility(scored, ranked);
+        ranked.extend_from_slice(scored);
+        sort_scored_in_any_order(&mut ranked[from..]);
         ranked.truncate(from + count);
         return;
     }
     if count == 0 {
         return;
     }
+    let place = |index: usize| (scored[index].provider, scored[index].action);
+    let before = |(key, index): (u64, usize), (other_key, other): (u64, usize)| {
+        key < other_key || (key == other_key && place(index) < place(other))
+    };
     let mut stack = [(0u64, 0usize); KEPT_ON_STACK];
     let keys = &mut stack[..count];
     let mut kept = 0;
     for (index, candidate) in scored.iter().enumerate() {
-        let key = !ordered_bits(candidate.utility);
-        if kept == count && key >= keys[count - 1].0 {
+        let entry = (!ordered_bits(candidate.utility), index);
+        if kept == count && !before(entry, keys[count - 1]) {
             continue;
         }
         kept = (kept + 1).min(count);
         let mut at = kept - 1;
-        while at > 0 && keys[at - 1].0 > key {
+        while at > 0 && before(entry, keys[at - 1]) {
             keys[at] = keys[at - 1];
             at -= 1;
         }
-        keys[at] = (key, index);
+        keys[at] = entry;
     }
     ranked.extend(keys[..kept].iter().map(|&(_, index)| scored[index]));
 }
@@ -144,8 +177,8 @@ mod tests {
                 .collect();
             let mut expected = items.clone();
             expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
-            let mut sorted = Vec::new();
-            sort_by_utility(&items, &mut sorted);
+            let mut sorted = items.clone();
+            sort_by_utility(&mut sorted);
             assert_eq!(sorted, expected, "len {len}");
         }
     }
@@ -171,8 +204,8 @@ mod tests {
                 .collect();
             let mut expected = items.clone();
             expected.sort_by(|a, b| b.utility.total_cmp(&a.utility));
-            let mut sorted = Vec::new();
-            sort_by_utility(&items, &mut sorted);
+            let mut sorted = items.clone();
+            sort_by_utility(&mut sorted);
             assert_eq!(sorted, expected, "len {len}");
         }
     }
@@ -196,8 +229,8 @@ mod tests {
                     candidate(i, utility)
                 })
                 .collect();
-            let mut sorted = Vec::new();
-            sort_by_utility(&items, &mut sorted);
+            let mut sorted = items.clone();
+            sort_by_utility(&mut sorted);
             for count in 0..=len + 1 {
                 let mut head = Vec::new();
                 best(&items, count, &mut head);

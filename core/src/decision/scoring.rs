@@ -258,17 +258,18 @@ impl<'a> ScoringView<'a> {
         self.symbols.get(symbol.index()).unwrap_or(&NEUTRAL_SYMBOL)
     }
 
-    /// The first gate `action` of `provider` fails for this agent at `distance`, if any
-    /// (`PLAIN`: the view is plain).
+    /// The first gate `action` of `provider` (full or not) fails for this agent at `distance`,
+    /// if any (`PLAIN`: the view is plain).
+    #[inline(always)]
     fn gate<const PLAIN: bool>(
         &self,
-        provider: &Provider,
+        (provider, provider_full): (&Provider, bool),
         action: &AdvertisedAction,
         distance: f64,
         now_hours: f64,
     ) -> Option<IneligibleReason> {
         let agent = self.agent;
-        if provider.free_slots() == 0 {
+        if provider_full {
             return Some(IneligibleReason::ProviderFull);
         }
         if action.free_slots() == Some(0) {
@@ -315,6 +316,7 @@ impl<'a> ScoringView<'a> {
     /// The utility of an eligible action and its breakdown, given the provider's `M_distance`,
     /// the schedule's bonus for being there (its place bonus, else 0) and `M_repeat`. Context
     /// multipliers are those the view was prepared with (`PLAIN`: the view is plain).
+    #[inline(always)]
     fn score<const PLAIN: bool>(
         &self,
         action: &AdvertisedAction,
@@ -395,48 +397,20 @@ impl<'a> ScoringView<'a> {
         (utility, breakdown)
     }
 
-    /// Gates then scores every action of the providers at `indices` (in that order),
-    /// appending to the outputs. Distances are computed a chunk of providers at a time: each
-    /// is a square root and two divisions in a chain, and a tight loop lets the CPU overlap the
-    /// chains of several providers instead of waiting on each.
+    /// Gates then scores every action of the providers `placed` gives (index in the world and
+    /// distance from the agent, in that order), appending to the outputs.
     pub(crate) fn evaluate_providers(
         &self,
         world: &World,
-        indices: impl IntoIterator<Item = usize>,
+        placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
         ranked: &mut Vec<Candidate>,
-        mut ineligible: Option<&mut Vec<Ineligible>>,
+        ineligible: Option<&mut Vec<Ineligible>>,
     ) {
-        const CHUNK: usize = 16;
-        let mut chunk = [(0usize, 0.0f64, 0.0f64); CHUNK];
-        let mut indices = indices
-            .into_iter()
-            .filter(|&index| index < world.providers.len());
-        loop {
-            let mut filled = 0;
-            for (slot, index) in chunk.iter_mut().zip(indices.by_ref()) {
-                let distance = self
-                    .agent
-                    .position
-                    .distance_to(&world.providers[index].position);
-                *slot = (
-                    index,
-                    distance,
-                    1.0 / (1.0 + distance / tuning.distance_reference),
-                );
-                filled += 1;
-            }
-            if filled == 0 {
-                return;
-            }
-            for &placed in &chunk[..filled] {
-                let ineligible = ineligible.as_deref_mut();
-                if self.plain {
-                    self.evaluate_provider::<true>(world, placed, tuning, ranked, ineligible);
-                } else {
-                    self.evaluate_provider::<false>(world, placed, tuning, ranked, ineligible);
-                }
-            }
+        if self.plain {
+            self.evaluate::<true>(world, placed, tuning, ranked, ineligible);
+        } else {
+            self.evaluate::<false>(world, placed, tuning, ranked, ineligible);
         }
     }
 
@@ -451,33 +425,38 @@ impl<'a> ScoringView<'a> {
         })
     }
 
-    /// Gates then scores every action of one provider; `placed` is its index, distance and
-    /// `M_distance` (`PLAIN`: the view is plain).
-    fn evaluate_provider<const PLAIN: bool>(
+    /// [`Self::evaluate_providers`] (`PLAIN`: the view is plain).
+    fn evaluate<const PLAIN: bool>(
         &self,
         world: &World,
-        (provider_index, distance, distance_factor): (usize, f64, f64),
+        placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
         ranked: &mut Vec<Candidate>,
         mut ineligible: Option<&mut Vec<Ineligible>>,
     ) {
-        let Some(provider) = world.providers.get(provider_index) else {
-            return;
-        };
         let now_hours = world.now_hours;
-        let place_bonus = match &self.agent.schedule {
-            Some(pull) if !PLAIN && pull.place.as_deref() == Some(provider.id.as_str()) => {
-                pull.place_bonus
-            }
-            _ => 0.0,
-        };
-        let just_completed_here = match &self.agent.just_completed {
-            Some((done_at, action)) if !PLAIN && *done_at == provider.id => Some(action.as_str()),
-            _ => None,
-        };
-        for (action_index, action) in provider.actions.iter().enumerate() {
-            match self.gate::<PLAIN>(provider, action, distance, now_hours) {
-                Some(reason) => {
+        for (provider_index, distance) in placed {
+            let Some(provider) = world.providers.get(provider_index) else {
+                continue;
+            };
+            let distance_factor = 1.0 / (1.0 + distance / tuning.distance_reference);
+            let place_bonus = match &self.agent.schedule {
+                Some(pull) if !PLAIN && pull.place.as_deref() == Some(provider.id.as_str()) => {
+                    pull.place_bonus
+                }
+                _ => 0.0,
+            };
+            let just_completed_here = match &self.agent.just_completed {
+                Some((done_at, action)) if !PLAIN && *done_at == provider.id => {
+                    Some(action.as_str())
+                }
+                _ => None,
+            };
+            // Read once: the loop's stores could otherwise be taken to change it.
+            let provider_full = provider.free_slots() == 0;
+            for (action_index, action) in provider.actions.iter().enumerate() {
+                let gated = (provider, provider_full);
+                if let Some(reason) = self.gate::<PLAIN>(gated, action, distance, now_hours) {
                     if let Some(list) = ineligible.as_deref_mut() {
                         list.push(Ineligible {
                             provider: provider_index,
@@ -485,27 +464,27 @@ impl<'a> ScoringView<'a> {
                             reason,
                         });
                     }
+                    continue;
                 }
-                None => {
-                    // An action that raises a critical need is never held back (a starving NPC
-                    // eats again).
-                    let repeat = if just_completed_here == Some(action.id.as_str())
-                        && !self.raises_a_critical_need(action)
-                    {
-                        tuning.repeat_factor
-                    } else {
-                        1.0
-                    };
-                    let placed = (distance_factor, place_bonus, repeat);
-                    let (utility, breakdown) = self.score::<PLAIN>(action, placed, tuning);
-                    ranked.push(Candidate {
-                        provider: provider_index,
-                        action: action_index,
-                        utility,
-                        distance,
-                        breakdown,
-                    });
-                }
+                // An action that raises a critical need is never held back (a starving NPC
+                // eats again).
+                let repeat = if !PLAIN
+                    && just_completed_here == Some(action.id.as_str())
+                    && !self.raises_a_critical_need(action)
+                {
+                    tuning.repeat_factor
+                } else {
+                    1.0
+                };
+                let placed = (distance_factor, place_bonus, repeat);
+                let (utility, breakdown) = self.score::<PLAIN>(action, placed, tuning);
+                ranked.push(Candidate {
+                    provider: provider_index,
+                    action: action_index,
+                    utility,
+                    distance,
+                    breakdown,
+                });
             }
         }
     }

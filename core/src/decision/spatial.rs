@@ -1,16 +1,23 @@
 //! A uniform grid over providers for batch decisions, so an agent only visits providers whose
 //! advertisement radius could reach it. It narrows the search; it never changes a result:
-//! candidates come back in provider input order, and everything it skips would have failed the
-//! radius or provider-slot gate anyway.
+//! everything it skips would have failed the radius or provider-slot gate anyway, and the
+//! providers come back in cell order, which the order of record does not depend on (it breaks
+//! ties by place, see [`crate::decision::order`]).
 //!
 //! The grid is dense (one flat array of cells over the providers' bounding box, stored as
-//! offsets into one index list) with cells at least as wide as the longest radius; when the box
-//! would need too many cells, the cells grow until it does not.
+//! offsets into one index list) with cells a fraction of the longest radius wide, so the cells an
+//! agent scans cover little more than the disc in reach; when the box would need too many
+//! cells, the cells grow until it does not. The distances it measures to filter are handed on
+//! with the indices, so scoring does not measure them again.
 
 use crate::decision::world::{Position, World};
 
 /// At most this many cells per indexed provider (plus a small floor), so memory stays linear.
 const MAX_CELLS_PER_PROVIDER: usize = 4;
+/// How many cells the longest radius spans: an agent scans a square of `2 × CELLS_PER_REACH + 1`
+/// cells a side, whose area shrinks towards that of the reach's square as cells narrow, while
+/// the rows it visits (one range each) grow.
+const CELLS_PER_REACH: f64 = 2.0;
 const MIN_CELL_BUDGET: usize = 64;
 
 pub(crate) struct ProviderGrid {
@@ -23,7 +30,7 @@ pub(crate) struct ProviderGrid {
     /// `cell_starts[c]..cell_starts[c + 1]` indexes `members` for cell `c`.
     cell_starts: Vec<usize>,
     members: Vec<Member>,
-    unbounded: Vec<u32>,
+    unbounded: Vec<Member>,
 }
 
 /// A provider in a cell: where it is and how far its longest radius reaches.
@@ -65,7 +72,11 @@ impl ProviderGrid {
                         reach: longest,
                     });
                 }
-                None => unbounded.push(index),
+                None => unbounded.push(Member {
+                    index,
+                    position: provider.position,
+                    reach: f64::INFINITY,
+                }),
             }
         }
         let (mut origin_x, mut origin_y) = (f64::INFINITY, f64::INFINITY);
@@ -81,7 +92,7 @@ impl ProviderGrid {
         }
         let budget = MIN_CELL_BUDGET + MAX_CELLS_PER_PROVIDER * bounded.len();
         let mut cell_size = if reach > 0.0 && reach.is_finite() {
-            reach
+            reach / CELLS_PER_REACH
         } else {
             1.0
         };
@@ -130,11 +141,11 @@ impl ProviderGrid {
     }
 
     fn column_of(&self, x: f64) -> usize {
-        (((x - self.origin_x) / self.cell_size).floor().max(0.0) as usize).min(self.columns - 1)
+        cell_of((x - self.origin_x) / self.cell_size).min(self.columns - 1)
     }
 
     fn row_of(&self, y: f64) -> usize {
-        (((y - self.origin_y) / self.cell_size).floor().max(0.0) as usize).min(self.rows - 1)
+        cell_of((y - self.origin_y) / self.cell_size).min(self.rows - 1)
     }
 
     fn cell_index(&self, x: f64, y: f64) -> usize {
@@ -142,11 +153,15 @@ impl ProviderGrid {
     }
 
     /// Fills `out` with the indices of providers that may be in reach of `position` (every
-    /// provider with an unlimited radius, and those whose longest radius reaches it),
-    /// ascending.
-    pub(crate) fn near(&self, position: &Position, out: &mut Vec<u32>) {
+    /// provider with an unlimited radius, and those whose longest radius reaches it), each
+    /// once, with its distance from `position`.
+    pub(crate) fn near(&self, position: &Position, out: &mut Vec<(u32, f64)>) {
         out.clear();
-        out.extend_from_slice(&self.unbounded);
+        out.extend(
+            self.unbounded
+                .iter()
+                .map(|m| (m.index, position.distance_to(&m.position))),
+        );
         if !self.members.is_empty() {
             let (c0, c1) = (
                 self.column_of(position.x - self.reach),
@@ -159,16 +174,22 @@ impl ProviderGrid {
             for row in r0..=r1 {
                 let first = self.cell_starts[row * self.columns + c0];
                 let last = self.cell_starts[row * self.columns + c1 + 1];
-                out.extend(
-                    self.members[first..last]
-                        .iter()
-                        .filter(|m| m.position.distance_to(position) <= m.reach)
-                        .map(|m| m.index),
-                );
+                for member in &self.members[first..last] {
+                    let distance = position.distance_to(&member.position);
+                    if distance <= member.reach {
+                        out.push((member.index, distance));
+                    }
+                }
             }
         }
-        out.sort_unstable();
     }
+}
+
+/// The cell a coordinate in cell widths falls in: its floor, 0 below the grid (or for NaN).
+/// A float-to-integer cast already rounds towards zero and saturates negatives and NaN to 0, so
+/// it is the floor wherever the result is kept, without the call `floor` is on baseline x86-64.
+fn cell_of(cells: f64) -> usize {
+    cells as usize
 }
 
 #[cfg(test)]
@@ -190,7 +211,20 @@ mod tests {
     }
 
     #[test]
-    fn the_grid_finds_every_provider_in_reach_and_in_order() {
+    fn a_cell_is_the_floor_clamped_at_zero() {
+        for cells in [
+            -3.5f64, -1.0, -0.25, -0.0, 0.0, 0.75, 1.0, 2.999, 7.0, 1e300,
+        ] {
+            let floored = cells.floor().max(0.0) as usize;
+            assert_eq!(cell_of(cells), floored, "{cells}");
+        }
+        assert_eq!(cell_of(f64::NAN), 0);
+        assert_eq!(cell_of(f64::INFINITY), usize::MAX);
+        assert_eq!(cell_of(f64::NEG_INFINITY), 0);
+    }
+
+    #[test]
+    fn the_grid_finds_every_provider_in_reach_once_with_its_distance() {
         let mut providers = Vec::new();
         for i in 0..400 {
             let (x, y) = ((i * 37 % 200) as f64 - 100.0, (i * 53 % 190) as f64 - 95.0);
@@ -214,9 +248,13 @@ mod tests {
         ] {
             let here = Position::new(x, y);
             grid.near(&here, &mut near);
+            let mut indices: Vec<u32> = near.iter().map(|&(index, _)| index).collect();
+            indices.sort_unstable();
+            assert!(indices.windows(2).all(|w| w[0] < w[1]), "no duplicates");
             assert!(
-                near.windows(2).all(|w| w[0] < w[1]),
-                "ascending, no duplicates"
+                near.iter().all(|&(index, distance)| distance
+                    == here.distance_to(&world.providers[index as usize].position)),
+                "distances from the agent"
             );
             for (index, provider) in world.providers.iter().enumerate() {
                 let in_reach = provider.actions[0]
@@ -224,7 +262,7 @@ mod tests {
                     .is_none_or(|r| here.distance_to(&provider.position) <= r);
                 if in_reach {
                     assert!(
-                        near.contains(&(index as u32)),
+                        near.iter().any(|&(near, _)| near == index as u32),
                         "provider {index} missed at ({x}, {y})"
                     );
                 }

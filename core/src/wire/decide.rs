@@ -88,7 +88,7 @@ impl Compiled {
     /// Decides; refuses an answer whose utility overflowed.
     pub fn decide(self) -> Result<Decided, WireError> {
         let decision = self.decider.decide(&self.agent, &self.world, self.seed);
-        for candidate in &decision.ranking.ranked {
+        for candidate in decision.ranking.ranked() {
             finite_utility(candidate.provider, candidate.action, candidate.utility)?;
         }
         Ok(Decided {
@@ -120,7 +120,7 @@ impl Decided {
                 }
             }),
             convention_broken: self.decision.convention_broken,
-            ranked: Streamed(|| ranking.ranked.iter().map(|c| ranked_out(world, c))),
+            ranked: Streamed(|| ranking.ranked().iter().map(|c| ranked_out(world, c))),
             ineligible: Streamed(|| ranking.ineligible.iter().map(|i| ineligible_out(world, i))),
         }
     }

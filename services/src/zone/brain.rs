@@ -346,7 +346,7 @@ impl Brain {
                 utility: round4(r.continuation_utility),
             }),
             top_candidates: ranking
-                .ranked
+                .ranked()
                 .iter()
                 .take(top)
                 .map(|c| ranked_out(&zone.world, c))

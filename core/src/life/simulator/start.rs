@@ -102,7 +102,7 @@ impl Simulator {
             };
             let ranking = self.decider.rank(&agent.agent, world, seed);
             if let Some(candidate) = ranking
-                .ranked
+                .ranked()
                 .iter()
                 .find(|c| c.provider == provider && c.action == action)
             {
