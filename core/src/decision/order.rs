@@ -112,23 +112,31 @@ pub(crate) fn best(scored: &[Candidate], count: usize, ranked: &mut Vec<Candidat
     let before = |(key, index): (u64, usize), (other_key, other): (u64, usize)| {
         key < other_key || (key == other_key && place(index) < place(other))
     };
-    let mut stack = [(0u64, 0usize); KEPT_ON_STACK];
-    let keys = &mut stack[..count];
-    let mut kept = 0;
-    for (index, candidate) in scored.iter().enumerate() {
-        let entry = (!ordered_bits(candidate.utility), index);
-        if kept == count && !before(entry, keys[count - 1]) {
-            continue;
-        }
-        kept = (kept + 1).min(count);
-        let mut at = kept - 1;
+    // Puts `entry` in order among `keys` (in order but for the last, which it replaces).
+    #[inline(always)]
+    fn insert<K: Copy>(keys: &mut [K], entry: K, before: impl Fn(K, K) -> bool) {
+        let mut at = keys.len() - 1;
         while at > 0 && before(entry, keys[at - 1]) {
             keys[at] = keys[at - 1];
             at -= 1;
         }
         keys[at] = entry;
     }
-    ranked.extend(keys[..kept].iter().map(|&(_, index)| scored[index]));
+    let entry = |(index, candidate): (usize, &Candidate)| (!ordered_bits(candidate.utility), index);
+    let mut stack = [(0u64, 0usize); KEPT_ON_STACK];
+    let keys = &mut stack[..count];
+    // The first `count` fill the keys; each later one only enters by beating the worst kept.
+    let (first, rest) = scored.split_at(count);
+    for (index, candidate) in first.iter().enumerate() {
+        insert(&mut keys[..=index], entry((index, candidate)), before);
+    }
+    for (index, candidate) in rest.iter().enumerate() {
+        let entry = entry((count + index, candidate));
+        if before(entry, keys[count - 1]) {
+            insert(keys, entry, before);
+        }
+    }
+    ranked.extend(keys.iter().map(|&(_, index)| scored[index]));
 }
 
 #[cfg(test)]

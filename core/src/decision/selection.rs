@@ -42,7 +42,9 @@ pub(crate) fn pick(
             if alternative && repeated(c) {
                 return 0.0;
             }
-            let w = ((c.utility - best) / tuning.temperature).exp();
+            let exponent = (c.utility - best) / tuning.temperature;
+            // e^0 is exactly 1: the best, and any tied with it, need no `exp`.
+            let w = if exponent == 0.0 { 1.0 } else { exponent.exp() };
             if w.is_finite() { w } else { 0.0 }
         };
         // The first weights are kept on the stack so each `exp` runs once.
