@@ -42,28 +42,31 @@ pub(crate) struct CompiledAction {
 
 /// Every provider's actions compiled, in the world's order.
 pub(crate) struct CompiledActions {
-    /// `starts[p]..starts[p + 1]` indexes `actions` for provider `p`.
-    starts: Vec<usize>,
+    /// Per provider: where its records start and end in `actions`, and whether it has no free
+    /// slot.
+    providers: Vec<(usize, usize, bool)>,
     actions: Vec<CompiledAction>,
 }
 
 impl CompiledActions {
     /// Compiles the actions of `world` under `tuning`.
     pub(crate) fn new(world: &World, tuning: &Tuning) -> Self {
-        let mut starts = Vec::with_capacity(world.providers.len() + 1);
-        starts.push(0);
+        let mut providers = Vec::with_capacity(world.providers.len());
         let mut actions = Vec::new();
         for provider in &world.providers {
+            let start = actions.len();
             actions.extend(provider.actions.iter().map(|a| compile(a, world, tuning)));
-            starts.push(actions.len());
+            providers.push((start, actions.len(), provider.free_slots() == 0));
         }
-        Self { starts, actions }
+        Self { providers, actions }
     }
 
-    /// The records of provider `provider`'s actions, in order (none beyond the world).
-    pub(crate) fn of(&self, provider: usize) -> &[CompiledAction] {
-        match (self.starts.get(provider), self.starts.get(provider + 1)) {
-            (Some(&start), Some(&end)) => &self.actions[start..end],
+    /// The records of provider `provider`'s actions, in order, unless it has no free slot
+    /// (then, and beyond the world, none).
+    #[inline(always)]
+    pub(crate) fn of_free(&self, provider: usize) -> &[CompiledAction] {
+        match self.providers.get(provider) {
+            Some(&(start, end, false)) => self.actions.get(start..end).unwrap_or(&[]),
             _ => &[],
         }
     }

@@ -508,18 +508,19 @@ impl ScoringView<'_> {
             return;
         }
         for (provider_index, distance) in placed {
-            let Some(provider) = world.providers.get(provider_index) else {
-                continue;
-            };
-            if provider.free_slots() == 0 {
+            let records = compiled.of_free(provider_index);
+            if records.is_empty() {
                 continue;
             }
             let distance_factor = distance_factor(distance, tuning);
             // A plain view has no place bonus and no action held back.
             let (place_bonus, repeat) = (0.0, 1.0);
-            for (action_index, record) in compiled.of(provider_index).iter().enumerate() {
+            for (action_index, record) in records.iter().enumerate() {
                 let scored = if record.general {
-                    let Some(action) = provider.actions.get(action_index) else {
+                    let provider = world.providers.get(provider_index);
+                    let Some((provider, action)) =
+                        provider.and_then(|p| Some((p, p.actions.get(action_index)?)))
+                    else {
                         continue;
                     };
                     let gated = (provider, false);
