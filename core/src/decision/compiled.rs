@@ -13,14 +13,15 @@
 use crate::decision::scoring::context_multiplier;
 use crate::decision::tuning::Tuning;
 use crate::decision::world::{AdvertisedAction, World};
+use crate::vocabulary::Symbol;
 
 /// Deltas a record holds; an action with more is general.
 pub(crate) const RECORD_DELTAS: usize = 2;
 /// Tags a record holds; an action with more is general.
 pub(crate) const RECORD_TAGS: usize = 3;
-/// The symbol index a record's unused delta or tag slot holds: beyond any symbol table, so it
-/// reads as a name the agent does not know (no term, modifier 1), which adds nothing to a
-/// benefit and multiplies a product by exactly 1.
+/// The symbol index a record's unused delta or tag slot holds: beyond any symbol table (one
+/// reaching it would hold 2³² entries), so it reads as a name the agent does not know (no term,
+/// modifier 1), which adds nothing to a benefit and multiplies a product by exactly 1.
 pub(crate) const PADDING: u32 = u32::MAX;
 
 /// One action as a plain agent's scoring reads it.
@@ -78,8 +79,7 @@ fn compile(action: &AdvertisedAction, world: &World, tuning: &Tuning) -> Compile
         || !action.costs.is_empty()
         || action.deltas.len() > RECORD_DELTAS
         || action.tags.len() > RECORD_TAGS;
-    let index =
-        |symbol: crate::vocabulary::Symbol| u32::try_from(symbol.index()).unwrap_or(PADDING);
+    let index = |symbol: Symbol| u32::try_from(symbol.index()).unwrap_or(PADDING);
     let mut deltas = [(PADDING, 0.0); RECORD_DELTAS];
     for (slot, (name, delta)) in deltas.iter_mut().zip(&action.deltas) {
         *slot = (index(*name), *delta);
