@@ -11,7 +11,7 @@ use std::borrow::Borrow;
 use crate::decision::agent::Agent;
 use crate::decision::compiled::CompiledActions;
 use crate::decision::contention::{self, Preference, PreferenceLists};
-use crate::decision::order::{best, sort_scored_in_any_order};
+use crate::decision::order::{KEPT_ON_STACK, best, best_few, sort_scored_in_any_order};
 use crate::decision::ranking::Ranking;
 use crate::decision::scoring::{Candidate, ScoringView, SymbolEntry};
 use crate::decision::selection::{self, Pick};
@@ -125,19 +125,35 @@ impl Decider {
 
     /// Ranks, then samples the top k by softmax (and maybe breaks convention). Only the top k
     /// are put in order here; the full order is sorted when the ranking is first read, unless
-    /// convention breaking picked beyond the top k.
+    /// the top k are all there is (or more than are kept on the stack) or convention breaking
+    /// picked beyond them.
     pub fn decide(&self, agent: &Agent, world: &World, seed: u64) -> Decision {
         let mut rng = DetRng::new(seed);
         let ranking = self.rank_with(agent, world, &mut rng);
         let scored = ranking.scored();
         let top_k = self.tuning.selection_top_k.max(1);
-        let mut head = Vec::with_capacity(top_k.min(scored.len()));
-        best(scored, top_k, &mut head);
-        let pick = selection::pick(&head, scored, &self.tuning, &mut rng);
-        let candidate = |index: usize| head.get(index).or_else(|| ranking.ranked().get(index));
+        // The top k are picked among by reference (no copy, no allocation); when they are all
+        // there is, or too many to keep on the stack, the full order is the head.
+        let mut kept = [(0, 0); KEPT_ON_STACK];
+        let pick = match (best_few(scored, top_k, &mut kept), scored.first()) {
+            (Some(best), Some(first)) => {
+                let mut head = [first; KEPT_ON_STACK];
+                for (slot, &(_, index)) in head.iter_mut().zip(best) {
+                    *slot = &scored[index];
+                }
+                let head = &head[..best.len()];
+                let pick = selection::pick(head, scored, &self.tuning, &mut rng);
+                pick.map(|pick| (pick, head.get(pick.index).copied().copied()))
+            }
+            _ => selection::pick(ranking.ranked(), scored, &self.tuning, &mut rng)
+                .map(|pick| (pick, None)),
+        };
+        let candidate = |(pick, head): (Pick, Option<Candidate>)| {
+            head.or_else(|| ranking.ranked().get(pick.index).copied())
+        };
         Decision {
-            selected: pick.and_then(|Pick { index, .. }| candidate(index).copied()),
-            convention_broken: pick.is_some_and(|p| p.convention_broken),
+            selected: pick.and_then(candidate),
+            convention_broken: pick.is_some_and(|(p, _)| p.convention_broken),
             ranking,
         }
     }
