@@ -103,20 +103,18 @@ struct ClaimGroups {
     agents: Vec<u32>,
     /// The providers with a claim, ascending.
     claimed: Vec<u32>,
-    claims: Vec<(usize, u32)>,
     next: Vec<u32>,
 }
 
 impl ClaimGroups {
     /// Groups `claims` (provider index, agent) over `providers` providers; a claim on a
-    /// provider beyond them is dropped.
-    fn fill(&mut self, providers: usize, claims: impl Iterator<Item = (usize, u32)>) {
-        self.claims.clear();
-        self.claims
-            .extend(claims.filter(|&(provider, _)| provider < providers));
+    /// provider beyond them is dropped. `claims` is walked twice (to count, then to place), so
+    /// the claims are never stored but where they land.
+    fn fill<I: Iterator<Item = (usize, u32)>>(&mut self, providers: usize, claims: impl Fn() -> I) {
+        let claims = || claims().filter(|&(provider, _)| provider < providers);
         self.starts.clear();
         self.starts.resize(providers + 1, 0);
-        for &(provider, _) in &self.claims {
+        for (provider, _) in claims() {
             self.starts[provider + 1] += 1;
         }
         self.claimed.clear();
@@ -127,10 +125,10 @@ impl ClaimGroups {
             self.starts[provider + 1] += self.starts[provider];
         }
         self.agents.clear();
-        self.agents.resize(self.claims.len(), 0);
+        self.agents.resize(self.starts[providers] as usize, 0);
         self.next.clear();
         self.next.extend_from_slice(&self.starts);
-        for &(provider, agent) in &self.claims {
+        for (provider, agent) in claims() {
             self.agents[self.next[provider] as usize] = agent;
             self.next[provider] += 1;
         }
@@ -176,12 +174,11 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
     let mut rounds = 0;
     loop {
         rounds += 1;
-        groups.fill(
-            world.providers.len(),
+        groups.fill(world.providers.len(), || {
             arriving.iter().filter_map(|&agent| {
                 current[agent as usize].map(|preference| (preference.provider, agent))
-            }),
-        );
+            })
+        });
         let mut displaced = false;
         next_arriving.clear();
         for (provider_index, group) in groups.iter() {

@@ -226,6 +226,7 @@ pub enum ResponseCurve {
 
 impl ResponseCurve {
     /// The pressure for `value` in `[min, max]`. `max <= min` gives 0; so does an unknown kind.
+    #[inline]
     pub fn pressure(&self, value: f64, min: f64, max: f64, default_convex_exponent: f64) -> f64 {
         // Written so a NaN bound also lands here.
         if max.partial_cmp(&min) != Some(std::cmp::Ordering::Greater) {

@@ -9,8 +9,9 @@
 use std::borrow::Borrow;
 
 use crate::decision::agent::Agent;
+use crate::decision::compiled::CompiledActions;
 use crate::decision::contention::{self, Preference, PreferenceLists};
-use crate::decision::order::{best, sort_scored_in_any_order};
+use crate::decision::order::{KEPT_ON_STACK, best, best_few, sort_scored_in_any_order};
 use crate::decision::ranking::Ranking;
 use crate::decision::scoring::{Candidate, ScoringView, SymbolEntry};
 use crate::decision::selection::{self, Pick};
@@ -124,19 +125,35 @@ impl Decider {
 
     /// Ranks, then samples the top k by softmax (and maybe breaks convention). Only the top k
     /// are put in order here; the full order is sorted when the ranking is first read, unless
-    /// convention breaking picked beyond the top k.
+    /// the top k are all there is (or more than are kept on the stack) or convention breaking
+    /// picked beyond them.
     pub fn decide(&self, agent: &Agent, world: &World, seed: u64) -> Decision {
         let mut rng = DetRng::new(seed);
         let ranking = self.rank_with(agent, world, &mut rng);
         let scored = ranking.scored();
         let top_k = self.tuning.selection_top_k.max(1);
-        let mut head = Vec::with_capacity(top_k.min(scored.len()));
-        best(scored, top_k, &mut head);
-        let pick = selection::pick(&head, scored, &self.tuning, &mut rng);
-        let candidate = |index: usize| head.get(index).or_else(|| ranking.ranked().get(index));
+        // The top k are picked among by reference (no copy, no allocation); when they are all
+        // there is, or too many to keep on the stack, the full order is the head.
+        let mut kept = [(0, 0); KEPT_ON_STACK];
+        let pick = match (best_few(scored, top_k, &mut kept), scored.first()) {
+            (Some(best), Some(first)) => {
+                let mut head = [first; KEPT_ON_STACK];
+                for (slot, &(_, index)) in head.iter_mut().zip(best) {
+                    *slot = &scored[index];
+                }
+                let head = &head[..best.len()];
+                let pick = selection::pick(head, scored, &self.tuning, &mut rng);
+                pick.map(|pick| (pick, head.get(pick.index).copied().copied()))
+            }
+            _ => selection::pick(ranking.ranked(), scored, &self.tuning, &mut rng)
+                .map(|pick| (pick, None)),
+        };
+        let candidate = |(pick, head): (Pick, Option<Candidate>)| {
+            head.or_else(|| ranking.ranked().get(pick.index).copied())
+        };
         Decision {
-            selected: pick.and_then(|Pick { index, .. }| candidate(index).copied()),
-            convention_broken: pick.is_some_and(|p| p.convention_broken),
+            selected: pick.and_then(candidate),
+            convention_broken: pick.is_some_and(|(p, _)| p.convention_broken),
             ranking,
         }
     }
@@ -151,15 +168,17 @@ impl Decider {
         workers: usize,
     ) -> BatchDecision {
         let grid = ProviderGrid::new(world);
+        let compiled = CompiledActions::new(world, &self.tuning);
+        let near = (&grid, Some(&compiled));
         let workers = workers.clamp(1, agents.len().max(1));
         let preferences = if workers == 1 {
-            self.preferences(agents, world, &grid, seed)
+            self.preferences(agents, world, near, seed)
         } else {
             let chunk_size = agents.len().div_ceil(workers);
             std::thread::scope(|scope| {
                 let handles: Vec<_> = agents
                     .chunks(chunk_size)
-                    .map(|chunk| scope.spawn(|| self.preferences(chunk, world, &grid, seed)))
+                    .map(|chunk| scope.spawn(move || self.preferences(chunk, world, near, seed)))
                     .collect();
                 let mut merged = PreferenceLists::with_capacity(agents.len(), 0);
                 for handle in handles {
@@ -179,7 +198,8 @@ impl Decider {
         }
     }
 
-    /// Scores `agent` over the providers `grid` finds near it, puts the best of them into
+    /// Scores `agent` over the providers `grid` finds near it (reading their actions from
+    /// `compiled`, the world's actions compiled under this tuning, when given), puts the best of them into
     /// `scratch.ranked` (by descending utility: the first `selection_top_k`, the first
     /// `reconciliation_top_k` and any candidate held back as just completed, and the pick) and
     /// picks with `rng`: the pick [`Decider::decide`] makes from the same stream, since every
@@ -188,7 +208,7 @@ impl Decider {
         &self,
         agent: &Agent,
         world: &World,
-        grid: &ProviderGrid,
+        (grid, compiled): (&ProviderGrid, Option<&CompiledActions>),
         rng: &mut DetRng,
         scratch: &mut Scratch,
     ) -> Option<Pick> {
@@ -206,7 +226,12 @@ impl Decider {
             .nearby
             .iter()
             .map(|&(index, distance)| (index as usize, distance));
-        view.evaluate_providers(world, placed, &self.tuning, &mut scratch.scored, None);
+        match compiled {
+            Some(compiled) => {
+                view.evaluate_compiled(world, compiled, placed, &self.tuning, &mut scratch.scored)
+            }
+            None => view.evaluate_providers(world, placed, &self.tuning, &mut scratch.scored, None),
+        }
         let scored = &scratch.scored;
         let held_back = if agent.just_completed.is_some() {
             scored.iter().filter(|c| c.breakdown.repeat < 1.0).count()
@@ -230,12 +255,13 @@ impl Decider {
     }
 
     /// Each agent's retained preferences (the pick first, then fallbacks) against `grid`, a
-    /// grid of the providers with a free slot, in a batch seeded with `seed`.
+    /// grid of the providers with a free slot (and the world's actions compiled, if given, as
+    /// [`Self::pick_near`] reads them), in a batch seeded with `seed`.
     pub(crate) fn preferences<A: Borrow<Agent>>(
         &self,
         agents: &[A],
         world: &World,
-        grid: &ProviderGrid,
+        near: (&ProviderGrid, Option<&CompiledActions>),
         seed: u64,
     ) -> PreferenceLists {
         let keep = self.tuning.reconciliation_top_k.max(1);
@@ -244,7 +270,7 @@ impl Decider {
         for agent in agents {
             let agent = agent.borrow();
             let mut rng = DetRng::new(batch_agent_seed(seed, &agent.id));
-            let picked = self.pick_near(agent, world, grid, &mut rng, &mut scratch);
+            let picked = self.pick_near(agent, world, near, &mut rng, &mut scratch);
             let ranked = &scratch.ranked;
             if let Some(pick) = picked {
                 let as_preference = |c: &Candidate| Preference {
@@ -277,17 +303,23 @@ mod tests {
     use super::*;
     use crate::decision::consideration::Consideration;
     use crate::decision::tuning::TuningPatch;
-    use crate::decision::world::{AdvertisedAction, Position, Provider};
+    use crate::decision::world::{AdvertisedAction, Context, Position, Provider};
     use crate::vocabulary::Vocabulary;
 
     /// Random scenes (providers near and far, full and free, some with an unlimited radius)
     /// under perception noise and convention breaking: scoring only what a grid of every
     /// provider finds in reach picks exactly what a full `decide` picks from the same seed —
-    /// which is what lets preemption score only the providers near the agent.
+    /// which is what lets preemption score only the providers near the agent — whether their
+    /// actions are read from the world or compiled.
     #[test]
     fn picking_among_providers_in_reach_is_deciding_over_all_of_them() {
         let mut names = Vocabulary::default();
         let needs = [names.intern("HUNGER"), names.intern("ENERGY")];
+        let tags = [
+            names.intern("food"),
+            names.intern("rest"),
+            names.intern("indoor"),
+        ];
         let decider = Decider::new(
             TuningPatch {
                 perception_noise: Some(0.2),
@@ -312,12 +344,14 @@ mod tests {
                     100.0,
                 ));
             }
+            agent.tag_modifiers = vec![(tags[0], 0.5 + rng.next_unit())];
             let providers = (0..(rng.next_u64() % 40) as usize)
                 .map(|p| {
                     let actions = (0..1 + (rng.next_u64() % 3) as usize)
                         .map(|a| {
                             let mut action = AdvertisedAction::new(format!("x{a}"));
                             action.deltas = vec![(needs[a % 2], 10.0 + rng.next_unit() * 40.0)];
+                            action.tags = tags[a % 2..].to_vec();
                             action.radius = (rng.next_unit() > 0.1).then(|| rng.next_unit() * 25.0);
                             action
                         })
@@ -333,18 +367,33 @@ mod tests {
                     }
                 })
                 .collect();
+            let storm = Context {
+                name: names.intern("storm"),
+                tag_multipliers: vec![(tags[2], 0.5 + rng.next_unit())],
+            };
             let world = World {
                 now_hours: 8.0,
                 providers,
+                contexts: vec![storm],
                 ..World::default()
             };
             let grid = ProviderGrid::of_all(&world);
             let seed = rng.next_u64();
             let whole = decider.decide(&agent, &world, seed).selected;
-            let near = decider
-                .pick_near(&agent, &world, &grid, &mut DetRng::new(seed), &mut scratch)
-                .and_then(|pick| scratch.ranked.get(pick.index).copied());
-            assert_eq!(near, whole, "scene {scene}");
+            let compiled = CompiledActions::new(&world, decider.tuning());
+            for actions in [None, Some(&compiled)] {
+                let near = decider
+                    .pick_near(
+                        &agent,
+                        &world,
+                        (&grid, actions),
+                        &mut DetRng::new(seed),
+                        &mut scratch,
+                    )
+                    .and_then(|pick| scratch.ranked.get(pick.index).copied());
+                // Bit for bit (the debug form tells the signs of zeros apart).
+                assert_eq!(format!("{near:?}"), format!("{whole:?}"), "scene {scene}");
+            }
             picked += usize::from(whole.is_some());
         }
         assert!(

@@ -83,7 +83,7 @@ pub(crate) fn sort_by_utility(candidates: &mut [Candidate]) {
 
 /// Up to this many best candidates are kept on the stack while the rest are passed over; more
 /// are read off a full sort.
-const KEPT_ON_STACK: usize = 16;
+pub(crate) const KEPT_ON_STACK: usize = 16;
 
 /// Sorts candidates scored in any order into the order of record: by place (provider, then
 /// action), which is the order they are scored in over providers in order, then by utility.
@@ -93,42 +93,66 @@ pub(crate) fn sort_scored_in_any_order(candidates: &mut [Candidate]) {
 }
 
 /// Appends to `ranked` the first `count` of `scored` (in any order) in the order of record (all
-/// of them when there are no more), without ordering the rest: each candidate is compared with
-/// the worst of the best so far, and the few that beat it are inserted in place by shifting the
-/// worse ones down. Of two equal utilities the earlier place (provider, then action) goes
-/// first, compared only when the utilities tie.
+/// of them when there are no more), without ordering the rest (see [`best_few`]).
 pub(crate) fn best(scored: &[Candidate], count: usize, ranked: &mut Vec<Candidate>) {
+    let mut kept = [(0, 0); KEPT_ON_STACK];
+    match best_few(scored, count, &mut kept) {
+        Some(best) => ranked.extend(best.iter().map(|&(_, index)| scored[index])),
+        None => {
+            let from = ranked.len();
+            ranked.extend_from_slice(scored);
+            sort_scored_in_any_order(&mut ranked[from..]);
+            ranked.truncate(from + count);
+        }
+    }
+}
+
+/// The first `count` of `scored` (in any order) in the order of record, as their indices in
+/// `scored` (each with its sort key), written to `kept`, when there are more than `count` and
+/// `count` fits in it (else `None`): each
+/// candidate is compared with the worst of the best so far, and the few that beat it are
+/// inserted in place by shifting the worse ones down. Of two equal utilities the earlier place
+/// (provider, then action) goes first, compared only when the utilities tie.
+#[inline]
+pub(crate) fn best_few<'k>(
+    scored: &[Candidate],
+    count: usize,
+    kept: &'k mut [(u64, usize); KEPT_ON_STACK],
+) -> Option<&'k [(u64, usize)]> {
     if count >= scored.len() || count > KEPT_ON_STACK {
-        let from = ranked.len();
-        ranked.extend_from_slice(scored);
-        sort_scored_in_any_order(&mut ranked[from..]);
-        ranked.truncate(from + count);
-        return;
+        return None;
     }
     if count == 0 {
-        return;
+        return Some(&[]);
     }
     let place = |index: usize| (scored[index].provider, scored[index].action);
     let before = |(key, index): (u64, usize), (other_key, other): (u64, usize)| {
         key < other_key || (key == other_key && place(index) < place(other))
     };
-    let mut stack = [(0u64, 0usize); KEPT_ON_STACK];
-    let keys = &mut stack[..count];
-    let mut kept = 0;
-    for (index, candidate) in scored.iter().enumerate() {
-        let entry = (!ordered_bits(candidate.utility), index);
-        if kept == count && !before(entry, keys[count - 1]) {
-            continue;
-        }
-        kept = (kept + 1).min(count);
-        let mut at = kept - 1;
+    // Puts `entry` in order among `keys` (in order but for the last, which it replaces).
+    #[inline(always)]
+    fn insert<K: Copy>(keys: &mut [K], entry: K, before: impl Fn(K, K) -> bool) {
+        let mut at = keys.len() - 1;
         while at > 0 && before(entry, keys[at - 1]) {
             keys[at] = keys[at - 1];
             at -= 1;
         }
         keys[at] = entry;
     }
-    ranked.extend(keys[..kept].iter().map(|&(_, index)| scored[index]));
+    let entry = |(index, candidate): (usize, &Candidate)| (!ordered_bits(candidate.utility), index);
+    let keys = &mut kept[..count];
+    // The first `count` fill the keys; each later one only enters by beating the worst kept.
+    let (first, rest) = scored.split_at(count);
+    for (index, candidate) in first.iter().enumerate() {
+        insert(&mut keys[..=index], entry((index, candidate)), before);
+    }
+    for (index, candidate) in rest.iter().enumerate() {
+        let entry = entry((count + index, candidate));
+        if before(entry, keys[count - 1]) {
+            insert(keys, entry, before);
+        }
+    }
+    Some(keys)
 }
 
 #[cfg(test)]

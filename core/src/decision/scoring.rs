@@ -23,6 +23,7 @@
 //! it never lowers its score.
 
 use crate::decision::agent::{Agent, lookup};
+use crate::decision::compiled::CompiledActions;
 use crate::decision::consideration::{Consideration, Updater};
 use crate::decision::tuning::Tuning;
 use crate::decision::world::{AdvertisedAction, Context, Precondition, Provider, World};
@@ -228,11 +229,9 @@ impl<'a> ScoringView<'a> {
             }
         }
         for context in contexts {
-            let multipliers = &context.tag_multipliers;
-            for (position, (tag, multiplier)) in multipliers.iter().enumerate() {
-                let first = multipliers.iter().position(|(t, _)| t == tag) == Some(position);
-                if let Some(entry) = table.get_mut(tag.index()).filter(|_| first) {
-                    entry.context *= multiplier * multiplier;
+            for (tag, _) in &context.tag_multipliers {
+                if let Some(entry) = table.get_mut(tag.index()) {
+                    entry.context = context_multiplier(contexts, *tag);
                 }
             }
         }
@@ -255,7 +254,21 @@ impl<'a> ScoringView<'a> {
 
     /// What `symbol` means to the agent.
     fn symbol(&self, symbol: Symbol) -> &SymbolEntry {
-        self.symbols.get(symbol.index()).unwrap_or(&NEUTRAL_SYMBOL)
+        self.entry(symbol.index())
+    }
+
+    /// What the symbol of index `index` means to the agent.
+    fn entry(&self, index: usize) -> &SymbolEntry {
+        self.symbols.get(index).unwrap_or(&NEUTRAL_SYMBOL)
+    }
+
+    /// Adds the share of the benefit a delta of `delta` to the symbol of index `index` brings.
+    #[inline(always)]
+    fn add_benefit(&self, benefit: &mut f64, index: usize, delta: f64) {
+        let entry = self.entry(index);
+        if entry.has_term {
+            *benefit += entry.weighted_pressure * delta.min(entry.headroom);
+        }
     }
 
     /// The first gate `action` of `provider` (full or not) fails for this agent at `distance`,
@@ -328,10 +341,7 @@ impl<'a> ScoringView<'a> {
         // `Iterator::sum` starts and adds in the same order, so the bits are the same.
         let mut benefit = EMPTY_SUM;
         for_each_short(&action.deltas, |(name, delta)| {
-            let entry = self.symbol(*name);
-            if entry.has_term {
-                benefit += entry.weighted_pressure * delta.min(entry.headroom);
-            }
+            self.add_benefit(&mut benefit, name.index(), *delta);
         });
         // Actions that produce what the agent's goals pursue gain priority.
         let goal_bonus: f64 = if PLAIN || agent.goal_bonuses.is_empty() {
@@ -375,15 +385,6 @@ impl<'a> ScoringView<'a> {
                 cost += amount / (agent.resource(*resource) / amount).max(1.0);
             }
         }
-        let utility =
-            (benefit + priority + schedule) * personality * context * distance_factor * repeat
-                - cost;
-        // A NaN can only come from overflowing inputs; rank it last rather than first.
-        let utility = if utility.is_nan() {
-            f64::NEG_INFINITY
-        } else {
-            utility
-        };
         let breakdown = Breakdown {
             benefit,
             priority,
@@ -394,7 +395,7 @@ impl<'a> ScoringView<'a> {
             distance: distance_factor,
             cost,
         };
-        (utility, breakdown)
+        (utility(&breakdown), breakdown)
     }
 
     /// Gates then scores every action of the providers `placed` gives (index in the world and
@@ -439,7 +440,7 @@ impl<'a> ScoringView<'a> {
             let Some(provider) = world.providers.get(provider_index) else {
                 continue;
             };
-            let distance_factor = 1.0 / (1.0 + distance / tuning.distance_reference);
+            let distance_factor = distance_factor(distance, tuning);
             let place_bonus = match &self.agent.schedule {
                 Some(pull) if !PLAIN && pull.place.as_deref() == Some(provider.id.as_str()) => {
                     pull.place_bonus
@@ -488,6 +489,117 @@ impl<'a> ScoringView<'a> {
             }
         }
     }
+}
+
+impl ScoringView<'_> {
+    /// [`ScoringView::evaluate_providers`] without an ineligible list, reading the actions of a
+    /// plain view from `compiled` (the records of the same world, under the same tuning): the
+    /// same candidates, with the same bits, as scoring them from the world.
+    pub(crate) fn evaluate_compiled(
+        &self,
+        world: &World,
+        compiled: &CompiledActions,
+        placed: impl IntoIterator<Item = (usize, f64)>,
+        tuning: &Tuning,
+        ranked: &mut Vec<Candidate>,
+    ) {
+        if !self.plain {
+            self.evaluate::<false>(world, placed, tuning, ranked, None);
+            return;
+        }
+        for (provider_index, distance) in placed {
+            let records = compiled.of_free(provider_index);
+            if records.is_empty() {
+                continue;
+            }
+            let distance_factor = distance_factor(distance, tuning);
+            // A plain view has no place bonus and no action held back.
+            let (place_bonus, repeat) = (0.0, 1.0);
+            for (action_index, record) in records.iter().enumerate() {
+                let scored = if record.general {
+                    let provider = world.providers.get(provider_index);
+                    let Some((provider, action)) =
+                        provider.and_then(|p| Some((p, p.actions.get(action_index)?)))
+                    else {
+                        continue;
+                    };
+                    let gated = (provider, false);
+                    if self
+                        .gate::<true>(gated, action, distance, world.now_hours)
+                        .is_some()
+                    {
+                        continue;
+                    }
+                    self.score::<true>(action, (distance_factor, place_bonus, repeat), tuning)
+                } else {
+                    if distance > record.radius {
+                        continue;
+                    }
+                    let mut benefit = EMPTY_SUM;
+                    for &(index, delta) in &record.deltas {
+                        self.add_benefit(&mut benefit, index as usize, delta);
+                    }
+                    let mut tag_product = 1.0;
+                    for &tag in &record.tags {
+                        tag_product *= self.entry(tag as usize).personality;
+                    }
+                    let breakdown = Breakdown {
+                        benefit,
+                        priority: record.priority,
+                        // No domain preference: × 1.
+                        personality: tag_product,
+                        context: record.context,
+                        schedule: place_bonus,
+                        repeat,
+                        distance: distance_factor,
+                        // No cost: the sum of nothing.
+                        cost: EMPTY_SUM,
+                    };
+                    (utility(&breakdown), breakdown)
+                };
+                let (utility, breakdown) = scored;
+                ranked.push(Candidate {
+                    provider: provider_index,
+                    action: action_index,
+                    utility,
+                    distance,
+                    breakdown,
+                });
+            }
+        }
+    }
+}
+
+/// `M_distance` at `distance`.
+#[inline(always)]
+fn distance_factor(distance: f64, tuning: &Tuning) -> f64 {
+    1.0 / (1.0 + distance / tuning.distance_reference)
+}
+
+/// The utility of record of a breakdown's factors (a NaN, which only overflowing inputs can
+/// give, ranks last rather than first).
+#[inline(always)]
+fn utility(b: &Breakdown) -> f64 {
+    let utility =
+        (b.benefit + b.priority + b.schedule) * b.personality * b.context * b.distance * b.repeat
+            - b.cost;
+    if utility.is_nan() {
+        f64::NEG_INFINITY
+    } else {
+        utility
+    }
+}
+
+/// `M_context` of a tag: `Π m·m` over `contexts`, in order, of each context's first multiplier
+/// of `tag` (1 when none names it).
+pub(crate) fn context_multiplier(contexts: &[Context], tag: Symbol) -> f64 {
+    let mut product = 1.0;
+    for context in contexts {
+        if let Some((_, multiplier)) = context.tag_multipliers.iter().find(|(t, _)| *t == tag) {
+            product *= multiplier * multiplier;
+        }
+    }
+    product
 }
 
 /// Calls `f` on each of `items` in order, the few an action usually carries without a loop: a

@@ -2,6 +2,8 @@
 //! overflows) and convention breaking. Imperfection is a design principle: always taking the
 //! maximum makes NPCs predictable and exploitable.
 
+use std::borrow::Borrow;
+
 use crate::decision::scoring::Candidate;
 use crate::decision::tuning::Tuning;
 use crate::rng::DetRng;
@@ -24,25 +26,28 @@ pub struct Pick {
 /// (its `M_repeat` below 1) takes no part in the softmax while another of the top k has a
 /// positive utility: near zero, a softmax weighs every candidate almost alike, so a penalty
 /// alone would still repeat it now and then.
-pub(crate) fn pick(
-    ranked: &[Candidate],
+pub(crate) fn pick<C: Borrow<Candidate>>(
+    ranked: &[C],
     all: &[Candidate],
     tuning: &Tuning,
     rng: &mut DetRng,
 ) -> Option<Pick> {
-    let best = ranked.first()?.utility;
+    let best = ranked.first()?.borrow().utility;
     let top_k = tuning.selection_top_k.max(1).min(all.len());
     let mut index = 0;
     if top_k > 1 {
         let repeated = |c: &Candidate| c.breakdown.repeat < 1.0;
         let alternative = ranked[..top_k]
             .iter()
+            .map(Borrow::borrow)
             .any(|c| !repeated(c) && c.utility > 0.0);
         let weight = |c: &Candidate| {
             if alternative && repeated(c) {
                 return 0.0;
             }
-            let w = ((c.utility - best) / tuning.temperature).exp();
+            let exponent = (c.utility - best) / tuning.temperature;
+            // e^0 is exactly 1: the best, and any tied with it, need no `exp`.
+            let w = if exponent == 0.0 { 1.0 } else { exponent.exp() };
             if w.is_finite() { w } else { 0.0 }
         };
         // The first weights are kept on the stack so each `exp` runs once.
@@ -50,6 +55,7 @@ pub(crate) fn pick(
         let mut kept = [0.0f64; KEPT];
         let total: f64 = ranked[..top_k]
             .iter()
+            .map(Borrow::borrow)
             .enumerate()
             .map(|(i, c)| {
                 let w = weight(c);
@@ -61,7 +67,7 @@ pub(crate) fn pick(
             .sum();
         let mut remaining = rng.next_unit() * total;
         index = top_k - 1;
-        for (i, candidate) in ranked[..top_k].iter().enumerate() {
+        for (i, candidate) in ranked[..top_k].iter().map(Borrow::borrow).enumerate() {
             remaining -= kept.get(i).copied().unwrap_or_else(|| weight(candidate));
             if remaining < 0.0 {
                 index = i;

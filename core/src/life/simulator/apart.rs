@@ -164,7 +164,7 @@ impl Simulator {
         let agents = std::slice::from_ref(&agent.agent);
         let lists = self
             .decider
-            .preferences(agents, &view.world, grid, batch_seed);
+            .preferences(agents, &view.world, (grid, None), batch_seed);
         Offer {
             agent: Agent::new(agent.agent.id.clone(), agent.agent.position),
             preferences: lists.of(0).to_vec(),

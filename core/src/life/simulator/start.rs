@@ -265,9 +265,9 @@ impl Simulator {
         };
         let world = request.world;
         let mut rng = DetRng::new(seed);
-        let Some(pick) = self
-            .decider
-            .pick_near(&agent.agent, world, grid, &mut rng, scratch)
+        let Some(pick) =
+            self.decider
+                .pick_near(&agent.agent, world, (grid, None), &mut rng, scratch)
         else {
             return;
         };
