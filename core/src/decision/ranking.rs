@@ -15,6 +15,8 @@ pub struct Ranking {
     scored: Vec<Candidate>,
     /// `scored` in the order of record, once asked for.
     ranked: OnceLock<Vec<Candidate>>,
+    /// Whether `scored` itself has been put in the order of record ([`Ranking::order_in_place`]).
+    in_order: bool,
     /// Removed candidates with the first gate they failed, in input order.
     pub ineligible: Vec<Ineligible>,
 }
@@ -25,6 +27,7 @@ impl Ranking {
         Self {
             scored,
             ranked: OnceLock::new(),
+            in_order: false,
             ineligible,
         }
     }
@@ -32,6 +35,9 @@ impl Ranking {
     /// Eligible candidates by descending utility (ties in input order); ordered on the first
     /// call.
     pub fn ranked(&self) -> &[Candidate] {
+        if self.in_order {
+            return &self.scored;
+        }
         self.ranked.get_or_init(|| {
             let mut ranked = self.scored.clone();
             sort_by_utility(&mut ranked);
@@ -39,7 +45,21 @@ impl Ranking {
         })
     }
 
-    /// Eligible candidates in scoring order.
+    /// Puts the eligible candidates in the order of record where they lie, without the copy
+    /// [`Ranking::ranked`] makes: for a caller about to read them all once, such as an answer
+    /// being written (a request of a million candidates would otherwise hold them twice).
+    pub fn order_in_place(&mut self) {
+        if self.in_order {
+            return;
+        }
+        match self.ranked.take() {
+            Some(ranked) => self.scored = ranked,
+            None => sort_by_utility(&mut self.scored),
+        }
+        self.in_order = true;
+    }
+
+    /// Eligible candidates in scoring order (in the order of record once ordered in place).
     pub(crate) fn scored(&self) -> &[Candidate] {
         &self.scored
     }
@@ -50,5 +70,48 @@ impl Ranking {
 impl PartialEq for Ranking {
     fn eq(&self, other: &Self) -> bool {
         self.ranked() == other.ranked() && self.ineligible == other.ineligible
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decision::scoring::Breakdown;
+
+    fn candidate(provider: usize, utility: f64) -> Candidate {
+        Candidate {
+            provider,
+            action: 0,
+            utility,
+            distance: 0.0,
+            breakdown: Breakdown::default(),
+        }
+    }
+
+    /// Ordered in place or through a copy, a ranking reads the same order (ties in scoring
+    /// order), before or after the copy was made.
+    #[test]
+    fn ordering_in_place_reads_as_the_copy_does() {
+        let scored = vec![
+            candidate(0, 1.0),
+            candidate(1, 3.0),
+            candidate(2, 1.0),
+            candidate(3, 2.0),
+        ];
+        let order = |ranking: &Ranking| -> Vec<usize> {
+            ranking.ranked().iter().map(|c| c.provider).collect()
+        };
+        let copied = Ranking::new(scored.clone(), Vec::new());
+        assert_eq!(order(&copied), [1, 3, 0, 2]);
+        let mut in_place = Ranking::new(scored.clone(), Vec::new());
+        in_place.order_in_place();
+        assert_eq!(order(&in_place), [1, 3, 0, 2]);
+        assert_eq!(in_place.scored().len(), 4);
+        let mut after_copy = Ranking::new(scored, Vec::new());
+        assert_eq!(order(&after_copy), [1, 3, 0, 2]);
+        after_copy.order_in_place();
+        assert_eq!(order(&after_copy), [1, 3, 0, 2]);
+        assert_eq!(copied, in_place);
+        assert_eq!(in_place, after_copy);
     }
 }

@@ -87,7 +87,9 @@ pub struct Compiled {
 impl Compiled {
     /// Decides; refuses an answer whose utility overflowed.
     pub fn decide(self) -> Result<Decided, WireError> {
-        let decision = self.decider.decide(&self.agent, &self.world, self.seed);
+        let mut decision = self.decider.decide(&self.agent, &self.world, self.seed);
+        // The answer reads every candidate in order once: ordered where they lie.
+        decision.ranking.order_in_place();
         for candidate in decision.ranking.ranked() {
             finite_utility(candidate.provider, candidate.action, candidate.utility)?;
         }
