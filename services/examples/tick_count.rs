@@ -25,7 +25,8 @@ use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::runtime::wall_clock;
 use geppetto_service::zone::{TickInputs, ZoneOutput};
 
-/// The allocator of the `geppetto` binary, so the counts are the service's.
+/// The allocator the `geppetto` binary is built with, so the counts are the service's.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
