@@ -10,9 +10,8 @@
 //! scored from the world itself, as [`crate::decision::decider::Decider::decide`] does. The
 //! records are only valid for the world and tuning they were built from.
 
-use crate::decision::scoring::context_multiplier;
 use crate::decision::tuning::Tuning;
-use crate::decision::world::{AdvertisedAction, World};
+use crate::decision::world::{AdvertisedAction, World, context_multiplier};
 use crate::vocabulary::Symbol;
 
 /// Deltas a record holds; an action with more is general.

@@ -26,7 +26,9 @@ use crate::decision::agent::{Agent, lookup};
 use crate::decision::compiled::CompiledActions;
 use crate::decision::consideration::{Consideration, Updater};
 use crate::decision::tuning::Tuning;
-use crate::decision::world::{AdvertisedAction, Context, Precondition, Provider, World};
+use crate::decision::world::{
+    AdvertisedAction, Context, Precondition, Provider, World, context_multiplier,
+};
 use crate::rng::DetRng;
 use crate::vocabulary::Symbol;
 
@@ -588,18 +590,6 @@ fn utility(b: &Breakdown) -> f64 {
     } else {
         utility
     }
-}
-
-/// `M_context` of a tag: `Π m·m` over `contexts`, in order, of each context's first multiplier
-/// of `tag` (1 when none names it).
-pub(crate) fn context_multiplier(contexts: &[Context], tag: Symbol) -> f64 {
-    let mut product = 1.0;
-    for context in contexts {
-        if let Some((_, multiplier)) = context.tag_multipliers.iter().find(|(t, _)| *t == tag) {
-            product *= multiplier * multiplier;
-        }
-    }
-    product
 }
 
 /// Calls `f` on each of `items` in order, the few an action usually carries without a loop: a

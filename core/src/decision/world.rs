@@ -204,3 +204,15 @@ pub struct World {
     /// Current values of context-aggregate considerations, by name.
     pub context_aggregates: Vec<(Symbol, f64)>,
 }
+
+/// `M_context` of a tag: `Π m·m` over `contexts`, in order, of each context's first multiplier
+/// of `tag` (1 when none names it).
+pub(crate) fn context_multiplier(contexts: &[Context], tag: Symbol) -> f64 {
+    let mut product = 1.0;
+    for context in contexts {
+        if let Some((_, multiplier)) = context.tag_multipliers.iter().find(|(t, _)| *t == tag) {
+            product *= multiplier * multiplier;
+        }
+    }
+    product
+}
