@@ -279,14 +279,7 @@ fn a_consumer_group_restart_resumes_without_loss() {
     }
     let url = server.url.clone();
     let seen = geppetto_service::runtime::block_on(1, async move {
-        let config = RedisBusConfig {
-            url,
-            read_block_ms: 50,
-            claim_min_idle_ms: 0,
-            claim_every_reads: 1_000,
-            ..RedisBusConfig::default()
-        };
-        let bus = RedisBus::connect(config).await.expect("bus");
+        let bus = consumer_bus(url, 1_000).await;
         let mut seen = Vec::new();
         {
             let mut first = bus
@@ -331,6 +324,19 @@ fn a_consumer_group_restart_resumes_without_loss() {
     assert_eq!(seen, expected, "every entry exactly once, in order");
 }
 
+/// A bus for the consumer tests at `url`: short reads, entries claimable at once, a claim every
+/// `claim_every_reads` reads.
+async fn consumer_bus(url: String, claim_every_reads: u32) -> RedisBus {
+    let config = RedisBusConfig {
+        url,
+        read_block_ms: 50,
+        claim_min_idle_ms: 0,
+        claim_every_reads,
+        ..RedisBusConfig::default()
+    };
+    RedisBus::connect(config).await.expect("bus")
+}
+
 /// How many entries group `g` of `key` has delivered and not had acknowledged.
 fn pending(server: &RedisServer, key: &str) -> u64 {
     let client = redis::Client::open(server.url.as_str()).expect("url");
@@ -352,14 +358,7 @@ fn a_batch_is_acknowledged_in_the_round_trip_that_reads_the_next() {
     }
     let url = server.url.clone();
     let (seen, pending_between) = geppetto_service::runtime::block_on(1, async move {
-        let config = RedisBusConfig {
-            url,
-            read_block_ms: 50,
-            claim_min_idle_ms: 0,
-            claim_every_reads: 1_000,
-            ..RedisBusConfig::default()
-        };
-        let bus = RedisBus::connect(config).await.expect("bus");
+        let bus = consumer_bus(url, 1_000).await;
         let mut consumer = bus
             .consumer(ZONE, StreamKind::World, "g", "worker")
             .await
@@ -400,14 +399,7 @@ fn a_dead_consumers_pending_entries_are_claimed() {
     }
     let url = server.url.clone();
     let claimed = geppetto_service::runtime::block_on(1, async move {
-        let config = RedisBusConfig {
-            url,
-            read_block_ms: 50,
-            claim_min_idle_ms: 0,
-            claim_every_reads: 1,
-            ..RedisBusConfig::default()
-        };
-        let bus = RedisBus::connect(config).await.expect("bus");
+        let bus = consumer_bus(url, 1).await;
         let mut dead = bus
             .consumer(ZONE, StreamKind::World, "g", "dead")
             .await
