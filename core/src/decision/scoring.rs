@@ -87,6 +87,20 @@ pub struct Candidate {
     pub breakdown: Breakdown,
 }
 
+impl Candidate {
+    /// Action `place` (provider index, action index) at `distance`, scored as `scored`.
+    #[inline]
+    fn at(place: (usize, usize), distance: f64, (utility, breakdown): (f64, Breakdown)) -> Self {
+        Self {
+            provider: place.0,
+            action: place.1,
+            utility,
+            distance,
+            breakdown,
+        }
+    }
+}
+
 /// A removed candidate and the first gate it failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ineligible {
@@ -480,14 +494,12 @@ impl<'a> ScoringView<'a> {
                     1.0
                 };
                 let placed = (distance_factor, place_bonus, repeat);
-                let (utility, breakdown) = self.score::<PLAIN>(action, placed, tuning);
-                ranked.push(Candidate {
-                    provider: provider_index,
-                    action: action_index,
-                    utility,
+                let scored = self.score::<PLAIN>(action, placed, tuning);
+                ranked.push(Candidate::at(
+                    (provider_index, action_index),
                     distance,
-                    breakdown,
-                });
+                    scored,
+                ));
             }
         }
     }
@@ -559,14 +571,11 @@ impl ScoringView<'_> {
                     };
                     (utility(&breakdown), breakdown)
                 };
-                let (utility, breakdown) = scored;
-                ranked.push(Candidate {
-                    provider: provider_index,
-                    action: action_index,
-                    utility,
+                ranked.push(Candidate::at(
+                    (provider_index, action_index),
                     distance,
-                    breakdown,
-                });
+                    scored,
+                ));
             }
         }
     }
