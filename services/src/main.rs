@@ -15,14 +15,6 @@ use geppetto_service::content::archetypes::ArchetypeLibrary;
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 
-/// With the `mimalloc` feature, mimalloc rather than the system allocator: a zone tick makes
-/// and drops many small strings and vectors (every intent and event is its own line of JSON),
-/// and mimalloc's per-thread free lists take a fraction of glibc's time for them, for more
-/// resident memory (BENCHMARKS.md, "The allocator").
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// geppetto: NPCs that live — a deterministic utility-AI engine and its service.
 #[derive(Parser)]
 #[command(name = "geppetto", version, about)]
