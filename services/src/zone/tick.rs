@@ -220,6 +220,9 @@ impl Zone {
         );
         let cadence = (self.derived.cadence)
             .get_or_insert_with(|| Cadence::of(&self.meta, nearby_every, background_every));
+        // Most due NPCs are the Active ones: the list is sized for them once.
+        let mut due: Vec<(std::cmp::Reverse<Tier>, bool, usize)> =
+            Vec::with_capacity(cadence.active().len());
         let candidates = cadence
             .active()
             .iter()
@@ -234,7 +237,6 @@ impl Zone {
                 }
             })
             .chain(cadence.slower_due_at(tick));
-        let mut due: Vec<(std::cmp::Reverse<Tier>, bool, usize)> = Vec::new();
         for (tier, index) in candidates {
             let meta = &self.meta[index];
             if self
@@ -249,7 +251,7 @@ impl Zone {
         due.sort_unstable();
         // 3. Prepare each due NPC in isolation, under the governor.
         let zone_seed = derive_seed(self.seed, tick);
-        // The NPCs prepared this tick, by index (sorted once all are in).
+        // The NPCs prepared this tick, in the order of `due` (sorted by index once counted).
         let mut prepared: Vec<(usize, Prepared)> = Vec::with_capacity(due.len());
         let mut decision = GovernorDecision {
             tick,
@@ -342,23 +344,21 @@ impl Zone {
                 }
             }
         }
-        // 3b. At most `max_decisions_per_tick` fresh decisions, by the priority order above;
-        // the rest stay idle and decide next tick (a count, so deterministic: no log needed).
-        prepared.sort_unstable_by_key(|(index, _)| *index);
+        // 3b. At most `max_decisions_per_tick` fresh decisions, by the priority order above
+        // (the order the NPCs were prepared in); the rest stay idle and decide next tick (a
+        // count, so deterministic: no log needed).
         let cap = self.config.tick.max_decisions_per_tick.max(1);
         let mut deciding = 0usize;
-        for &(_, _, index) in &due {
-            let Ok(slot) = prepared.binary_search_by_key(&index, |(i, _)| *i) else {
-                continue;
-            };
-            let stage = &mut prepared[slot].1.stage;
-            if *stage == Stage::Idle && self.agents[index].queue.is_empty() {
+        for (index, result) in &mut prepared {
+            let stage = &mut result.stage;
+            if *stage == Stage::Idle && self.agents[*index].queue.is_empty() {
                 deciding += 1;
                 if deciding > cap {
                     *stage = Stage::Settled;
                 }
             }
         }
+        prepared.sort_unstable_by_key(|(index, _)| *index);
         if deciding > cap {
             tracing::debug!(zone = %self.name, tick, deferred = deciding - cap, "decisions deferred to the next tick");
         }
