@@ -461,9 +461,10 @@ impl DecideArgs {
                 let file = std::fs::File::open(path).map_err(|e| {
                     CommandError::Environment(format!("{}: cannot read: {e}", path.display()))
                 })?;
-                read_request(file, &path.display().to_string(), limits)
+                let length = file.metadata().ok().map(|m| m.len());
+                read_request(file, &path.display().to_string(), length, limits)
             }
-            None => read_request(std::io::stdin().lock(), "stdin", limits),
+            None => read_request(std::io::stdin().lock(), "stdin", None, limits),
         }
     }
 }

@@ -24,6 +24,9 @@ use crate::vocabulary::Vocabulary;
 pub struct BatchInput<'a> {
     text: &'a str,
     profile: Option<String>,
+    /// How many agents the check pass counted: their list is sized once (grown by doubling,
+    /// a large batch's agents would take up to twice their room while it is compiled).
+    agents: usize,
 }
 
 /// Checks a `decide-batch` request from outside, like [`super::parse_decide`], with its agent
@@ -43,6 +46,7 @@ pub fn parse_decide_batch<'a>(
     Ok(BatchInput {
         text: json,
         profile: checked.profile,
+        agents,
     })
 }
 
@@ -60,7 +64,7 @@ impl BatchInput<'_> {
         let mut vocabulary = Vocabulary::new();
         let decider = decider_for(&request.tuning, profile, &mut vocabulary)?;
         let mut seen = SeenIds::default();
-        let mut agents: Vec<Agent> = Vec::new();
+        let mut agents: Vec<Agent> = Vec::with_capacity(self.agents);
         request.agents.each("agents", |i, spec: &AgentSpec| {
             if seen.repeats(&spec.id, agents.iter().map(|a| a.id.as_str())) {
                 return Err(WireError::at(

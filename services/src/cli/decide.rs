@@ -63,14 +63,17 @@ impl Answered {
 
 /// Reads a request from `source` (a file or stdin, named `name` in errors): at most
 /// `limits.max_bytes` are read, and the bytes must be UTF-8. Either failure is a refused
-/// input.
+/// input. `expected_bytes` (a file's length) sizes the buffer once: grown by doubling, a
+/// request's text would hold up to twice its size.
 pub fn read_request(
     source: impl Read,
     name: &str,
+    expected_bytes: Option<u64>,
     limits: &DecideLimits,
 ) -> Result<String, CommandError> {
-    let mut bytes = Vec::new();
     let cap = u64::try_from(limits.max_bytes).unwrap_or(u64::MAX);
+    let reserve = expected_bytes.map_or(0, |expected| expected.min(cap.saturating_add(1)));
+    let mut bytes = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
     source
         .take(cap.saturating_add(1))
         .read_to_end(&mut bytes)
