@@ -108,10 +108,14 @@ struct ClaimGroups {
 
 impl ClaimGroups {
     /// Groups `claims` (provider index, agent) over `providers` providers; a claim on a
-    /// provider beyond them is dropped. `claims` is walked twice (to count, then to place), so
-    /// the claims are never stored but where they land.
-    fn fill<I: Iterator<Item = (usize, u32)>>(&mut self, providers: usize, claims: impl Fn() -> I) {
-        let claims = || claims().filter(|&(provider, _)| provider < providers);
+    /// provider beyond them is dropped.
+    fn fill(&mut self, providers: usize, claims: &[(usize, u32)]) {
+        let claims = || {
+            claims
+                .iter()
+                .copied()
+                .filter(|&(provider, _)| provider < providers)
+        };
         self.starts.clear();
         self.starts.resize(providers + 1, 0);
         for (provider, _) in claims() {
@@ -156,16 +160,11 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
     world: &World,
 ) -> (Vec<Option<Preference>>, usize) {
     let agent_count = lists.len().min(agents.len());
-    // Each agent's place in its list and the preference there (kept beside it, as it is read
-    // far more often than it moves).
-    let mut cursor = vec![0usize; agent_count];
-    let mut current: Vec<Option<Preference>> = (0..agent_count)
-        .map(|agent| lists.of(agent).first().copied())
-        .collect();
+    let mut places = Places::new(lists, agent_count);
     let mut holders: Vec<Vec<u32>> = vec![Vec::new(); world.providers.len()];
-    let mut arriving: Vec<u32> = (0..agent_count)
-        .filter(|&a| current[a].is_some())
-        .map(|a| a as u32)
+    // Each arriving claim as (provider, agent), so grouping them reads no preference.
+    let mut arriving: Vec<(usize, u32)> = (0..agent_count)
+        .filter_map(|a| Some((places.current[a]?.provider, a as u32)))
         .collect();
     let mut next_arriving = Vec::new();
     let mut groups = ClaimGroups::default();
@@ -174,11 +173,7 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
     let mut rounds = 0;
     loop {
         rounds += 1;
-        groups.fill(world.providers.len(), || {
-            arriving.iter().filter_map(|&agent| {
-                current[agent as usize].map(|preference| (preference.provider, agent))
-            })
-        });
+        groups.fill(world.providers.len(), &arriving);
         let mut displaced = false;
         next_arriving.clear();
         for (provider_index, group) in groups.iter() {
@@ -190,7 +185,7 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
             };
             contenders.clear();
             for &agent in held.iter().chain(group) {
-                if let Some(preference) = current[agent as usize] {
+                if let Some(preference) = places.current[agent as usize] {
                     contenders.push(Claim {
                         distance: ordered_bits(preference.distance),
                         agent,
@@ -216,14 +211,15 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
             let mut ordered = order_first(&mut contenders, provider_slots as usize, order);
             held.clear();
             action_use.clear();
-            for at in 0..contenders.len() {
-                if at == ordered && provider_slots > 0 {
+            let mut at = 0;
+            while at < contenders.len() && provider_slots > 0 {
+                if at == ordered {
                     contenders[at..].sort_unstable_by(order);
                     ordered = contenders.len();
                 }
-                let claim = &contenders[at];
-                let agent = claim.agent as usize;
-                let Some(preference) = current[agent] else {
+                let claim = contenders[at];
+                at += 1;
+                let Some(preference) = places.current[claim.agent as usize] else {
                     continue;
                 };
                 let slot = match action_use.iter().position(|(a, _)| *a == preference.action) {
@@ -238,17 +234,20 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
                     .actions
                     .get(preference.action)
                     .is_some_and(|action| action.free_slots().is_none_or(|free| free > used));
-                if provider_slots > 0 && action_has_slot {
+                if action_has_slot {
                     provider_slots -= 1;
                     action_use[slot].1 += 1;
                     held.push(claim.agent);
                 } else {
-                    cursor[agent] += 1;
                     displaced = true;
-                    current[agent] = lists.of(agent).get(cursor[agent]).copied();
-                    if current[agent].is_some() {
-                        next_arriving.push(claim.agent);
-                    }
+                    places.advance(lists, claim.agent, &mut next_arriving);
+                }
+            }
+            // No slot is left: every other claim loses, whatever its action.
+            for claim in &contenders[at..] {
+                if places.current[claim.agent as usize].is_some() {
+                    displaced = true;
+                    places.advance(lists, claim.agent, &mut next_arriving);
                 }
             }
         }
@@ -257,7 +256,38 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
         }
         std::mem::swap(&mut arriving, &mut next_arriving);
     }
-    (current, rounds)
+    (places.current, rounds)
+}
+
+/// Each agent's place in its list and the preference there (kept beside it, as it is read far
+/// more often than it moves).
+struct Places {
+    cursor: Vec<usize>,
+    current: Vec<Option<Preference>>,
+}
+
+impl Places {
+    /// Every one of the first `agent_count` agents at the head of its list.
+    fn new(lists: &PreferenceLists, agent_count: usize) -> Self {
+        Self {
+            cursor: vec![0; agent_count],
+            current: (0..agent_count)
+                .map(|agent| lists.of(agent).first().copied())
+                .collect(),
+        }
+    }
+
+    /// Moves `agent` on to its next preference and, if it has one, adds its claim to
+    /// `arriving` (provider, agent).
+    #[inline]
+    fn advance(&mut self, lists: &PreferenceLists, agent: u32, arriving: &mut Vec<(usize, u32)>) {
+        let at = agent as usize;
+        self.cursor[at] += 1;
+        self.current[at] = lists.of(at).get(self.cursor[at]).copied();
+        if let Some(next) = self.current[at] {
+            arriving.push((next.provider, agent));
+        }
+    }
 }
 
 /// Up to this many first claims are put in order by insertion; more are sorted.
