@@ -25,6 +25,7 @@
 use crate::decision::agent::{Agent, lookup};
 use crate::decision::compiled::CompiledActions;
 use crate::decision::consideration::{Consideration, Updater};
+use crate::decision::scored::Scored;
 use crate::decision::tuning::Tuning;
 use crate::decision::world::{
     AdvertisedAction, Context, Precondition, Provider, World, context_multiplier,
@@ -85,20 +86,6 @@ pub struct Candidate {
     pub distance: f64,
     /// How the score was made.
     pub breakdown: Breakdown,
-}
-
-impl Candidate {
-    /// Action `place` (provider index, action index) at `distance`, scored as `scored`.
-    #[inline]
-    fn at(place: (usize, usize), distance: f64, (utility, breakdown): (f64, Breakdown)) -> Self {
-        Self {
-            provider: place.0,
-            action: place.1,
-            utility,
-            distance,
-            breakdown,
-        }
-    }
 }
 
 /// A removed candidate and the first gate it failed.
@@ -416,18 +403,18 @@ impl<'a> ScoringView<'a> {
 
     /// Gates then scores every action of the providers `placed` gives (index in the world and
     /// distance from the agent, in that order), appending to the outputs.
-    pub(crate) fn evaluate_providers(
+    pub(crate) fn evaluate_providers<C: Scored>(
         &self,
         world: &World,
         placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
-        ranked: &mut Vec<Candidate>,
+        ranked: &mut Vec<C>,
         ineligible: Option<&mut Vec<Ineligible>>,
     ) {
         if self.plain {
-            self.evaluate::<true>(world, placed, tuning, ranked, ineligible);
+            self.evaluate::<C, true>(world, placed, tuning, ranked, ineligible);
         } else {
-            self.evaluate::<false>(world, placed, tuning, ranked, ineligible);
+            self.evaluate::<C, false>(world, placed, tuning, ranked, ineligible);
         }
     }
 
@@ -443,12 +430,12 @@ impl<'a> ScoringView<'a> {
     }
 
     /// [`Self::evaluate_providers`] (`PLAIN`: the view is plain).
-    fn evaluate<const PLAIN: bool>(
+    fn evaluate<C: Scored, const PLAIN: bool>(
         &self,
         world: &World,
         placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
-        ranked: &mut Vec<Candidate>,
+        ranked: &mut Vec<C>,
         mut ineligible: Option<&mut Vec<Ineligible>>,
     ) {
         let now_hours = world.now_hours;
@@ -495,11 +482,7 @@ impl<'a> ScoringView<'a> {
                 };
                 let placed = (distance_factor, place_bonus, repeat);
                 let scored = self.score::<PLAIN>(action, placed, tuning);
-                ranked.push(Candidate::at(
-                    (provider_index, action_index),
-                    distance,
-                    scored,
-                ));
+                ranked.push(C::at((provider_index, action_index), distance, scored));
             }
         }
     }
@@ -509,16 +492,16 @@ impl ScoringView<'_> {
     /// [`ScoringView::evaluate_providers`] without an ineligible list, reading the actions of a
     /// plain view from `compiled` (the records of the same world, under the same tuning): the
     /// same candidates, with the same bits, as scoring them from the world.
-    pub(crate) fn evaluate_compiled(
+    pub(crate) fn evaluate_compiled<C: Scored>(
         &self,
         world: &World,
         compiled: &CompiledActions,
         placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
-        ranked: &mut Vec<Candidate>,
+        ranked: &mut Vec<C>,
     ) {
         if !self.plain {
-            self.evaluate::<false>(world, placed, tuning, ranked, None);
+            self.evaluate::<C, false>(world, placed, tuning, ranked, None);
             return;
         }
         for (provider_index, distance) in placed {
@@ -571,11 +554,7 @@ impl ScoringView<'_> {
                     };
                     (utility(&breakdown), breakdown)
                 };
-                ranked.push(Candidate::at(
-                    (provider_index, action_index),
-                    distance,
-                    scored,
-                ));
+                ranked.push(C::at((provider_index, action_index), distance, scored));
             }
         }
     }
