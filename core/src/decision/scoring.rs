@@ -131,7 +131,7 @@ pub(crate) struct ScoringView<'a> {
 pub(crate) struct SymbolEntry {
     /// The term's weighted pressure (0 when the agent has no consideration of this name).
     weighted_pressure: f64,
-    /// The term's headroom.
+    /// The term's headroom (never NaN).
     headroom: f64,
     /// The agent's tag modifier (1 when it has none).
     personality: f64,
@@ -270,7 +270,7 @@ impl<'a> ScoringView<'a> {
     fn add_benefit(&self, benefit: &mut f64, index: usize, delta: f64) {
         let entry = self.entry(index);
         if entry.has_term {
-            *benefit += entry.weighted_pressure * delta.min(entry.headroom);
+            *benefit += entry.weighted_pressure * gain(delta, entry.headroom);
         }
     }
 
@@ -560,6 +560,14 @@ impl ScoringView<'_> {
     }
 }
 
+/// `delta.min(headroom)` for a headroom that is not NaN (`max(0.0)` made it), without the steps
+/// `min` takes for a NaN headroom: a NaN delta gains the headroom, and of equal values (signed
+/// zeros) the delta is kept, as `min` compiles here.
+#[inline(always)]
+fn gain(delta: f64, headroom: f64) -> f64 {
+    if delta <= headroom { delta } else { headroom }
+}
+
 /// `M_distance` at `distance`.
 #[inline(always)]
 fn distance_factor(distance: f64, tuning: &Tuning) -> f64 {
@@ -615,6 +623,29 @@ fn precondition_holds(precondition: &Precondition, agent: &Agent, provider: &Pro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gain_is_the_lesser_of_delta_and_headroom_as_min_gives_it() {
+        let values = [
+            f64::NEG_INFINITY,
+            -40.0,
+            -1e-300,
+            1e-300,
+            0.5,
+            35.0,
+            f64::INFINITY,
+        ];
+        for headroom in [0.0, 1e-300, 0.5, 35.0, 80.0, f64::INFINITY] {
+            for delta in values.into_iter().chain([f64::NAN]) {
+                let expected = delta.min(headroom);
+                assert_eq!(
+                    gain(delta, headroom).to_bits(),
+                    expected.to_bits(),
+                    "{delta} {headroom}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn sums_start_where_iterator_sums_start() {
