@@ -146,7 +146,7 @@ pub(crate) struct SymbolEntry {
 /// Where `Iterator::sum` of `f64` starts (the sum of nothing).
 const EMPTY_SUM: f64 = -0.0;
 
-static NEUTRAL_SYMBOL: SymbolEntry = SymbolEntry {
+const NEUTRAL_SYMBOL: SymbolEntry = SymbolEntry {
     weighted_pressure: 0.0,
     headroom: 0.0,
     personality: 1.0,
