@@ -112,8 +112,9 @@ pub(crate) fn best<C: Scored>(scored: &[C], count: usize, ranked: &mut Vec<C>) {
 /// `count` fits in it (else `None`): each
 /// candidate is compared with the worst of the best so far, and the few that beat it are
 /// inserted in place by shifting the worse ones down. Of two equal utilities the earlier place
-/// (provider, then action) goes first, compared only when the utilities tie.
-#[inline]
+/// (provider, then action) goes first, compared only when the utilities tie. Always inlined: a
+/// decision runs it once, and called it costs the call and the spills of its loop.
+#[inline(always)]
 pub(crate) fn best_few<'k, C: Scored>(
     scored: &[C],
     count: usize,
