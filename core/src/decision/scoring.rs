@@ -588,13 +588,12 @@ fn utility(b: &Breakdown) -> f64 {
     }
 }
 
-/// Calls `f` on each of `items` in order, the few an action usually carries without a loop: a
-/// loop's set-up costs more than its two or three turns.
+/// Calls `f` on each of `items` in order, the two or three an action usually carries without a
+/// loop: a loop's set-up costs more than its two or three turns. Two compares pick the case (a
+/// jump table over every short length costs more), and any other length loops.
 #[inline(always)]
 fn for_each_short<T>(items: &[T], mut f: impl FnMut(&T)) {
     match items {
-        [] => {}
-        [a] => f(a),
         [a, b] => {
             f(a);
             f(b);
