@@ -86,7 +86,7 @@ impl PreferenceLists {
 }
 
 /// A claim on a provider, in the order the provider considers it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Claim {
     /// The claimant's distance as order bits (`f64::total_cmp`'s order).
     distance: u64,
@@ -94,24 +94,28 @@ struct Claim {
 }
 
 /// A round's claims grouped by provider, a counting sort: the providers in ascending order,
-/// each with its arriving agents. The order within a group does not matter, since its
+/// each with its arriving claims. The order within a group does not matter, since its
 /// contenders are sorted by a total order.
 #[derive(Default)]
 struct ClaimGroups {
-    /// `starts[p]..starts[p + 1]` indexes `agents` for provider `p`.
+    /// `starts[p]..starts[p + 1]` indexes `claims` for provider `p`.
     starts: Vec<u32>,
-    agents: Vec<u32>,
+    claims: Vec<Claim>,
     /// The providers with a claim, ascending.
     claimed: Vec<u32>,
     next: Vec<u32>,
 }
 
 impl ClaimGroups {
-    /// Groups `claims` (provider index, agent) over `providers` providers; a claim on a
-    /// provider beyond them is dropped. `claims` is walked twice (to count, then to place), so
-    /// the claims are never stored but where they land.
-    fn fill<I: Iterator<Item = (usize, u32)>>(&mut self, providers: usize, claims: impl Fn() -> I) {
-        let claims = || claims().filter(|&(provider, _)| provider < providers);
+    /// Groups `claims` (provider index, claim) over `providers` providers; a claim on a
+    /// provider beyond them is dropped.
+    fn fill(&mut self, providers: usize, claims: &[(usize, Claim)]) {
+        let claims = || {
+            claims
+                .iter()
+                .copied()
+                .filter(|&(provider, _)| provider < providers)
+        };
         self.starts.clear();
         self.starts.resize(providers + 1, 0);
         for (provider, _) in claims() {
@@ -124,22 +128,23 @@ impl ClaimGroups {
             }
             self.starts[provider + 1] += self.starts[provider];
         }
-        self.agents.clear();
-        self.agents.resize(self.starts[providers] as usize, 0);
+        self.claims.clear();
+        self.claims
+            .resize(self.starts[providers] as usize, Claim::default());
         self.next.clear();
         self.next.extend_from_slice(&self.starts);
-        for (provider, agent) in claims() {
-            self.agents[self.next[provider] as usize] = agent;
+        for (provider, claim) in claims() {
+            self.claims[self.next[provider] as usize] = claim;
             self.next[provider] += 1;
         }
     }
 
-    /// Each claimed provider with its agents, by ascending provider index.
-    fn iter(&self) -> impl Iterator<Item = (usize, &[u32])> {
+    /// Each claimed provider with its claims, by ascending provider index.
+    fn iter(&self) -> impl Iterator<Item = (usize, &[Claim])> {
         self.claimed.iter().map(|&provider| {
             let provider = provider as usize;
             let range = self.starts[provider] as usize..self.starts[provider + 1] as usize;
-            (provider, &self.agents[range])
+            (provider, &self.claims[range])
         })
     }
 }
@@ -156,17 +161,15 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
     world: &World,
 ) -> (Vec<Option<Preference>>, usize) {
     let agent_count = lists.len().min(agents.len());
-    // Each agent's place in its list and the preference there (kept beside it, as it is read
-    // far more often than it moves).
-    let mut cursor = vec![0usize; agent_count];
-    let mut current: Vec<Option<Preference>> = (0..agent_count)
-        .map(|agent| lists.of(agent).first().copied())
-        .collect();
-    let mut holders: Vec<Vec<u32>> = vec![Vec::new(); world.providers.len()];
-    let mut arriving: Vec<u32> = (0..agent_count)
-        .filter(|&a| current[a].is_some())
-        .map(|a| a as u32)
-        .collect();
+    let mut places = Places::new(lists, agent_count);
+    // Each provider's provisional winners, as the claims they won with.
+    let mut holders: Vec<Vec<Claim>> = vec![Vec::new(); world.providers.len()];
+    // Each arriving claim with its provider. A claim is made from the agent's preference
+    // where it stands, which does not move while the claim arrives or is held.
+    let mut arriving = Vec::new();
+    for agent in 0..agent_count as u32 {
+        places.claim(agent, &mut arriving);
+    }
     let mut next_arriving = Vec::new();
     let mut groups = ClaimGroups::default();
     let mut contenders: Vec<Claim> = Vec::new();
@@ -174,11 +177,7 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
     let mut rounds = 0;
     loop {
         rounds += 1;
-        groups.fill(world.providers.len(), || {
-            arriving.iter().filter_map(|&agent| {
-                current[agent as usize].map(|preference| (preference.provider, agent))
-            })
-        });
+        groups.fill(world.providers.len(), &arriving);
         let mut displaced = false;
         next_arriving.clear();
         for (provider_index, group) in groups.iter() {
@@ -189,14 +188,8 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
                 continue;
             };
             contenders.clear();
-            for &agent in held.iter().chain(group) {
-                if let Some(preference) = current[agent as usize] {
-                    contenders.push(Claim {
-                        distance: ordered_bits(preference.distance),
-                        agent,
-                    });
-                }
-            }
+            contenders.extend_from_slice(held);
+            contenders.extend_from_slice(group);
             // Distance first; ids (then input order) only break exact ties, so strings are
             // compared only between equal distances.
             let order = |a: &Claim, b: &Claim| {
@@ -216,14 +209,15 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
             let mut ordered = order_first(&mut contenders, provider_slots as usize, order);
             held.clear();
             action_use.clear();
-            for at in 0..contenders.len() {
-                if at == ordered && provider_slots > 0 {
+            let mut at = 0;
+            while at < contenders.len() && provider_slots > 0 {
+                if at == ordered {
                     contenders[at..].sort_unstable_by(order);
                     ordered = contenders.len();
                 }
-                let claim = &contenders[at];
-                let agent = claim.agent as usize;
-                let Some(preference) = current[agent] else {
+                let claim = contenders[at];
+                at += 1;
+                let Some(preference) = places.current(claim.agent) else {
                     continue;
                 };
                 let slot = match action_use.iter().position(|(a, _)| *a == preference.action) {
@@ -238,18 +232,19 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
                     .actions
                     .get(preference.action)
                     .is_some_and(|action| action.free_slots().is_none_or(|free| free > used));
-                if provider_slots > 0 && action_has_slot {
+                if action_has_slot {
                     provider_slots -= 1;
                     action_use[slot].1 += 1;
-                    held.push(claim.agent);
+                    held.push(claim);
                 } else {
-                    cursor[agent] += 1;
                     displaced = true;
-                    current[agent] = lists.of(agent).get(cursor[agent]).copied();
-                    if current[agent].is_some() {
-                        next_arriving.push(claim.agent);
-                    }
+                    places.advance(claim.agent, &mut next_arriving);
                 }
+            }
+            // No slot is left: every other claim loses, whatever its action.
+            for claim in &contenders[at..] {
+                displaced = true;
+                places.advance(claim.agent, &mut next_arriving);
             }
         }
         if !displaced {
@@ -257,7 +252,62 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
         }
         std::mem::swap(&mut arriving, &mut next_arriving);
     }
-    (current, rounds)
+    let granted = (0..agent_count as u32)
+        .map(|agent| places.current(agent).copied())
+        .collect();
+    (granted, rounds)
+}
+
+/// Where each agent stands in its list: the index in the lists' items of its current
+/// preference, its list's end once it has none left.
+struct Places<'l> {
+    lists: &'l PreferenceLists,
+    at: Vec<usize>,
+}
+
+impl<'l> Places<'l> {
+    /// Every one of the first `agent_count` agents at the head of its list.
+    fn new(lists: &'l PreferenceLists, agent_count: usize) -> Self {
+        Self {
+            lists,
+            at: lists.offsets.iter().take(agent_count).copied().collect(),
+        }
+    }
+
+    /// The preference `agent` stands at, if any is left.
+    #[inline]
+    fn current(&self, agent: u32) -> Option<&'l Preference> {
+        let agent = agent as usize;
+        let at = *self.at.get(agent)?;
+        let end = *self.lists.offsets.get(agent + 1)?;
+        if at < end {
+            self.lists.items.get(at)
+        } else {
+            None
+        }
+    }
+
+    /// Adds `agent`'s claim on the preference it stands at, if any, to `arriving`.
+    #[inline]
+    fn claim(&self, agent: u32, arriving: &mut Vec<(usize, Claim)>) {
+        if let Some(preference) = self.current(agent) {
+            let claim = Claim {
+                distance: ordered_bits(preference.distance),
+                agent,
+            };
+            arriving.push((preference.provider, claim));
+        }
+    }
+
+    /// Moves `agent` on to its next preference and, if it has one, adds its claim on it to
+    /// `arriving`.
+    #[inline]
+    fn advance(&mut self, agent: u32, arriving: &mut Vec<(usize, Claim)>) {
+        if let Some(at) = self.at.get_mut(agent as usize) {
+            *at += 1;
+        }
+        self.claim(agent, arriving);
+    }
 }
 
 /// Up to this many first claims are put in order by insertion; more are sorted.

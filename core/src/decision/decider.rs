@@ -13,6 +13,7 @@ use crate::decision::compiled::CompiledActions;
 use crate::decision::contention::{self, Preference, PreferenceLists};
 use crate::decision::order::{KEPT_ON_STACK, best, best_few, sort_scored_in_any_order};
 use crate::decision::ranking::Ranking;
+use crate::decision::scored::{Compact, Scored};
 use crate::decision::scoring::{Candidate, ScoringView, SymbolEntry};
 use crate::decision::selection::{self, Pick};
 use crate::decision::spatial::ProviderGrid;
@@ -50,16 +51,27 @@ pub fn batch_agent_seed(seed: u64, agent_id: &str) -> u64 {
     derive_seed(seed, stable_hash(agent_id))
 }
 
-/// Buffers reused from one agent's scoring to the next.
-#[derive(Default)]
-pub(crate) struct Scratch {
+/// Buffers reused from one agent's scoring to the next, of full candidates or (a batch's)
+/// compact ones.
+pub(crate) struct Scratch<C = Candidate> {
     table: Vec<SymbolEntry>,
     nearby: Vec<(u32, f64)>,
     /// The last agent's eligible candidates, in the grid's order.
-    scored: Vec<Candidate>,
+    scored: Vec<C>,
     /// The best of the last agent's eligible candidates by descending utility: at least those
     /// its pick and fallbacks are drawn from, and its pick.
-    pub(crate) ranked: Vec<Candidate>,
+    pub(crate) ranked: Vec<C>,
+}
+
+impl<C> Default for Scratch<C> {
+    fn default() -> Self {
+        Self {
+            table: Vec::new(),
+            nearby: Vec::new(),
+            scored: Vec::new(),
+            ranked: Vec::new(),
+        }
+    }
 }
 
 /// The decision engine, configured with a tuning and optional profile weights.
@@ -204,13 +216,13 @@ impl Decider {
     /// `reconciliation_top_k` and any candidate held back as just completed, and the pick) and
     /// picks with `rng`: the pick [`Decider::decide`] makes from the same stream, since every
     /// provider the grid leaves out fails a gate.
-    pub(crate) fn pick_near(
+    pub(crate) fn pick_near<C: Scored>(
         &self,
         agent: &Agent,
         world: &World,
         (grid, compiled): (&ProviderGrid, Option<&CompiledActions>),
         rng: &mut DetRng,
-        scratch: &mut Scratch,
+        scratch: &mut Scratch<C>,
     ) -> Option<Pick> {
         let view = ScoringView::new(
             &mut scratch.table,
@@ -234,7 +246,7 @@ impl Decider {
         }
         let scored = &scratch.scored;
         let held_back = if agent.just_completed.is_some() {
-            scored.iter().filter(|c| c.breakdown.repeat < 1.0).count()
+            scored.iter().filter(|c| c.compact().held_back).count()
         } else {
             0
         };
@@ -266,14 +278,14 @@ impl Decider {
     ) -> PreferenceLists {
         let keep = self.tuning.reconciliation_top_k.max(1);
         let mut lists = PreferenceLists::with_capacity(agents.len(), keep);
-        let mut scratch = Scratch::default();
+        let mut scratch = Scratch::<Compact>::default();
         for agent in agents {
             let agent = agent.borrow();
             let mut rng = DetRng::new(batch_agent_seed(seed, &agent.id));
             let picked = self.pick_near(agent, world, near, &mut rng, &mut scratch);
             let ranked = &scratch.ranked;
             if let Some(pick) = picked {
-                let as_preference = |c: &Candidate| Preference {
+                let as_preference = |c: &Compact| Preference {
                     provider: c.provider,
                     action: c.action,
                     utility: c.utility,
@@ -282,13 +294,12 @@ impl Decider {
                 lists.push(as_preference(&ranked[pick.index]));
                 // The action just completed is no fallback while another is worth something
                 // (as in the softmax, see `selection::pick`).
-                let repeated = |c: &Candidate| c.breakdown.repeat < 1.0;
                 let scored = &scratch.scored;
-                let alternative = scored.iter().any(|c| !repeated(c) && c.utility > 0.0);
+                let alternative = scored.iter().any(|c| !c.held_back && c.utility > 0.0);
                 ranked
                     .iter()
                     .enumerate()
-                    .filter(|(index, c)| *index != pick.index && !(alternative && repeated(c)))
+                    .filter(|(index, c)| *index != pick.index && !(alternative && c.held_back))
                     .take(keep - 1)
                     .for_each(|(_, candidate)| lists.push(as_preference(candidate)));
             }
@@ -328,7 +339,7 @@ mod tests {
             }
             .resolve(),
         );
-        let mut scratch = Scratch::default();
+        let mut scratch: Scratch = Scratch::default();
         let mut picked = 0;
         for scene in 0..300u64 {
             let mut rng = DetRng::new(scene);

@@ -16,6 +16,7 @@ pub mod curve;
 pub mod decider;
 pub(crate) mod order;
 pub mod ranking;
+pub(crate) mod scored;
 pub mod scoring;
 pub mod selection;
 pub(crate) mod spatial;

@@ -2,9 +2,9 @@
 //! ties by provider then action — as a full sort ([`sort_by_utility`], what a ranking reports,
 //! of candidates scored in provider order; [`sort_scored_in_any_order`] otherwise) or as only
 //! its first few ([`best`], what a batch agent's pick and fallbacks read, of candidates in any
-//! order).
+//! order), of full or compact candidates alike (see [`crate::decision::scored`]).
 
-use crate::decision::scoring::Candidate;
+use crate::decision::scored::Scored;
 
 /// Maps a float to an integer with the same total order as `f64::total_cmp`.
 pub(crate) fn ordered_bits(value: f64) -> u64 {
@@ -29,15 +29,15 @@ const STACK_SORT_LIMIT: usize = 64;
 /// branch-free sorting network for small inputs of `u64`) gives a stable order, exact except
 /// where two utilities agree in every bit but the replaced ones. Those meet in one run of
 /// equal high bits, and only such runs are sorted again by the full utility bits.
-pub(crate) fn sort_by_utility(candidates: &mut [Candidate]) {
+pub(crate) fn sort_by_utility<C: Scored>(candidates: &mut [C]) {
     let Some(last) = candidates.len().checked_sub(1) else {
         return;
     };
     // Enough low bits for every input index (at least one).
     let index_bits = (usize::BITS - last.leading_zeros()).max(1);
     let mask = u64::MAX >> (u64::BITS - index_bits);
-    let full = |c: &Candidate| !ordered_bits(c.utility);
-    let key = |(i, c): (usize, &Candidate)| (full(c) & !mask) | i as u64;
+    let full = |c: &C| !ordered_bits(c.compact().utility);
+    let key = |(i, c): (usize, &C)| (full(c) & !mask) | i as u64;
     let mut stack = [0u64; STACK_SORT_LIMIT];
     let mut heap = Vec::new();
     let keys = if candidates.len() <= STACK_SORT_LIMIT {
@@ -87,14 +87,14 @@ pub(crate) const KEPT_ON_STACK: usize = 16;
 
 /// Sorts candidates scored in any order into the order of record: by place (provider, then
 /// action), which is the order they are scored in over providers in order, then by utility.
-pub(crate) fn sort_scored_in_any_order(candidates: &mut [Candidate]) {
-    candidates.sort_unstable_by_key(|c| (c.provider, c.action));
+pub(crate) fn sort_scored_in_any_order<C: Scored>(candidates: &mut [C]) {
+    candidates.sort_unstable_by_key(|c| c.compact().place());
     sort_by_utility(candidates);
 }
 
 /// Appends to `ranked` the first `count` of `scored` (in any order) in the order of record (all
 /// of them when there are no more), without ordering the rest (see [`best_few`]).
-pub(crate) fn best(scored: &[Candidate], count: usize, ranked: &mut Vec<Candidate>) {
+pub(crate) fn best<C: Scored>(scored: &[C], count: usize, ranked: &mut Vec<C>) {
     let mut kept = [(0, 0); KEPT_ON_STACK];
     match best_few(scored, count, &mut kept) {
         Some(best) => ranked.extend(best.iter().map(|&(_, index)| scored[index])),
@@ -112,10 +112,11 @@ pub(crate) fn best(scored: &[Candidate], count: usize, ranked: &mut Vec<Candidat
 /// `count` fits in it (else `None`): each
 /// candidate is compared with the worst of the best so far, and the few that beat it are
 /// inserted in place by shifting the worse ones down. Of two equal utilities the earlier place
-/// (provider, then action) goes first, compared only when the utilities tie.
-#[inline]
-pub(crate) fn best_few<'k>(
-    scored: &[Candidate],
+/// (provider, then action) goes first, compared only when the utilities tie. Always inlined: a
+/// decision runs it once, and called it costs the call and the spills of its loop.
+#[inline(always)]
+pub(crate) fn best_few<'k, C: Scored>(
+    scored: &[C],
     count: usize,
     kept: &'k mut [(u64, usize); KEPT_ON_STACK],
 ) -> Option<&'k [(u64, usize)]> {
@@ -125,7 +126,7 @@ pub(crate) fn best_few<'k>(
     if count == 0 {
         return Some(&[]);
     }
-    let place = |index: usize| (scored[index].provider, scored[index].action);
+    let place = |index: usize| scored[index].compact().place();
     let before = |(key, index): (u64, usize), (other_key, other): (u64, usize)| {
         key < other_key || (key == other_key && place(index) < place(other))
     };
@@ -139,7 +140,8 @@ pub(crate) fn best_few<'k>(
         }
         keys[at] = entry;
     }
-    let entry = |(index, candidate): (usize, &Candidate)| (!ordered_bits(candidate.utility), index);
+    let entry =
+        |(index, candidate): (usize, &C)| (!ordered_bits(candidate.compact().utility), index);
     let keys = &mut kept[..count];
     // The first `count` fill the keys; each later one only enters by beating the worst kept.
     let (first, rest) = scored.split_at(count);
@@ -158,7 +160,7 @@ pub(crate) fn best_few<'k>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decision::scoring::Breakdown;
+    use crate::decision::scoring::{Breakdown, Candidate};
 
     #[test]
     fn ordered_bits_agree_with_total_cmp() {

@@ -25,6 +25,7 @@
 use crate::decision::agent::{Agent, lookup};
 use crate::decision::compiled::CompiledActions;
 use crate::decision::consideration::{Consideration, Updater};
+use crate::decision::scored::Scored;
 use crate::decision::tuning::Tuning;
 use crate::decision::world::{
     AdvertisedAction, Context, Precondition, Provider, World, context_multiplier,
@@ -87,20 +88,6 @@ pub struct Candidate {
     pub breakdown: Breakdown,
 }
 
-impl Candidate {
-    /// Action `place` (provider index, action index) at `distance`, scored as `scored`.
-    #[inline]
-    fn at(place: (usize, usize), distance: f64, (utility, breakdown): (f64, Breakdown)) -> Self {
-        Self {
-            provider: place.0,
-            action: place.1,
-            utility,
-            distance,
-            breakdown,
-        }
-    }
-}
-
 /// A removed candidate and the first gate it failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ineligible {
@@ -144,7 +131,7 @@ pub(crate) struct ScoringView<'a> {
 pub(crate) struct SymbolEntry {
     /// The term's weighted pressure (0 when the agent has no consideration of this name).
     weighted_pressure: f64,
-    /// The term's headroom.
+    /// The term's headroom (never NaN).
     headroom: f64,
     /// The agent's tag modifier (1 when it has none).
     personality: f64,
@@ -159,7 +146,7 @@ pub(crate) struct SymbolEntry {
 /// Where `Iterator::sum` of `f64` starts (the sum of nothing).
 const EMPTY_SUM: f64 = -0.0;
 
-static NEUTRAL_SYMBOL: SymbolEntry = SymbolEntry {
+const NEUTRAL_SYMBOL: SymbolEntry = SymbolEntry {
     weighted_pressure: 0.0,
     headroom: 0.0,
     personality: 1.0,
@@ -283,7 +270,7 @@ impl<'a> ScoringView<'a> {
     fn add_benefit(&self, benefit: &mut f64, index: usize, delta: f64) {
         let entry = self.entry(index);
         if entry.has_term {
-            *benefit += entry.weighted_pressure * delta.min(entry.headroom);
+            *benefit += entry.weighted_pressure * gain(delta, entry.headroom);
         }
     }
 
@@ -416,18 +403,18 @@ impl<'a> ScoringView<'a> {
 
     /// Gates then scores every action of the providers `placed` gives (index in the world and
     /// distance from the agent, in that order), appending to the outputs.
-    pub(crate) fn evaluate_providers(
+    pub(crate) fn evaluate_providers<C: Scored>(
         &self,
         world: &World,
         placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
-        ranked: &mut Vec<Candidate>,
+        ranked: &mut Vec<C>,
         ineligible: Option<&mut Vec<Ineligible>>,
     ) {
         if self.plain {
-            self.evaluate::<true>(world, placed, tuning, ranked, ineligible);
+            self.evaluate::<C, true>(world, placed, tuning, ranked, ineligible);
         } else {
-            self.evaluate::<false>(world, placed, tuning, ranked, ineligible);
+            self.evaluate::<C, false>(world, placed, tuning, ranked, ineligible);
         }
     }
 
@@ -443,12 +430,12 @@ impl<'a> ScoringView<'a> {
     }
 
     /// [`Self::evaluate_providers`] (`PLAIN`: the view is plain).
-    fn evaluate<const PLAIN: bool>(
+    fn evaluate<C: Scored, const PLAIN: bool>(
         &self,
         world: &World,
         placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
-        ranked: &mut Vec<Candidate>,
+        ranked: &mut Vec<C>,
         mut ineligible: Option<&mut Vec<Ineligible>>,
     ) {
         let now_hours = world.now_hours;
@@ -495,11 +482,7 @@ impl<'a> ScoringView<'a> {
                 };
                 let placed = (distance_factor, place_bonus, repeat);
                 let scored = self.score::<PLAIN>(action, placed, tuning);
-                ranked.push(Candidate::at(
-                    (provider_index, action_index),
-                    distance,
-                    scored,
-                ));
+                ranked.push(C::at((provider_index, action_index), distance, scored));
             }
         }
     }
@@ -509,16 +492,16 @@ impl ScoringView<'_> {
     /// [`ScoringView::evaluate_providers`] without an ineligible list, reading the actions of a
     /// plain view from `compiled` (the records of the same world, under the same tuning): the
     /// same candidates, with the same bits, as scoring them from the world.
-    pub(crate) fn evaluate_compiled(
+    pub(crate) fn evaluate_compiled<C: Scored>(
         &self,
         world: &World,
         compiled: &CompiledActions,
         placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
-        ranked: &mut Vec<Candidate>,
+        ranked: &mut Vec<C>,
     ) {
         if !self.plain {
-            self.evaluate::<false>(world, placed, tuning, ranked, None);
+            self.evaluate::<C, false>(world, placed, tuning, ranked, None);
             return;
         }
         for (provider_index, distance) in placed {
@@ -571,14 +554,18 @@ impl ScoringView<'_> {
                     };
                     (utility(&breakdown), breakdown)
                 };
-                ranked.push(Candidate::at(
-                    (provider_index, action_index),
-                    distance,
-                    scored,
-                ));
+                ranked.push(C::at((provider_index, action_index), distance, scored));
             }
         }
     }
+}
+
+/// `delta.min(headroom)` for a headroom that is not NaN (`max(0.0)` made it), without the steps
+/// `min` takes for a NaN headroom: a NaN delta gains the headroom, and of equal values (signed
+/// zeros) the delta is kept, as `min` compiles here.
+#[inline(always)]
+fn gain(delta: f64, headroom: f64) -> f64 {
+    if delta <= headroom { delta } else { headroom }
 }
 
 /// `M_distance` at `distance`.
@@ -601,13 +588,12 @@ fn utility(b: &Breakdown) -> f64 {
     }
 }
 
-/// Calls `f` on each of `items` in order, the few an action usually carries without a loop: a
-/// loop's set-up costs more than its two or three turns.
+/// Calls `f` on each of `items` in order, the two or three an action usually carries without a
+/// loop: a loop's set-up costs more than its two or three turns. Two compares pick the case (a
+/// jump table over every short length costs more), and any other length loops.
 #[inline(always)]
 fn for_each_short<T>(items: &[T], mut f: impl FnMut(&T)) {
     match items {
-        [] => {}
-        [a] => f(a),
         [a, b] => {
             f(a);
             f(b);
@@ -636,6 +622,29 @@ fn precondition_holds(precondition: &Precondition, agent: &Agent, provider: &Pro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gain_is_the_lesser_of_delta_and_headroom_as_min_gives_it() {
+        let values = [
+            f64::NEG_INFINITY,
+            -40.0,
+            -1e-300,
+            1e-300,
+            0.5,
+            35.0,
+            f64::INFINITY,
+        ];
+        for headroom in [0.0, 1e-300, 0.5, 35.0, 80.0, f64::INFINITY] {
+            for delta in values.into_iter().chain([f64::NAN]) {
+                let expected = delta.min(headroom);
+                assert_eq!(
+                    gain(delta, headroom).to_bits(),
+                    expected.to_bits(),
+                    "{delta} {headroom}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn sums_start_where_iterator_sums_start() {

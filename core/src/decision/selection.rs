@@ -4,7 +4,7 @@
 
 use std::borrow::Borrow;
 
-use crate::decision::scoring::Candidate;
+use crate::decision::scored::Scored;
 use crate::decision::tuning::Tuning;
 use crate::rng::DetRng;
 
@@ -26,23 +26,23 @@ pub struct Pick {
 /// (its `M_repeat` below 1) takes no part in the softmax while another of the top k has a
 /// positive utility: near zero, a softmax weighs every candidate almost alike, so a penalty
 /// alone would still repeat it now and then.
-pub(crate) fn pick<C: Borrow<Candidate>>(
+pub(crate) fn pick<C: Borrow<S>, S: Scored>(
     ranked: &[C],
-    all: &[Candidate],
+    all: &[S],
     tuning: &Tuning,
     rng: &mut DetRng,
 ) -> Option<Pick> {
-    let best = ranked.first()?.borrow().utility;
+    let best = ranked.first()?.borrow().compact().utility;
     let top_k = tuning.selection_top_k.max(1).min(all.len());
     let mut index = 0;
     if top_k > 1 {
-        let repeated = |c: &Candidate| c.breakdown.repeat < 1.0;
         let alternative = ranked[..top_k]
             .iter()
-            .map(Borrow::borrow)
-            .any(|c| !repeated(c) && c.utility > 0.0);
-        let weight = |c: &Candidate| {
-            if alternative && repeated(c) {
+            .map(|c| c.borrow().compact())
+            .any(|c| !c.held_back && c.utility > 0.0);
+        let weight = |c: &S| {
+            let c = c.compact();
+            if alternative && c.held_back {
                 return 0.0;
             }
             let exponent = (c.utility - best) / tuning.temperature;
@@ -83,7 +83,7 @@ pub(crate) fn pick<C: Borrow<Candidate>>(
         && rng.next_unit() < tuning.convention_break_probability
     {
         // Those as good as the best lead the order of record.
-        let first_lower = all.iter().filter(|c| c.utility >= best).count();
+        let first_lower = all.iter().filter(|c| c.compact().utility >= best).count();
         if first_lower < all.len() {
             index = first_lower + rng.next_index(all.len() - first_lower);
             convention_broken = true;
