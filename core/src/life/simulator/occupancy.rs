@@ -4,6 +4,7 @@
 
 use super::tick::SimEvent;
 use crate::decision::world::World;
+use crate::rng::stable_hash;
 
 /// Keeps provider and action occupancy in step with actions that start and stop: a start
 /// takes a slot of the provider and of the action, a completion, preemption or interruption
@@ -14,31 +15,39 @@ pub fn apply_occupancy(world: &mut World, events: &[SimEvent]) {
     });
 }
 
-/// A world's providers by id: indices sorted by id, so a look-up is a binary search instead of
-/// a scan (a zone tick looks up every action that starts or stops). Valid while the world's
-/// provider list does not change; finds the first provider of an id, as a scan would.
+/// A world's providers by id: each id's [`stable_hash`] with the provider's position, sorted,
+/// so a look-up is a binary search over a flat list of numbers and one comparison of ids
+/// instead of a scan (a zone tick looks up every action that starts or stops). Valid while the
+/// world's provider list does not change; finds the first provider of an id, as a scan would.
 #[derive(Clone, Debug, Default)]
 pub struct ProviderIndex {
-    sorted: Vec<usize>,
+    /// (hash of the id, position in `world.providers`), by hash then position.
+    by_hash: Vec<(u64, usize)>,
 }
 
 impl ProviderIndex {
     /// The index of `world`'s providers.
     pub fn new(world: &World) -> Self {
-        let mut sorted: Vec<usize> = (0..world.providers.len()).collect();
-        sorted.sort_by(|&a, &b| world.providers[a].id.cmp(&world.providers[b].id));
-        Self { sorted }
+        let mut by_hash: Vec<(u64, usize)> = world
+            .providers
+            .iter()
+            .enumerate()
+            .map(|(at, provider)| (stable_hash(&provider.id), at))
+            .collect();
+        by_hash.sort_unstable();
+        Self { by_hash }
     }
 
     /// The position in `world.providers` of the first provider with id `id`.
     pub fn find(&self, world: &World, id: &str) -> Option<usize> {
-        let at = self
-            .sorted
-            .partition_point(|&p| world.providers.get(p).is_some_and(|p| p.id.as_str() < id));
-        self.sorted
-            .get(at)
-            .copied()
-            .filter(|&p| world.providers.get(p).is_some_and(|p| p.id == id))
+        let hash = stable_hash(id);
+        let from = self.by_hash.partition_point(|&(h, _)| h < hash);
+        // Ids that share a hash follow one another, by position: the first that matches.
+        self.by_hash[from..]
+            .iter()
+            .take_while(|&&(h, _)| h == hash)
+            .map(|&(_, at)| at)
+            .find(|&at| world.providers.get(at).is_some_and(|p| p.id == id))
     }
 }
 
@@ -81,6 +90,41 @@ pub(super) fn occupy(
                 provider, action, ..
             } => change(provider, action, false),
             _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decision::world::{Position, Provider};
+
+    fn world(ids: &[&str]) -> World {
+        let providers = ids
+            .iter()
+            .map(|id| Provider {
+                id: (*id).to_owned(),
+                position: Position::default(),
+                capacity: 1,
+                occupants: 0,
+                state: None,
+                actions: Vec::new(),
+            })
+            .collect();
+        World {
+            providers,
+            ..World::default()
+        }
+    }
+
+    #[test]
+    fn the_index_finds_what_a_scan_finds() {
+        let ids = ["well", "bench", "well", "forge", "", "bench"];
+        let world = world(&ids);
+        let index = ProviderIndex::new(&world);
+        for id in ["well", "bench", "forge", "", "tavern", "wel"] {
+            let scanned = world.providers.iter().position(|p| p.id == id);
+            assert_eq!(index.find(&world, id), scanned, "{id:?}");
         }
     }
 }
