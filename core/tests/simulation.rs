@@ -341,7 +341,7 @@ fn preemption_scene(
         .utility;
     let mut chore = scene.action("sweep", &[], &[]);
     chore.duration_hours = 5.0;
-    agent.running = Some(Box::new(geppetto_core::RunningAction {
+    agent.running = Some(geppetto_core::RunningAction {
         provider: "home".into(),
         action: chore,
         started_at_hours: 0.0,
@@ -350,7 +350,7 @@ fn preemption_scene(
         player_queued,
         order: None,
         carried_by_game: None,
-    }));
+    });
     (agent, world)
 }
 
@@ -906,7 +906,7 @@ mod schedules {
             agent.agent.considerations[0].value = 30.0; // tired, not critical
             let mut action = world.providers[provider].actions[0].clone();
             action.duration_hours = 6.0;
-            agent.running = Some(Box::new(RunningAction {
+            agent.running = Some(RunningAction {
                 provider: world.providers[provider].id.clone(),
                 action,
                 started_at_hours: at,
@@ -915,7 +915,7 @@ mod schedules {
                 player_queued: false,
                 order: None,
                 carried_by_game: None,
-            }));
+            });
             let sim = simulator(argmax());
             // Between blocks at 21:30, then the sleep block begins at 22:00.
             sim.advance(&mut agent, TickRequest::full(21.5, &world), 0);

@@ -111,7 +111,7 @@ impl AgentState {
         Self {
             agent: agent.agent.clone(),
             rate_adjustments: agent.rate_adjustments.clone(),
-            running: agent.running.as_deref().cloned(),
+            running: agent.running.clone(),
             queue: agent.queue.clone(),
             level: agent.level,
             aggregated_events: agent.aggregated_events.clone(),
@@ -176,7 +176,7 @@ impl AgentState {
         }
         agent.agent.take_state_from(self.agent);
         agent.rate_adjustments = self.rate_adjustments;
-        agent.running = self.running.map(Box::new);
+        agent.running = self.running;
         agent.queue = self.queue;
         agent.engaged = self.engaged;
         agent.level = self.level;
