@@ -1,10 +1,45 @@
-//! What ordering and selection read of a scored candidate ([`Scored`], as a [`Compact`]): its
-//! place, utility and distance and whether it is held back as just completed. A full
-//! [`Candidate`] carries its breakdown for the inspector; a batch keeps [`Compact`] candidates
-//! instead, as its answer never shows a breakdown, so its candidate loop stores and its top-k
-//! copies far fewer bytes.
+//! A scored candidate: the full [`Candidate`] with the [`Breakdown`] of its utility (what the
+//! inspector shows), and what ordering and selection read of any candidate ([`Scored`], as a
+//! [`Compact`]): its place, utility and distance and whether it is held back as just
+//! completed. A batch keeps [`Compact`] candidates, as its answer never shows a breakdown, so
+//! its candidate loop stores and its top-k copies far fewer bytes. The scoring that makes them
+//! is `scoring`'s.
 
-use crate::decision::scoring::{Breakdown, Candidate};
+/// Every factor of one candidate's utility.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Breakdown {
+    /// `Σ weight · pressure · gain`.
+    pub benefit: f64,
+    /// `intrinsic_priority · priority_weight`.
+    pub priority: f64,
+    /// `M_personality`.
+    pub personality: f64,
+    /// `M_context`.
+    pub context: f64,
+    /// The schedule's bonus.
+    pub schedule: f64,
+    /// `M_repeat`.
+    pub repeat: f64,
+    /// `M_distance`.
+    pub distance: f64,
+    /// `weighted_cost`.
+    pub cost: f64,
+}
+
+/// An eligible candidate with its utility.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Candidate {
+    /// Index of the provider in the world.
+    pub provider: usize,
+    /// Index of the action in its provider.
+    pub action: usize,
+    /// The score.
+    pub utility: f64,
+    /// World units from the agent to the provider.
+    pub distance: f64,
+    /// How the score was made.
+    pub breakdown: Breakdown,
+}
 
 /// A scored candidate as ordering and selection read it.
 pub(crate) trait Scored: Copy {

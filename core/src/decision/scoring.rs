@@ -26,6 +26,7 @@ use crate::decision::agent::{Agent, lookup};
 use crate::decision::compiled::CompiledActions;
 use crate::decision::consideration::{Consideration, Updater};
 use crate::decision::scored::Scored;
+pub use crate::decision::scored::{Breakdown, Candidate};
 use crate::decision::tuning::Tuning;
 use crate::decision::world::{
     AdvertisedAction, Context, Precondition, Provider, World, context_multiplier,
@@ -50,42 +51,6 @@ crate::wire_enum! {
         /// An active commitment forbids one of the action's tags.
         Commitment = "commitment",
     }
-}
-
-/// Every factor of one candidate's utility.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Breakdown {
-    /// `Σ weight · pressure · gain`.
-    pub benefit: f64,
-    /// `intrinsic_priority · priority_weight`.
-    pub priority: f64,
-    /// `M_personality`.
-    pub personality: f64,
-    /// `M_context`.
-    pub context: f64,
-    /// The schedule's bonus.
-    pub schedule: f64,
-    /// `M_repeat`.
-    pub repeat: f64,
-    /// `M_distance`.
-    pub distance: f64,
-    /// `weighted_cost`.
-    pub cost: f64,
-}
-
-/// An eligible candidate with its utility.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Candidate {
-    /// Index of the provider in the world.
-    pub provider: usize,
-    /// Index of the action in its provider.
-    pub action: usize,
-    /// The score.
-    pub utility: f64,
-    /// World units from the agent to the provider.
-    pub distance: f64,
-    /// How the score was made.
-    pub breakdown: Breakdown,
 }
 
 /// A removed candidate and the first gate it failed.
