@@ -1,6 +1,7 @@
 //! Criterion benches of the decision engine (figures in BENCHMARKS.md):
 //! - R1: one agent, 6 considerations, 16 providers × 2 actions (32 candidates), 3 tags each,
-//!   one active context, top-k 3 — the cost of one `decide`.
+//!   one active context, top-k 3 — the cost of one `decide`, over the world compiled once
+//!   (`Decider::compile`) and over the world itself.
 //! - B50k: `decide_batch` with 50,000 agents over 2,000 providers of capacity 1–4, at 1 and 2
 //!   worker threads — scoring plus contention.
 
@@ -13,8 +14,15 @@ use std::hint::black_box;
 
 fn bench_r1(c: &mut Criterion) {
     let (decider, agent, world) = r1();
+    let compiled = decider.compile(&world);
     let mut seed = 0u64;
     c.bench_function("R1 decide (32 candidates)", |b| {
+        b.iter(|| {
+            seed = seed.wrapping_add(1);
+            black_box(black_box(&compiled).decide(black_box(&agent), seed))
+        })
+    });
+    c.bench_function("R1 decide over the world (32 candidates)", |b| {
         b.iter(|| {
             seed = seed.wrapping_add(1);
             black_box(decider.decide(black_box(&agent), black_box(&world), seed))

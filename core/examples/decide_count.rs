@@ -5,11 +5,15 @@
 //! cargo build --release -p geppetto-core --example decide_count
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1 40000
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1 0
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1-world 40000
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1-world 0
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count b50k 1 1
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count b50k 0 1
 //! ```
 //!
 //! The difference of two counts over the difference of their runs is the cost of one run;
+//! `r1` decides over the world compiled once ([`geppetto_core::Decider::compile`]), as a caller
+//! deciding many times over unchanged content does, and `r1-world` over the world itself;
 //! `b50k` takes the worker count after the number of runs.
 
 #[path = "../benches/setup/decide.rs"]
@@ -28,6 +32,13 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("r1") => {
             let (decider, agent, world) = setup::r1();
+            let compiled = decider.compile(&world);
+            for seed in 0..runs {
+                black_box(black_box(&compiled).decide(black_box(&agent), seed));
+            }
+        }
+        Some("r1-world") => {
+            let (decider, agent, world) = setup::r1();
             for seed in 0..runs {
                 black_box(decider.decide(black_box(&agent), black_box(&world), seed));
             }
@@ -39,6 +50,6 @@ fn main() {
                 black_box(decider.decide_batch(black_box(&agents), black_box(&world), 7, workers));
             }
         }
-        _ => panic!("usage: decide_count r1|b50k [runs] [workers]"),
+        _ => panic!("usage: decide_count r1|r1-world|b50k [runs] [workers]"),
     }
 }

@@ -44,7 +44,7 @@ pub use decision::agent::{Agent, Commitment};
 pub use decision::consideration::{Consideration, Updater};
 pub use decision::contention::{Preference, PreferenceLists};
 pub use decision::curve::{ResponseCurve, SampledCurve, Shape, ShapeParams};
-pub use decision::decider::{BatchDecision, Decider, Decision, batch_agent_seed};
+pub use decision::decider::{BatchDecision, CompiledWorld, Decider, Decision, batch_agent_seed};
 pub use decision::ranking::Ranking;
 pub use decision::scoring::{Breakdown, Candidate, Ineligible, IneligibleReason};
 pub use decision::tuning::{Profile, Tuning, TuningPatch};

@@ -2,15 +2,17 @@
 //! every factor of the utility and every draw (noise, softmax, convention breaking) are ranked,
 //! decided and batch-decided, and a digest of every field of every answer (utilities and
 //! breakdowns as bits, ineligible reasons, picks, preferences, assignments, rounds) must equal
-//! the recorded one. Rewriting how the engine computes must not change what it computes; a
+//! the recorded one. Decisions over the world compiled (`Decider::compile`) must be those over
+//! the world, bit for bit, for each agent and for it made plain (what the compiled records
+//! score). Rewriting how the engine computes must not change what it computes; a
 //! deliberate change of the formula or the draws updates the digest and says why.
 
 use geppetto_core::decision::agent::SchedulePull;
 use geppetto_core::rng::{DetRng, derive_seed};
 use geppetto_core::{
     ActionEffects, AdvertisedAction, Agent, Commitment, CompareOp, Consideration, Context, Decider,
-    Position, Precondition, Provider, ResponseCurve, Symbol, TuningPatch, Updater, Vocabulary,
-    World,
+    Decision, Position, Precondition, Provider, ResponseCurve, Symbol, TuningPatch, Updater,
+    Vocabulary, World,
 };
 
 /// The digest of every answer of [`SCENES`] scenes, as the engine computes them.
@@ -138,6 +140,18 @@ fn agent(rng: &mut DetRng, names: &Names, index: usize, provider_count: usize) -
         .map(|symbol| (symbol, rng.next_unit()))
         .collect();
     agent
+}
+
+/// `agent` without goals, schedule, domain preferences, commitments or an action just
+/// completed: an agent whose candidates the compiled world's records can score.
+fn plain(agent: &Agent) -> Agent {
+    let mut plain = agent.clone();
+    plain.goal_bonuses.clear();
+    plain.schedule = None;
+    plain.domain_preferences.clear();
+    plain.commitments.clear();
+    plain.just_completed = None;
+    plain
 }
 
 fn precondition(rng: &mut DetRng, names: &Names) -> Precondition {
@@ -303,6 +317,24 @@ impl Digest {
         }
     }
 
+    /// Adds a decision: its ranking, whether it broke convention and its pick.
+    fn decision(&mut self, decision: &Decision) -> bool {
+        self.ranking(&decision.ranking);
+        self.add(u64::from(decision.convention_broken));
+        match &decision.selected {
+            Some(candidate) => self.candidate(candidate),
+            None => self.add(u64::MAX),
+        }
+        decision.selected.is_some()
+    }
+
+    /// The digest of a decision alone.
+    fn of_decision(decision: &Decision) -> u64 {
+        let mut digest = Self::default();
+        digest.decision(decision);
+        digest.0
+    }
+
     fn preference(&mut self, preference: &geppetto_core::Preference) {
         self.add(preference.provider as u64);
         self.add(preference.action as u64);
@@ -314,7 +346,7 @@ impl Digest {
 #[test]
 fn decisions_are_the_recorded_ones_bit_for_bit() {
     let mut digest = Digest::default();
-    let mut decided = 0;
+    let (mut decided, mut plain_decided, mut plain_removed) = (0, 0, 0);
     for scene in 0..SCENES {
         let mut rng = DetRng::new(derive_seed(0x5eed, scene));
         let mut vocabulary = Vocabulary::new();
@@ -331,19 +363,29 @@ fn decisions_are_the_recorded_ones_bit_for_bit() {
                 agents[a].position = agents[rng.next_index(a)].position;
             }
         }
+        let compiled = decider.compile(&world);
         for (a, agent) in agents.iter().enumerate().take(4) {
             let seed = derive_seed(scene, a as u64);
             digest.ranking(&decider.rank(agent, &world, seed));
             let decision = decider.decide(agent, &world, seed);
-            digest.ranking(&decision.ranking);
-            digest.add(u64::from(decision.convention_broken));
-            match &decision.selected {
-                Some(candidate) => {
-                    decided += 1;
-                    digest.candidate(candidate);
-                }
-                None => digest.add(u64::MAX),
-            }
+            decided += usize::from(digest.decision(&decision));
+            // Over the compiled world, bit for bit, for this agent and for it without what
+            // keeps an agent from the compiled records' loop.
+            let compiled_decision = compiled.decide(agent, seed);
+            assert_eq!(
+                Digest::of_decision(&compiled_decision),
+                Digest::of_decision(&decision),
+                "scene {scene}, agent {a}: the compiled world decided otherwise"
+            );
+            let plain = plain(agent);
+            let plain_decision = decider.decide(&plain, &world, seed);
+            assert_eq!(
+                Digest::of_decision(&compiled.decide(&plain, seed)),
+                Digest::of_decision(&plain_decision),
+                "scene {scene}, agent {a} made plain: the compiled world decided otherwise"
+            );
+            plain_decided += usize::from(plain_decision.selected.is_some());
+            plain_removed += plain_decision.ranking.ineligible.len();
         }
         let batch = decider.decide_batch(&agents, &world, scene, 1);
         assert_eq!(
@@ -365,6 +407,11 @@ fn decisions_are_the_recorded_ones_bit_for_bit() {
         digest.add(batch.rounds as u64);
     }
     assert!(decided > 500, "too few scenes decided anything: {decided}");
+    assert!(
+        plain_decided > 500 && plain_removed > 500,
+        "too few plain agents decided ({plain_decided}) or had candidates removed \
+         ({plain_removed})"
+    );
     assert_eq!(
         digest.0, RECORDED_DIGEST,
         "the decisions changed: digest {:#018x}",

@@ -1,9 +1,10 @@
-//! The world's actions compiled for a batch: one flat record per action, built once per
-//! [`crate::decision::decider::Decider::decide_batch`] and shared by all its agents and worker
-//! threads, holding what scoring a plain agent reads of an action (its radius, deltas and tags,
+//! The world's actions compiled: one flat record per action, built once per
+//! [`crate::decision::decider::Decider::decide_batch`] (shared by all its agents and worker
+//! threads) or per [`crate::decision::decider::Decider::compile`], holding what scoring a plain agent reads of an action (its radius, deltas and tags,
 //! padded to a fixed length so the candidate loop has no loop of its own) and what depends only
 //! on the world and the tuning (`M_context`, the weighted intrinsic priority), so scoring a
-//! candidate is a few multiplications over contiguous memory.
+//! candidate is a few multiplications over contiguous memory. The names the records read are
+//! numbered locally, so an agent's tables of what they mean to it are as short as they are few.
 //!
 //! An action a record cannot stand for — one with an action slot limit, preconditions or
 //! costs, or more deltas or tags than a record holds — is marked general and is gated and
@@ -11,17 +12,15 @@
 //! records are only valid for the world and tuning they were built from.
 
 use crate::decision::tuning::Tuning;
-use crate::decision::world::{AdvertisedAction, World, context_multiplier};
+use crate::decision::world::{AdvertisedAction, Position, World, context_multiplier};
 use crate::vocabulary::Symbol;
 
 /// Deltas a record holds; an action with more is general.
 pub(crate) const RECORD_DELTAS: usize = 2;
 /// Tags a record holds; an action with more is general.
 pub(crate) const RECORD_TAGS: usize = 3;
-/// The symbol index a record's unused delta or tag slot holds: beyond any symbol table (one
-/// reaching it would hold 2³² entries), so it reads as a name the agent does not know (no term,
-/// modifier 1), which adds nothing to a benefit and multiplies a product by exactly 1.
-pub(crate) const PADDING: u32 = u32::MAX;
+/// What a symbol index with no local index maps to.
+const NO_LOCAL: u32 = u32::MAX;
 
 /// One action as a plain agent's scoring reads it.
 #[derive(Clone, Copy, Debug)]
@@ -34,72 +33,202 @@ pub(crate) struct CompiledAction {
     pub(crate) priority: f64,
     /// `M_context` over the world's contexts.
     pub(crate) context: f64,
-    /// Its deltas (symbol index, amount), in order, then padding.
+    /// Its deltas (local index of the name among the deltas' names, amount), in order, then
+    /// padding: the index past the last name, which reads as a name the agent has no
+    /// consideration of, so it adds nothing to a benefit.
     pub(crate) deltas: [(u32, f64); RECORD_DELTAS],
-    /// Its tags' symbol indices, in order, then padding.
+    /// Its tags' local indices among the tags, in order, then padding: the index past the last
+    /// tag, which reads as modifier 1, so it multiplies a product by exactly 1.
     pub(crate) tags: [u32; RECORD_TAGS],
 }
 
-/// Every provider's actions compiled, in the world's order.
+/// A provider as the compiled loop reads it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CompiledProvider {
+    /// Where it is.
+    pub(crate) position: Position,
+    /// Where its records start and end in the actions.
+    range: (usize, usize),
+    /// Whether it has no free slot.
+    pub(crate) full: bool,
+}
+
+/// Names numbered in order of first use.
+#[derive(Default)]
+pub(crate) struct Numbering {
+    /// Per symbol index (up to the highest numbered), its local index, or [`NO_LOCAL`].
+    local_of: Vec<u32>,
+    /// The symbols of the local indices, in order.
+    names: Vec<Symbol>,
+}
+
+impl Numbering {
+    /// The local index of `symbol`, if it is numbered.
+    #[inline(always)]
+    pub(crate) fn local(&self, symbol: Symbol) -> Option<usize> {
+        match self.local_of.get(symbol.index()) {
+            Some(&local) if local != NO_LOCAL => Some(local as usize),
+            _ => None,
+        }
+    }
+
+    /// The symbols of the local indices, in order.
+    pub(crate) fn names(&self) -> &[Symbol] {
+        &self.names
+    }
+
+    /// How long a table of the names and the padding entry after them is.
+    pub(crate) fn table_len(&self) -> usize {
+        self.names.len() + 1
+    }
+
+    /// The local index of `symbol`, numbering it if it is new ([`NO_LOCAL`] past `u32`).
+    fn number(&mut self, symbol: Symbol) -> u32 {
+        let index = symbol.index();
+        if self.local_of.len() <= index {
+            self.local_of.resize(index + 1, NO_LOCAL);
+        }
+        if self.local_of[index] == NO_LOCAL
+            && let Ok(local) = u32::try_from(self.names.len())
+            && local != NO_LOCAL
+        {
+            self.local_of[index] = local;
+            self.names.push(symbol);
+        }
+        self.local_of[index]
+    }
+
+    /// The padding index: the one past the last name.
+    fn padding(&self) -> u32 {
+        u32::try_from(self.names.len()).unwrap_or(NO_LOCAL)
+    }
+}
+
+/// Every provider's actions compiled, in the world's order, with the names their records read
+/// numbered (the deltas' names and the tags apart), so an agent's tables of what they mean to
+/// it are as short as they are few, whatever the vocabulary's size.
 pub(crate) struct CompiledActions {
-    /// Per provider: where its records start and end in `actions`, and whether it has no free
-    /// slot.
-    providers: Vec<(usize, usize, bool)>,
+    providers: Vec<CompiledProvider>,
     actions: Vec<CompiledAction>,
+    /// The names the records' deltas read.
+    pub(crate) needs: Numbering,
+    /// The tags the records read.
+    pub(crate) tags: Numbering,
+    /// Whether any action is general.
+    any_general: bool,
 }
 
 impl CompiledActions {
     /// Compiles the actions of `world` under `tuning`.
     pub(crate) fn new(world: &World, tuning: &Tuning) -> Self {
-        let mut providers = Vec::with_capacity(world.providers.len());
-        let mut actions = Vec::new();
+        let mut compiled = Self {
+            providers: Vec::with_capacity(world.providers.len()),
+            actions: Vec::new(),
+            needs: Numbering::default(),
+            tags: Numbering::default(),
+            any_general: false,
+        };
         for provider in &world.providers {
-            let start = actions.len();
-            actions.extend(provider.actions.iter().map(|a| compile(a, world, tuning)));
-            providers.push((start, actions.len(), provider.free_slots() == 0));
+            let start = compiled.actions.len();
+            for action in &provider.actions {
+                let record = compiled.compile(action, world, tuning);
+                compiled.any_general |= record.general;
+                compiled.actions.push(record);
+            }
+            compiled.providers.push(CompiledProvider {
+                position: provider.position,
+                range: (start, compiled.actions.len()),
+                full: provider.free_slots() == 0,
+            });
         }
-        Self { providers, actions }
+        // The padding indices are those past the last names, known only now.
+        let (need_padding, tag_padding) = (compiled.needs.padding(), compiled.tags.padding());
+        for record in &mut compiled.actions {
+            for (index, _) in &mut record.deltas {
+                if *index == NO_LOCAL {
+                    *index = need_padding;
+                }
+            }
+            for index in &mut record.tags {
+                if *index == NO_LOCAL {
+                    *index = tag_padding;
+                }
+            }
+        }
+        compiled
     }
 
-    /// The records of provider `provider`'s actions, in order, unless it has no free slot
-    /// (then, and beyond the world, none).
+    /// The providers, in the world's order.
+    pub(crate) fn providers(&self) -> &[CompiledProvider] {
+        &self.providers
+    }
+
+    /// The records of provider `provider`'s actions, in order (none beyond the world), and
+    /// whether it has no free slot.
     #[inline(always)]
-    pub(crate) fn of_free(&self, provider: usize) -> &[CompiledAction] {
+    pub(crate) fn of(&self, provider: usize) -> (&[CompiledAction], bool) {
         match self.providers.get(provider) {
-            Some(&(start, end, false)) => self.actions.get(start..end).unwrap_or(&[]),
-            _ => &[],
+            Some(provider) => (self.records(provider), provider.full),
+            None => (&[], false),
         }
     }
-}
 
-fn compile(action: &AdvertisedAction, world: &World, tuning: &Tuning) -> CompiledAction {
-    let general = action.capacity != 0
-        || !action.preconditions.is_empty()
-        || !action.costs.is_empty()
-        || action.deltas.len() > RECORD_DELTAS
-        || action.tags.len() > RECORD_TAGS;
-    let index = |symbol: Symbol| u32::try_from(symbol.index()).unwrap_or(PADDING);
-    let mut deltas = [(PADDING, 0.0); RECORD_DELTAS];
-    for (slot, (name, delta)) in deltas.iter_mut().zip(&action.deltas) {
-        *slot = (index(*name), *delta);
+    /// The records of `provider`'s actions, in order.
+    #[inline(always)]
+    pub(crate) fn records(&self, provider: &CompiledProvider) -> &[CompiledAction] {
+        // Every provider's range lies within the actions, as `new` builds them.
+        let (start, end) = provider.range;
+        &self.actions[start..end]
     }
-    let mut tags = [PADDING; RECORD_TAGS];
-    for (slot, tag) in tags.iter_mut().zip(&action.tags) {
-        *slot = index(*tag);
+
+    /// How many actions the world has.
+    pub(crate) fn action_count(&self) -> usize {
+        self.actions.len()
     }
-    // The same products in the same order as the scoring loop's.
-    let mut context = 1.0;
-    for tag in &action.tags {
-        context *= context_multiplier(&world.contexts, *tag);
+
+    /// Whether any action must be gated and scored from the world.
+    pub(crate) fn any_general(&self) -> bool {
+        self.any_general
     }
-    // A plain agent has no goal bonus: its score adds a bonus of 0.
-    let no_goal_bonus = 0.0;
-    CompiledAction {
-        general,
-        radius: action.radius.unwrap_or(f64::INFINITY),
-        priority: (action.intrinsic_priority + no_goal_bonus) * tuning.priority_weight,
-        context,
-        deltas,
-        tags,
+
+    fn compile(
+        &mut self,
+        action: &AdvertisedAction,
+        world: &World,
+        tuning: &Tuning,
+    ) -> CompiledAction {
+        let mut general = action.capacity != 0
+            || !action.preconditions.is_empty()
+            || !action.costs.is_empty()
+            || action.deltas.len() > RECORD_DELTAS
+            || action.tags.len() > RECORD_TAGS;
+        let mut deltas = [(NO_LOCAL, 0.0); RECORD_DELTAS];
+        let mut tags = [NO_LOCAL; RECORD_TAGS];
+        if !general {
+            for (slot, (name, delta)) in deltas.iter_mut().zip(&action.deltas) {
+                *slot = (self.needs.number(*name), *delta);
+            }
+            for (slot, tag) in tags.iter_mut().zip(&action.tags) {
+                *slot = self.tags.number(*tag);
+            }
+            // Past 2³² - 1 names a record cannot number them all.
+            let unnumbered = |count: usize| count == NO_LOCAL as usize;
+            general = unnumbered(self.needs.names.len()) || unnumbered(self.tags.names.len());
+        }
+        // The same products in the same order as the scoring loop's.
+        let mut context = 1.0;
+        for tag in &action.tags {
+            context *= context_multiplier(&world.contexts, *tag);
+        }
+        // A plain agent has no goal bonus: its score adds a bonus of 0.
+        let no_goal_bonus = 0.0;
+        CompiledAction {
+            general,
+            radius: action.radius.unwrap_or(f64::INFINITY),
+            priority: (action.intrinsic_priority + no_goal_bonus) * tuning.priority_weight,
+            context,
+            deltas,
+            tags,
+        }
     }
 }

@@ -14,7 +14,9 @@ use crate::decision::contention::{self, Preference, PreferenceLists};
 use crate::decision::order::{KEPT_ON_STACK, best, best_few, sort_scored_in_any_order};
 use crate::decision::ranking::Ranking;
 use crate::decision::scored::{Compact, Scored};
-use crate::decision::scoring::{Candidate, ScoringView, SymbolEntry};
+use crate::decision::scoring::{
+    Candidate, CompiledBuffers, ScoringView, SymbolEntry, evaluate_compiled,
+};
 use crate::decision::selection::{self, Pick};
 use crate::decision::spatial::ProviderGrid;
 use crate::decision::tuning::Tuning;
@@ -55,6 +57,8 @@ pub fn batch_agent_seed(seed: u64, agent_id: &str) -> u64 {
 /// compact ones.
 pub(crate) struct Scratch<C = Candidate> {
     table: Vec<SymbolEntry>,
+    /// A compiled world's tables, when they outgrow the stack.
+    compiled: CompiledBuffers,
     nearby: Vec<(u32, f64)>,
     /// The last agent's eligible candidates, in the grid's order.
     scored: Vec<C>,
@@ -67,10 +71,32 @@ impl<C> Default for Scratch<C> {
     fn default() -> Self {
         Self {
             table: Vec::new(),
+            compiled: CompiledBuffers::default(),
             nearby: Vec::new(),
             scored: Vec::new(),
             ranked: Vec::new(),
         }
+    }
+}
+
+/// A world prepared for many decisions of one decider ([`Decider::compile`]): its actions
+/// compiled into flat records, with what depends only on the world and the tuning (`M_context`,
+/// the weighted intrinsic priority) computed once, so deciding for an agent whose scoring they
+/// can stand for multiplies over contiguous memory. It borrows the decider and the world, so
+/// neither can change while it lives: its decisions are always exactly [`Decider::decide`]'s
+/// over that world.
+pub struct CompiledWorld<'a> {
+    decider: &'a Decider,
+    world: &'a World,
+    actions: CompiledActions,
+}
+
+impl CompiledWorld<'_> {
+    /// Exactly what [`Decider::decide`] decides for `agent` over the world with `seed`.
+    pub fn decide(&self, agent: &Agent, seed: u64) -> Decision {
+        let compiled = (self.world, &self.actions);
+        let decider = self.decider;
+        decider.decide_with(seed, |rng| decider.rank_compiled(agent, compiled, rng))
     }
 }
 
@@ -129,6 +155,31 @@ impl Decider {
         Ranking::new(scored, ineligible)
     }
 
+    /// [`Self::rank_with`] over `world` compiled as `compiled`.
+    fn rank_compiled(
+        &self,
+        agent: &Agent,
+        (world, compiled): (&World, &CompiledActions),
+        rng: &mut DetRng,
+    ) -> Ranking {
+        let mut scored = Vec::with_capacity(compiled.action_count());
+        let mut ineligible = Vec::new();
+        let placed = compiled
+            .providers()
+            .iter()
+            .enumerate()
+            .map(|(index, provider)| (index, agent.position.distance_to(&provider.position)));
+        evaluate_compiled(
+            (&mut Vec::new(), &mut CompiledBuffers::default()),
+            (agent, rng),
+            (world, compiled),
+            (&self.tuning, &self.consideration_weights),
+            placed,
+            (&mut scored, &mut ineligible),
+        );
+        Ranking::new(scored, ineligible)
+    }
+
     /// Every candidate of `agent`, gated and scored. The seed only matters when perception
     /// noise is on; it is the same stream [`Decider::decide`] starts with.
     pub fn rank(&self, agent: &Agent, world: &World, seed: u64) -> Ranking {
@@ -140,8 +191,25 @@ impl Decider {
     /// the top k are all there is (or more than are kept on the stack) or convention breaking
     /// picked beyond them.
     pub fn decide(&self, agent: &Agent, world: &World, seed: u64) -> Decision {
+        self.decide_with(seed, |rng| self.rank_with(agent, world, rng))
+    }
+
+    /// Prepares `world` for many decisions of this decider: its actions are compiled once into
+    /// flat records (see [`CompiledWorld`]), which [`CompiledWorld::decide`] reads instead of
+    /// the world's actions. Worth it once the world is decided over more than once.
+    pub fn compile<'a>(&'a self, world: &'a World) -> CompiledWorld<'a> {
+        CompiledWorld {
+            decider: self,
+            world,
+            actions: CompiledActions::new(world, &self.tuning),
+        }
+    }
+
+    /// [`Decider::decide`] of the ranking `rank` makes from the stream seeded with `seed`.
+    #[inline(always)]
+    fn decide_with(&self, seed: u64, rank: impl FnOnce(&mut DetRng) -> Ranking) -> Decision {
         let mut rng = DetRng::new(seed);
-        let ranking = self.rank_with(agent, world, &mut rng);
+        let ranking = rank(&mut rng);
         let scored = ranking.scored();
         let top_k = self.tuning.selection_top_k.max(1);
         // The top k are picked among by reference (no copy, no allocation); when they are all
@@ -224,14 +292,6 @@ impl Decider {
         rng: &mut DetRng,
         scratch: &mut Scratch<C>,
     ) -> Option<Pick> {
-        let view = ScoringView::new(
-            &mut scratch.table,
-            agent,
-            (&world.contexts, world.now_hours),
-            &self.tuning,
-            &self.consideration_weights,
-            rng,
-        );
         grid.near(&agent.position, &mut scratch.nearby);
         scratch.scored.clear();
         let placed = scratch
@@ -239,10 +299,25 @@ impl Decider {
             .iter()
             .map(|&(index, distance)| (index as usize, distance));
         match compiled {
-            Some(compiled) => {
-                view.evaluate_compiled(world, compiled, placed, &self.tuning, &mut scratch.scored)
+            Some(compiled) => evaluate_compiled(
+                (&mut scratch.table, &mut scratch.compiled),
+                (agent, rng),
+                (world, compiled),
+                (&self.tuning, &self.consideration_weights),
+                placed,
+                (&mut scratch.scored, &mut ()),
+            ),
+            None => {
+                let view = ScoringView::new(
+                    &mut scratch.table,
+                    agent,
+                    (&world.contexts, world.now_hours),
+                    &self.tuning,
+                    &self.consideration_weights,
+                    rng,
+                );
+                view.evaluate_providers(world, placed, &self.tuning, &mut scratch.scored, None)
             }
-            None => view.evaluate_providers(world, placed, &self.tuning, &mut scratch.scored, None),
         }
         let scored = &scratch.scored;
         let held_back = if agent.just_completed.is_some() {

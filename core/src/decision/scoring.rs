@@ -64,6 +64,27 @@ pub struct Ineligible {
     pub reason: IneligibleReason,
 }
 
+/// Where the candidates a compiled evaluation removes are recorded: a list (as a ranking reports
+/// them), or nowhere (`()`: a batch never reports them, and its loop has no step for them).
+pub(crate) trait Removals {
+    /// The list to record them in, if any.
+    fn list(&mut self) -> Option<&mut Vec<Ineligible>>;
+}
+
+impl Removals for Vec<Ineligible> {
+    #[inline(always)]
+    fn list(&mut self) -> Option<&mut Vec<Ineligible>> {
+        Some(self)
+    }
+}
+
+impl Removals for () {
+    #[inline(always)]
+    fn list(&mut self) -> Option<&mut Vec<Ineligible>> {
+        None
+    }
+}
+
 /// One consideration as the scorer needs it: weighted pressure and headroom, precomputed once
 /// per decision so the candidate loop only multiplies.
 #[derive(Clone, Copy, Debug)]
@@ -121,7 +142,8 @@ const NEUTRAL_SYMBOL: SymbolEntry = SymbolEntry {
 };
 
 /// One consideration's scoring term. Perception noise draws one Gaussian for a
-/// perception-driven consideration, from `rng`.
+/// perception-driven consideration, from `rng`. Inlined into each table's preparation.
+#[inline(always)]
 fn term(
     c: &Consideration,
     tuning: &Tuning,
@@ -144,6 +166,29 @@ fn term(
     ScoringTerm {
         weighted_pressure: weight * pressure,
         headroom: (c.max - value).max(0.0),
+    }
+}
+
+/// Calls `f` with each of `agent`'s consideration names and its term, in the agent's order:
+/// every term is computed, so the noise draws depend neither on repeated names nor on who
+/// reads them.
+#[inline(always)]
+fn each_term(
+    agent: &Agent,
+    (tuning, profile_weights): (&Tuning, &[(Symbol, f64)]),
+    rng: &mut DetRng,
+    mut f: impl FnMut(Symbol, ScoringTerm),
+) {
+    for c in &agent.considerations {
+        f(c.name, term(c, tuning, profile_weights, rng));
+    }
+}
+
+/// Calls `f` with each of `agent`'s tag modifiers, last first: where a tag repeats, the first
+/// modifier of it is written last (as a search would find it).
+fn each_modifier(agent: &Agent, mut f: impl FnMut(Symbol, f64)) {
+    for (tag, modifier) in agent.tag_modifiers.iter().rev() {
+        f(*tag, *modifier);
     }
 }
 
@@ -174,23 +219,21 @@ impl<'a> ScoringView<'a> {
         scheduled_tags.iter().for_each(|tag| reach(*tag));
         table.clear();
         table.resize(highest.map_or(0, |index| index + 1), NEUTRAL_SYMBOL);
-        // Where a name repeats, the first occurrence counts (as a search would find it). Every
-        // term is computed, in the agent's order, so the noise draws do not depend on repeats.
-        for c in &agent.considerations {
-            let term = term(c, tuning, profile_weights, rng);
-            if let Some(entry) = table.get_mut(c.name.index())
+        // Where a name repeats, the first occurrence counts (as a search would find it).
+        each_term(agent, (tuning, profile_weights), rng, |name, term| {
+            if let Some(entry) = table.get_mut(name.index())
                 && !entry.has_term
             {
                 entry.weighted_pressure = term.weighted_pressure;
                 entry.headroom = term.headroom;
                 entry.has_term = true;
             }
-        }
-        for (tag, modifier) in agent.tag_modifiers.iter().rev() {
+        });
+        each_modifier(agent, |tag, modifier| {
             if let Some(entry) = table.get_mut(tag.index()) {
-                entry.personality = *modifier;
+                entry.personality = modifier;
             }
-        }
+        });
         for tag in scheduled_tags {
             if let Some(entry) = table.get_mut(tag.index()) {
                 entry.scheduled = true;
@@ -203,6 +246,29 @@ impl<'a> ScoringView<'a> {
                 }
             }
         }
+        let (binding_commitments, plain) = Self::kind(agent, now_hours);
+        Self {
+            agent,
+            symbols: table.as_slice(),
+            binding_commitments,
+            plain,
+        }
+    }
+
+    /// A plain view of `agent` with an empty table: every name reads as neutral. Only for
+    /// scoring records of a compiled world with no general action, which read no table.
+    fn without_table(agent: &'a Agent) -> Self {
+        Self {
+            agent,
+            symbols: &[],
+            binding_commitments: false,
+            plain: true,
+        }
+    }
+
+    /// Whether a commitment of `agent` binds at `now_hours`, and whether the agent is plain
+    /// (see [`ScoringView::plain`]).
+    fn kind(agent: &Agent, now_hours: f64) -> (bool, bool) {
         let binding_commitments = agent
             .commitments
             .iter()
@@ -212,31 +278,12 @@ impl<'a> ScoringView<'a> {
             && agent.domain_preferences.is_empty()
             && !binding_commitments
             && agent.just_completed.is_none();
-        Self {
-            agent,
-            symbols: table.as_slice(),
-            binding_commitments,
-            plain,
-        }
+        (binding_commitments, plain)
     }
 
     /// What `symbol` means to the agent.
     fn symbol(&self, symbol: Symbol) -> &SymbolEntry {
-        self.entry(symbol.index())
-    }
-
-    /// What the symbol of index `index` means to the agent.
-    fn entry(&self, index: usize) -> &SymbolEntry {
-        self.symbols.get(index).unwrap_or(&NEUTRAL_SYMBOL)
-    }
-
-    /// Adds the share of the benefit a delta of `delta` to the symbol of index `index` brings.
-    #[inline(always)]
-    fn add_benefit(&self, benefit: &mut f64, index: usize, delta: f64) {
-        let entry = self.entry(index);
-        if entry.has_term {
-            *benefit += entry.weighted_pressure * gain(delta, entry.headroom);
-        }
+        self.symbols.get(symbol.index()).unwrap_or(&NEUTRAL_SYMBOL)
     }
 
     /// The first gate `action` of `provider` (full or not) fails for this agent at `distance`,
@@ -309,7 +356,10 @@ impl<'a> ScoringView<'a> {
         // `Iterator::sum` starts and adds in the same order, so the bits are the same.
         let mut benefit = EMPTY_SUM;
         for_each_short(&action.deltas, |(name, delta)| {
-            self.add_benefit(&mut benefit, name.index(), *delta);
+            let entry = self.symbol(*name);
+            if entry.has_term {
+                benefit += entry.weighted_pressure * gain(*delta, entry.headroom);
+            }
         });
         // Actions that produce what the agent's goals pursue gain priority.
         let goal_bonus: f64 = if PLAIN || agent.goal_bonuses.is_empty() {
@@ -453,24 +503,149 @@ impl<'a> ScoringView<'a> {
     }
 }
 
+/// What the names of a compiled world's records mean to a plain agent, by their local indices
+/// (see [`crate::decision::compiled`]): each delta name's term (none when the agent has no
+/// consideration of it) and each tag's modifier (1 when it has none), each table ending in the
+/// neutral entry padding reads.
+struct CompiledTables<'t> {
+    terms: &'t [Option<ScoringTerm>],
+    modifiers: &'t [f64],
+}
+
+/// Up to this many names of deltas (with padding), a compiled world's table of them is kept on
+/// the stack.
+const STACK_TERMS: usize = 16;
+/// Up to this many tags (with padding), a compiled world's table of them is kept on the stack.
+const STACK_MODIFIERS: usize = 32;
+
+/// Where a compiled world's tables go when they outgrow the stack (a batch reuses them from
+/// one agent to the next).
+#[derive(Default)]
+pub(crate) struct CompiledBuffers {
+    terms: Vec<Option<ScoringTerm>>,
+    modifiers: Vec<f64>,
+}
+
+/// The first `len` of `stack` (all `neutral`) when they fit, else `heap` holding `len`
+/// `neutral`s.
+fn neutral_buffer<'b, T: Copy, const N: usize>(
+    stack: &'b mut [T; N],
+    heap: &'b mut Vec<T>,
+    len: usize,
+    neutral: T,
+) -> &'b mut [T] {
+    match stack.get_mut(..len) {
+        Some(buffer) => buffer,
+        None => {
+            heap.clear();
+            heap.resize(len, neutral);
+            heap
+        }
+    }
+}
+
+/// Gates then scores, for `agent`, every action of the providers `placed` gives (index in the
+/// world and distance from the agent, in that order), reading the actions of a plain agent
+/// from `compiled` (the records of the same world, under the same tuning): the same
+/// candidates, with the same bits, and the same removed ones with the same reasons, as
+/// [`ScoringView::evaluate_providers`] over the view [`ScoringView::new`] prepares (in
+/// `table`), with the same draws from `rng`.
+pub(crate) fn evaluate_compiled<C: Scored>(
+    (table, heap): (&mut Vec<SymbolEntry>, &mut CompiledBuffers),
+    (agent, rng): (&Agent, &mut DetRng),
+    (world, compiled): (&World, &CompiledActions),
+    weights: (&Tuning, &[(Symbol, f64)]),
+    placed: impl IntoIterator<Item = (usize, f64)>,
+    (ranked, removals): (&mut Vec<C>, &mut impl Removals),
+) {
+    let contexts = (world.contexts.as_slice(), world.now_hours);
+    let (_, plain) = ScoringView::kind(agent, world.now_hours);
+    if !plain {
+        let view = ScoringView::new(table, agent, contexts, weights.0, weights.1, rng);
+        view.evaluate::<C, false>(world, placed, weights.0, ranked, removals.list());
+        return;
+    }
+    let mut stack_terms = [None; STACK_TERMS];
+    let mut stack_modifiers = [1.0; STACK_MODIFIERS];
+    let terms = compiled.needs.table_len();
+    let terms = neutral_buffer(&mut stack_terms, &mut heap.terms, terms, None);
+    let modifiers = compiled.tags.table_len();
+    let modifiers = neutral_buffer(&mut stack_modifiers, &mut heap.modifiers, modifiers, 1.0);
+    let view = if compiled.any_general() {
+        // General actions read the table by symbol; the records read theirs off it.
+        let view = ScoringView::new(table, agent, contexts, weights.0, weights.1, rng);
+        for (slot, name) in terms.iter_mut().zip(compiled.needs.names()) {
+            let entry = view.symbol(*name);
+            *slot = entry.has_term.then_some(ScoringTerm {
+                weighted_pressure: entry.weighted_pressure,
+                headroom: entry.headroom,
+            });
+        }
+        for (slot, tag) in modifiers.iter_mut().zip(compiled.tags.names()) {
+            *slot = view.symbol(*tag).personality;
+        }
+        view
+    } else {
+        // The first term and modifier of a name count, as in the table by symbol.
+        each_term(agent, weights, rng, |name, term| {
+            if let Some(slot) = compiled.needs.local(name).and_then(|i| terms.get_mut(i))
+                && slot.is_none()
+            {
+                *slot = Some(term);
+            }
+        });
+        each_modifier(agent, |tag, modifier| {
+            if let Some(slot) = compiled.tags.local(tag).and_then(|i| modifiers.get_mut(i)) {
+                *slot = modifier;
+            }
+        });
+        ScoringView::without_table(agent)
+    };
+    let tables = CompiledTables { terms, modifiers };
+    view.evaluate_records(
+        world,
+        (compiled, &tables),
+        placed,
+        weights.0,
+        ranked,
+        removals,
+    );
+}
+
 impl ScoringView<'_> {
-    /// [`ScoringView::evaluate_providers`] without an ineligible list, reading the actions of a
-    /// plain view from `compiled` (the records of the same world, under the same tuning): the
-    /// same candidates, with the same bits, as scoring them from the world.
-    pub(crate) fn evaluate_compiled<C: Scored>(
+    /// [`ScoringView::evaluate_providers`] for a plain view, reading the actions from
+    /// `compiled` with `tables` (see [`evaluate_compiled`]).
+    fn evaluate_records<C: Scored>(
         &self,
         world: &World,
-        compiled: &CompiledActions,
+        (compiled, tables): (&CompiledActions, &CompiledTables),
         placed: impl IntoIterator<Item = (usize, f64)>,
         tuning: &Tuning,
         ranked: &mut Vec<C>,
+        removals: &mut impl Removals,
     ) {
-        if !self.plain {
-            self.evaluate::<C, false>(world, placed, tuning, ranked, None);
-            return;
-        }
+        let mut remove = |provider: usize, action: usize, reason: IneligibleReason| {
+            if let Some(list) = removals.list() {
+                list.push(Ineligible {
+                    provider,
+                    action,
+                    reason,
+                });
+            }
+        };
+        // Every local index of a record (padding included) is within the tables, which are
+        // built to the lengths `compiled` gives.
+        let term = |index: u32| tables.terms[index as usize];
+        let modifier = |index: u32| tables.modifiers[index as usize];
         for (provider_index, distance) in placed {
-            let records = compiled.of_free(provider_index);
+            let (records, full) = compiled.of(provider_index);
+            if full {
+                // Every action of a full provider fails its first gate.
+                for action_index in 0..records.len() {
+                    remove(provider_index, action_index, IneligibleReason::ProviderFull);
+                }
+                continue;
+            }
             if records.is_empty() {
                 continue;
             }
@@ -486,24 +661,29 @@ impl ScoringView<'_> {
                         continue;
                     };
                     let gated = (provider, false);
-                    if self
-                        .gate::<true>(gated, action, distance, world.now_hours)
-                        .is_some()
+                    if let Some(reason) =
+                        self.gate::<true>(gated, action, distance, world.now_hours)
                     {
+                        remove(provider_index, action_index, reason);
                         continue;
                     }
                     self.score::<true>(action, (distance_factor, place_bonus, repeat), tuning)
                 } else {
+                    // A record has no action slot limit, precondition or cost: its radius is
+                    // the only gate it can fail.
                     if distance > record.radius {
+                        remove(provider_index, action_index, IneligibleReason::OutOfRadius);
                         continue;
                     }
                     let mut benefit = EMPTY_SUM;
                     for &(index, delta) in &record.deltas {
-                        self.add_benefit(&mut benefit, index as usize, delta);
+                        if let Some(term) = term(index) {
+                            benefit += term.weighted_pressure * gain(delta, term.headroom);
+                        }
                     }
                     let mut tag_product = 1.0;
                     for &tag in &record.tags {
-                        tag_product *= self.entry(tag as usize).personality;
+                        tag_product *= modifier(tag);
                     }
                     let breakdown = Breakdown {
                         benefit,
