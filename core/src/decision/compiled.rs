@@ -1,15 +1,19 @@
 //! The world's actions compiled: one flat record per action, built once per
 //! [`crate::decision::decider::Decider::decide_batch`] (shared by all its agents and worker
-//! threads) or per [`crate::decision::decider::Decider::compile`], holding what scoring a plain agent reads of an action (its radius, deltas and tags,
-//! padded to a fixed length so the candidate loop has no loop of its own) and what depends only
-//! on the world and the tuning (`M_context`, the weighted intrinsic priority), so scoring a
-//! candidate is a few multiplications over contiguous memory. The names the records read are
-//! numbered locally, so an agent's tables of what they mean to it are as short as they are few.
+//! threads) or per [`crate::decision::decider::Decider::compile`], holding what scoring a plain
+//! agent reads of an action (its radius, deltas and tags, padded to a fixed length so the
+//! candidate loop has no loop of its own) and what depends only on the world and the tuning
+//! (`M_context`, the weighted intrinsic priority), so scoring a candidate is a few
+//! multiplications over contiguous memory. The names the records read are numbered locally, so
+//! an agent's tables of what they mean to it are as short as they are few, and their distinct
+//! tag sets are listed, so an agent scoring them all multiplies each set's modifiers once.
 //!
 //! An action a record cannot stand for — one with an action slot limit, preconditions or
 //! costs, or more deltas or tags than a record holds — is marked general and is gated and
 //! scored from the world itself, as [`crate::decision::decider::Decider::decide`] does. The
 //! records are only valid for the world and tuning they were built from.
+
+use std::collections::BTreeMap;
 
 use crate::decision::tuning::Tuning;
 use crate::decision::world::{AdvertisedAction, Position, World, context_multiplier};
@@ -40,6 +44,8 @@ pub(crate) struct CompiledAction {
     /// Its tags' local indices among the tags, in order, then padding: the index past the last
     /// tag, which reads as modifier 1, so it multiplies a product by exactly 1.
     pub(crate) tags: [u32; RECORD_TAGS],
+    /// The index of its tags among the distinct tag sets of the records.
+    pub(crate) tag_set: u32,
 }
 
 /// A provider as the compiled loop reads it.
@@ -51,6 +57,8 @@ pub(crate) struct CompiledProvider {
     range: (usize, usize),
     /// Whether it has no free slot.
     pub(crate) full: bool,
+    /// Whether any of its actions is general.
+    pub(crate) general: bool,
 }
 
 /// Names numbered in order of first use.
@@ -114,6 +122,9 @@ pub(crate) struct CompiledActions {
     pub(crate) needs: Numbering,
     /// The tags the records read.
     pub(crate) tags: Numbering,
+    /// The distinct tags of records (padded local indices), in order of first use: actions
+    /// share a few sets, so an agent that scores them all multiplies each set's modifiers once.
+    tag_sets: Vec<[u32; RECORD_TAGS]>,
     /// Whether any action is general.
     any_general: bool,
 }
@@ -126,23 +137,26 @@ impl CompiledActions {
             actions: Vec::new(),
             needs: Numbering::default(),
             tags: Numbering::default(),
+            tag_sets: Vec::new(),
             any_general: false,
         };
         for provider in &world.providers {
             let start = compiled.actions.len();
             for action in &provider.actions {
                 let record = compiled.compile(action, world, tuning);
-                compiled.any_general |= record.general;
                 compiled.actions.push(record);
             }
             compiled.providers.push(CompiledProvider {
                 position: provider.position,
                 range: (start, compiled.actions.len()),
                 full: provider.free_slots() == 0,
+                general: false,
             });
         }
-        // The padding indices are those past the last names, known only now.
+        // The padding indices are those past the last names, known only now, and so are the
+        // tag sets.
         let (need_padding, tag_padding) = (compiled.needs.padding(), compiled.tags.padding());
+        let mut sets = BTreeMap::new();
         for record in &mut compiled.actions {
             for (index, _) in &mut record.deltas {
                 if *index == NO_LOCAL {
@@ -154,6 +168,18 @@ impl CompiledActions {
                     *index = tag_padding;
                 }
             }
+            let next = u32::try_from(compiled.tag_sets.len()).unwrap_or(NO_LOCAL);
+            record.tag_set = *sets.entry(record.tags).or_insert(next);
+            if record.tag_set == next {
+                compiled.tag_sets.push(record.tags);
+            }
+            // Past 2³² - 1 sets a record cannot number its own.
+            record.general |= record.tag_set == NO_LOCAL;
+        }
+        for provider in &mut compiled.providers {
+            let (start, end) = provider.range;
+            provider.general = compiled.actions[start..end].iter().any(|r| r.general);
+            compiled.any_general |= provider.general;
         }
         compiled
     }
@@ -163,22 +189,17 @@ impl CompiledActions {
         &self.providers
     }
 
-    /// The records of provider `provider`'s actions, in order (none beyond the world), and
-    /// whether it has no free slot.
-    #[inline(always)]
-    pub(crate) fn of(&self, provider: usize) -> (&[CompiledAction], bool) {
-        match self.providers.get(provider) {
-            Some(provider) => (self.records(provider), provider.full),
-            None => (&[], false),
-        }
-    }
-
     /// The records of `provider`'s actions, in order.
     #[inline(always)]
     pub(crate) fn records(&self, provider: &CompiledProvider) -> &[CompiledAction] {
         // Every provider's range lies within the actions, as `new` builds them.
         let (start, end) = provider.range;
         &self.actions[start..end]
+    }
+
+    /// The distinct tag sets of the records, by [`CompiledAction::tag_set`].
+    pub(crate) fn tag_sets(&self) -> &[[u32; RECORD_TAGS]] {
+        &self.tag_sets
     }
 
     /// How many actions the world has.
@@ -229,6 +250,7 @@ impl CompiledActions {
             context,
             deltas,
             tags,
+            tag_set: 0,
         }
     }
 }

@@ -168,8 +168,11 @@ impl Decider {
             .providers()
             .iter()
             .enumerate()
-            .map(|(index, provider)| (index, agent.position.distance_to(&provider.position)));
-        evaluate_compiled(
+            .map(|(index, provider)| {
+                let distance = agent.position.distance_to(&provider.position);
+                (index, provider, distance)
+            });
+        evaluate_compiled::<_, true>(
             (&mut Vec::new(), &mut CompiledBuffers::default()),
             (agent, rng),
             (world, compiled),
@@ -299,14 +302,19 @@ impl Decider {
             .iter()
             .map(|&(index, distance)| (index as usize, distance));
         match compiled {
-            Some(compiled) => evaluate_compiled(
-                (&mut scratch.table, &mut scratch.compiled),
-                (agent, rng),
-                (world, compiled),
-                (&self.tuning, &self.consideration_weights),
-                placed,
-                (&mut scratch.scored, &mut ()),
-            ),
+            Some(compiled) => {
+                let providers = compiled.providers();
+                let placed = placed
+                    .filter_map(|(index, distance)| Some((index, providers.get(index)?, distance)));
+                evaluate_compiled::<_, false>(
+                    (&mut scratch.table, &mut scratch.compiled),
+                    (agent, rng),
+                    (world, compiled),
+                    (&self.tuning, &self.consideration_weights),
+                    placed,
+                    (&mut scratch.scored, &mut ()),
+                )
+            }
             None => {
                 let view = ScoringView::new(
                     &mut scratch.table,

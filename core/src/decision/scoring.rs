@@ -23,7 +23,7 @@
 //! it never lowers its score.
 
 use crate::decision::agent::{Agent, lookup};
-use crate::decision::compiled::CompiledActions;
+use crate::decision::compiled::{CompiledAction, CompiledActions, CompiledProvider};
 use crate::decision::consideration::{Consideration, Updater};
 use crate::decision::scored::Scored;
 pub use crate::decision::scored::{Breakdown, Candidate};
@@ -503,27 +503,61 @@ impl<'a> ScoringView<'a> {
     }
 }
 
-/// What the names of a compiled world's records mean to a plain agent, by their local indices
-/// (see [`crate::decision::compiled`]): each delta name's term (none when the agent has no
-/// consideration of it) and each tag's modifier (1 when it has none), each table ending in the
-/// neutral entry padding reads.
-struct CompiledTables<'t> {
-    terms: &'t [Option<ScoringTerm>],
-    modifiers: &'t [f64],
+/// The term of a name no consideration of the agent's has: a NaN headroom, which a real term's
+/// never is (`max(0.0)` made it), marks it.
+const NO_TERM: ScoringTerm = ScoringTerm {
+    weighted_pressure: 0.0,
+    headroom: f64::NAN,
+};
+
+/// How the compiled loop finds a record's `M_personality` (its tags' modifiers multiplied in
+/// order, from 1; no domain preference).
+trait Personality {
+    /// The personality of `record`.
+    fn of(&self, record: &CompiledAction) -> f64;
+}
+
+/// Each tag's modifier by local index (padding reads 1), multiplied per record.
+struct ByTag<'t>(&'t [f64]);
+
+impl Personality for ByTag<'_> {
+    #[inline(always)]
+    fn of(&self, record: &CompiledAction) -> f64 {
+        // Every local index of a record (padding included) is within the table, which is built
+        // to the length the compiled world gives.
+        let mut product = 1.0;
+        for &tag in &record.tags {
+            product *= self.0[tag as usize];
+        }
+        product
+    }
+}
+
+/// Each tag set's product, computed as [`ByTag`] computes it, by set.
+struct BySet<'t>(&'t [f64]);
+
+impl Personality for BySet<'_> {
+    #[inline(always)]
+    fn of(&self, record: &CompiledAction) -> f64 {
+        // Every record's set is within the table, built to the compiled world's sets.
+        self.0[record.tag_set as usize]
+    }
 }
 
 /// Up to this many names of deltas (with padding), a compiled world's table of them is kept on
 /// the stack.
 const STACK_TERMS: usize = 16;
-/// Up to this many tags (with padding), a compiled world's table of them is kept on the stack.
+/// Up to this many tags (with padding) or tag sets, a compiled world's tables of them are kept
+/// on the stack.
 const STACK_MODIFIERS: usize = 32;
 
 /// Where a compiled world's tables go when they outgrow the stack (a batch reuses them from
 /// one agent to the next).
 #[derive(Default)]
 pub(crate) struct CompiledBuffers {
-    terms: Vec<Option<ScoringTerm>>,
+    terms: Vec<ScoringTerm>,
     modifiers: Vec<f64>,
+    sets: Vec<f64>,
 }
 
 /// The first `len` of `stack` (all `neutral`) when they fit, else `heap` holding `len`
@@ -545,30 +579,34 @@ fn neutral_buffer<'b, T: Copy, const N: usize>(
 }
 
 /// Gates then scores, for `agent`, every action of the providers `placed` gives (index in the
-/// world and distance from the agent, in that order), reading the actions of a plain agent
+/// world, compiled provider and distance from the agent, in that order), reading the actions of a plain agent
 /// from `compiled` (the records of the same world, under the same tuning): the same
 /// candidates, with the same bits, and the same removed ones with the same reasons, as
 /// [`ScoringView::evaluate_providers`] over the view [`ScoringView::new`] prepares (in
-/// `table`), with the same draws from `rng`.
-pub(crate) fn evaluate_compiled<C: Scored>(
+/// `table`), with the same draws from `rng`. `EVERY`: `placed` is every provider (a decide), so
+/// each tag set's product is computed once rather than per record.
+pub(crate) fn evaluate_compiled<'c, C: Scored, const EVERY: bool>(
     (table, heap): (&mut Vec<SymbolEntry>, &mut CompiledBuffers),
     (agent, rng): (&Agent, &mut DetRng),
-    (world, compiled): (&World, &CompiledActions),
+    (world, compiled): (&World, &'c CompiledActions),
     weights: (&Tuning, &[(Symbol, f64)]),
-    placed: impl IntoIterator<Item = (usize, f64)>,
+    placed: impl IntoIterator<Item = (usize, &'c CompiledProvider, f64)>,
     (ranked, removals): (&mut Vec<C>, &mut impl Removals),
 ) {
     let contexts = (world.contexts.as_slice(), world.now_hours);
     let (_, plain) = ScoringView::kind(agent, world.now_hours);
     if !plain {
         let view = ScoringView::new(table, agent, contexts, weights.0, weights.1, rng);
+        let placed = placed
+            .into_iter()
+            .map(|(index, _, distance)| (index, distance));
         view.evaluate::<C, false>(world, placed, weights.0, ranked, removals.list());
         return;
     }
-    let mut stack_terms = [None; STACK_TERMS];
+    let mut stack_terms = [NO_TERM; STACK_TERMS];
     let mut stack_modifiers = [1.0; STACK_MODIFIERS];
     let terms = compiled.needs.table_len();
-    let terms = neutral_buffer(&mut stack_terms, &mut heap.terms, terms, None);
+    let terms = neutral_buffer(&mut stack_terms, &mut heap.terms, terms, NO_TERM);
     let modifiers = compiled.tags.table_len();
     let modifiers = neutral_buffer(&mut stack_modifiers, &mut heap.modifiers, modifiers, 1.0);
     let view = if compiled.any_general() {
@@ -576,10 +614,12 @@ pub(crate) fn evaluate_compiled<C: Scored>(
         let view = ScoringView::new(table, agent, contexts, weights.0, weights.1, rng);
         for (slot, name) in terms.iter_mut().zip(compiled.needs.names()) {
             let entry = view.symbol(*name);
-            *slot = entry.has_term.then_some(ScoringTerm {
-                weighted_pressure: entry.weighted_pressure,
-                headroom: entry.headroom,
-            });
+            if entry.has_term {
+                *slot = ScoringTerm {
+                    weighted_pressure: entry.weighted_pressure,
+                    headroom: entry.headroom,
+                };
+            }
         }
         for (slot, tag) in modifiers.iter_mut().zip(compiled.tags.names()) {
             *slot = view.symbol(*tag).personality;
@@ -589,9 +629,9 @@ pub(crate) fn evaluate_compiled<C: Scored>(
         // The first term and modifier of a name count, as in the table by symbol.
         each_term(agent, weights, rng, |name, term| {
             if let Some(slot) = compiled.needs.local(name).and_then(|i| terms.get_mut(i))
-                && slot.is_none()
+                && slot.headroom.is_nan()
             {
-                *slot = Some(term);
+                *slot = term;
             }
         });
         each_modifier(agent, |tag, modifier| {
@@ -601,25 +641,33 @@ pub(crate) fn evaluate_compiled<C: Scored>(
         });
         ScoringView::without_table(agent)
     };
-    let tables = CompiledTables { terms, modifiers };
-    view.evaluate_records(
-        world,
-        (compiled, &tables),
-        placed,
-        weights.0,
-        ranked,
-        removals,
-    );
+    let by_tag = ByTag(modifiers);
+    let tuning = weights.0;
+    if EVERY {
+        let mut stack_sets = [1.0; STACK_MODIFIERS];
+        let sets = compiled.tag_sets().len();
+        let sets = neutral_buffer(&mut stack_sets, &mut heap.sets, sets, 1.0);
+        for (product, tags) in sets.iter_mut().zip(compiled.tag_sets()) {
+            *product = tags
+                .iter()
+                .fold(1.0, |product, &tag| product * by_tag.0[tag as usize]);
+        }
+        let tables = (compiled, terms as &[ScoringTerm], &BySet(sets));
+        view.evaluate_records(world, tables, placed, tuning, ranked, removals);
+    } else {
+        let tables = (compiled, terms as &[ScoringTerm], &by_tag);
+        view.evaluate_records(world, tables, placed, tuning, ranked, removals);
+    }
 }
 
 impl ScoringView<'_> {
     /// [`ScoringView::evaluate_providers`] for a plain view, reading the actions from
     /// `compiled` with `tables` (see [`evaluate_compiled`]).
-    fn evaluate_records<C: Scored>(
+    fn evaluate_records<'c, C: Scored>(
         &self,
         world: &World,
-        (compiled, tables): (&CompiledActions, &CompiledTables),
-        placed: impl IntoIterator<Item = (usize, f64)>,
+        (compiled, terms, personality): (&CompiledActions, &[ScoringTerm], &impl Personality),
+        placed: impl IntoIterator<Item = (usize, &'c CompiledProvider, f64)>,
         tuning: &Tuning,
         ranked: &mut Vec<C>,
         removals: &mut impl Removals,
@@ -633,25 +681,55 @@ impl ScoringView<'_> {
                 });
             }
         };
-        // Every local index of a record (padding included) is within the tables, which are
-        // built to the lengths `compiled` gives.
-        let term = |index: u32| tables.terms[index as usize];
-        let modifier = |index: u32| tables.modifiers[index as usize];
-        for (provider_index, distance) in placed {
-            let (records, full) = compiled.of(provider_index);
-            if full {
+        // Every local index of a record (padding included) is within the table, which is built
+        // to the length `compiled` gives.
+        let term = |index: u32| terms[index as usize];
+        for (provider_index, provider, distance) in placed {
+            let records = compiled.records(provider);
+            if provider.full {
                 // Every action of a full provider fails its first gate.
                 for action_index in 0..records.len() {
                     remove(provider_index, action_index, IneligibleReason::ProviderFull);
                 }
                 continue;
             }
-            if records.is_empty() {
-                continue;
-            }
             let distance_factor = distance_factor(distance, tuning);
             // A plain view has no place bonus and no action held back.
             let (place_bonus, repeat) = (0.0, 1.0);
+            // A record has no action slot limit, precondition or cost: its radius is the only
+            // gate it can fail, checked before this.
+            let score_record = |record: &CompiledAction| {
+                let mut benefit = EMPTY_SUM;
+                for &(index, delta) in &record.deltas {
+                    let term = term(index);
+                    if !term.headroom.is_nan() {
+                        benefit += term.weighted_pressure * gain(delta, term.headroom);
+                    }
+                }
+                let breakdown = Breakdown {
+                    benefit,
+                    priority: record.priority,
+                    personality: personality.of(record),
+                    context: record.context,
+                    schedule: place_bonus,
+                    repeat,
+                    distance: distance_factor,
+                    // No cost: the sum of nothing.
+                    cost: EMPTY_SUM,
+                };
+                (utility(&breakdown), breakdown)
+            };
+            let at = |action_index, scored| C::at((provider_index, action_index), distance, scored);
+            if !provider.general {
+                for (action_index, record) in records.iter().enumerate() {
+                    if distance > record.radius {
+                        remove(provider_index, action_index, IneligibleReason::OutOfRadius);
+                    } else {
+                        ranked.push(at(action_index, score_record(record)));
+                    }
+                }
+                continue;
+            }
             for (action_index, record) in records.iter().enumerate() {
                 let scored = if record.general {
                     let provider = world.providers.get(provider_index);
@@ -668,38 +746,13 @@ impl ScoringView<'_> {
                         continue;
                     }
                     self.score::<true>(action, (distance_factor, place_bonus, repeat), tuning)
+                } else if distance > record.radius {
+                    remove(provider_index, action_index, IneligibleReason::OutOfRadius);
+                    continue;
                 } else {
-                    // A record has no action slot limit, precondition or cost: its radius is
-                    // the only gate it can fail.
-                    if distance > record.radius {
-                        remove(provider_index, action_index, IneligibleReason::OutOfRadius);
-                        continue;
-                    }
-                    let mut benefit = EMPTY_SUM;
-                    for &(index, delta) in &record.deltas {
-                        if let Some(term) = term(index) {
-                            benefit += term.weighted_pressure * gain(delta, term.headroom);
-                        }
-                    }
-                    let mut tag_product = 1.0;
-                    for &tag in &record.tags {
-                        tag_product *= modifier(tag);
-                    }
-                    let breakdown = Breakdown {
-                        benefit,
-                        priority: record.priority,
-                        // No domain preference: × 1.
-                        personality: tag_product,
-                        context: record.context,
-                        schedule: place_bonus,
-                        repeat,
-                        distance: distance_factor,
-                        // No cost: the sum of nothing.
-                        cost: EMPTY_SUM,
-                    };
-                    (utility(&breakdown), breakdown)
+                    score_record(record)
                 };
-                ranked.push(C::at((provider_index, action_index), distance, scored));
+                ranked.push(at(action_index, scored));
             }
         }
     }
