@@ -1,7 +1,8 @@
 //! Criterion benches of the decision engine (figures in BENCHMARKS.md):
 //! - R1: one agent, 6 considerations, 16 providers × 2 actions (32 candidates), 3 tags each,
-//!   one active context, top-k 3 — the cost of one `decide`, over the world compiled once
-//!   (`Decider::compile`) and over the world itself.
+//!   one active context, top-k 3 — the cost of one `decide` over the world compiled once
+//!   (`Decider::compile`), into the last decision (`CompiledWorld::decide_into`) and into a new
+//!   one, and over the world itself.
 //! - B50k: `decide_batch` with 50,000 agents over 2,000 providers of capacity 1–4, at 1 and 2
 //!   worker threads — scoring plus contention.
 
@@ -16,7 +17,15 @@ fn bench_r1(c: &mut Criterion) {
     let (decider, agent, world) = r1();
     let compiled = decider.compile(&world);
     let mut seed = 0u64;
+    let mut decision = Default::default();
     c.bench_function("R1 decide (32 candidates)", |b| {
+        b.iter(|| {
+            seed = seed.wrapping_add(1);
+            black_box(&compiled).decide_into(black_box(&agent), seed, &mut decision);
+            black_box(&decision);
+        })
+    });
+    c.bench_function("R1 decide, allocating (32 candidates)", |b| {
         b.iter(|| {
             seed = seed.wrapping_add(1);
             black_box(black_box(&compiled).decide(black_box(&agent), seed))

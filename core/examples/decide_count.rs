@@ -5,6 +5,7 @@
 //! cargo build --release -p geppetto-core --example decide_count
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1 40000
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1 0
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1-alloc 40000
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1-world 40000
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1-world 0
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count b50k 1 1
@@ -12,9 +13,10 @@
 //! ```
 //!
 //! The difference of two counts over the difference of their runs is the cost of one run;
-//! `r1` decides over the world compiled once ([`geppetto_core::Decider::compile`]), as a caller
-//! deciding many times over unchanged content does, and `r1-world` over the world itself;
-//! `b50k` takes the worker count after the number of runs.
+//! `r1` decides over the world compiled once ([`geppetto_core::Decider::compile`]) into the last
+//! decision ([`geppetto_core::CompiledWorld::decide_into`]), as a caller deciding again and
+//! again over unchanged content does; `r1-alloc` the same into a new decision each time, and
+//! `r1-world` over the world itself. `b50k` takes the worker count after the number of runs.
 
 #[path = "../benches/setup/decide.rs"]
 mod setup;
@@ -31,6 +33,15 @@ fn main() {
     let runs = number(1, 1);
     match args.first().map(String::as_str) {
         Some("r1") => {
+            let (decider, agent, world) = setup::r1();
+            let compiled = decider.compile(&world);
+            let mut decision = Default::default();
+            for seed in 0..runs {
+                black_box(&compiled).decide_into(black_box(&agent), seed, &mut decision);
+                black_box(&decision);
+            }
+        }
+        Some("r1-alloc") => {
             let (decider, agent, world) = setup::r1();
             let compiled = decider.compile(&world);
             for seed in 0..runs {
@@ -50,6 +61,6 @@ fn main() {
                 black_box(decider.decide_batch(black_box(&agents), black_box(&world), 7, workers));
             }
         }
-        _ => panic!("usage: decide_count r1|r1-world|b50k [runs] [workers]"),
+        _ => panic!("usage: decide_count r1|r1-alloc|r1-world|b50k [runs] [workers]"),
     }
 }

@@ -361,6 +361,7 @@ impl Digest {
 fn decisions_are_the_recorded_ones_bit_for_bit() {
     let mut digest = Digest::default();
     let (mut decided, mut plain_decided, mut plain_removed) = (0, 0, 0);
+    let mut reused = Decision::default();
     for scene in 0..SCENES {
         let mut rng = DetRng::new(derive_seed(0x5eed, scene));
         let mut vocabulary = Vocabulary::new();
@@ -387,9 +388,11 @@ fn decisions_are_the_recorded_ones_bit_for_bit() {
             decided += usize::from(digest.decision(&decision));
             // Over the compiled world, bit for bit, for this agent and for it without what
             // keeps an agent from the compiled records' loop.
-            let compiled_decision = compiled.decide(agent, seed);
+            // Into a decision reused from agent to agent and scene to scene (its ranking read,
+            // so ordered, each time).
+            compiled.decide_into(agent, seed, &mut reused);
             assert_eq!(
-                Digest::of_decision(&compiled_decision),
+                Digest::of_decision(&reused),
                 Digest::of_decision(&decision),
                 "scene {scene}, agent {a}: the compiled world decided otherwise"
             );

@@ -15,7 +15,7 @@ use crate::decision::order::{KEPT_ON_STACK, best, best_few, sort_scored_in_any_o
 use crate::decision::ranking::Ranking;
 use crate::decision::scored::{Compact, Scored};
 use crate::decision::scoring::{
-    Candidate, CompiledBuffers, ScoringView, SymbolEntry, evaluate_compiled,
+    Candidate, CompiledBuffers, Ineligible, ScoringView, SymbolEntry, evaluate_compiled,
 };
 use crate::decision::selection::{self, Pick};
 use crate::decision::spatial::ProviderGrid;
@@ -94,9 +94,30 @@ pub struct CompiledWorld<'a> {
 impl CompiledWorld<'_> {
     /// Exactly what [`Decider::decide`] decides for `agent` over the world with `seed`.
     pub fn decide(&self, agent: &Agent, seed: u64) -> Decision {
+        self.decide_reusing(agent, seed, (Vec::new(), Vec::new()))
+    }
+
+    /// [`CompiledWorld::decide`] written over `decision` (a decision no longer needed, such as
+    /// this agent's last one), whose buffers it reuses: a caller deciding again and again
+    /// allocates nothing once they have grown.
+    pub fn decide_into(&self, agent: &Agent, seed: u64, decision: &mut Decision) {
+        let buffers = std::mem::take(&mut decision.ranking).into_buffers();
+        *decision = self.decide_reusing(agent, seed, buffers);
+    }
+
+    /// [`CompiledWorld::decide`], ranking into `buffers` (empty).
+    #[inline(always)]
+    fn decide_reusing(
+        &self,
+        agent: &Agent,
+        seed: u64,
+        buffers: (Vec<Candidate>, Vec<Ineligible>),
+    ) -> Decision {
         let compiled = (self.world, &self.actions);
         let decider = self.decider;
-        decider.decide_with(seed, |rng| decider.rank_compiled(agent, compiled, rng))
+        decider.decide_with(seed, |rng| {
+            decider.rank_compiled(agent, compiled, buffers, rng)
+        })
     }
 }
 
@@ -155,15 +176,16 @@ impl Decider {
         Ranking::new(scored, ineligible)
     }
 
-    /// [`Self::rank_with`] over `world` compiled as `compiled`.
+    /// [`Self::rank_with`] over `world` compiled as `compiled`, into `scored` and `ineligible`
+    /// (empty buffers).
     fn rank_compiled(
         &self,
         agent: &Agent,
         (world, compiled): (&World, &CompiledActions),
+        (mut scored, mut ineligible): (Vec<Candidate>, Vec<Ineligible>),
         rng: &mut DetRng,
     ) -> Ranking {
-        let mut scored = Vec::with_capacity(compiled.action_count());
-        let mut ineligible = Vec::new();
+        scored.reserve(compiled.action_count());
         let placed = compiled
             .providers()
             .iter()

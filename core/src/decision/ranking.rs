@@ -59,6 +59,14 @@ impl Ranking {
         self.in_order = true;
     }
 
+    /// Its buffers of eligible and removed candidates, emptied, for another ranking.
+    pub(crate) fn into_buffers(self) -> (Vec<Candidate>, Vec<Ineligible>) {
+        let (mut scored, mut ineligible) = (self.scored, self.ineligible);
+        scored.clear();
+        ineligible.clear();
+        (scored, ineligible)
+    }
+
     /// Eligible candidates in scoring order (in the order of record once ordered in place).
     pub(crate) fn scored(&self) -> &[Candidate] {
         &self.scored

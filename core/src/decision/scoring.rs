@@ -23,7 +23,7 @@
 //! it never lowers its score.
 
 use crate::decision::agent::{Agent, lookup};
-use crate::decision::compiled::{CompiledAction, CompiledActions, CompiledProvider};
+use crate::decision::compiled::{CompiledAction, CompiledActions, CompiledProvider, RECORD_TAGS};
 use crate::decision::consideration::{Consideration, Updater};
 use crate::decision::scored::Scored;
 pub use crate::decision::scored::{Breakdown, Candidate};
@@ -510,6 +510,28 @@ const NO_TERM: ScoringTerm = ScoringTerm {
     headroom: f64::NAN,
 };
 
+/// A table read by local index: a slice, or a whole array of the stack, read at the index
+/// modulo its length (a power of two: a mask, and no bounds check). An array is only read for a
+/// compiled world whose table fits in it, so every index it is read at is below its length.
+trait Table<T> {
+    /// The entry at `index`.
+    fn at(&self, index: u32) -> T;
+}
+
+impl<T: Copy> Table<T> for [T] {
+    #[inline(always)]
+    fn at(&self, index: u32) -> T {
+        self[index as usize]
+    }
+}
+
+impl<T: Copy, const N: usize> Table<T> for [T; N] {
+    #[inline(always)]
+    fn at(&self, index: u32) -> T {
+        self[index as usize % N]
+    }
+}
+
 /// How the compiled loop finds a record's `M_personality` (its tags' modifiers multiplied in
 /// order, from 1; no domain preference).
 trait Personality {
@@ -518,29 +540,34 @@ trait Personality {
 }
 
 /// Each tag's modifier by local index (padding reads 1), multiplied per record.
-struct ByTag<'t>(&'t [f64]);
+struct ByTag<'t, M: ?Sized>(&'t M);
 
-impl Personality for ByTag<'_> {
+impl<M: Table<f64> + ?Sized> ByTag<'_, M> {
+    /// The product of the modifiers of `tags`, in order, from 1.
     #[inline(always)]
-    fn of(&self, record: &CompiledAction) -> f64 {
-        // Every local index of a record (padding included) is within the table, which is built
-        // to the length the compiled world gives.
+    fn of_tags(&self, tags: &[u32; RECORD_TAGS]) -> f64 {
         let mut product = 1.0;
-        for &tag in &record.tags {
-            product *= self.0[tag as usize];
+        for &tag in tags {
+            product *= self.0.at(tag);
         }
         product
     }
 }
 
-/// Each tag set's product, computed as [`ByTag`] computes it, by set.
-struct BySet<'t>(&'t [f64]);
-
-impl Personality for BySet<'_> {
+impl<M: Table<f64> + ?Sized> Personality for ByTag<'_, M> {
     #[inline(always)]
     fn of(&self, record: &CompiledAction) -> f64 {
-        // Every record's set is within the table, built to the compiled world's sets.
-        self.0[record.tag_set as usize]
+        self.of_tags(&record.tags)
+    }
+}
+
+/// Each tag set's product, computed as [`ByTag`] computes it, by set.
+struct BySet<'t, S: ?Sized>(&'t S);
+
+impl<S: Table<f64> + ?Sized> Personality for BySet<'_, S> {
+    #[inline(always)]
+    fn of(&self, record: &CompiledAction) -> f64 {
+        self.0.at(record.tag_set)
     }
 }
 
@@ -550,6 +577,7 @@ const STACK_TERMS: usize = 16;
 /// Up to this many tags (with padding) or tag sets, a compiled world's tables of them are kept
 /// on the stack.
 const STACK_MODIFIERS: usize = 32;
+const _: () = assert!(STACK_TERMS.is_power_of_two() && STACK_MODIFIERS.is_power_of_two());
 
 /// Where a compiled world's tables go when they outgrow the stack (a batch reuses them from
 /// one agent to the next).
@@ -605,57 +633,78 @@ pub(crate) fn evaluate_compiled<'c, C: Scored, const EVERY: bool>(
     }
     let mut stack_terms = [NO_TERM; STACK_TERMS];
     let mut stack_modifiers = [1.0; STACK_MODIFIERS];
-    let terms = compiled.needs.table_len();
-    let terms = neutral_buffer(&mut stack_terms, &mut heap.terms, terms, NO_TERM);
-    let modifiers = compiled.tags.table_len();
-    let modifiers = neutral_buffer(&mut stack_modifiers, &mut heap.modifiers, modifiers, 1.0);
-    let view = if compiled.any_general() {
-        // General actions read the table by symbol; the records read theirs off it.
-        let view = ScoringView::new(table, agent, contexts, weights.0, weights.1, rng);
-        for (slot, name) in terms.iter_mut().zip(compiled.needs.names()) {
-            let entry = view.symbol(*name);
-            if entry.has_term {
-                *slot = ScoringTerm {
-                    weighted_pressure: entry.weighted_pressure,
-                    headroom: entry.headroom,
-                };
+    let terms_len = compiled.needs.table_len();
+    let modifiers_len = compiled.tags.table_len();
+    let view = {
+        let terms = neutral_buffer(&mut stack_terms, &mut heap.terms, terms_len, NO_TERM);
+        let modifiers = neutral_buffer(
+            &mut stack_modifiers,
+            &mut heap.modifiers,
+            modifiers_len,
+            1.0,
+        );
+        if compiled.any_general() {
+            // General actions read the table by symbol; the records read theirs off it.
+            let view = ScoringView::new(table, agent, contexts, weights.0, weights.1, rng);
+            for (slot, name) in terms.iter_mut().zip(compiled.needs.names()) {
+                let entry = view.symbol(*name);
+                if entry.has_term {
+                    *slot = ScoringTerm {
+                        weighted_pressure: entry.weighted_pressure,
+                        headroom: entry.headroom,
+                    };
+                }
             }
+            for (slot, tag) in modifiers.iter_mut().zip(compiled.tags.names()) {
+                *slot = view.symbol(*tag).personality;
+            }
+            view
+        } else {
+            // The first term and modifier of a name count, as in the table by symbol.
+            each_term(agent, weights, rng, |name, term| {
+                if let Some(slot) = compiled.needs.local(name).and_then(|i| terms.get_mut(i))
+                    && slot.headroom.is_nan()
+                {
+                    *slot = term;
+                }
+            });
+            each_modifier(agent, |tag, modifier| {
+                if let Some(slot) = compiled.tags.local(tag).and_then(|i| modifiers.get_mut(i)) {
+                    *slot = modifier;
+                }
+            });
+            ScoringView::without_table(agent)
         }
-        for (slot, tag) in modifiers.iter_mut().zip(compiled.tags.names()) {
-            *slot = view.symbol(*tag).personality;
-        }
-        view
-    } else {
-        // The first term and modifier of a name count, as in the table by symbol.
-        each_term(agent, weights, rng, |name, term| {
-            if let Some(slot) = compiled.needs.local(name).and_then(|i| terms.get_mut(i))
-                && slot.headroom.is_nan()
-            {
-                *slot = term;
-            }
-        });
-        each_modifier(agent, |tag, modifier| {
-            if let Some(slot) = compiled.tags.local(tag).and_then(|i| modifiers.get_mut(i)) {
-                *slot = modifier;
-            }
-        });
-        ScoringView::without_table(agent)
     };
-    let by_tag = ByTag(modifiers);
+    // The tables as `neutral_buffer` placed them.
+    let terms_fit = terms_len <= STACK_TERMS;
+    let terms: &[ScoringTerm] = if terms_fit { &stack_terms } else { &heap.terms };
+    let modifiers_fit = modifiers_len <= STACK_MODIFIERS;
+    let modifiers: &[f64] = if modifiers_fit {
+        &stack_modifiers
+    } else {
+        &heap.modifiers
+    };
     let tuning = weights.0;
     if EVERY {
         let mut stack_sets = [1.0; STACK_MODIFIERS];
-        let sets = compiled.tag_sets().len();
-        let sets = neutral_buffer(&mut stack_sets, &mut heap.sets, sets, 1.0);
+        let sets_len = compiled.tag_sets().len();
+        let sets = neutral_buffer(&mut stack_sets, &mut heap.sets, sets_len, 1.0);
         for (product, tags) in sets.iter_mut().zip(compiled.tag_sets()) {
-            *product = tags
-                .iter()
-                .fold(1.0, |product, &tag| product * by_tag.0[tag as usize]);
+            *product = ByTag(modifiers).of_tags(tags);
         }
-        let tables = (compiled, terms as &[ScoringTerm], &BySet(sets));
+        if terms_fit && sets_len <= STACK_MODIFIERS {
+            let tables = (compiled, &stack_terms, &BySet(&stack_sets));
+            view.evaluate_records(world, tables, placed, tuning, ranked, removals);
+        } else {
+            let tables = (compiled, terms, &BySet(&*sets));
+            view.evaluate_records(world, tables, placed, tuning, ranked, removals);
+        }
+    } else if terms_fit && modifiers_fit {
+        let tables = (compiled, &stack_terms, &ByTag(&stack_modifiers));
         view.evaluate_records(world, tables, placed, tuning, ranked, removals);
     } else {
-        let tables = (compiled, terms as &[ScoringTerm], &by_tag);
+        let tables = (compiled, terms, &ByTag(modifiers));
         view.evaluate_records(world, tables, placed, tuning, ranked, removals);
     }
 }
@@ -666,7 +715,11 @@ impl ScoringView<'_> {
     fn evaluate_records<'c, C: Scored>(
         &self,
         world: &World,
-        (compiled, terms, personality): (&CompiledActions, &[ScoringTerm], &impl Personality),
+        (compiled, terms, personality): (
+            &CompiledActions,
+            &(impl Table<ScoringTerm> + ?Sized),
+            &impl Personality,
+        ),
         placed: impl IntoIterator<Item = (usize, &'c CompiledProvider, f64)>,
         tuning: &Tuning,
         ranked: &mut Vec<C>,
@@ -683,7 +736,7 @@ impl ScoringView<'_> {
         };
         // Every local index of a record (padding included) is within the table, which is built
         // to the length `compiled` gives.
-        let term = |index: u32| terms[index as usize];
+        let term = |index: u32| terms.at(index);
         for (provider_index, provider, distance) in placed {
             let records = compiled.records(provider);
             if provider.full {
