@@ -10,13 +10,12 @@ use std::borrow::Borrow;
 
 use crate::decision::agent::Agent;
 use crate::decision::compiled::CompiledActions;
+use crate::decision::compiled_scoring::{CompiledBuffers, evaluate_compiled};
 use crate::decision::contention::{self, Preference, PreferenceLists};
 use crate::decision::order::{KEPT_ON_STACK, best, best_few, sort_scored_in_any_order};
 use crate::decision::ranking::Ranking;
 use crate::decision::scored::{Compact, Scored};
-use crate::decision::scoring::{
-    Candidate, CompiledBuffers, Ineligible, ScoringView, SymbolEntry, evaluate_compiled,
-};
+use crate::decision::scoring::{Candidate, Ineligible, ScoringView, SymbolEntry};
 use crate::decision::selection::{self, Pick};
 use crate::decision::spatial::ProviderGrid;
 use crate::decision::tuning::Tuning;

@@ -23,7 +23,6 @@
 //! it never lowers its score.
 
 use crate::decision::agent::{Agent, lookup};
-use crate::decision::compiled::{CompiledAction, CompiledActions, CompiledProvider, RECORD_TAGS};
 use crate::decision::consideration::{Consideration, Updater};
 use crate::decision::scored::Scored;
 pub use crate::decision::scored::{Breakdown, Candidate};
@@ -64,33 +63,12 @@ pub struct Ineligible {
     pub reason: IneligibleReason,
 }
 
-/// Where the candidates a compiled evaluation removes are recorded: a list (as a ranking reports
-/// them), or nowhere (`()`: a batch never reports them, and its loop has no step for them).
-pub(crate) trait Removals {
-    /// The list to record them in, if any.
-    fn list(&mut self) -> Option<&mut Vec<Ineligible>>;
-}
-
-impl Removals for Vec<Ineligible> {
-    #[inline(always)]
-    fn list(&mut self) -> Option<&mut Vec<Ineligible>> {
-        Some(self)
-    }
-}
-
-impl Removals for () {
-    #[inline(always)]
-    fn list(&mut self) -> Option<&mut Vec<Ineligible>> {
-        None
-    }
-}
-
 /// One consideration as the scorer needs it: weighted pressure and headroom, precomputed once
 /// per decision so the candidate loop only multiplies.
 #[derive(Clone, Copy, Debug)]
-struct ScoringTerm {
-    weighted_pressure: f64,
-    headroom: f64,
+pub(crate) struct ScoringTerm {
+    pub(crate) weighted_pressure: f64,
+    pub(crate) headroom: f64,
 }
 
 /// An agent prepared for scoring: a dense table by symbol of what each name means to this
@@ -129,8 +107,23 @@ pub(crate) struct SymbolEntry {
     scheduled: bool,
 }
 
+impl SymbolEntry {
+    /// The term of the agent's consideration of this name, if it has one.
+    pub(crate) fn term(&self) -> Option<ScoringTerm> {
+        self.has_term.then_some(ScoringTerm {
+            weighted_pressure: self.weighted_pressure,
+            headroom: self.headroom,
+        })
+    }
+
+    /// The agent's tag modifier (1 when it has none).
+    pub(crate) fn personality(&self) -> f64 {
+        self.personality
+    }
+}
+
 /// Where `Iterator::sum` of `f64` starts (the sum of nothing).
-const EMPTY_SUM: f64 = -0.0;
+pub(crate) const EMPTY_SUM: f64 = -0.0;
 
 const NEUTRAL_SYMBOL: SymbolEntry = SymbolEntry {
     weighted_pressure: 0.0,
@@ -173,7 +166,7 @@ fn term(
 /// every term is computed, so the noise draws depend neither on repeated names nor on who
 /// reads them.
 #[inline(always)]
-fn each_term(
+pub(crate) fn each_term(
     agent: &Agent,
     (tuning, profile_weights): (&Tuning, &[(Symbol, f64)]),
     rng: &mut DetRng,
@@ -186,7 +179,7 @@ fn each_term(
 
 /// Calls `f` with each of `agent`'s tag modifiers, last first: where a tag repeats, the first
 /// modifier of it is written last (as a search would find it).
-fn each_modifier(agent: &Agent, mut f: impl FnMut(Symbol, f64)) {
+pub(crate) fn each_modifier(agent: &Agent, mut f: impl FnMut(Symbol, f64)) {
     for (tag, modifier) in agent.tag_modifiers.iter().rev() {
         f(*tag, *modifier);
     }
@@ -257,7 +250,7 @@ impl<'a> ScoringView<'a> {
 
     /// A plain view of `agent` with an empty table: every name reads as neutral. Only for
     /// scoring records of a compiled world with no general action, which read no table.
-    fn without_table(agent: &'a Agent) -> Self {
+    pub(crate) fn without_table(agent: &'a Agent) -> Self {
         Self {
             agent,
             symbols: &[],
@@ -268,7 +261,7 @@ impl<'a> ScoringView<'a> {
 
     /// Whether a commitment of `agent` binds at `now_hours`, and whether the agent is plain
     /// (see [`ScoringView::plain`]).
-    fn kind(agent: &Agent, now_hours: f64) -> (bool, bool) {
+    pub(crate) fn kind(agent: &Agent, now_hours: f64) -> (bool, bool) {
         let binding_commitments = agent
             .commitments
             .iter()
@@ -282,14 +275,14 @@ impl<'a> ScoringView<'a> {
     }
 
     /// What `symbol` means to the agent.
-    fn symbol(&self, symbol: Symbol) -> &SymbolEntry {
+    pub(crate) fn symbol(&self, symbol: Symbol) -> &SymbolEntry {
         self.symbols.get(symbol.index()).unwrap_or(&NEUTRAL_SYMBOL)
     }
 
     /// The first gate `action` of `provider` (full or not) fails for this agent at `distance`,
     /// if any (`PLAIN`: the view is plain).
     #[inline(always)]
-    fn gate<const PLAIN: bool>(
+    pub(crate) fn gate<const PLAIN: bool>(
         &self,
         (provider, provider_full): (&Provider, bool),
         action: &AdvertisedAction,
@@ -345,7 +338,7 @@ impl<'a> ScoringView<'a> {
     /// the schedule's bonus for being there (its place bonus, else 0) and `M_repeat`. Context
     /// multipliers are those the view was prepared with (`PLAIN`: the view is plain).
     #[inline(always)]
-    fn score<const PLAIN: bool>(
+    pub(crate) fn score<const PLAIN: bool>(
         &self,
         action: &AdvertisedAction,
         (distance_factor, place_bonus, repeat): (f64, f64, f64),
@@ -445,7 +438,7 @@ impl<'a> ScoringView<'a> {
     }
 
     /// [`Self::evaluate_providers`] (`PLAIN`: the view is plain).
-    fn evaluate<C: Scored, const PLAIN: bool>(
+    pub(crate) fn evaluate<C: Scored, const PLAIN: bool>(
         &self,
         world: &World,
         placed: impl IntoIterator<Item = (usize, f64)>,
@@ -503,332 +496,24 @@ impl<'a> ScoringView<'a> {
     }
 }
 
-/// The term of a name no consideration of the agent's has: a NaN headroom, which a real term's
-/// never is (`max(0.0)` made it), marks it.
-const NO_TERM: ScoringTerm = ScoringTerm {
-    weighted_pressure: 0.0,
-    headroom: f64::NAN,
-};
-
-/// A table read by local index: a slice, or a whole array of the stack, read at the index
-/// modulo its length (a power of two: a mask, and no bounds check). An array is only read for a
-/// compiled world whose table fits in it, so every index it is read at is below its length.
-trait Table<T> {
-    /// The entry at `index`.
-    fn at(&self, index: u32) -> T;
-}
-
-impl<T: Copy> Table<T> for [T] {
-    #[inline(always)]
-    fn at(&self, index: u32) -> T {
-        self[index as usize]
-    }
-}
-
-impl<T: Copy, const N: usize> Table<T> for [T; N] {
-    #[inline(always)]
-    fn at(&self, index: u32) -> T {
-        self[index as usize % N]
-    }
-}
-
-/// How the compiled loop finds a record's `M_personality` (its tags' modifiers multiplied in
-/// order, from 1; no domain preference).
-trait Personality {
-    /// The personality of `record`.
-    fn of(&self, record: &CompiledAction) -> f64;
-}
-
-/// Each tag's modifier by local index (padding reads 1), multiplied per record.
-struct ByTag<'t, M: ?Sized>(&'t M);
-
-impl<M: Table<f64> + ?Sized> ByTag<'_, M> {
-    /// The product of the modifiers of `tags`, in order, from 1.
-    #[inline(always)]
-    fn of_tags(&self, tags: &[u32; RECORD_TAGS]) -> f64 {
-        let mut product = 1.0;
-        for &tag in tags {
-            product *= self.0.at(tag);
-        }
-        product
-    }
-}
-
-impl<M: Table<f64> + ?Sized> Personality for ByTag<'_, M> {
-    #[inline(always)]
-    fn of(&self, record: &CompiledAction) -> f64 {
-        self.of_tags(&record.tags)
-    }
-}
-
-/// Each tag set's product, computed as [`ByTag`] computes it, by set.
-struct BySet<'t, S: ?Sized>(&'t S);
-
-impl<S: Table<f64> + ?Sized> Personality for BySet<'_, S> {
-    #[inline(always)]
-    fn of(&self, record: &CompiledAction) -> f64 {
-        self.0.at(record.tag_set)
-    }
-}
-
-/// Up to this many names of deltas (with padding), a compiled world's table of them is kept on
-/// the stack.
-const STACK_TERMS: usize = 16;
-/// Up to this many tags (with padding) or tag sets, a compiled world's tables of them are kept
-/// on the stack.
-const STACK_MODIFIERS: usize = 32;
-const _: () = assert!(STACK_TERMS.is_power_of_two() && STACK_MODIFIERS.is_power_of_two());
-
-/// Where a compiled world's tables go when they outgrow the stack (a batch reuses them from
-/// one agent to the next).
-#[derive(Default)]
-pub(crate) struct CompiledBuffers {
-    terms: Vec<ScoringTerm>,
-    modifiers: Vec<f64>,
-    sets: Vec<f64>,
-}
-
-/// The first `len` of `stack` (all `neutral`) when they fit, else `heap` holding `len`
-/// `neutral`s.
-fn neutral_buffer<'b, T: Copy, const N: usize>(
-    stack: &'b mut [T; N],
-    heap: &'b mut Vec<T>,
-    len: usize,
-    neutral: T,
-) -> &'b mut [T] {
-    match stack.get_mut(..len) {
-        Some(buffer) => buffer,
-        None => {
-            heap.clear();
-            heap.resize(len, neutral);
-            heap
-        }
-    }
-}
-
-/// Gates then scores, for `agent`, every action of the providers `placed` gives (index in the
-/// world, compiled provider and distance from the agent, in that order), reading the actions of a plain agent
-/// from `compiled` (the records of the same world, under the same tuning): the same
-/// candidates, with the same bits, and the same removed ones with the same reasons, as
-/// [`ScoringView::evaluate_providers`] over the view [`ScoringView::new`] prepares (in
-/// `table`), with the same draws from `rng`. `EVERY`: `placed` is every provider (a decide), so
-/// each tag set's product is computed once rather than per record.
-pub(crate) fn evaluate_compiled<'c, C: Scored, const EVERY: bool>(
-    (table, heap): (&mut Vec<SymbolEntry>, &mut CompiledBuffers),
-    (agent, rng): (&Agent, &mut DetRng),
-    (world, compiled): (&World, &'c CompiledActions),
-    weights: (&Tuning, &[(Symbol, f64)]),
-    placed: impl IntoIterator<Item = (usize, &'c CompiledProvider, f64)>,
-    (ranked, removals): (&mut Vec<C>, &mut impl Removals),
-) {
-    let contexts = (world.contexts.as_slice(), world.now_hours);
-    let (_, plain) = ScoringView::kind(agent, world.now_hours);
-    if !plain {
-        let view = ScoringView::new(table, agent, contexts, weights.0, weights.1, rng);
-        let placed = placed
-            .into_iter()
-            .map(|(index, _, distance)| (index, distance));
-        view.evaluate::<C, false>(world, placed, weights.0, ranked, removals.list());
-        return;
-    }
-    let mut stack_terms = [NO_TERM; STACK_TERMS];
-    let mut stack_modifiers = [1.0; STACK_MODIFIERS];
-    let terms_len = compiled.needs.table_len();
-    let modifiers_len = compiled.tags.table_len();
-    let view = {
-        let terms = neutral_buffer(&mut stack_terms, &mut heap.terms, terms_len, NO_TERM);
-        let modifiers = neutral_buffer(
-            &mut stack_modifiers,
-            &mut heap.modifiers,
-            modifiers_len,
-            1.0,
-        );
-        if compiled.any_general() {
-            // General actions read the table by symbol; the records read theirs off it.
-            let view = ScoringView::new(table, agent, contexts, weights.0, weights.1, rng);
-            for (slot, name) in terms.iter_mut().zip(compiled.needs.names()) {
-                let entry = view.symbol(*name);
-                if entry.has_term {
-                    *slot = ScoringTerm {
-                        weighted_pressure: entry.weighted_pressure,
-                        headroom: entry.headroom,
-                    };
-                }
-            }
-            for (slot, tag) in modifiers.iter_mut().zip(compiled.tags.names()) {
-                *slot = view.symbol(*tag).personality;
-            }
-            view
-        } else {
-            // The first term and modifier of a name count, as in the table by symbol.
-            each_term(agent, weights, rng, |name, term| {
-                if let Some(slot) = compiled.needs.local(name).and_then(|i| terms.get_mut(i))
-                    && slot.headroom.is_nan()
-                {
-                    *slot = term;
-                }
-            });
-            each_modifier(agent, |tag, modifier| {
-                if let Some(slot) = compiled.tags.local(tag).and_then(|i| modifiers.get_mut(i)) {
-                    *slot = modifier;
-                }
-            });
-            ScoringView::without_table(agent)
-        }
-    };
-    // The tables as `neutral_buffer` placed them.
-    let terms_fit = terms_len <= STACK_TERMS;
-    let terms: &[ScoringTerm] = if terms_fit { &stack_terms } else { &heap.terms };
-    let modifiers_fit = modifiers_len <= STACK_MODIFIERS;
-    let modifiers: &[f64] = if modifiers_fit {
-        &stack_modifiers
-    } else {
-        &heap.modifiers
-    };
-    let tuning = weights.0;
-    if EVERY {
-        let mut stack_sets = [1.0; STACK_MODIFIERS];
-        let sets_len = compiled.tag_sets().len();
-        let sets = neutral_buffer(&mut stack_sets, &mut heap.sets, sets_len, 1.0);
-        for (product, tags) in sets.iter_mut().zip(compiled.tag_sets()) {
-            *product = ByTag(modifiers).of_tags(tags);
-        }
-        if terms_fit && sets_len <= STACK_MODIFIERS {
-            let tables = (compiled, &stack_terms, &BySet(&stack_sets));
-            view.evaluate_records(world, tables, placed, tuning, ranked, removals);
-        } else {
-            let tables = (compiled, terms, &BySet(&*sets));
-            view.evaluate_records(world, tables, placed, tuning, ranked, removals);
-        }
-    } else if terms_fit && modifiers_fit {
-        let tables = (compiled, &stack_terms, &ByTag(&stack_modifiers));
-        view.evaluate_records(world, tables, placed, tuning, ranked, removals);
-    } else {
-        let tables = (compiled, terms, &ByTag(modifiers));
-        view.evaluate_records(world, tables, placed, tuning, ranked, removals);
-    }
-}
-
-impl ScoringView<'_> {
-    /// [`ScoringView::evaluate_providers`] for a plain view, reading the actions from
-    /// `compiled` with `tables` (see [`evaluate_compiled`]).
-    fn evaluate_records<'c, C: Scored>(
-        &self,
-        world: &World,
-        (compiled, terms, personality): (
-            &CompiledActions,
-            &(impl Table<ScoringTerm> + ?Sized),
-            &impl Personality,
-        ),
-        placed: impl IntoIterator<Item = (usize, &'c CompiledProvider, f64)>,
-        tuning: &Tuning,
-        ranked: &mut Vec<C>,
-        removals: &mut impl Removals,
-    ) {
-        let mut remove = |provider: usize, action: usize, reason: IneligibleReason| {
-            if let Some(list) = removals.list() {
-                list.push(Ineligible {
-                    provider,
-                    action,
-                    reason,
-                });
-            }
-        };
-        // Every local index of a record (padding included) is within the table, which is built
-        // to the length `compiled` gives.
-        let term = |index: u32| terms.at(index);
-        for (provider_index, provider, distance) in placed {
-            let records = compiled.records(provider);
-            if provider.full {
-                // Every action of a full provider fails its first gate.
-                for action_index in 0..records.len() {
-                    remove(provider_index, action_index, IneligibleReason::ProviderFull);
-                }
-                continue;
-            }
-            let distance_factor = distance_factor(distance, tuning);
-            // A plain view has no place bonus and no action held back.
-            let (place_bonus, repeat) = (0.0, 1.0);
-            // A record has no action slot limit, precondition or cost: its radius is the only
-            // gate it can fail, checked before this.
-            let score_record = |record: &CompiledAction| {
-                let mut benefit = EMPTY_SUM;
-                for &(index, delta) in &record.deltas {
-                    let term = term(index);
-                    if !term.headroom.is_nan() {
-                        benefit += term.weighted_pressure * gain(delta, term.headroom);
-                    }
-                }
-                let breakdown = Breakdown {
-                    benefit,
-                    priority: record.priority,
-                    personality: personality.of(record),
-                    context: record.context,
-                    schedule: place_bonus,
-                    repeat,
-                    distance: distance_factor,
-                    // No cost: the sum of nothing.
-                    cost: EMPTY_SUM,
-                };
-                (utility(&breakdown), breakdown)
-            };
-            let at = |action_index, scored| C::at((provider_index, action_index), distance, scored);
-            if !provider.general {
-                for (action_index, record) in records.iter().enumerate() {
-                    if distance > record.radius {
-                        remove(provider_index, action_index, IneligibleReason::OutOfRadius);
-                    } else {
-                        ranked.push(at(action_index, score_record(record)));
-                    }
-                }
-                continue;
-            }
-            for (action_index, record) in records.iter().enumerate() {
-                let scored = if record.general {
-                    let provider = world.providers.get(provider_index);
-                    let Some((provider, action)) =
-                        provider.and_then(|p| Some((p, p.actions.get(action_index)?)))
-                    else {
-                        continue;
-                    };
-                    let gated = (provider, false);
-                    if let Some(reason) =
-                        self.gate::<true>(gated, action, distance, world.now_hours)
-                    {
-                        remove(provider_index, action_index, reason);
-                        continue;
-                    }
-                    self.score::<true>(action, (distance_factor, place_bonus, repeat), tuning)
-                } else if distance > record.radius {
-                    remove(provider_index, action_index, IneligibleReason::OutOfRadius);
-                    continue;
-                } else {
-                    score_record(record)
-                };
-                ranked.push(at(action_index, scored));
-            }
-        }
-    }
-}
-
 /// `delta.min(headroom)` for a headroom that is not NaN (`max(0.0)` made it), without the steps
 /// `min` takes for a NaN headroom: a NaN delta gains the headroom, and of equal values (signed
 /// zeros) the delta is kept, as `min` compiles here.
 #[inline(always)]
-fn gain(delta: f64, headroom: f64) -> f64 {
+pub(crate) fn gain(delta: f64, headroom: f64) -> f64 {
     if delta <= headroom { delta } else { headroom }
 }
 
 /// `M_distance` at `distance`.
 #[inline(always)]
-fn distance_factor(distance: f64, tuning: &Tuning) -> f64 {
+pub(crate) fn distance_factor(distance: f64, tuning: &Tuning) -> f64 {
     1.0 / (1.0 + distance / tuning.distance_reference)
 }
 
 /// The utility of record of a breakdown's factors (a NaN, which only overflowing inputs can
 /// give, ranks last rather than first).
 #[inline(always)]
-fn utility(b: &Breakdown) -> f64 {
+pub(crate) fn utility(b: &Breakdown) -> f64 {
     let utility =
         (b.benefit + b.priority + b.schedule) * b.personality * b.context * b.distance * b.repeat
             - b.cost;
