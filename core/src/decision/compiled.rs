@@ -62,7 +62,7 @@ pub(crate) struct CompiledProvider {
 }
 
 /// Names numbered in order of first use.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Numbering {
     /// Per symbol index (up to the highest numbered), its local index, or [`NO_LOCAL`].
     local_of: Vec<u32>,
@@ -115,6 +115,7 @@ impl Numbering {
 /// Every provider's actions compiled, in the world's order, with the names their records read
 /// numbered (the deltas' names and the tags apart), so an agent's tables of what they mean to
 /// it are as short as they are few, whatever the vocabulary's size.
+#[derive(Debug)]
 pub(crate) struct CompiledActions {
     providers: Vec<CompiledProvider>,
     actions: Vec<CompiledAction>,

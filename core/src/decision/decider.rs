@@ -84,6 +84,7 @@ impl<C> Default for Scratch<C> {
 /// can stand for multiplies over contiguous memory. It borrows the decider and the world, so
 /// neither can change while it lives: its decisions are always exactly [`Decider::decide`]'s
 /// over that world.
+#[derive(Debug)]
 pub struct CompiledWorld<'a> {
     decider: &'a Decider,
     world: &'a World,
@@ -97,8 +98,8 @@ impl CompiledWorld<'_> {
     }
 
     /// [`CompiledWorld::decide`] written over `decision` (a decision no longer needed, such as
-    /// this agent's last one), whose buffers it reuses: a caller deciding again and again
-    /// allocates nothing once they have grown.
+    /// this agent's last one), whose buffers of eligible and removed candidates it reuses: a
+    /// caller deciding again and again does not allocate them anew each time.
     pub fn decide_into(&self, agent: &Agent, seed: u64, decision: &mut Decision) {
         let buffers = std::mem::take(&mut decision.ranking).into_buffers();
         *decision = self.decide_reusing(agent, seed, buffers);
