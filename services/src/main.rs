@@ -15,6 +15,11 @@ use geppetto_service::content::archetypes::ArchetypeLibrary;
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 
+/// With the `mimalloc` feature (the default), mimalloc rather than the system allocator.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// geppetto: NPCs that live — a deterministic utility-AI engine and its service.
 #[derive(Parser)]
 #[command(name = "geppetto", version, about)]
