@@ -25,6 +25,11 @@ use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::runtime::wall_clock;
 use geppetto_service::zone::{TickInputs, ZoneOutput};
 
+/// The allocator the `geppetto` binary is built with, so the counts are the service's.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let number = |at: usize| args.get(at).map(|text| text.parse::<usize>());
