@@ -26,9 +26,9 @@ use geppetto_service::runtime::wall_clock;
 use geppetto_service::zone::{TickInputs, ZoneOutput};
 
 /// The allocator the `geppetto` binary is built with, so the counts are the service's.
-#[cfg(feature = "mimalloc")]
+#[cfg(feature = "jemalloc")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -15,10 +15,13 @@ use geppetto_service::content::archetypes::ArchetypeLibrary;
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 
-/// With the `mimalloc` feature (the default), mimalloc rather than the system allocator.
-#[cfg(feature = "mimalloc")]
+/// With the `jemalloc` feature (the default), jemalloc rather than the system allocator: a zone
+/// tick makes and drops many small strings and vectors (every intent and event is its own line
+/// of JSON), which its thread caches serve at a fraction of glibc's cost, and it hands back what
+/// a zone freed while it was built (BENCHMARKS.md, "The allocator").
+#[cfg(feature = "jemalloc")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// geppetto: NPCs that live — a deterministic utility-AI engine and its service.
 #[derive(Parser)]
