@@ -25,6 +25,9 @@ pub(crate) const RECORD_DELTAS: usize = 2;
 pub(crate) const RECORD_TAGS: usize = 3;
 /// What a symbol index with no local index maps to.
 const NO_LOCAL: u32 = u32::MAX;
+/// The amount of a padding delta: its gain is -0.0 under the padding term (see
+/// `compiled_scoring`), and adding -0.0 leaves any sum as it is, bit for bit.
+pub(crate) const PADDING_DELTA: f64 = -0.0;
 
 /// One action as a plain agent's scoring reads it.
 #[derive(Clone, Copy, Debug)]
@@ -38,8 +41,8 @@ pub(crate) struct CompiledAction {
     /// `M_context` over the world's contexts.
     pub(crate) context: f64,
     /// Its deltas (local index of the name among the deltas' names, amount), in order, then
-    /// padding: the index past the last name, which reads as a name the agent has no
-    /// consideration of, so it adds nothing to a benefit.
+    /// padding: the index past the last name with an amount of -0.0, whose term makes it add
+    /// exactly -0.0 to a benefit, which leaves every sum as it is.
     pub(crate) deltas: [(u32, f64); RECORD_DELTAS],
     /// Its tags' local indices among the tags, in order, then padding: the index past the last
     /// tag, which reads as modifier 1, so it multiplies a product by exactly 1.
@@ -224,7 +227,7 @@ impl CompiledActions {
             || !action.costs.is_empty()
             || action.deltas.len() > RECORD_DELTAS
             || action.tags.len() > RECORD_TAGS;
-        let mut deltas = [(NO_LOCAL, 0.0); RECORD_DELTAS];
+        let mut deltas = [(NO_LOCAL, PADDING_DELTA); RECORD_DELTAS];
         let mut tags = [NO_LOCAL; RECORD_TAGS];
         if !general {
             for (slot, (name, delta)) in deltas.iter_mut().zip(&action.deltas) {

@@ -45,6 +45,15 @@ const NO_TERM: ScoringTerm = ScoringTerm {
     headroom: f64::NAN,
 };
 
+/// The term of the padding index: a padding delta
+/// ([`crate::decision::compiled::PADDING_DELTA`], -0.0) gains -0.0 under
+/// an infinite headroom, times 1 is -0.0, which added leaves a benefit as it is: a record with
+/// fewer deltas than it holds is scored by the same steps as a full one.
+const PADDING_TERM: ScoringTerm = ScoringTerm {
+    weighted_pressure: 1.0,
+    headroom: f64::INFINITY,
+};
+
 /// A table read by local index: a slice, or a whole array of the stack, read at the index
 /// modulo its length (a power of two: a mask, and no bounds check). An array is only read for a
 /// compiled world whose table fits in it, so every index it is read at is below its length.
@@ -170,7 +179,7 @@ pub(crate) fn evaluate_compiled<'c, C: Scored, const EVERY: bool>(
     let mut stack_modifiers = [1.0; STACK_MODIFIERS];
     let terms_len = compiled.needs.table_len();
     let modifiers_len = compiled.tags.table_len();
-    let view = {
+    let (view, every_term) = {
         let terms = neutral_buffer(&mut stack_terms, &mut heap.terms, terms_len, NO_TERM);
         let modifiers = neutral_buffer(
             &mut stack_modifiers,
@@ -178,7 +187,7 @@ pub(crate) fn evaluate_compiled<'c, C: Scored, const EVERY: bool>(
             modifiers_len,
             1.0,
         );
-        if compiled.any_general() {
+        let view = if compiled.any_general() {
             // General actions read the table by symbol; the records read theirs off it.
             let view = ScoringView::new(table, agent, contexts, weights.0, weights.1, rng);
             for (slot, name) in terms.iter_mut().zip(compiled.needs.names()) {
@@ -205,7 +214,16 @@ pub(crate) fn evaluate_compiled<'c, C: Scored, const EVERY: bool>(
                 }
             });
             ScoringView::without_table(agent)
+        };
+        let names = compiled.needs.names().len();
+        if let Some(padding) = terms.get_mut(names) {
+            *padding = PADDING_TERM;
         }
+        // When the agent has a term for every name, no record's delta needs a check for one.
+        let every_term = terms[..names.min(terms.len())]
+            .iter()
+            .all(|term| !term.headroom.is_nan());
+        (view, every_term)
     };
     // The tables as `neutral_buffer` placed them.
     let terms_fit = terms_len <= STACK_TERMS;
@@ -226,23 +244,52 @@ pub(crate) fn evaluate_compiled<'c, C: Scored, const EVERY: bool>(
         }
         if terms_fit && sets_len <= STACK_MODIFIERS {
             let tables = (compiled, &stack_terms, &BySet(&stack_sets));
-            view.evaluate_records(world, tables, placed, tuning, ranked, removals);
+            view.evaluate_records(
+                world,
+                tables,
+                placed,
+                tuning,
+                (ranked, removals),
+                every_term,
+            );
         } else {
             let tables = (compiled, terms, &BySet(&*sets));
-            view.evaluate_records(world, tables, placed, tuning, ranked, removals);
+            view.evaluate_records(
+                world,
+                tables,
+                placed,
+                tuning,
+                (ranked, removals),
+                every_term,
+            );
         }
     } else if terms_fit && modifiers_fit {
         let tables = (compiled, &stack_terms, &ByTag(&stack_modifiers));
-        view.evaluate_records(world, tables, placed, tuning, ranked, removals);
+        view.evaluate_records(
+            world,
+            tables,
+            placed,
+            tuning,
+            (ranked, removals),
+            every_term,
+        );
     } else {
         let tables = (compiled, terms, &ByTag(modifiers));
-        view.evaluate_records(world, tables, placed, tuning, ranked, removals);
+        view.evaluate_records(
+            world,
+            tables,
+            placed,
+            tuning,
+            (ranked, removals),
+            every_term,
+        );
     }
 }
 
 impl ScoringView<'_> {
     /// [`ScoringView::evaluate_providers`] for a plain view, reading the actions from
-    /// `compiled` with `tables` (see [`evaluate_compiled`]).
+    /// `compiled` with `tables` (see [`evaluate_compiled`]); `every_term`: the agent has a term
+    /// for every name of the records' deltas.
     fn evaluate_records<'c, C: Scored>(
         &self,
         world: &World,
@@ -253,8 +300,31 @@ impl ScoringView<'_> {
         ),
         placed: impl IntoIterator<Item = (usize, &'c CompiledProvider, f64)>,
         tuning: &Tuning,
-        ranked: &mut Vec<C>,
-        removals: &mut impl Removals,
+        out: (&mut Vec<C>, &mut impl Removals),
+        every_term: bool,
+    ) {
+        let tables = (compiled, terms, personality);
+        if every_term {
+            self.score_records::<C, true>(world, tables, placed, tuning, out);
+        } else {
+            self.score_records::<C, false>(world, tables, placed, tuning, out);
+        }
+    }
+
+    /// [`ScoringView::evaluate_records`]; `EVERY_TERM`: the agent has a term for every name of
+    /// the records' deltas, so none is checked for one.
+    #[inline(always)]
+    fn score_records<'c, C: Scored, const EVERY_TERM: bool>(
+        &self,
+        world: &World,
+        (compiled, terms, personality): (
+            &CompiledActions,
+            &(impl Table<ScoringTerm> + ?Sized),
+            &impl Personality,
+        ),
+        placed: impl IntoIterator<Item = (usize, &'c CompiledProvider, f64)>,
+        tuning: &Tuning,
+        (ranked, removals): (&mut Vec<C>, &mut impl Removals),
     ) {
         let mut remove = |provider: usize, action: usize, reason: IneligibleReason| {
             if let Some(list) = removals.list() {
@@ -286,7 +356,7 @@ impl ScoringView<'_> {
                 let mut benefit = EMPTY_SUM;
                 for &(index, delta) in &record.deltas {
                     let term = term(index);
-                    if !term.headroom.is_nan() {
+                    if EVERY_TERM || !term.headroom.is_nan() {
                         benefit += term.weighted_pressure * gain(delta, term.headroom);
                     }
                 }

@@ -12,10 +12,12 @@ use crate::decision::agent::Agent;
 use crate::decision::compiled::CompiledActions;
 use crate::decision::compiled_scoring::{CompiledBuffers, evaluate_compiled};
 use crate::decision::contention::{self, Preference, PreferenceLists};
-use crate::decision::order::{KEPT_ON_STACK, best, best_few, sort_scored_in_any_order};
+use crate::decision::order::{
+    KEPT_ON_STACK, best, best_few_in_place_order, sort_scored_in_any_order,
+};
 use crate::decision::ranking::Ranking;
 use crate::decision::scored::{Compact, Scored};
-use crate::decision::scoring::{Candidate, Ineligible, ScoringView, SymbolEntry};
+use crate::decision::scoring::{Candidate, ScoringView, SymbolEntry};
 use crate::decision::selection::{self, Pick};
 use crate::decision::spatial::ProviderGrid;
 use crate::decision::tuning::Tuning;
@@ -94,30 +96,21 @@ pub struct CompiledWorld<'a> {
 impl CompiledWorld<'_> {
     /// Exactly what [`Decider::decide`] decides for `agent` over the world with `seed`.
     pub fn decide(&self, agent: &Agent, seed: u64) -> Decision {
-        self.decide_reusing(agent, seed, (Vec::new(), Vec::new()))
+        let mut decision = Decision::default();
+        self.decide_into(agent, seed, &mut decision);
+        decision
     }
 
     /// [`CompiledWorld::decide`] written over `decision` (a decision no longer needed, such as
     /// this agent's last one), whose buffers of eligible and removed candidates it reuses: a
     /// caller deciding again and again does not allocate them anew each time.
     pub fn decide_into(&self, agent: &Agent, seed: u64, decision: &mut Decision) {
-        let buffers = std::mem::take(&mut decision.ranking).into_buffers();
-        *decision = self.decide_reusing(agent, seed, buffers);
-    }
-
-    /// [`CompiledWorld::decide`], ranking into `buffers` (empty).
-    #[inline(always)]
-    fn decide_reusing(
-        &self,
-        agent: &Agent,
-        seed: u64,
-        buffers: (Vec<Candidate>, Vec<Ineligible>),
-    ) -> Decision {
         let compiled = (self.world, &self.actions);
         let decider = self.decider;
-        decider.decide_with(seed, |rng| {
-            decider.rank_compiled(agent, compiled, buffers, rng)
-        })
+        let rank = |rng: &mut DetRng, ranking: &mut Ranking| {
+            decider.rank_compiled(agent, compiled, ranking, rng);
+        };
+        decider.decide_with(seed, rank, decision);
     }
 }
 
@@ -176,15 +169,16 @@ impl Decider {
         Ranking::new(scored, ineligible)
     }
 
-    /// [`Self::rank_with`] over `world` compiled as `compiled`, into `scored` and `ineligible`
-    /// (empty buffers).
+    /// [`Self::rank_with`] over `world` compiled as `compiled`, into `ranking` (emptied first,
+    /// its buffers reused).
     fn rank_compiled(
         &self,
         agent: &Agent,
         (world, compiled): (&World, &CompiledActions),
-        (mut scored, mut ineligible): (Vec<Candidate>, Vec<Ineligible>),
+        ranking: &mut Ranking,
         rng: &mut DetRng,
-    ) -> Ranking {
+    ) {
+        let (scored, ineligible) = ranking.refill();
         scored.reserve(compiled.action_count());
         let placed = compiled
             .providers()
@@ -200,9 +194,8 @@ impl Decider {
             (world, compiled),
             (&self.tuning, &self.consideration_weights),
             placed,
-            (&mut scored, &mut ineligible),
+            (scored, ineligible),
         );
-        Ranking::new(scored, ineligible)
     }
 
     /// Every candidate of `agent`, gated and scored. The seed only matters when perception
@@ -216,7 +209,12 @@ impl Decider {
     /// the top k are all there is (or more than are kept on the stack) or convention breaking
     /// picked beyond them.
     pub fn decide(&self, agent: &Agent, world: &World, seed: u64) -> Decision {
-        self.decide_with(seed, |rng| self.rank_with(agent, world, rng))
+        let mut decision = Decision::default();
+        let rank = |rng: &mut DetRng, ranking: &mut Ranking| {
+            *ranking = self.rank_with(agent, world, rng);
+        };
+        self.decide_with(seed, rank, &mut decision);
+        decision
     }
 
     /// Prepares `world` for many decisions of this decider: its actions are compiled once into
@@ -230,17 +228,28 @@ impl Decider {
         }
     }
 
-    /// [`Decider::decide`] of the ranking `rank` makes from the stream seeded with `seed`.
+    /// [`Decider::decide`] of the ranking `rank` makes (into the decision's) from the stream
+    /// seeded with `seed`, written over `decision` in place.
     #[inline(always)]
-    fn decide_with(&self, seed: u64, rank: impl FnOnce(&mut DetRng) -> Ranking) -> Decision {
+    fn decide_with(
+        &self,
+        seed: u64,
+        rank: impl FnOnce(&mut DetRng, &mut Ranking),
+        decision: &mut Decision,
+    ) {
         let mut rng = DetRng::new(seed);
-        let ranking = rank(&mut rng);
+        rank(&mut rng, &mut decision.ranking);
+        let ranking = &decision.ranking;
         let scored = ranking.scored();
         let top_k = self.tuning.selection_top_k.max(1);
-        // The top k are picked among by reference (no copy, no allocation); when they are all
-        // there is, or too many to keep on the stack, the full order is the head.
+        // The top k are picked among by reference (no copy, no allocation) from the candidates
+        // as scored, in place order; when they are all there is, or too many to keep on the
+        // stack, the full order is the head.
         let mut kept = [(0, 0); KEPT_ON_STACK];
-        let pick = match (best_few(scored, top_k, &mut kept), scored.first()) {
+        let pick = match (
+            best_few_in_place_order(scored, top_k, &mut kept),
+            scored.first(),
+        ) {
             (Some(best), Some(first)) => {
                 let mut head = [first; KEPT_ON_STACK];
                 for (slot, &(_, index)) in head.iter_mut().zip(best) {
@@ -256,11 +265,8 @@ impl Decider {
         let candidate = |(pick, head): (Pick, Option<Candidate>)| {
             head.or_else(|| ranking.ranked().get(pick.index).copied())
         };
-        Decision {
-            selected: pick.and_then(candidate),
-            convention_broken: pick.is_some_and(|(p, _)| p.convention_broken),
-            ranking,
-        }
+        decision.selected = pick.and_then(candidate);
+        decision.convention_broken = pick.is_some_and(|(p, _)| p.convention_broken);
     }
 
     /// Decides for many agents at once and resolves their contention for slots. Scoring runs

@@ -157,6 +157,59 @@ pub(crate) fn best_few<'k, C: Scored>(
     Some(keys)
 }
 
+/// [`best_few`] of candidates in the order of their places (scored over providers in order, as
+/// a decision scores them): a later candidate ties behind every earlier one, so it enters the
+/// best only with a strictly greater utility, and one comparison of floats passes over most of
+/// them (a float at least the worst kept is a superset of one above it in `total_cmp`'s
+/// order, which only the exact keys then decide).
+#[inline(always)]
+pub(crate) fn best_few_in_place_order<'k, C: Scored>(
+    scored: &[C],
+    count: usize,
+    kept: &'k mut [(u64, usize); KEPT_ON_STACK],
+) -> Option<&'k [(u64, usize)]> {
+    if count >= scored.len() || count > KEPT_ON_STACK {
+        return None;
+    }
+    let Some(last) = count.checked_sub(1) else {
+        return Some(&[]);
+    };
+    // Puts `entry` in order among `keys` (in order but for the last, which it replaces),
+    // behind every equal key: the later place.
+    #[inline(always)]
+    fn insert(keys: &mut [(u64, usize)], entry: (u64, usize)) {
+        let mut at = keys.len() - 1;
+        while at > 0 && entry.0 < keys[at - 1].0 {
+            keys[at] = keys[at - 1];
+            at -= 1;
+        }
+        keys[at] = entry;
+    }
+    let utility = |index: usize| scored[index].compact().utility;
+    let keys = &mut kept[..count];
+    let (first, rest) = scored.split_at(count);
+    for (index, candidate) in first.iter().enumerate() {
+        insert(&mut keys[..=index], (descending_key(candidate), index));
+    }
+    let mut worst = utility(keys[last].1);
+    for (index, candidate) in rest.iter().enumerate() {
+        if candidate.compact().utility >= worst {
+            let key = descending_key(candidate);
+            if key < keys[last].0 {
+                insert(keys, (key, count + index));
+                worst = utility(keys[last].1);
+            }
+        }
+    }
+    Some(keys)
+}
+
+/// The key of `candidate` in descending order of utility (`total_cmp`'s order reversed).
+#[inline(always)]
+fn descending_key<C: Scored>(candidate: &C) -> u64 {
+    !ordered_bits(candidate.compact().utility)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,6 +286,41 @@ mod tests {
             let mut sorted = items.clone();
             sort_by_utility(&mut sorted);
             assert_eq!(sorted, expected, "len {len}");
+        }
+    }
+
+    /// Over candidates in place order, [`best_few_in_place_order`] keeps exactly what
+    /// [`best_few`] keeps, for every count, with ties, signed zeros, infinities and utilities
+    /// that differ only in their last bits.
+    #[test]
+    fn the_best_few_in_place_order_are_the_best_few() {
+        let base = 81.52f64.to_bits();
+        for len in [0, 1, 2, 5, 17, 40, 100] {
+            for spread in [3, 7, 9] {
+                let items: Vec<Candidate> = (0..len)
+                    .map(|i| {
+                        let utility = match (i * spread) % 9 {
+                            0 => -0.0,
+                            1 => 0.0,
+                            2 => f64::NEG_INFINITY,
+                            3 => f64::INFINITY,
+                            4 => 3.0,
+                            5 => -2.5,
+                            _ => f64::from_bits(base + ((i * 37) % 5) as u64),
+                        };
+                        candidate(i, utility)
+                    })
+                    .collect();
+                for count in 0..=len + 1 {
+                    let (mut general, mut in_order) =
+                        ([(0, 0); KEPT_ON_STACK], [(0, 0); KEPT_ON_STACK]);
+                    assert_eq!(
+                        best_few_in_place_order(&items, count, &mut in_order),
+                        best_few(&items, count, &mut general),
+                        "len {len}, spread {spread}, count {count}"
+                    );
+                }
+            }
         }
     }
 

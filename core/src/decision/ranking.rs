@@ -59,12 +59,14 @@ impl Ranking {
         self.in_order = true;
     }
 
-    /// Its buffers of eligible and removed candidates, emptied, for another ranking.
-    pub(crate) fn into_buffers(self) -> (Vec<Candidate>, Vec<Ineligible>) {
-        let (mut scored, mut ineligible) = (self.scored, self.ineligible);
-        scored.clear();
-        ineligible.clear();
-        (scored, ineligible)
+    /// Empties it for another ranking, scored into the buffers it gives (eligible candidates in
+    /// scoring order, removed ones in input order), whose allocations it keeps.
+    pub(crate) fn refill(&mut self) -> (&mut Vec<Candidate>, &mut Vec<Ineligible>) {
+        self.scored.clear();
+        self.ineligible.clear();
+        self.ranked = OnceLock::new();
+        self.in_order = false;
+        (&mut self.scored, &mut self.ineligible)
     }
 
     /// Eligible candidates in scoring order (in the order of record once ordered in place).

@@ -496,12 +496,13 @@ impl<'a> ScoringView<'a> {
     }
 }
 
-/// `delta.min(headroom)` for a headroom that is not NaN (`max(0.0)` made it), without the steps
-/// `min` takes for a NaN headroom: a NaN delta gains the headroom, and of equal values (signed
-/// zeros) the delta is kept, as `min` compiles here.
+/// The lesser of `delta` and `headroom` (a headroom is never NaN: `max(0.0)` made it), as one
+/// `minsd`: of equal values (signed zeros) the delta is kept, as `delta.min(headroom)` keeps
+/// it, and a NaN delta — which no parsed content holds (deltas are checked finite) — gives a
+/// NaN gain, so the candidate ranks last as every NaN utility does, rather than `min`'s headroom.
 #[inline(always)]
 pub(crate) fn gain(delta: f64, headroom: f64) -> f64 {
-    if delta <= headroom { delta } else { headroom }
+    if headroom < delta { headroom } else { delta }
 }
 
 /// `M_distance` at `distance`.
@@ -559,6 +560,7 @@ fn precondition_holds(precondition: &Precondition, agent: &Agent, provider: &Pro
 mod tests {
     use super::*;
 
+    /// For every delta but NaN, `gain` is `min`; a NaN delta's gain is NaN.
     #[test]
     fn a_gain_is_the_lesser_of_delta_and_headroom_as_min_gives_it() {
         let values = [
@@ -571,7 +573,8 @@ mod tests {
             f64::INFINITY,
         ];
         for headroom in [0.0, 1e-300, 0.5, 35.0, 80.0, f64::INFINITY] {
-            for delta in values.into_iter().chain([f64::NAN]) {
+            assert!(gain(f64::NAN, headroom).is_nan());
+            for delta in values {
                 let expected = delta.min(headroom);
                 assert_eq!(
                     gain(delta, headroom).to_bits(),
