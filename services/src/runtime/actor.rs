@@ -12,7 +12,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use actix::{Actor, Addr, Arbiter, Context, Handler, Message, MessageResult};
+use actix::{Actor, Addr, Arbiter, ArbiterHandle, Context, Handler, Message, MessageResult};
 
 use crate::bus::envelope::WorldMessage;
 #[cfg(feature = "fault-injection")]
@@ -122,6 +122,8 @@ pub struct ZoneHandle {
     /// Zone name.
     pub name: String,
     addr: Addr<ZoneActor>,
+    /// The arbiter (thread) the actor runs on.
+    arbiter: ArbiterHandle,
 }
 
 impl ZoneHandle {
@@ -145,6 +147,28 @@ impl ZoneHandle {
             .send(With(f))
             .await
             .map_err(|_| ZoneGone(self.name.clone()))
+    }
+
+    /// Runs `task` on the zone's own thread (its arbiter), beside its actor, and answers its
+    /// output: what `task` asks of the actor is answered on the same thread, without a wake-up
+    /// of another. Dropping the returned future drops `task` too, as dropping a task's own
+    /// future would. `ZoneGone` when the arbiter has stopped or `task` panicked.
+    pub async fn run_beside<T: Send + 'static>(
+        &self,
+        task: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> Result<T, ZoneGone> {
+        let (mut reply, answer) = tokio::sync::oneshot::channel();
+        let spawned = self.arbiter.spawn(async move {
+            let output = tokio::select! {
+                output = task => output,
+                () = reply.closed() => return,
+            };
+            let _ = reply.send(output);
+        });
+        if !spawned {
+            return Err(ZoneGone(self.name.clone()));
+        }
+        answer.await.map_err(|_| ZoneGone(self.name.clone()))
     }
 
     /// The zone's status (drains its measured tick durations).
@@ -179,9 +203,13 @@ impl ActorRuntime {
         let name = zone.name.clone();
         let next = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let arbiter = &self.arbiters[next % self.arbiters.len()];
-        let addr =
-            ZoneActor::start_in_arbiter(&arbiter.handle(), move |_| ZoneActor { zone, hooks });
-        ZoneHandle { name, addr }
+        let handle = arbiter.handle();
+        let addr = ZoneActor::start_in_arbiter(&handle, move |_| ZoneActor { zone, hooks });
+        ZoneHandle {
+            name,
+            addr,
+            arbiter: handle,
+        }
     }
 
     /// Stops every arbiter.

@@ -285,8 +285,24 @@ pub struct LoopStats {
     pub published: u64,
 }
 
-/// Runs the loop of `zone` until `shutdown` turns true.
+/// Runs the loop of `zone` until `shutdown` turns true, on the zone's own thread beside its
+/// actor (see [`ZoneHandle::run_beside`]): a batch goes from the read to the actor and its
+/// outputs back to the bus without waking another thread.
 pub async fn run_zone(
+    zone: ZoneHandle,
+    bus: Arc<dyn EventBus>,
+    consumer_config: ConsumerConfig,
+    persistence: Persistence,
+    llm: Option<LlmLink>,
+    shutdown: watch::Receiver<bool>,
+) -> Result<LoopStats, ServiceError> {
+    let beside = zone.clone();
+    let zone_loop = zone_loop(zone, bus, consumer_config, persistence, llm, shutdown);
+    beside.run_beside(zone_loop).await?
+}
+
+/// The loop [`run_zone`] runs.
+async fn zone_loop(
     zone: ZoneHandle,
     bus: Arc<dyn EventBus>,
     consumer_config: ConsumerConfig,
