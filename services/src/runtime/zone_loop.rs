@@ -1,5 +1,5 @@
-//! The service loop of one zone: read a batch from the zone's `world` stream (its own consumer,
-//! so its own connection), parse each message (refused ones go to `deadletter` with the reason
+//! The service loop of one zone, run on the zone's actor thread: read a batch from the zone's
+//! `world` stream (its own consumer, so its own connection), parse each message (refused ones go to `deadletter` with the reason
 //! and are acknowledged — nothing on input stops the loop), apply the batch in the zone's actor,
 //! publish the outputs in order (governor records to `world` first), persist isolation counts
 //! when they change, acknowledge. Also the internal clock, which writes `time_advanced` events
