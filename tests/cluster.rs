@@ -359,8 +359,11 @@ fn an_instance_paused_past_its_lease_never_writes_for_its_zones_again() {
         owners(&status).values().all(|o| o.as_deref() == Some("b")),
         "b still holds both zones: {status}"
     );
-    taker.stop();
+    // a stops first: stopped after b, it would take the zones b releases on its way out (it
+    // runs with `zones = 'auto'`), recover them from b's snapshots and write its own shutdown
+    // snapshot after them, rightly, as their new owner.
     paused.stop();
+    taker.stop();
 
     // Not one snapshot from a once b took over; b's snapshots are whole and the newest its last.
     // The stop can land between a snapshot's write and its log line, so a line a logged after
