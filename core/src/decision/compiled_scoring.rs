@@ -243,65 +243,40 @@ pub(crate) fn evaluate_compiled<'c, C: Scored, const EVERY: bool>(
             *product = ByTag(modifiers).of_tags(tags);
         }
         if terms_fit && sets_len <= STACK_MODIFIERS {
-            let tables = (compiled, &stack_terms, &BySet(&stack_sets));
-            view.evaluate_records(
-                world,
-                tables,
-                placed,
-                tuning,
-                (ranked, removals),
-                every_term,
-            );
+            let tables = (compiled, (&stack_terms, every_term), &BySet(&stack_sets));
+            view.evaluate_records(world, tables, placed, tuning, (ranked, removals));
         } else {
-            let tables = (compiled, terms, &BySet(&*sets));
-            view.evaluate_records(
-                world,
-                tables,
-                placed,
-                tuning,
-                (ranked, removals),
-                every_term,
-            );
+            let tables = (compiled, (terms, every_term), &BySet(&*sets));
+            view.evaluate_records(world, tables, placed, tuning, (ranked, removals));
         }
     } else if terms_fit && modifiers_fit {
-        let tables = (compiled, &stack_terms, &ByTag(&stack_modifiers));
-        view.evaluate_records(
-            world,
-            tables,
-            placed,
-            tuning,
-            (ranked, removals),
-            every_term,
+        let tables = (
+            compiled,
+            (&stack_terms, every_term),
+            &ByTag(&stack_modifiers),
         );
+        view.evaluate_records(world, tables, placed, tuning, (ranked, removals));
     } else {
-        let tables = (compiled, terms, &ByTag(modifiers));
-        view.evaluate_records(
-            world,
-            tables,
-            placed,
-            tuning,
-            (ranked, removals),
-            every_term,
-        );
+        let tables = (compiled, (terms, every_term), &ByTag(modifiers));
+        view.evaluate_records(world, tables, placed, tuning, (ranked, removals));
     }
 }
 
 impl ScoringView<'_> {
     /// [`ScoringView::evaluate_providers`] for a plain view, reading the actions from
-    /// `compiled` with `tables` (see [`evaluate_compiled`]); `every_term`: the agent has a term
-    /// for every name of the records' deltas.
+    /// `compiled` with `tables` (see [`evaluate_compiled`]): the terms with whether the agent
+    /// has one for every name of the records' deltas, and the personality.
     fn evaluate_records<'c, C: Scored>(
         &self,
         world: &World,
-        (compiled, terms, personality): (
+        (compiled, (terms, every_term), personality): (
             &CompiledActions,
-            &(impl Table<ScoringTerm> + ?Sized),
+            (&(impl Table<ScoringTerm> + ?Sized), bool),
             &impl Personality,
         ),
         placed: impl IntoIterator<Item = (usize, &'c CompiledProvider, f64)>,
         tuning: &Tuning,
         out: (&mut Vec<C>, &mut impl Removals),
-        every_term: bool,
     ) {
         let tables = (compiled, terms, personality);
         if every_term {

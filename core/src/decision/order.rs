@@ -130,16 +130,6 @@ pub(crate) fn best_few<'k, C: Scored>(
     let before = |(key, index): (u64, usize), (other_key, other): (u64, usize)| {
         key < other_key || (key == other_key && place(index) < place(other))
     };
-    // Puts `entry` in order among `keys` (in order but for the last, which it replaces).
-    #[inline(always)]
-    fn insert<K: Copy>(keys: &mut [K], entry: K, before: impl Fn(K, K) -> bool) {
-        let mut at = keys.len() - 1;
-        while at > 0 && before(entry, keys[at - 1]) {
-            keys[at] = keys[at - 1];
-            at -= 1;
-        }
-        keys[at] = entry;
-    }
     let entry =
         |(index, candidate): (usize, &C)| (!ordered_bits(candidate.compact().utility), index);
     let keys = &mut kept[..count];
@@ -174,34 +164,41 @@ pub(crate) fn best_few_in_place_order<'k, C: Scored>(
     let Some(last) = count.checked_sub(1) else {
         return Some(&[]);
     };
-    // Puts `entry` in order among `keys` (in order but for the last, which it replaces),
-    // behind every equal key: the later place.
-    #[inline(always)]
-    fn insert(keys: &mut [(u64, usize)], entry: (u64, usize)) {
-        let mut at = keys.len() - 1;
-        while at > 0 && entry.0 < keys[at - 1].0 {
-            keys[at] = keys[at - 1];
-            at -= 1;
-        }
-        keys[at] = entry;
-    }
+    // Behind every equal key: the later place.
+    let before = |(key, _): (u64, usize), (other_key, _): (u64, usize)| key < other_key;
     let utility = |index: usize| scored[index].compact().utility;
     let keys = &mut kept[..count];
     let (first, rest) = scored.split_at(count);
     for (index, candidate) in first.iter().enumerate() {
-        insert(&mut keys[..=index], (descending_key(candidate), index));
+        insert(
+            &mut keys[..=index],
+            (descending_key(candidate), index),
+            before,
+        );
     }
     let mut worst = utility(keys[last].1);
     for (index, candidate) in rest.iter().enumerate() {
         if candidate.compact().utility >= worst {
             let key = descending_key(candidate);
             if key < keys[last].0 {
-                insert(keys, (key, count + index));
+                insert(keys, (key, count + index), before);
                 worst = utility(keys[last].1);
             }
         }
     }
     Some(keys)
+}
+
+/// Puts `entry` in order among `keys` (in order but for the last, which it replaces): ahead
+/// of every key it is `before`.
+#[inline(always)]
+fn insert<K: Copy>(keys: &mut [K], entry: K, before: impl Fn(K, K) -> bool) {
+    let mut at = keys.len() - 1;
+    while at > 0 && before(entry, keys[at - 1]) {
+        keys[at] = keys[at - 1];
+        at -= 1;
+    }
+    keys[at] = entry;
 }
 
 /// The key of `candidate` in descending order of utility (`total_cmp`'s order reversed).
