@@ -120,27 +120,18 @@ pub(crate) fn best_few<'k, C: Scored>(
     count: usize,
     kept: &'k mut [(u64, usize); KEPT_ON_STACK],
 ) -> Option<&'k [(u64, usize)]> {
-    if count >= scored.len() || count > KEPT_ON_STACK {
-        return None;
-    }
-    if count == 0 {
-        return Some(&[]);
-    }
     let place = |index: usize| scored[index].compact().place();
     let before = |(key, index): (u64, usize), (other_key, other): (u64, usize)| {
         key < other_key || (key == other_key && place(index) < place(other))
     };
-    let entry =
-        |(index, candidate): (usize, &C)| (!ordered_bits(candidate.compact().utility), index);
-    let keys = &mut kept[..count];
     // The first `count` fill the keys; each later one only enters by beating the worst kept.
-    let (first, rest) = scored.split_at(count);
-    for (index, candidate) in first.iter().enumerate() {
-        insert(&mut keys[..=index], entry((index, candidate)), before);
-    }
+    let (keys, rest) = keep_first(scored, count, kept, before)?;
+    let Some(last) = count.checked_sub(1) else {
+        return Some(keys);
+    };
     for (index, candidate) in rest.iter().enumerate() {
-        let entry = entry((count + index, candidate));
-        if before(entry, keys[count - 1]) {
+        let entry = (descending_key(candidate), count + index);
+        if before(entry, keys[last]) {
             insert(keys, entry, before);
         }
     }
@@ -158,24 +149,13 @@ pub(crate) fn best_few_in_place_order<'k, C: Scored>(
     count: usize,
     kept: &'k mut [(u64, usize); KEPT_ON_STACK],
 ) -> Option<&'k [(u64, usize)]> {
-    if count >= scored.len() || count > KEPT_ON_STACK {
-        return None;
-    }
-    let Some(last) = count.checked_sub(1) else {
-        return Some(&[]);
-    };
     // Behind every equal key: the later place.
     let before = |(key, _): (u64, usize), (other_key, _): (u64, usize)| key < other_key;
+    let (keys, rest) = keep_first(scored, count, kept, before)?;
+    let Some(last) = count.checked_sub(1) else {
+        return Some(keys);
+    };
     let utility = |index: usize| scored[index].compact().utility;
-    let keys = &mut kept[..count];
-    let (first, rest) = scored.split_at(count);
-    for (index, candidate) in first.iter().enumerate() {
-        insert(
-            &mut keys[..=index],
-            (descending_key(candidate), index),
-            before,
-        );
-    }
     let mut worst = utility(keys[last].1);
     for (index, candidate) in rest.iter().enumerate() {
         if candidate.compact().utility >= worst {
@@ -187,6 +167,31 @@ pub(crate) fn best_few_in_place_order<'k, C: Scored>(
         }
     }
     Some(keys)
+}
+
+/// The keys of the first `count` of `scored`, in order by `before`, written to `kept`, and the
+/// candidates after them; `None` when there are no more than `count` or `count` does not fit in
+/// `kept` (the best few are then read off a full sort).
+#[inline(always)]
+fn keep_first<'k, 's, C: Scored>(
+    scored: &'s [C],
+    count: usize,
+    kept: &'k mut [(u64, usize); KEPT_ON_STACK],
+    before: impl Fn((u64, usize), (u64, usize)) -> bool + Copy,
+) -> Option<(&'k mut [(u64, usize)], &'s [C])> {
+    if count >= scored.len() || count > KEPT_ON_STACK {
+        return None;
+    }
+    let keys = &mut kept[..count];
+    let (first, rest) = scored.split_at(count);
+    for (index, candidate) in first.iter().enumerate() {
+        insert(
+            &mut keys[..=index],
+            (descending_key(candidate), index),
+            &before,
+        );
+    }
+    Some((keys, rest))
 }
 
 /// Puts `entry` in order among `keys` (in order but for the last, which it replaces): ahead
