@@ -169,6 +169,9 @@ pub(crate) fn best_few_in_place_order<'k, C: Scored>(
     Some(keys)
 }
 
+/// A kept candidate: its key in descending order of utility and its index.
+type SortKey = (u64, usize);
+
 /// The keys of the first `count` of `scored`, in order by `before`, written to `kept`, and the
 /// candidates after them; `None` when there are no more than `count` or `count` does not fit in
 /// `kept` (the best few are then read off a full sort).
@@ -177,8 +180,8 @@ fn keep_first<'k, 's, C: Scored>(
     scored: &'s [C],
     count: usize,
     kept: &'k mut [(u64, usize); KEPT_ON_STACK],
-    before: impl Fn((u64, usize), (u64, usize)) -> bool + Copy,
-) -> Option<(&'k mut [(u64, usize)], &'s [C])> {
+    before: impl Fn(SortKey, SortKey) -> bool + Copy,
+) -> Option<(&'k mut [SortKey], &'s [C])> {
     if count >= scored.len() || count > KEPT_ON_STACK {
         return None;
     }
@@ -188,7 +191,7 @@ fn keep_first<'k, 's, C: Scored>(
         insert(
             &mut keys[..=index],
             (descending_key(candidate), index),
-            &before,
+            before,
         );
     }
     Some((keys, rest))
