@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use geppetto_service::bus::ConsumerConfig;
-use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
-use geppetto_service::bus::{EventBus, StreamKind};
+use geppetto_service::bus::redis::{Fence, RedisBus, RedisBusConfig};
+use geppetto_service::bus::{EventBus, Outgoing, StreamKind};
 use geppetto_service::runtime::actor::{ActorRuntime, ZoneHooks};
 use geppetto_service::runtime::zone_loop::{
     IsolationPersistence, LoopStats, Persistence, run_zone,
@@ -339,7 +339,12 @@ async fn consumer_bus(url: String, claim_every_reads: u32) -> RedisBus {
 
 /// How many entries group `g` of `key` has delivered and not had acknowledged.
 fn pending(server: &RedisServer, key: &str) -> u64 {
-    let client = redis::Client::open(server.url.as_str()).expect("url");
+    pending_of(&server.url, key)
+}
+
+/// [`pending`] on the server at `url`.
+fn pending_of(url: &str, key: &str) -> u64 {
+    let client = redis::Client::open(url).expect("url");
     let mut c = client.get_connection().expect("connection");
     let reply: redis::streams::StreamPendingReply = redis::cmd("XPENDING")
         .arg(key)
@@ -388,6 +393,120 @@ fn a_batch_is_acknowledged_in_the_round_trip_that_reads_the_next() {
     for (read, pending) in &pending_between {
         assert_eq!(*read as u64, *pending, "{pending_between:?}");
     }
+}
+
+/// Runs one command on `server`.
+fn command(server: &RedisServer, args: &[&str]) {
+    let client = redis::Client::open(server.url.as_str()).expect("url");
+    let mut c = client.get_connection().expect("connection");
+    let mut cmd = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        cmd.arg(*arg);
+    }
+    cmd.query::<redis::Value>(&mut c).expect("command");
+}
+
+#[test]
+fn a_zones_outputs_go_with_its_next_read_and_a_refused_write_with_the_one_after() {
+    let server = RedisServer::start();
+    let world = key(StreamKind::World);
+    for i in 0..3 {
+        server.xadd(&world, &format!("m{i}"));
+    }
+    // A key of the wrong type: the server refuses every XADD to it.
+    command(&server, &["SET", &key(StreamKind::Intents), "not a stream"]);
+    let url = server.url.clone();
+    let probe = server.url.clone();
+    let (kept, written, pending_after, stats) =
+        geppetto_service::runtime::block_on(1, async move {
+            let bus = consumer_bus(url, 0).await;
+            let mut consumer = bus
+                .consumer(ZONE, StreamKind::World, "g", "worker")
+                .await
+                .expect("consumer");
+            let block = Duration::from_millis(50);
+            let mut outgoing: Outgoing = vec![
+                (StreamKind::Story, "s1".to_owned()),
+                (StreamKind::Intents, "i1".to_owned()),
+            ];
+            let first = consumer
+                .exchange(&mut outgoing, &[], 2, block)
+                .await
+                .expect("the read goes on");
+            assert_eq!(first.len(), 2, "what was read is handed over");
+            let kept = outgoing.clone();
+            let client = redis::Client::open(probe.as_str()).expect("url");
+            let mut c = client.get_connection().expect("connection");
+            redis::cmd("DEL")
+                .arg(key(StreamKind::Intents))
+                .query::<()>(&mut c)
+                .expect("del");
+            outgoing.push((StreamKind::Intents, "i2".to_owned()));
+            let handled: Vec<String> = first.iter().map(|d| d.id.clone()).collect();
+            let second = consumer
+                .exchange(&mut outgoing, &handled, 2, block)
+                .await
+                .expect("exchange");
+            assert_eq!(second.len(), 1);
+            (kept, outgoing, pending_of(&probe, &world), bus.stats())
+        })
+        .expect("runtime");
+    assert_eq!(
+        kept,
+        [(StreamKind::Intents, "i1".to_owned())],
+        "the refused write waits for the next round trip; the one before it was written"
+    );
+    assert!(written.is_empty(), "written once accepted: {written:?}");
+    assert_eq!(
+        pending_after, 1,
+        "the first batch was acknowledged in the second trip"
+    );
+    assert_eq!(server.bodies(&key(StreamKind::Story)), ["s1"]);
+    assert_eq!(server.bodies(&key(StreamKind::Intents)), ["i1", "i2"]);
+    assert_eq!((stats.published, stats.dropped, stats.fenced), (3, 0, 0));
+}
+
+#[test]
+fn a_zones_outputs_under_a_lost_lease_are_fenced_off_and_its_read_goes_on() {
+    let server = RedisServer::start();
+    let world = key(StreamKind::World);
+    server.xadd(&world, "m0");
+    let lease = "geppetto:{village}:lease";
+    command(&server, &["SET", lease, "another instance"]);
+    let url = server.url.clone();
+    let (read, left, lost, stats) = geppetto_service::runtime::block_on(1, async move {
+        let bus = consumer_bus(url, 0).await;
+        let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        bus.fence(
+            ZONE,
+            Fence {
+                lease_key: lease.to_owned(),
+                token: "this instance".to_owned(),
+                lost: Arc::clone(&lost),
+            },
+        );
+        let mut consumer = bus
+            .consumer(ZONE, StreamKind::World, "g", "worker")
+            .await
+            .expect("consumer");
+        let mut outgoing: Outgoing = vec![(StreamKind::Intents, "i1".to_owned())];
+        let read = consumer
+            .exchange(&mut outgoing, &[], 10, Duration::from_millis(50))
+            .await
+            .expect("exchange");
+        (
+            read.len(),
+            outgoing,
+            lost.load(std::sync::atomic::Ordering::Acquire),
+            bus.stats(),
+        )
+    })
+    .expect("runtime");
+    assert_eq!(read, 1);
+    assert!(left.is_empty(), "fenced off, not kept: {left:?}");
+    assert!(lost, "the lease is marked lost");
+    assert!(server.bodies(&key(StreamKind::Intents)).is_empty());
+    assert_eq!((stats.published, stats.fenced), (1, 1));
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::{BusFuture, BusStats, Consumer, Delivery, EventBus, StreamKind};
+use super::{BusFuture, BusStats, Consumer, Delivery, EventBus, Outgoing, StreamKind};
 
 /// Default bound of each in-process stream, in messages.
 pub const DEFAULT_STREAM_CAPACITY: usize = 100_000;
@@ -77,23 +77,30 @@ impl Inner {
     }
 }
 
-impl EventBus for InProcessBus {
+impl Inner {
+    /// Appends `body` to `stream` of `zone`, trimming (and counting) as the module says.
     fn publish(&self, zone: &str, stream: StreamKind, body: String) {
         {
-            let mut streams = self.inner.lock();
+            let mut streams = self.lock();
             let entry = streams.entry((zone.to_owned(), stream)).or_default();
-            if entry.messages.len() >= self.inner.capacity {
+            if entry.messages.len() >= self.capacity {
                 let trimmed = entry.first;
                 entry.messages.pop_front();
                 entry.first += 1;
                 if entry.cursors.values().any(|&next| next <= trimmed) {
-                    self.inner.dropped.fetch_add(1, Ordering::Relaxed);
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             }
             entry.messages.push_back(Arc::from(body));
         }
-        self.inner.published.fetch_add(1, Ordering::Relaxed);
-        self.inner.notify.notify_waiters();
+        self.published.fetch_add(1, Ordering::Relaxed);
+        self.notify.notify_waiters();
+    }
+}
+
+impl EventBus for InProcessBus {
+    fn publish(&self, zone: &str, stream: StreamKind, body: String) {
+        self.inner.publish(zone, stream, body);
     }
 
     fn consumer<'a>(
@@ -166,6 +173,15 @@ impl InProcessConsumer {
     }
 }
 
+impl InProcessConsumer {
+    /// Publishes `outgoing` to this consumer's zone, in order.
+    fn write(&self, outgoing: &mut Outgoing) {
+        for (stream, body) in outgoing.drain(..) {
+            self.inner.publish(&self.key.0, stream, body);
+        }
+    }
+}
+
 impl Consumer for InProcessConsumer {
     fn next_batch(&mut self, max: usize, block: Duration) -> BusFuture<'_, Vec<Delivery>> {
         Box::pin(async move {
@@ -179,7 +195,23 @@ impl Consumer for InProcessConsumer {
         })
     }
 
-    fn ack<'a>(&'a mut self, _ids: &'a [String]) -> BusFuture<'a, ()> {
+    fn exchange<'a>(
+        &'a mut self,
+        outgoing: &'a mut Outgoing,
+        _handled: &'a [String],
+        max: usize,
+        block: Duration,
+    ) -> BusFuture<'a, Vec<Delivery>> {
+        self.write(outgoing);
+        self.next_batch(max, block)
+    }
+
+    fn write_and_ack<'a>(
+        &'a mut self,
+        outgoing: &'a mut Outgoing,
+        _handled: &'a [String],
+    ) -> BusFuture<'a, ()> {
+        self.write(outgoing);
         Box::pin(async { Ok(()) })
     }
 }

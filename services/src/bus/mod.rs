@@ -4,7 +4,8 @@
 //!
 //! Publishing never blocks a tick: each bus buffers a bounded number of messages and counts what
 //! it has to drop. Reading is per consumer ([`Consumer`]), so each consumer loop owns its own
-//! connection and a blocking read never stalls anything else. This module does not interpret
+//! connection and a blocking read never stalls anything else; a zone loop writes its zone's
+//! outputs through its consumer too, with its next read ([`Consumer::exchange`]). This module does not interpret
 //! messages (see [`envelope`]).
 
 pub mod envelope;
@@ -134,19 +135,48 @@ pub trait EventBus: Send + Sync {
     fn stats(&self) -> BusStats;
 }
 
+/// Messages for the streams of one zone, in the order they are to be written: what a zone
+/// loop sends with its next read ([`Consumer::exchange`]).
+pub type Outgoing = Vec<(StreamKind, String)>;
+
 /// One consumer loop's view of a stream.
 pub trait Consumer: Send {
     /// Up to `max` messages, waiting at most `block` for the first.
     fn next_batch(&mut self, max: usize, block: Duration) -> BusFuture<'_, Vec<Delivery>>;
 
-    /// Acknowledges handled messages.
-    fn ack<'a>(&'a mut self, ids: &'a [String]) -> BusFuture<'a, ()>;
+    /// Writes `outgoing` to the streams of this consumer's zone in order, acknowledges
+    /// `handled`, then reads up to `max` messages, waiting at most `block` for the first: what a
+    /// zone loop does between two batches, in one round trip where the bus allows it (on Redis
+    /// one pipeline of the `XADD`s — or the fenced script — the `XACK` and the `XREADGROUP`, on
+    /// the consumer's own connection). `outgoing` is emptied once its messages are written (or
+    /// fenced off, counted in [`BusStats::fenced`]); what is still in it after a read — the
+    /// server refused a write, or the read was one that claims entries — goes with the next
+    /// one (keep adding to it, in order). On an error nothing is known written or
+    /// acknowledged: the caller passes both again (a message may then be written twice, as any
+    /// retried write may be; acknowledging twice is harmless).
+    fn exchange<'a>(
+        &'a mut self,
+        outgoing: &'a mut Outgoing,
+        handled: &'a [String],
+        max: usize,
+        block: Duration,
+    ) -> BusFuture<'a, Vec<Delivery>>;
 
-    /// Acknowledges `handled`, then reads up to `max` messages, waiting at most `block` for
-    /// the first: what a consumer loop does between two batches, in one round trip where the
-    /// bus allows it (Redis pipelines the `XACK` with the `XREADGROUP`). On an error nothing
-    /// is known to be acknowledged: the caller keeps `handled` and acknowledges them again
-    /// (acknowledging twice is harmless).
+    /// Writes `outgoing` and acknowledges `handled` without reading, as
+    /// [`Consumer::exchange`] does: what a zone loop does before a snapshot (which covers only
+    /// outputs already written) and when it stops.
+    fn write_and_ack<'a>(
+        &'a mut self,
+        outgoing: &'a mut Outgoing,
+        handled: &'a [String],
+    ) -> BusFuture<'a, ()>;
+
+    /// Acknowledges handled messages.
+    fn ack<'a>(&'a mut self, ids: &'a [String]) -> BusFuture<'a, ()> {
+        Box::pin(async move { self.write_and_ack(&mut Outgoing::new(), ids).await })
+    }
+
+    /// Acknowledges `handled`, then reads (an [`Consumer::exchange`] with nothing to write).
     fn ack_and_next_batch<'a>(
         &'a mut self,
         handled: &'a [String],
@@ -154,8 +184,8 @@ pub trait Consumer: Send {
         block: Duration,
     ) -> BusFuture<'a, Vec<Delivery>> {
         Box::pin(async move {
-            self.ack(handled).await?;
-            self.next_batch(max, block).await
+            self.exchange(&mut Outgoing::new(), handled, max, block)
+                .await
         })
     }
 

@@ -1,9 +1,10 @@
 //! The service loop of one zone, run on the zone's actor thread: read a batch from the zone's
-//! `world` stream (its own consumer, so its own connection), parse each message (refused ones go to `deadletter` with the reason
-//! and are acknowledged — nothing on input stops the loop), apply the batch in the zone's actor,
-//! publish the outputs in order (governor records to `world` first), persist isolation counts
-//! when they change, acknowledge. Also the internal clock, which writes `time_advanced` events
-//! into the world stream so they are logged like the game's.
+//! `world` stream (its own consumer, so its own connection), parse each message (refused ones
+//! go to `deadletter` with the reason and are acknowledged — nothing on input stops the loop),
+//! apply the batch in the zone's actor, persist isolation counts when they change; then write
+//! the outputs in order (governor records to `world` first), acknowledge the batch and read the
+//! next, in one round trip on Redis ([`Consumer::exchange`]). Also the internal clock, which
+//! writes `time_advanced` events into the world stream so they are logged like the game's.
 //!
 //! Every dependency (bus, store, shutdown signal) comes from the caller, so tests run it against
 //! a private Redis or the in-process bus.
@@ -19,7 +20,7 @@ use crate::bus::envelope::{
     DeadLetter, EnvelopeError, WorldEvent, WorldMessage, dead_letter_envelope, header,
     parse_world_within,
 };
-use crate::bus::{BusError, ConsumerConfig, EventBus, StreamKind};
+use crate::bus::{BusError, Consumer, ConsumerConfig, EventBus, Outgoing, StreamKind};
 use crate::runtime::actor::{ZoneGone, ZoneHandle};
 use crate::runtime::lease::LeaseGuard;
 use crate::runtime::llm_bridge::LlmLink;
@@ -213,11 +214,13 @@ impl Persistence {
     }
 }
 
+/// Writes a snapshot anchored at `last`, after `link` has written the outputs it covers.
 async fn take_snapshot(
     snapshots: Option<&mut SnapshotKeeper>,
     zone: &ZoneHandle,
     bus: &dyn EventBus,
     last: &LastEntry,
+    link: &mut Link,
 ) -> Result<SnapshotReport, String> {
     let Some(keeper) = snapshots else {
         return Err("this zone keeps no snapshots".into());
@@ -232,10 +235,33 @@ async fn take_snapshot(
         }
         LastEntry::Read(mark) => mark,
     };
+    link.settle()
+        .await
+        .map_err(|error| format!("the outputs it covers were not written: {error}"))?;
     keeper
         .write(zone, bus, mark)
         .await
         .map_err(|e| e.to_string())
+}
+
+/// The zone loop's side of its world stream: the consumer, the outputs waiting to be written
+/// with the next read and the ids of the batch waiting to be acknowledged with it.
+struct Link {
+    consumer: Box<dyn Consumer>,
+    outgoing: Outgoing,
+    handled: Vec<String>,
+}
+
+impl Link {
+    /// Writes what waits and acknowledges the last batch without reading: before a snapshot,
+    /// which covers only outputs already written, and when the loop stops.
+    async fn settle(&mut self) -> Result<(), BusError> {
+        self.consumer
+            .write_and_ack(&mut self.outgoing, &self.handled)
+            .await?;
+        self.handled.clear();
+        Ok(())
+    }
 }
 
 /// The log entry a zone's state ends at, which its next snapshot is anchored to.
@@ -319,7 +345,7 @@ async fn zone_loop(
         mut controls,
         lease,
     } = persistence;
-    let mut consumer = bus
+    let consumer = bus
         .consumer(
             &name,
             StreamKind::World,
@@ -327,13 +353,18 @@ async fn zone_loop(
             &consumer_config.name,
         )
         .await?;
+    let mut link = Link {
+        consumer,
+        outgoing: Outgoing::new(),
+        handled: Vec::new(),
+    };
     if let Some(id) = &resume_after {
-        consumer.resume_after(id).await?;
+        link.consumer.resume_after(id).await?;
     }
     // The settings the zone runs with go into its log, after what is already there, so a
     // replay or a later recovery reads them like any input.
     if let Ok(settings) = zone.with(|zone| zone.settings_message().to_json()).await {
-        bus.publish(&name, StreamKind::World, settings);
+        link.outgoing.push((StreamKind::World, settings));
     }
     let mut last = LastEntry::resumed(&log, &name, resume_after.as_deref()).await;
     let mut stats = LoopStats::default();
@@ -341,8 +372,6 @@ async fn zone_loop(
     let pause = Duration::from_millis(consumer_config.retry_pause_ms);
     let mut lease_lapsed = false;
     let mut failed_reads = 0u64;
-    // The ids of the last batch handled: acknowledged in the same round trip as the next read.
-    let mut handled: Vec<String> = Vec::new();
     loop {
         if *shutdown.borrow() {
             break;
@@ -362,7 +391,8 @@ async fn zone_loop(
             let Some(control) = control else { break };
             match control {
                 ZoneControl::Snapshot(reply) => {
-                    let report = take_snapshot(snapshots.as_mut(), &zone, &*bus, &last).await;
+                    let report =
+                        take_snapshot(snapshots.as_mut(), &zone, &*bus, &last, &mut link).await;
                     let _ = reply.send(report);
                 }
                 ZoneControl::Reload(request) => {
@@ -370,7 +400,9 @@ async fn zone_loop(
                     if let Ok(report) = &mut outcome
                         && last.id().is_some()
                     {
-                        match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last).await {
+                        match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last, &mut link)
+                            .await
+                        {
                             Ok(written) => report.snapshot = Some(written.sequence),
                             Err(error) => {
                                 tracing::warn!(zone = %name, %error, "no snapshot after the reload")
@@ -389,13 +421,26 @@ async fn zone_loop(
                 }
             }
         }
-        let batch = tokio::select! {
-            batch = consumer.ack_and_next_batch(&handled, consumer_config.batch_max_messages, block) => batch,
-            _ = shutdown.changed() => break,
+        // A read that carries writes is not cancelled (it returns within `block`): what it
+        // writes is then known written, not written again when the loop stops.
+        let writes = !link.outgoing.is_empty();
+        let read = link.consumer.exchange(
+            &mut link.outgoing,
+            &link.handled,
+            consumer_config.batch_max_messages,
+            block,
+        );
+        let batch = if writes {
+            read.await
+        } else {
+            tokio::select! {
+                batch = read => batch,
+                _ = shutdown.changed() => break,
+            }
         };
         let batch = match batch {
             Ok(batch) => {
-                handled.clear();
+                link.handled.clear();
                 if failed_reads > 0 {
                     tracing::info!(zone = %name, failed_reads, "world reads resumed: Redis is back");
                     failed_reads = 0;
@@ -403,7 +448,7 @@ async fn zone_loop(
                 batch
             }
             Err(error) => {
-                tracing::warn!(%error, zone = %name, "world read (and the last batch's ack) failed; retrying");
+                tracing::warn!(%error, zone = %name, "world read (with the last batch's outputs and ack) failed; retrying");
                 metrics::bus_error();
                 failed_reads += 1;
                 tokio::time::sleep(pause).await;
@@ -467,13 +512,17 @@ async fn zone_loop(
                         "message for zone `{}` on the stream of `{name}`",
                         message.header.zone
                     );
-                    dead_letter(&*bus, &name, refused(message.event.kind(), "zone", reason));
+                    dead_letter(
+                        &mut link.outgoing,
+                        &name,
+                        refused(message.event.kind(), "zone", reason),
+                    );
                     stats.dead_lettered += 1;
                 }
                 Err(error) => {
                     tracing::warn!(zone = %name, %error, "world event refused");
                     let letter = refused(&error.kind, &error.path, error.reason.clone());
-                    dead_letter(&*bus, &name, letter);
+                    dead_letter(&mut link.outgoing, &name, letter);
                     stats.dead_lettered += 1;
                 }
             }
@@ -500,7 +549,7 @@ async fn zone_loop(
                 reason: refusal.reason.clone(),
                 original: delivery.map(|d| d.body.clone()).unwrap_or_default(),
             };
-            dead_letter(&*bus, &name, letter);
+            dead_letter(&mut link.outgoing, &name, letter);
             stats.dead_lettered += 1;
         }
         stats.applied += count - output.refused.len() as u64;
@@ -512,9 +561,10 @@ async fn zone_loop(
             llm.handle.start_tick();
             llm.submit(output.llm);
         }
+        // Written with the next read; travellers go to other zones' streams through the bus.
         for (stream, body) in output.messages {
             metrics::event_out(stream);
-            bus.publish(&name, stream, body);
+            link.outgoing.push((stream, body));
             stats.published += 1;
         }
         for (target, body) in output.handovers {
@@ -531,9 +581,9 @@ async fn zone_loop(
             let last = last.id().unwrap_or_default();
             persist(persistence, &name, &state, last, game_time).await;
         }
-        handled = ids;
+        link.handled = ids;
         if snapshots.as_ref().is_some_and(|s| s.due(status.tick)) {
-            match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last).await {
+            match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last, &mut link).await {
                 Ok(report) => {
                     tracing::info!(zone = %name, sequence = report.sequence, bytes = report.bytes, "snapshot written")
                 }
@@ -543,14 +593,14 @@ async fn zone_loop(
         metrics::zone_status(&name, &status);
         metrics::bus_dropped(bus.stats().dropped);
     }
-    if let Err(error) = consumer.ack(&handled).await {
-        tracing::warn!(%error, zone = %name, "ack failed; the last batch will be redelivered");
+    if let Err(error) = link.settle().await {
+        tracing::warn!(%error, zone = %name, "the last batch's outputs and ack were not written; the batch will be redelivered");
         metrics::bus_error();
     }
     let lease_lost = lease.as_ref().is_some_and(LeaseGuard::is_lost);
     tracing::info!(zone = %name, lease_lapsed, lease_lost, "zone loop stopped");
     if snapshots.is_some() && last.id().is_some() && !lease_lapsed && !lease_lost {
-        match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last).await {
+        match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last, &mut link).await {
             Ok(report) => {
                 tracing::info!(zone = %name, sequence = report.sequence, "shutdown snapshot written")
             }
@@ -570,14 +620,11 @@ fn excerpt(body: &str, max_bytes: usize) -> &str {
     &body[..end]
 }
 
-fn dead_letter(bus: &dyn EventBus, zone: &str, letter: DeadLetter) {
+/// Queues `letter` for `zone`'s `deadletter` stream.
+fn dead_letter(outgoing: &mut Outgoing, zone: &str, letter: DeadLetter) {
     metrics::dead_letter();
     let h = header(format!("{zone}:deadletter:{}", letter.source_id), zone, 0);
-    bus.publish(
-        zone,
-        StreamKind::Deadletter,
-        dead_letter_envelope(&h, &letter),
-    );
+    outgoing.push((StreamKind::Deadletter, dead_letter_envelope(&h, &letter)));
 }
 
 /// Clock settings (`[clock]` in `geppetto.toml`).

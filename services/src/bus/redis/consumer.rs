@@ -2,7 +2,8 @@
 //! `XREADGROUP` would stall every other command on a shared one), opened again with backoff
 //! after a failure; on start it first re-reads what it was given and never acknowledged, then
 //! new entries, and it claims entries a dead consumer left pending (`XAUTOCLAIM`). Between two
-//! batches a consumer loop acknowledges the last one and reads the next in one pipeline.
+//! batches a consumer loop writes what it has for its zone's streams, acknowledges the last
+//! batch and reads the next in one pipeline ([`Consumer::exchange`]).
 
 use std::time::Duration;
 
@@ -12,12 +13,20 @@ use redis::streams::{
 };
 use redis::{RedisError, Value};
 
-use super::{BODY_FIELD, RedisBusConfig, SETTLE_PAGE, backoff, redis_error};
-use crate::bus::{BusError, BusFuture, Consumer, Delivery};
+use super::{
+    BODY_FIELD, Fence, RedisBusConfig, Refused, SETTLE_PAGE, Staged, Writes, backoff, redis_error,
+};
+use crate::bus::{BusError, BusFuture, Consumer, Delivery, Outgoing, StreamKind};
 
 pub(super) struct RedisConsumer {
     target: RedisTarget,
     config: RedisBusConfig,
+    /// How this consumer writes its zone's messages.
+    writes: Writes,
+    zone: String,
+    /// The key of each of the zone's streams.
+    keys: Vec<(StreamKind, String)>,
+    /// The key of the stream it reads.
     key: String,
     group: String,
     name: String,
@@ -26,6 +35,8 @@ pub(super) struct RedisConsumer {
     reading_own_pending: bool,
     reads: u32,
     failures: u32,
+    /// Round trips in a row whose writes the server refused.
+    refused_writes: u32,
 }
 
 impl RedisConsumer {
@@ -34,20 +45,29 @@ impl RedisConsumer {
     pub(super) async fn open(
         target: RedisTarget,
         config: RedisBusConfig,
-        key: String,
+        writes: Writes,
+        zone: &str,
+        stream: StreamKind,
         group: String,
         name: String,
     ) -> Result<Self, BusError> {
         let mut reader = Self {
             target,
             config,
-            key,
+            writes,
+            zone: zone.to_owned(),
+            keys: StreamKind::VARIANTS
+                .iter()
+                .map(|&kind| (kind, kind.key(zone)))
+                .collect(),
+            key: stream.key(zone),
             group,
             name,
             connection: None,
             reading_own_pending: true,
             reads: 0,
             failures: 0,
+            refused_writes: 0,
         };
         let (key, group) = (reader.key.clone(), reader.group.clone());
         let connection = reader.connection().await?;
@@ -92,11 +112,82 @@ impl RedisConsumer {
         redis_error(operation, &self.key)(error)
     }
 
-    /// Acknowledges `handled`, then reads: one round trip (an `XACK` and an `XREADGROUP` in one
-    /// pipeline) unless this read claims or re-reads this consumer's own pending entries, when
-    /// the acknowledgement goes first on its own.
+    /// The key of `stream` of this consumer's zone.
+    fn key_of(&self, stream: StreamKind) -> &str {
+        self.keys
+            .iter()
+            .find(|(kind, _)| *kind == stream)
+            .map_or("", |(_, key)| key)
+    }
+
+    /// Adds `outgoing`'s writes to `pipe` (see [`Writes::stage`]).
+    fn stage(
+        &self,
+        pipe: &mut redis::Pipeline,
+        fence: Option<&Fence>,
+        outgoing: &Outgoing,
+    ) -> Staged {
+        self.writes.stage(
+            pipe,
+            fence,
+            outgoing
+                .iter()
+                .map(|(stream, body)| (self.key_of(*stream), body.as_str())),
+        )
+    }
+
+    /// After the round trip that carried `outgoing` staged as `staged` (`replies`: the writes'
+    /// replies): counts it and empties it; when the server refused a write, keeps what is not
+    /// known written for the next round trip — its oldest messages beyond the outbound bound
+    /// dropped and counted — and answers the server's error.
+    fn settle(
+        &mut self,
+        outgoing: &mut Outgoing,
+        fence: Option<&Fence>,
+        staged: Staged,
+        replies: &[Value],
+    ) -> Result<(), RedisError> {
+        if outgoing.is_empty() {
+            return Ok(());
+        }
+        let counters = &self.writes.counters;
+        match self
+            .writes
+            .settle(&self.zone, fence, staged, replies, outgoing.len())
+        {
+            Ok(()) => {
+                counters.settled_directly(outgoing.len(), 0);
+                outgoing.clear();
+                if self.refused_writes > 0 {
+                    tracing::info!(zone = %self.zone, refused_round_trips = self.refused_writes, "redis bus: the zone's writes are accepted again");
+                    self.refused_writes = 0;
+                }
+                Ok(())
+            }
+            Err(Refused { error, written }) => {
+                outgoing.drain(..written);
+                let excess = outgoing
+                    .len()
+                    .saturating_sub(self.config.outbound_buffer_messages.max(1));
+                outgoing.drain(..excess);
+                counters.settled_directly(written, excess);
+                if self.refused_writes == 0 {
+                    tracing::warn!(zone = %self.zone, %error, "redis bus: the server refused the zone's writes; they go again with the next round trip");
+                }
+                self.refused_writes = self.refused_writes.saturating_add(1);
+                Err(error)
+            }
+        }
+    }
+
+    /// Writes `outgoing`, acknowledges `handled`, then reads: one round trip (the writes, an
+    /// `XACK` and an `XREADGROUP` in one pipeline) unless this read claims or re-reads this
+    /// consumer's own pending entries, when the acknowledgement goes first on its own (and
+    /// what a claim delivers comes back before `outgoing` is written: it goes with the next
+    /// read). A write the server refuses stays in `outgoing` and the read goes on.
     async fn read(
         &mut self,
+        outgoing: &mut Outgoing,
         handled: &[String],
         max: usize,
         block: Duration,
@@ -107,7 +198,8 @@ impl RedisConsumer {
             && (self.reads - 1).is_multiple_of(self.config.claim_every_reads);
         let mut handled = handled;
         if claim_due || self.reading_own_pending {
-            self.acknowledge(handled).await?;
+            self.write_and_acknowledge(&mut Outgoing::new(), handled)
+                .await?;
             handled = &[];
         }
         if claim_due {
@@ -142,51 +234,94 @@ impl RedisConsumer {
         if !self.reading_own_pending && !block.is_zero() {
             options = options.block(usize::try_from(block.as_millis()).unwrap_or(usize::MAX));
         }
-        let (key, group) = (self.key.clone(), self.group.clone());
+        let fence = self.fence_for(outgoing);
+        let mut pipe = redis::pipe();
+        let staged = self.stage(&mut pipe, fence.as_ref(), outgoing);
+        if !handled.is_empty() {
+            pipe.cmd("XACK")
+                .arg(&self.key)
+                .arg(&self.group)
+                .arg(handled);
+        }
+        pipe.cmd("XREADGROUP")
+            .arg(&options)
+            .arg("STREAMS")
+            .arg(&self.key)
+            .arg(from);
         let connection = self.connection().await?;
-        let mut read = redis::cmd("XREADGROUP");
-        read.arg(&options).arg("STREAMS").arg(&key).arg(from);
-        let reply: Result<Option<StreamReadReply>, RedisError> = if handled.is_empty() {
-            read.query_async(connection).await
-        } else {
-            let mut pipe = redis::pipe();
-            pipe.cmd("XACK").arg(&key).arg(&group).arg(handled).ignore();
-            pipe.add_command(read);
-            pipe.query_async::<(Option<StreamReadReply>,)>(connection)
-                .await
-                .map(|(reply,)| reply)
-        };
-        let reply = match reply {
-            Ok(reply) => reply,
-            Err(error) => return Err(self.failed("XACK + XREADGROUP", error)),
+        let mut replies = match pipe.query_async::<Vec<Value>>(connection).await {
+            Ok(replies) => replies,
+            Err(error) => return Err(self.failed("XADD + XACK + XREADGROUP", error)),
         };
         self.failures = 0;
+        let read = replies.pop().unwrap_or(Value::Nil);
+        let ack = if handled.is_empty() {
+            Value::Okay
+        } else {
+            replies.pop().unwrap_or(Value::Nil)
+        };
+        // A refused write stays in `outgoing` for the next round trip; the read goes on (what
+        // it delivered is handed over, not left pending).
+        let _ = self.settle(outgoing, fence.as_ref(), staged, &replies);
+        if let Err(error) = ack.extract_error() {
+            return Err(self.failed("XACK", error));
+        }
+        let reply: Option<StreamReadReply> = match redis::from_redis_value(read) {
+            Ok(reply) => reply,
+            Err(error) => return Err(self.failed("XREADGROUP", error.into())),
+        };
         let entries: Vec<_> = reply
             .map(|r| r.keys.into_iter().flat_map(|k| k.ids).collect())
             .unwrap_or_default();
         if self.reading_own_pending && entries.is_empty() {
             self.reading_own_pending = false;
-            return Box::pin(self.read(&[], max, block)).await;
+            return Box::pin(self.read(outgoing, &[], max, block)).await;
         }
         Ok(deliveries(entries))
     }
 
-    /// `XACK`s `ids` on their own (nothing to do for none).
-    async fn acknowledge(&mut self, ids: &[String]) -> Result<(), BusError> {
-        if ids.is_empty() {
+    /// The fence `outgoing` is written under (none needed when there is nothing to write).
+    fn fence_for(&self, outgoing: &Outgoing) -> Option<Fence> {
+        if outgoing.is_empty() {
+            None
+        } else {
+            self.writes.fence(&self.zone)
+        }
+    }
+
+    /// Writes `outgoing` and `XACK`s `handled` in one pipeline (nothing to do for neither).
+    async fn write_and_acknowledge(
+        &mut self,
+        outgoing: &mut Outgoing,
+        handled: &[String],
+    ) -> Result<(), BusError> {
+        let fence = self.fence_for(outgoing);
+        let mut pipe = redis::pipe();
+        let staged = self.stage(&mut pipe, fence.as_ref(), outgoing);
+        if !handled.is_empty() {
+            pipe.cmd("XACK")
+                .arg(&self.key)
+                .arg(&self.group)
+                .arg(handled);
+        }
+        if pipe.is_empty() {
             return Ok(());
         }
-        let (key, group) = (self.key.clone(), self.group.clone());
         let connection = self.connection().await?;
-        let acked: Result<u64, RedisError> = redis::cmd("XACK")
-            .arg(&key)
-            .arg(&group)
-            .arg(ids)
-            .query_async(connection)
-            .await;
-        acked
+        let mut replies = match pipe.query_async::<Vec<Value>>(connection).await {
+            Ok(replies) => replies,
+            Err(error) => return Err(self.failed("XADD + XACK", error)),
+        };
+        let ack = if handled.is_empty() {
+            Value::Okay
+        } else {
+            replies.pop().unwrap_or(Value::Nil)
+        };
+        self.settle(outgoing, fence.as_ref(), staged, &replies)
+            .map_err(redis_error("XADD", &self.key))?;
+        ack.extract_error()
             .map(|_| ())
-            .map_err(|error| self.failed("XACK", error))
+            .map_err(redis_error("XACK", &self.key))
     }
 }
 
@@ -203,20 +338,28 @@ pub(super) fn deliveries(entries: Vec<redis::streams::StreamId>) -> Vec<Delivery
 
 impl Consumer for RedisConsumer {
     fn next_batch(&mut self, max: usize, block: Duration) -> BusFuture<'_, Vec<Delivery>> {
-        Box::pin(self.read(&[], max.max(1), block))
+        Box::pin(async move {
+            self.read(&mut Outgoing::new(), &[], max.max(1), block)
+                .await
+        })
     }
 
-    fn ack<'a>(&'a mut self, ids: &'a [String]) -> BusFuture<'a, ()> {
-        Box::pin(self.acknowledge(ids))
-    }
-
-    fn ack_and_next_batch<'a>(
+    fn exchange<'a>(
         &'a mut self,
+        outgoing: &'a mut Outgoing,
         handled: &'a [String],
         max: usize,
         block: Duration,
     ) -> BusFuture<'a, Vec<Delivery>> {
-        Box::pin(self.read(handled, max.max(1), block))
+        Box::pin(self.read(outgoing, handled, max.max(1), block))
+    }
+
+    fn write_and_ack<'a>(
+        &'a mut self,
+        outgoing: &'a mut Outgoing,
+        handled: &'a [String],
+    ) -> BusFuture<'a, ()> {
+        Box::pin(self.write_and_acknowledge(outgoing, handled))
     }
 
     fn resume_after<'a>(&'a mut self, id: &'a str) -> BusFuture<'a, ()> {

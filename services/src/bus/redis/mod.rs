@@ -8,14 +8,20 @@
 //! Two traps of redis-rs decide the wiring (STACK.md): a blocking `XREADGROUP` stalls every
 //! other command on the same multiplexed connection, so each [`Consumer`] opens its own
 //! connection; and async connections time out responses after 500 ms by default, so a
-//! consumer's response timeout is set above its `BLOCK` time. Publishing goes through a bounded
-//! buffer drained by one writer task over a reconnecting connection; when Redis is away the
-//! buffer fills and further messages are dropped and counted — a tick never waits.
+//! consumer's response timeout is set above its `BLOCK` time. A zone loop writes its zone's
+//! outputs on its consumer's connection, in the pipeline that acknowledges its last batch and
+//! reads the next ([`Consumer::exchange`]): an event's outputs reach Redis in the round trip
+//! that follows its batch, without a hop to another task. Everything else published (the
+//! internal clock, travellers handed to other zones, LLM narration, recovery's replayed
+//! outputs) goes through a bounded buffer drained by one writer task over a reconnecting
+//! connection; when Redis is away the buffer fills and further messages are dropped and counted
+//! — a tick never waits.
 //!
 //! A zone held under a lease is *fenced*: its messages are written by a Lua script
 //! that first checks the zone's lease still holds this instance's token, atomically with the
 //! `XADD`s, so an instance whose lease lapsed (paused, partitioned) cannot publish for the zone
-//! any more; such a batch is dropped, counted as fenced, and the lease is marked lost.
+//! any more; such a batch is dropped, counted as fenced, and the lease is marked lost. The
+//! writer task and the zone loops stage their writes alike ([`Writes`]).
 
 mod consumer;
 
@@ -29,7 +35,7 @@ use geppetto_llm::read_secret;
 use geppetto_storage::{RedisConnection, RedisTarget, SharedSettings};
 use redis::cluster::ClusterClientBuilder;
 use redis::streams::StreamMaxlen;
-use redis::{Client, IntoConnectionInfo, RedisError, Script, TlsCertificates, Value};
+use redis::{Client, IntoConnectionInfo, RedisError, TlsCertificates, Value};
 use serde::Deserialize;
 use tokio::sync::{Notify, mpsc};
 
@@ -81,9 +87,10 @@ pub struct RedisBusConfig {
     pub tls_ca_file: Option<PathBuf>,
     /// Approximate length each stream is trimmed to (`XADD MAXLEN ~`).
     pub stream_maxlen: usize,
-    /// Messages the outbound buffer holds before it drops.
+    /// Messages the outbound buffer holds before it drops; also how many of a zone's outputs
+    /// the server refused are kept for its next round trip.
     pub outbound_buffer_messages: usize,
-    /// Messages written per pipeline.
+    /// Messages the writer task writes per pipeline.
     pub write_batch_messages: usize,
     /// How long a consumer's `XREADGROUP` blocks, milliseconds.
     pub read_block_ms: u64,
@@ -128,6 +135,30 @@ struct Counters {
     settled_notify: Notify,
 }
 
+impl Counters {
+    /// `count` of `zone`'s messages were not written: `fence` no longer holds this instance's
+    /// lease, which is marked lost.
+    fn fenced_off(&self, zone: &str, fence: &Fence, count: usize) {
+        fence.mark_lost();
+        let total = self.fenced.fetch_add(count as u64, Ordering::Relaxed) + count as u64;
+        crate::runtime::metrics::bus_fenced(total);
+        tracing::warn!(
+            zone,
+            messages = count,
+            "redis bus: lease lost; messages fenced off"
+        );
+    }
+
+    /// Of messages that did not pass through the buffer, `written` were written (or fenced
+    /// off) and `dropped` dropped.
+    fn settled_directly(&self, written: usize, dropped: usize) {
+        let count = (written + dropped) as u64;
+        self.accepted.fetch_add(count, Ordering::AcqRel);
+        self.dropped.fetch_add(dropped as u64, Ordering::Relaxed);
+        self.settled.fetch_add(count, Ordering::Release);
+    }
+}
+
 /// The lease a zone's writes are checked against (shared with the snapshot store's fence).
 pub use geppetto_storage::LeaseFence as Fence;
 
@@ -147,8 +178,145 @@ pub struct RedisBus {
     /// For one-off commands (ranges, group info, leases): never blocks.
     shared: RedisConnection,
     outbound: mpsc::Sender<Outbound>,
+    writes: Writes,
+}
+
+/// What writing a zone's messages takes beside a connection, shared by the writer task and
+/// every consumer (a zone loop writes its outputs through its own): the counters, the fences,
+/// the streams' bound and the instance's name.
+#[derive(Clone)]
+struct Writes {
     counters: Arc<Counters>,
     fences: Fences,
+    /// Approximate length each stream is trimmed to.
+    stream_maxlen: usize,
+    /// The instance named in each entry ("" = none).
+    name: Arc<str>,
+}
+
+/// How one zone's messages went into a pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Staged {
+    /// As `XADD`s (the zone is not fenced), their replies ignored.
+    Plain,
+    /// As the fenced script, whose reply (1 written, 0 fenced off) is the pipeline's first.
+    Fenced,
+    /// Not at all: the zone's fence no longer lets it write.
+    FencedOff,
+}
+
+impl Writes {
+    /// The fence `zone`'s messages are checked against, when it is held under a lease.
+    fn fence(&self, zone: &str) -> Option<Fence> {
+        self.fences
+            .read()
+            .ok()
+            .and_then(|fences| fences.get(zone).cloned())
+    }
+
+    /// Adds the writes of one zone's `messages` (stream key, body), in order, to `pipe`: plain
+    /// `XADD`s when the zone has no `fence`, else the fenced script (`EVAL`, so a restarted
+    /// server needs no `SCRIPT LOAD`) while the fence may still write. The pipeline answers
+    /// every command, a server's error in its place (`ignore_errors`), so a refused write is
+    /// told from the rest of the round trip ([`Writes::settle`]).
+    fn stage<'m>(
+        &self,
+        pipe: &mut redis::Pipeline,
+        fence: Option<&Fence>,
+        messages: impl Iterator<Item = (&'m str, &'m str)> + Clone,
+    ) -> Staged {
+        pipe.ignore_errors();
+        let name = &*self.name;
+        match fence {
+            None => {
+                let maxlen = StreamMaxlen::Approx(self.stream_maxlen);
+                for (key, body) in messages {
+                    if name.is_empty() {
+                        pipe.xadd_maxlen(key, maxlen, "*", &[(BODY_FIELD, body)]);
+                    } else {
+                        pipe.xadd_maxlen(
+                            key,
+                            maxlen,
+                            "*",
+                            &[(BODY_FIELD, body), (WRITER_FIELD, name)],
+                        );
+                    }
+                }
+                Staged::Plain
+            }
+            Some(fence) if fence.may_write() => {
+                let mut script = redis::cmd("EVAL");
+                script
+                    .arg(FENCED_XADD_SCRIPT)
+                    .arg(1 + messages.clone().count())
+                    .arg(&fence.lease_key);
+                for (key, _) in messages.clone() {
+                    script.arg(key);
+                }
+                script
+                    .arg(&fence.token)
+                    .arg(self.stream_maxlen)
+                    .arg(BODY_FIELD)
+                    .arg(WRITER_FIELD)
+                    .arg(name);
+                for (_, body) in messages {
+                    script.arg(body);
+                }
+                pipe.add_command(script);
+                Staged::Fenced
+            }
+            Some(_) => Staged::FencedOff,
+        }
+    }
+
+    /// After the round trip that carried `count` messages of `zone` staged as `staged`
+    /// (`replies`: their replies, in order): `Ok` when they were written or a lapsed lease
+    /// kept them off (counted as fenced, the lease marked lost); [`Refused`] when the server
+    /// refused one (out of memory, say).
+    fn settle(
+        &self,
+        zone: &str,
+        fence: Option<&Fence>,
+        staged: Staged,
+        replies: &[Value],
+        count: usize,
+    ) -> Result<(), Refused> {
+        if let Some((index, error)) =
+            replies
+                .iter()
+                .enumerate()
+                .find_map(|(index, reply)| match reply {
+                    Value::ServerError(error) => Some((index, error)),
+                    _ => None,
+                })
+        {
+            return Err(Refused {
+                error: error.clone().into(),
+                // `XADD`s before the first refused one were written; a script's may have been.
+                written: if staged == Staged::Plain { index } else { 0 },
+            });
+        }
+        let written = match staged {
+            Staged::Plain => true,
+            Staged::Fenced => replies
+                .first()
+                .is_some_and(|reply| redis::from_redis_value_ref::<i64>(reply).ok() == Some(1)),
+            Staged::FencedOff => false,
+        };
+        if !written && let Some(fence) = fence {
+            self.counters.fenced_off(zone, fence, count);
+        }
+        Ok(())
+    }
+}
+
+/// The server refused a write of a zone's messages.
+struct Refused {
+    /// Its error.
+    error: RedisError,
+    /// How many of the messages, from the first, are known written: the rest go again (those
+    /// after the refused one may be written twice, and stay in order).
+    written: usize,
 }
 
 fn redis_error<'a>(
@@ -213,7 +381,8 @@ pub fn target_for(config: &RedisBusConfig) -> Result<RedisTarget, BusError> {
             .map(|client| RedisTarget::Server(Box::new(client)));
     }
     let seeds = shown_servers(config);
-    let mut builder = ClusterClientBuilder::new(config.cluster_nodes.iter().map(String::as_str));
+    let mut builder = ClusterClientBuilder::new(config.cluster_nodes.iter().map(String::as_str))
+        .tcp_settings(tcp_settings());
     if let Some(password) = password {
         builder = builder.password(password.expose());
     }
@@ -227,6 +396,13 @@ pub fn target_for(config: &RedisBusConfig) -> Result<RedisTarget, BusError> {
     })
 }
 
+/// How every connection of the bus uses TCP: `TCP_NODELAY`, as Redis clients usually do
+/// (redis-rs leaves Nagle's algorithm on, which can hold a request's last bytes back until the
+/// server acknowledges the ones before).
+pub fn tcp_settings() -> redis::io::tcp::TcpSettings {
+    redis::io::tcp::TcpSettings::default().set_nodelay(true)
+}
+
 /// The client of one server: `config.url` with `password` and the CA of `certificates`.
 fn server_client(
     config: &RedisBusConfig,
@@ -238,7 +414,8 @@ fn server_client(
         .url
         .as_str()
         .into_connection_info()
-        .map_err(redis_error("open", &shown))?;
+        .map_err(redis_error("open", &shown))?
+        .set_tcp_settings(tcp_settings());
     if let Some(password) = password {
         let settings = info
             .redis_settings()
@@ -293,26 +470,28 @@ impl RedisBus {
             fenced: AtomicU64::new(0),
             settled_notify: Notify::new(),
         });
-        let fences = Fences::default();
+        let writes = Writes {
+            counters,
+            fences: Fences::default(),
+            stream_maxlen: config.stream_maxlen,
+            name: Arc::from(writer),
+        };
         tokio::spawn(write_loop(
             Writer {
                 target: target.clone(),
                 settings,
                 connection: None,
                 config: config.clone(),
-                name: writer.to_owned(),
             },
             receiver,
-            Arc::clone(&counters),
-            Arc::clone(&fences),
+            writes.clone(),
         ));
         Ok(Self {
             config,
             target,
             shared,
             outbound,
-            counters,
-            fences,
+            writes,
         })
     }
 
@@ -329,7 +508,7 @@ impl RedisBus {
     /// From now on `zone`'s messages are written only while `fence` holds (see the module
     /// comment); replaces an earlier fence of the zone.
     pub fn fence(&self, zone: &str, fence: Fence) {
-        if let Ok(mut fences) = self.fences.write() {
+        if let Ok(mut fences) = self.writes.fences.write() {
             fences.insert(zone.to_owned(), fence);
         }
     }
@@ -337,7 +516,7 @@ impl RedisBus {
     /// `zone`'s messages are no longer written (the zone was released or lost): whatever is
     /// still buffered for it is dropped as fenced.
     pub fn unfence(&self, zone: &str) {
-        if let Ok(mut fences) = self.fences.write()
+        if let Ok(mut fences) = self.writes.fences.write()
             && let Some(fence) = fences.get_mut(zone)
         {
             fence.token.clear();
@@ -476,16 +655,10 @@ pub fn group_field<T: redis::FromRedisValue>(
         .and_then(|v| redis::from_redis_value_ref::<T>(v).ok())
 }
 
-/// Drains the outbound buffer: one pipeline of `XADD`s per unfenced zone, one fenced script
-/// per fenced zone; on a Redis failure waits with backoff and retries the same zone's messages
-/// (the connection reconnects underneath).
-async fn write_loop(
-    mut writer: Writer,
-    mut receiver: mpsc::Receiver<Outbound>,
-    counters: Arc<Counters>,
-    fences: Fences,
-) {
-    let script = Script::new(FENCED_XADD_SCRIPT);
+/// Drains the outbound buffer: one pipeline per zone (its `XADD`s, or its fenced script); on a
+/// Redis failure waits with backoff and retries the same zone's messages (the connection
+/// reconnects underneath).
+async fn write_loop(mut writer: Writer, mut receiver: mpsc::Receiver<Outbound>, writes: Writes) {
     let batch_max = writer.config.write_batch_messages.max(1);
     let mut batch = Vec::with_capacity(batch_max);
     while let Some(first) = receiver.recv().await {
@@ -505,32 +678,34 @@ async fn write_loop(
                 .or_default()
                 .push(message);
         }
-        for (zone, messages) in by_zone {
-            let fence = fences.read().ok().and_then(|f| f.get(&zone).cloned());
+        for (zone, mut messages) in by_zone {
+            let fence = writes.fence(&zone);
             let mut attempt = 0;
             loop {
-                let written = match &fence {
-                    None => writer.plain(&messages).await,
-                    Some(fence) => writer
-                        .fenced(&script, fence, &messages)
+                let mut pipe = redis::pipe();
+                let staged = writes.stage(
+                    &mut pipe,
+                    fence.as_ref(),
+                    messages.iter().map(|m| (m.key.as_str(), m.body.as_str())),
+                );
+                let replies = if staged == Staged::FencedOff {
+                    Ok(Vec::new())
+                } else {
+                    writer
+                        .round_trip(async |connection| {
+                            pipe.query_async::<Vec<Value>>(connection).await
+                        })
                         .await
-                        .map(|written| {
-                            if !written {
-                                fence.mark_lost();
-                                let total = counters
-                                    .fenced
-                                    .fetch_add(messages.len() as u64, Ordering::Relaxed)
-                                    + messages.len() as u64;
-                                crate::runtime::metrics::bus_fenced(total);
-                                tracing::warn!(
-                                    zone,
-                                    messages = messages.len(),
-                                    "redis bus: lease lost; messages fenced off"
-                                );
-                            }
-                        }),
                 };
-                match written {
+                let settled = replies.and_then(|replies| {
+                    writes
+                        .settle(&zone, fence.as_ref(), staged, &replies, messages.len())
+                        .map_err(|refused| {
+                            messages.drain(..refused.written);
+                            refused.error
+                        })
+                });
+                match settled {
                     Ok(()) => {
                         if attempt > 0 {
                             tracing::info!(
@@ -549,6 +724,7 @@ async fn write_loop(
                 }
             }
         }
+        let counters = &writes.counters;
         counters.settled.fetch_add(count, Ordering::Release);
         counters.settled_notify.notify_waiters();
     }
@@ -563,8 +739,6 @@ struct Writer {
     /// half-open socket) never wedges the writer.
     connection: Option<RedisConnection>,
     config: RedisBusConfig,
-    /// The instance named in each entry ("" = none).
-    name: String,
 }
 
 impl Writer {
@@ -593,68 +767,21 @@ impl Writer {
         }
         outcome
     }
-
-    /// One pipeline of `XADD`s.
-    async fn plain(&mut self, messages: &[Outbound]) -> Result<(), RedisError> {
-        let mut pipe = redis::pipe();
-        for message in messages {
-            let maxlen = StreamMaxlen::Approx(self.config.stream_maxlen);
-            if self.name.is_empty() {
-                pipe.xadd_maxlen(&message.key, maxlen, "*", &[(BODY_FIELD, &message.body)]);
-            } else {
-                pipe.xadd_maxlen(
-                    &message.key,
-                    maxlen,
-                    "*",
-                    &[(BODY_FIELD, &message.body), (WRITER_FIELD, &self.name)],
-                );
-            }
-            pipe.ignore();
-        }
-        self.round_trip(async |connection| pipe.query_async::<()>(connection).await)
-            .await
-    }
-
-    /// Writes `messages` if `fence` still holds; `Ok(false)` when it does not (nothing
-    /// written).
-    async fn fenced(
-        &mut self,
-        script: &Script,
-        fence: &Fence,
-        messages: &[Outbound],
-    ) -> Result<bool, RedisError> {
-        if !fence.may_write() {
-            return Ok(false);
-        }
-        let mut invocation = script.key(&fence.lease_key);
-        invocation
-            .arg(&fence.token)
-            .arg(self.config.stream_maxlen)
-            .arg(BODY_FIELD)
-            .arg(WRITER_FIELD)
-            .arg(&self.name);
-        for message in messages {
-            invocation.key(&message.key).arg(&message.body);
-        }
-        let written: i64 = self
-            .round_trip(async |connection| invocation.invoke_async(connection).await)
-            .await?;
-        Ok(written == 1)
-    }
 }
 
 impl EventBus for RedisBus {
     fn publish(&self, zone: &str, stream: StreamKind, body: String) {
-        self.counters.accepted.fetch_add(1, Ordering::AcqRel);
+        let counters = &self.writes.counters;
+        counters.accepted.fetch_add(1, Ordering::AcqRel);
         let message = Outbound {
             zone: zone.to_owned(),
             key: stream.key(zone),
             body,
         };
         if self.outbound.try_send(message).is_err() {
-            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
-            self.counters.settled.fetch_add(1, Ordering::Release);
-            self.counters.settled_notify.notify_waiters();
+            counters.dropped.fetch_add(1, Ordering::Relaxed);
+            counters.settled.fetch_add(1, Ordering::Release);
+            counters.settled_notify.notify_waiters();
         }
     }
 
@@ -669,7 +796,9 @@ impl EventBus for RedisBus {
             let reader = RedisConsumer::open(
                 self.target.clone(),
                 self.config.clone(),
-                stream.key(zone),
+                self.writes.clone(),
+                zone,
+                stream,
                 group.to_owned(),
                 consumer.to_owned(),
             )
@@ -680,10 +809,11 @@ impl EventBus for RedisBus {
 
     fn flush(&self) -> BusFuture<'_, ()> {
         Box::pin(async move {
-            let target = self.counters.accepted.load(Ordering::Acquire);
+            let counters = &self.writes.counters;
+            let target = counters.accepted.load(Ordering::Acquire);
             loop {
-                let notified = self.counters.settled_notify.notified();
-                if self.counters.settled.load(Ordering::Acquire) >= target {
+                let notified = counters.settled_notify.notified();
+                if counters.settled.load(Ordering::Acquire) >= target {
                     return Ok(());
                 }
                 let _ = tokio::time::timeout(Duration::from_millis(50), notified).await;
@@ -692,10 +822,11 @@ impl EventBus for RedisBus {
     }
 
     fn stats(&self) -> BusStats {
+        let counters = &self.writes.counters;
         BusStats {
-            published: self.counters.accepted.load(Ordering::Relaxed),
-            dropped: self.counters.dropped.load(Ordering::Relaxed),
-            fenced: self.counters.fenced.load(Ordering::Relaxed),
+            published: counters.accepted.load(Ordering::Relaxed),
+            dropped: counters.dropped.load(Ordering::Relaxed),
+            fenced: counters.fenced.load(Ordering::Relaxed),
         }
     }
 }
