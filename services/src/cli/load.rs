@@ -3,10 +3,11 @@
 //! the rest Nearby or Background by the tier rules), one or several in one process, driven
 //! through the real service loop and bus by an internal clock at [`LOAD_TICKS_PER_SECOND`]
 //! plus social events at the requested rate, spread over the zones (aimed at NPCs in rooms
-//! with a player). Reports world-event throughput, event→output latency (a social event to its
-//! `social_interaction` NPC event, read back from the bus), time_advanced→first-intent
-//! latency, tick duration percentiles (and each zone's, with several), NPCs per tier and the
-//! process's resident memory.
+//! with a player). On Redis the generator writes its events as a game server would, on a
+//! connection of its own ([`Injector`]), not through geppetto's bus. Reports world-event
+//! throughput, event→output latency (a social event to its `social_interaction` NPC event,
+//! read back from the bus), time_advanced→first-intent latency, tick duration percentiles (and
+//! each zone's, with several), NPCs per tier and the process's resident memory.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -14,11 +15,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
+use redis::IntoConnectionInfo;
+use redis::streams::StreamMaxlen;
 use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
+use crate::bus::redis::{BODY_FIELD, RedisBusConfig, tcp_settings};
 use crate::bus::{ConsumerConfig, EventBus};
 use crate::cli::demo::{open_bus, reset_redis_zone};
 use crate::cli::error::CommandError;
@@ -381,6 +385,68 @@ async fn read_stream(
     latencies
 }
 
+/// Where the generator sends world events: through the in-process bus, or — on Redis — as a
+/// game server does, on a connection of its own, each send period's events in one pipeline
+/// (a blocking client: the generator's thread has nothing else to do while Redis answers).
+enum Injector {
+    Bus(Arc<dyn EventBus>),
+    Redis {
+        connection: Box<redis::Connection>,
+        url: String,
+    },
+}
+
+impl Injector {
+    /// The injector for `bus`, or for the Redis server at `redis`.
+    fn open(bus: &Arc<dyn EventBus>, redis: Option<&str>) -> Result<Self, CommandError> {
+        let Some(url) = redis else {
+            return Ok(Self::Bus(Arc::clone(bus)));
+        };
+        let failed = |e: redis::RedisError| CommandError::Environment(format!("redis {url}: {e}"));
+        let info = url
+            .into_connection_info()
+            .map_err(failed)?
+            .set_tcp_settings(tcp_settings());
+        let connection = redis::Client::open(info)
+            .and_then(|client| client.get_connection())
+            .map_err(failed)?;
+        Ok(Self::Redis {
+            connection: Box::new(connection),
+            url: url.to_owned(),
+        })
+    }
+
+    /// Sends `due` (zone, world message), in order, and empties it.
+    fn send(&mut self, due: &mut Vec<(String, String)>) -> Result<(), CommandError> {
+        match self {
+            Self::Bus(bus) => {
+                for (zone, body) in due.drain(..) {
+                    bus.publish(&zone, StreamKind::World, body);
+                }
+                Ok(())
+            }
+            Self::Redis { connection, url } => {
+                if due.is_empty() {
+                    return Ok(());
+                }
+                let maxlen = StreamMaxlen::Approx(RedisBusConfig::default().stream_maxlen);
+                let mut pipe = redis::pipe();
+                for (zone, body) in due.drain(..) {
+                    pipe.xadd_maxlen(
+                        StreamKind::World.key(&zone),
+                        maxlen,
+                        "*",
+                        &[(BODY_FIELD, body)],
+                    )
+                    .ignore();
+                }
+                pipe.query::<()>(&mut **connection)
+                    .map_err(|e| CommandError::Environment(format!("redis {url}: {e}")))
+            }
+        }
+    }
+}
+
 /// A zone of the run, started.
 struct Running {
     name: String,
@@ -477,7 +543,11 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
             let target = zone.targets[(n as usize * spread) % zone.targets.len().max(1)].clone();
             (zone.name.clone(), target)
         };
+        let mut injector = Injector::open(&bus, options.redis.as_deref())?;
+        // The world events due this send period: (zone, message).
+        let mut due: Vec<(String, String)> = Vec::new();
         while started.elapsed() < total {
+            injector.send(&mut due)?;
             interval.tick().await;
             let elapsed = started.elapsed().as_secs_f64();
             let due_ticks = (elapsed * LOAD_TICKS_PER_SECOND as f64) as u64;
@@ -487,15 +557,14 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                     if let Ok(mut m) = sent.lock() {
                         m.insert(format!("{}:tick{game_time}", zone.name), Instant::now());
                     }
-                    bus.publish(
-                        &zone.name,
-                        StreamKind::World,
+                    due.push((
+                        zone.name.clone(),
                         WorldMessage {
                             header: header(format!("t{game_time}"), &zone.name, game_time),
                             event: WorldEvent::TimeAdvanced,
                         }
                         .to_json(),
-                    );
+                    ));
                     world_sent += 1;
                 }
             }
@@ -507,9 +576,8 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                 if let Ok(mut m) = sent.lock() {
                     m.insert(source.clone(), Instant::now());
                 }
-                bus.publish(
-                    &zone,
-                    StreamKind::World,
+                due.push((
+                    zone.clone(),
                     WorldMessage {
                         header: header(format!("s{social_sent}"), &zone, game_time),
                         event: WorldEvent::SocialEvent {
@@ -522,30 +590,28 @@ pub fn run_load(options: &LoadOptions) -> Result<String, CommandError> {
                         },
                     }
                     .to_json(),
-                );
+                ));
                 world_sent += 1;
             }
             let due_says = (elapsed * options.says_per_sec) as u64;
             while says_sent < due_says {
                 says_sent += 1;
                 let (zone, addressee) = aim(says_sent, 104_729);
-                bus.publish(
-                    &zone,
-                    StreamKind::World,
-                    WorldMessage {
-                        header: header(format!("say{says_sent}"), &zone, game_time),
-                        event: WorldEvent::Say {
-                            speaker: "load-player".into(),
-                            room: None,
-                            text: format!("{addressee}, you are a liar and a thief"),
-                            addressee: Some(addressee),
-                        },
-                    }
-                    .to_json(),
-                );
+                let said = WorldMessage {
+                    header: header(format!("say{says_sent}"), &zone, game_time),
+                    event: WorldEvent::Say {
+                        speaker: "load-player".into(),
+                        room: None,
+                        text: format!("{addressee}, you are a liar and a thief"),
+                        addressee: Some(addressee),
+                    },
+                }
+                .to_json();
+                due.push((zone, said));
                 world_sent += 1;
             }
         }
+        injector.send(&mut due)?;
         let sending = started.elapsed().as_secs_f64();
         tokio::time::sleep(Duration::from_millis(300)).await;
         let mut zones = Vec::with_capacity(running.len());
