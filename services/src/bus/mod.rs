@@ -64,16 +64,22 @@ impl Delivery {
     /// text — the body is empty, so every reader (the zone loop, recovery, replay) refuses the
     /// entry alike — and `utf8_error_at` says where they stopped being UTF-8.
     pub fn from_bytes(id: String, bytes: &[u8]) -> Self {
-        match std::str::from_utf8(bytes) {
-            Ok(text) => Self {
+        Self::from_vec(id, bytes.to_vec())
+    }
+
+    /// [`Delivery::from_bytes`] of bytes the caller owns: valid UTF-8 becomes the body
+    /// without a copy.
+    pub fn from_vec(id: String, bytes: Vec<u8>) -> Self {
+        match String::from_utf8(bytes) {
+            Ok(body) => Self {
                 id,
-                body: text.to_owned(),
+                body,
                 utf8_error_at: None,
             },
             Err(error) => Self {
                 id,
                 body: String::new(),
-                utf8_error_at: Some(error.valid_up_to()),
+                utf8_error_at: Some(error.utf8_error().valid_up_to()),
             },
         }
     }

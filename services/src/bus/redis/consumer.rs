@@ -8,9 +8,7 @@
 use std::time::Duration;
 
 use geppetto_storage::{RedisConnection, RedisTarget};
-use redis::streams::{
-    StreamAutoClaimOptions, StreamAutoClaimReply, StreamReadOptions, StreamReadReply,
-};
+use redis::streams::{StreamAutoClaimOptions, StreamAutoClaimReply, StreamReadOptions};
 use redis::{RedisError, Value};
 
 use super::{
@@ -266,18 +264,15 @@ impl RedisConsumer {
         if let Err(error) = ack.extract_error() {
             return Err(self.failed("XACK", error));
         }
-        let reply: Option<StreamReadReply> = match redis::from_redis_value(read) {
-            Ok(reply) => reply,
-            Err(error) => return Err(self.failed("XREADGROUP", error.into())),
+        let entries = match read_reply(read) {
+            Ok(entries) => entries,
+            Err(error) => return Err(self.failed("XREADGROUP", error)),
         };
-        let entries: Vec<_> = reply
-            .map(|r| r.keys.into_iter().flat_map(|k| k.ids).collect())
-            .unwrap_or_default();
         if self.reading_own_pending && entries.is_empty() {
             self.reading_own_pending = false;
             return Box::pin(self.read(outgoing, &[], max, block)).await;
         }
-        Ok(deliveries(entries))
+        Ok(entries)
     }
 
     /// The fence `outgoing` is written under (none needed when there is nothing to write).
@@ -323,6 +318,86 @@ impl RedisConsumer {
             .map(|_| ())
             .map_err(redis_error("XACK", &self.key))
     }
+}
+
+/// The entries of an `XREADGROUP` reply, taken apart in place: no map per entry, each body
+/// moved out of the reply rather than copied. The reply is nil (nothing came) or the streams
+/// read — an array of `[key, entries]` (RESP2) or a map of key to entries (RESP3) — each entry
+/// `[id, fields]`, its fields nil when the entry was deleted since it was delivered. A body is
+/// the last value of the field [`BODY_FIELD`] (empty when there is none), as [`deliveries`]
+/// reads it.
+fn read_reply(reply: Value) -> Result<Vec<Delivery>, RedisError> {
+    let unexpected = |what: &str| {
+        RedisError::from((
+            redis::ErrorKind::Parse,
+            "unexpected XREADGROUP reply",
+            what.to_owned(),
+        ))
+    };
+    let streams: Vec<Value> = match reply {
+        Value::Nil => return Ok(Vec::new()),
+        Value::Array(streams) => streams
+            .into_iter()
+            .map(|stream| match stream {
+                Value::Array(mut key_and_entries) if key_and_entries.len() == 2 => {
+                    key_and_entries.pop().unwrap_or(Value::Nil)
+                }
+                _ => Value::Nil,
+            })
+            .collect(),
+        Value::Map(streams) => streams.into_iter().map(|(_, entries)| entries).collect(),
+        _ => return Err(unexpected("neither nil, an array nor a map")),
+    };
+    let mut read = Vec::new();
+    for entries in streams {
+        let Value::Array(entries) = entries else {
+            return Err(unexpected("a stream without its entries"));
+        };
+        read.reserve(entries.len());
+        for entry in entries {
+            let Value::Array(mut id_and_fields) = entry else {
+                return Err(unexpected("an entry that is not an array"));
+            };
+            let (Some(fields), Some(id), true) = (
+                id_and_fields.pop(),
+                id_and_fields.pop(),
+                id_and_fields.is_empty(),
+            ) else {
+                return Err(unexpected("an entry that is not [id, fields]"));
+            };
+            let id = match id {
+                Value::BulkString(bytes) => {
+                    String::from_utf8(bytes).map_err(|_| unexpected("an id that is not UTF-8"))?
+                }
+                Value::SimpleString(id) => id,
+                _ => return Err(unexpected("an id that is not a string")),
+            };
+            let mut body = Vec::new();
+            match fields {
+                Value::Nil => {}
+                Value::Array(fields) => {
+                    let mut fields = fields.into_iter();
+                    while let (Some(name), Some(value)) = (fields.next(), fields.next()) {
+                        let is_body = match &name {
+                            Value::BulkString(name) => name == BODY_FIELD.as_bytes(),
+                            Value::SimpleString(name) => name == BODY_FIELD,
+                            _ => false,
+                        };
+                        if is_body {
+                            body = match value {
+                                Value::BulkString(bytes) => bytes,
+                                Value::SimpleString(text) => text.into_bytes(),
+                                _ => Vec::new(),
+                            };
+                        }
+                    }
+                }
+                _ => return Err(unexpected("fields that are not an array")),
+            }
+            read.push(Delivery::from_vec(id, body));
+        }
+    }
+    Ok(read)
 }
 
 pub(super) fn deliveries(entries: Vec<redis::streams::StreamId>) -> Vec<Delivery> {
@@ -400,5 +475,85 @@ impl Consumer for RedisConsumer {
             self.reading_own_pending = false;
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(text: &[u8]) -> Value {
+        Value::BulkString(text.to_vec())
+    }
+
+    fn entry(id: &str, fields: Value) -> Value {
+        Value::Array(vec![bulk(id.as_bytes()), fields])
+    }
+
+    /// What the general parse of the same reply gives.
+    fn general(reply: Value) -> Vec<Delivery> {
+        let reply: Option<redis::streams::StreamReadReply> =
+            redis::from_redis_value(reply).expect("a reply redis-rs reads");
+        deliveries(
+            reply
+                .map(|r| r.keys.into_iter().flat_map(|k| k.ids).collect())
+                .unwrap_or_default(),
+        )
+    }
+
+    #[test]
+    fn a_read_reply_is_taken_apart_as_the_general_parse_reads_it() {
+        let entries = Value::Array(vec![
+            entry(
+                "1-0",
+                Value::Array(vec![bulk(b"m"), bulk(b"hello"), bulk(b"i"), bulk(b"a")]),
+            ),
+            // Deleted since it was delivered.
+            entry("2-0", Value::Nil),
+            entry("3-0", Value::Array(vec![bulk(b"m"), bulk(b"ok \xff")])),
+            entry("4-0", Value::Array(vec![bulk(b"x"), bulk(b"no body")])),
+            entry(
+                "5-0",
+                Value::Array(vec![bulk(b"m"), bulk(b"first"), bulk(b"m"), bulk(b"last")]),
+            ),
+        ]);
+        let reply = Value::Array(vec![Value::Array(vec![
+            bulk(b"geppetto:{z}:world"),
+            entries,
+        ])]);
+        let read = read_reply(reply.clone()).expect("read");
+        assert_eq!(read, general(reply));
+        let bodies: Vec<_> = read.iter().map(|d| d.body.as_str()).collect();
+        assert_eq!(bodies, ["hello", "", "", "", "last"]);
+        assert_eq!(read[2].utf8_error_at, Some(3));
+        assert!(read_reply(Value::Nil).expect("nil").is_empty());
+    }
+
+    #[test]
+    fn a_resp3_read_reply_is_read_and_a_malformed_one_refused() {
+        let entries = Value::Array(vec![entry(
+            "1-0",
+            Value::Array(vec![bulk(b"m"), bulk(b"hello")]),
+        )]);
+        let map = Value::Map(vec![(bulk(b"geppetto:{z}:world"), entries)]);
+        let read = read_reply(map).expect("read");
+        assert_eq!(
+            (read[0].id.as_str(), read[0].body.as_str()),
+            ("1-0", "hello")
+        );
+        for malformed in [
+            Value::Int(1),
+            Value::Array(vec![Value::Int(1)]),
+            Value::Array(vec![Value::Array(vec![
+                bulk(b"k"),
+                Value::Array(vec![Value::Array(vec![bulk(b"1-0")])]),
+            ])]),
+        ] {
+            let error = read_reply(malformed).expect_err("refused");
+            assert!(
+                error.to_string().contains("unexpected XREADGROUP reply"),
+                "{error}"
+            );
+        }
     }
 }
