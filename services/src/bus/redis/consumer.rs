@@ -232,15 +232,7 @@ impl RedisConsumer {
         if !self.reading_own_pending && !block.is_zero() {
             options = options.block(usize::try_from(block.as_millis()).unwrap_or(usize::MAX));
         }
-        let fence = self.fence_for(outgoing);
-        let mut pipe = redis::pipe();
-        let staged = self.stage(&mut pipe, fence.as_ref(), outgoing);
-        if !handled.is_empty() {
-            pipe.cmd("XACK")
-                .arg(&self.key)
-                .arg(&self.group)
-                .arg(handled);
-        }
+        let (mut pipe, fence, staged) = self.writes_and_ack(outgoing, handled);
         pipe.cmd("XREADGROUP")
             .arg(&options)
             .arg("STREAMS")
@@ -253,11 +245,7 @@ impl RedisConsumer {
         };
         self.failures = 0;
         let read = replies.pop().unwrap_or(Value::Nil);
-        let ack = if handled.is_empty() {
-            Value::Okay
-        } else {
-            replies.pop().unwrap_or(Value::Nil)
-        };
+        let ack = ack_reply(&mut replies, handled);
         // A refused write stays in `outgoing` for the next round trip; the read goes on (what
         // it delivered is handed over, not left pending).
         let _ = self.settle(outgoing, fence.as_ref(), staged, &replies);
@@ -275,6 +263,25 @@ impl RedisConsumer {
         Ok(entries)
     }
 
+    /// A pipeline of `outgoing`'s writes then an `XACK` of `handled` (when there are any), with
+    /// the fence and the way the writes were staged.
+    fn writes_and_ack(
+        &self,
+        outgoing: &Outgoing,
+        handled: &[String],
+    ) -> (redis::Pipeline, Option<Fence>, Staged) {
+        let fence = self.fence_for(outgoing);
+        let mut pipe = redis::pipe();
+        let staged = self.stage(&mut pipe, fence.as_ref(), outgoing);
+        if !handled.is_empty() {
+            pipe.cmd("XACK")
+                .arg(&self.key)
+                .arg(&self.group)
+                .arg(handled);
+        }
+        (pipe, fence, staged)
+    }
+
     /// The fence `outgoing` is written under (none needed when there is nothing to write).
     fn fence_for(&self, outgoing: &Outgoing) -> Option<Fence> {
         if outgoing.is_empty() {
@@ -290,15 +297,7 @@ impl RedisConsumer {
         outgoing: &mut Outgoing,
         handled: &[String],
     ) -> Result<(), BusError> {
-        let fence = self.fence_for(outgoing);
-        let mut pipe = redis::pipe();
-        let staged = self.stage(&mut pipe, fence.as_ref(), outgoing);
-        if !handled.is_empty() {
-            pipe.cmd("XACK")
-                .arg(&self.key)
-                .arg(&self.group)
-                .arg(handled);
-        }
+        let (pipe, fence, staged) = self.writes_and_ack(outgoing, handled);
         if pipe.is_empty() {
             return Ok(());
         }
@@ -307,16 +306,22 @@ impl RedisConsumer {
             Ok(replies) => replies,
             Err(error) => return Err(self.failed("XADD + XACK", error)),
         };
-        let ack = if handled.is_empty() {
-            Value::Okay
-        } else {
-            replies.pop().unwrap_or(Value::Nil)
-        };
+        let ack = ack_reply(&mut replies, handled);
         self.settle(outgoing, fence.as_ref(), staged, &replies)
             .map_err(redis_error("XADD", &self.key))?;
         ack.extract_error()
             .map(|_| ())
             .map_err(redis_error("XACK", &self.key))
+    }
+}
+
+/// The `XACK`'s reply, the last of `replies` when `handled` was acknowledged ([`Value::Okay`]
+/// when there was nothing to acknowledge).
+fn ack_reply(replies: &mut Vec<Value>, handled: &[String]) -> Value {
+    if handled.is_empty() {
+        Value::Okay
+    } else {
+        replies.pop().unwrap_or(Value::Nil)
     }
 }
 
