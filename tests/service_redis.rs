@@ -395,9 +395,9 @@ fn a_batch_is_acknowledged_in_the_round_trip_that_reads_the_next() {
     }
 }
 
-/// Runs one command on `server`.
-fn command(server: &RedisServer, args: &[&str]) {
-    let client = redis::Client::open(server.url.as_str()).expect("url");
+/// Runs one command on the server at `url`.
+fn command(url: &str, args: &[&str]) {
+    let client = redis::Client::open(url).expect("url");
     let mut c = client.get_connection().expect("connection");
     let mut cmd = redis::cmd(args[0]);
     for arg in &args[1..] {
@@ -414,7 +414,10 @@ fn a_zones_outputs_go_with_its_next_read_and_a_refused_write_with_the_one_after(
         server.xadd(&world, &format!("m{i}"));
     }
     // A key of the wrong type: the server refuses every XADD to it.
-    command(&server, &["SET", &key(StreamKind::Intents), "not a stream"]);
+    command(
+        &server.url,
+        &["SET", &key(StreamKind::Intents), "not a stream"],
+    );
     let url = server.url.clone();
     let probe = server.url.clone();
     let (kept, written, pending_after, stats) =
@@ -435,12 +438,7 @@ fn a_zones_outputs_go_with_its_next_read_and_a_refused_write_with_the_one_after(
                 .expect("the read goes on");
             assert_eq!(first.len(), 2, "what was read is handed over");
             let kept = outgoing.clone();
-            let client = redis::Client::open(probe.as_str()).expect("url");
-            let mut c = client.get_connection().expect("connection");
-            redis::cmd("DEL")
-                .arg(key(StreamKind::Intents))
-                .query::<()>(&mut c)
-                .expect("del");
+            command(&probe, &["DEL", &key(StreamKind::Intents)]);
             outgoing.push((StreamKind::Intents, "i2".to_owned()));
             let handled: Vec<String> = first.iter().map(|d| d.id.clone()).collect();
             let second = consumer
@@ -472,7 +470,7 @@ fn a_zones_outputs_under_a_lost_lease_are_fenced_off_and_its_read_goes_on() {
     let world = key(StreamKind::World);
     server.xadd(&world, "m0");
     let lease = "geppetto:{village}:lease";
-    command(&server, &["SET", lease, "another instance"]);
+    command(&server.url, &["SET", lease, "another instance"]);
     let url = server.url.clone();
     let (read, left, lost, stats) = geppetto_service::runtime::block_on(1, async move {
         let bus = consumer_bus(url, 0).await;
