@@ -3,11 +3,13 @@
 //!
 //! On the wire an event is flat — `{"v", "type", "id", "zone", "game_time", ...payload}` — and
 //! serde reads it as its externally tagged enum `{type: payload}`: the parser hands the derived
-//! `Deserialize` the object under its `type`, so `serde_path_to_error` follows it into the
-//! payload and a refusal names the event type, the JSON path and what is wrong (an internally
-//! tagged derive would buffer the payload first and lose the path). What serde cannot say — a
-//! mood out of range, a non-positive duration, an NPC spec the content layer refuses — is
-//! checked after, with its path. [`WorldMessage::to_json`] writes the same flat object back.
+//! `Deserialize` the object under its `type` (an internally tagged derive would buffer the
+//! payload first and lose the path). A well-formed message is read straight from its text; any
+//! other is read again through a JSON tree, where `serde_path_to_error` follows the derive into
+//! the payload and a refusal names the event type, the JSON path and what is wrong. What serde
+//! cannot say — a mood out of range, a non-positive duration, an NPC spec the content layer
+//! refuses — is checked after, with its path. [`WorldMessage::to_json`] writes the same flat
+//! object back.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -473,6 +475,62 @@ pub fn parse_world_within(
 ) -> Result<WorldMessage, EnvelopeError> {
     check_json(text, &limits.json())
         .map_err(|e| EnvelopeError::new("unknown", ".", e.to_string()))?;
+    let (header, event) = match read_direct(text) {
+        Some(read) => read,
+        None => read_tree(text)?,
+    };
+    let kind = event.kind();
+    event
+        .check()
+        .map_err(|(path, reason)| EnvelopeError::new(kind, &path, reason))?;
+    if GEPPETTO_ONLY.contains(&kind) && !header.is_geppetto() {
+        return Err(EnvelopeError::new(
+            kind,
+            "type",
+            format!("`{kind}` is written by geppetto only, never by the game"),
+        ));
+    }
+    Ok(WorldMessage { header, event })
+}
+
+/// A well-formed message of this version read straight from its text into its types — its
+/// `type`, then its header, then its event, each a pass over the text that skips the fields it
+/// does not want — or `None` for anything else, which [`read_tree`] reads again to say what is
+/// wrong. Both read the same fields through the same serde derives, so where this one answers
+/// the other answers the same
+/// (`tests::the_direct_read_answers_as_the_tree_read_wherever_it_answers`); this one builds no
+/// JSON tree, and every well-formed message takes it.
+fn read_direct(text: &str) -> Option<(Header, WorldEvent)> {
+    /// The `type` field alone.
+    #[derive(Deserialize)]
+    struct Type<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: std::borrow::Cow<'a, str>,
+    }
+    // serde reads a struct from an array too; an envelope is an object.
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let Type { kind } = serde_json::from_str(text).ok()?;
+    let header: Header = serde_json::from_str(text).ok()?;
+    if header.v != ENVELOPE_VERSION {
+        return None;
+    }
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let unknown_type = Cell::new(false);
+    let event = WorldEvent::deserialize(Tagged {
+        kind: &kind,
+        payload: &mut reader,
+        unknown_type: &unknown_type,
+    })
+    .ok()?;
+    reader.end().ok()?;
+    Some((header, event))
+}
+
+/// Reads a message through a JSON tree, following every value's path: slower than
+/// [`read_direct`], and the read that names the type, the path and the reason of a refusal.
+fn read_tree(text: &str) -> Result<(Header, WorldEvent), EnvelopeError> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| EnvelopeError::new("unknown", ".", format!("not JSON: {e}")))?;
     let Some(object) = value.as_object() else {
@@ -491,6 +549,7 @@ pub fn parse_world_within(
         )
     };
     let header: Header = serde_path_to_error::deserialize(&value).map_err(refused)?;
+    // A newer version is refused before its event is read: its fields may mean other things.
     if header.v != ENVELOPE_VERSION {
         return Err(EnvelopeError::new(
             kind,
@@ -514,17 +573,7 @@ pub fn parse_world_within(
             refused(error)
         }
     })?;
-    event
-        .check()
-        .map_err(|(path, reason)| EnvelopeError::new(kind, &path, reason))?;
-    if GEPPETTO_ONLY.contains(&kind) && !header.is_geppetto() {
-        return Err(EnvelopeError::new(
-            kind,
-            "type",
-            format!("`{kind}` is written by geppetto only, never by the game"),
-        ));
-    }
-    Ok(WorldMessage { header, event })
+    Ok((header, event))
 }
 
 /// A fault's path inside the payload: `serde_path_to_error`'s, without the variant (the `type`)
@@ -544,17 +593,18 @@ fn payload_path(path: &serde_path_to_error::Path) -> String {
 }
 
 /// The flat envelope object seen as serde's externally tagged enum: the variant is its `type`,
-/// the variant's content the whole object (whose header fields the payload ignores).
-struct Tagged<'de, 'a> {
+/// the variant's content the whole object (whose header fields the payload ignores). The
+/// object is read from `D`: its text, or its JSON tree.
+struct Tagged<'a, D> {
     /// The `type` field.
     kind: &'a str,
     /// The envelope object.
-    payload: &'de Value,
+    payload: D,
     /// Set when `kind` names no variant.
     unknown_type: &'a Cell<bool>,
 }
 
-impl<'de> Deserializer<'de> for Tagged<'de, '_> {
+impl<'de, D: Deserializer<'de, Error = serde_json::Error>> Deserializer<'de> for Tagged<'_, D> {
     type Error = serde_json::Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
@@ -568,7 +618,7 @@ impl<'de> Deserializer<'de> for Tagged<'de, '_> {
     }
 }
 
-impl<'de> EnumAccess<'de> for Tagged<'de, '_> {
+impl<'de, D: Deserializer<'de, Error = serde_json::Error>> EnumAccess<'de> for Tagged<'_, D> {
     type Error = serde_json::Error;
     type Variant = Self;
 
@@ -587,11 +637,12 @@ impl<'de> EnumAccess<'de> for Tagged<'de, '_> {
     }
 }
 
-impl<'de> VariantAccess<'de> for Tagged<'de, '_> {
+impl<'de, D: Deserializer<'de, Error = serde_json::Error>> VariantAccess<'de> for Tagged<'_, D> {
     type Error = serde_json::Error;
 
     fn unit_variant(self) -> Result<(), Self::Error> {
-        Ok(())
+        // The object holds the header and nothing this event reads.
+        de::IgnoredAny::deserialize(self.payload).map(drop)
     }
 
     fn newtype_variant_seed<S: DeserializeSeed<'de>>(

@@ -406,3 +406,80 @@ fn the_games_newer_events_parse_and_geppettos_own_need_their_origin() {
         assert_eq!(answer(text), expected, "{text}");
     }
 }
+
+/// The texts above, and each of [`WRITTEN`] changed one field at a time: the field dropped,
+/// given twice, or given a value of every JSON kind.
+fn texts_and_their_variations() -> Vec<String> {
+    let values = [
+        "null",
+        "0",
+        "-1",
+        "-0",
+        "1.5",
+        "1e2",
+        "\"s\"",
+        "true",
+        "[]",
+        "{}",
+        "[1]",
+        "{\"a\":1}",
+    ];
+    let mut texts: Vec<String> = samples().iter().map(WorldMessage::to_json).collect();
+    texts.extend(bad_inputs().into_iter().map(str::to_owned));
+    for text in WRITTEN {
+        texts.push(text.to_string());
+        texts.push(format!(" \n{text}\t"));
+        texts.push(format!("{text} x"));
+        texts.push(format!("[{text}]"));
+        let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(text) else {
+            panic!("{text} is an object");
+        };
+        let fields: Vec<(String, String)> = fields
+            .into_iter()
+            .map(|(key, value)| (serde_json::to_string(&key).expect("key"), value.to_string()))
+            .collect();
+        let object = |fields: &[(String, String)]| {
+            let inner: Vec<String> = fields.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+            format!("{{{}}}", inner.join(","))
+        };
+        for at in 0..fields.len() {
+            let mut dropped = fields.clone();
+            dropped.remove(at);
+            texts.push(object(&dropped));
+            let mut twice = fields.clone();
+            twice.push(fields[at].clone());
+            texts.push(object(&twice));
+            for value in values {
+                let mut changed = fields.clone();
+                changed[at].1 = value.to_owned();
+                texts.push(object(&changed));
+                let mut again = fields.clone();
+                again.push((fields[at].0.clone(), value.to_owned()));
+                texts.push(object(&again));
+            }
+        }
+    }
+    texts
+}
+
+#[test]
+fn the_direct_read_answers_as_the_tree_read_wherever_it_answers() {
+    let texts = texts_and_their_variations();
+    let mut direct = 0;
+    for text in &texts {
+        if let Some(read) = read_direct(text) {
+            assert_eq!(Ok(read), read_tree(text), "{text}");
+            direct += 1;
+        }
+    }
+    // Every well-formed message takes the direct read.
+    for text in WRITTEN {
+        assert!(read_direct(text).is_some(), "{text}");
+    }
+    // The variations reach both reads: some answered directly, some only through the tree.
+    assert!(
+        direct > WRITTEN.len() && direct < texts.len(),
+        "{direct} of {}",
+        texts.len()
+    );
+}
