@@ -233,13 +233,13 @@ async fn take_snapshot(
                  snapshot to; the next batch gives one"
             ));
         }
-        LastEntry::Read(mark) => mark,
+        LastEntry::Read { log_id, body } => LogMark::of(log_id, body),
     };
     link.settle()
         .await
         .map_err(|error| format!("the outputs it covers were not written: {error}"))?;
     keeper
-        .write(zone, bus, mark)
+        .write(zone, bus, &mark)
         .await
         .map_err(|e| e.to_string())
 }
@@ -270,8 +270,14 @@ enum LastEntry {
     Nothing,
     /// Recovery ended at this log id, but the log could not give its entry back.
     Unread(String),
-    /// This entry.
-    Read(LogMark),
+    /// This entry: its log id and its text, marked ([`LogMark::of`]) only when a snapshot is
+    /// anchored to it, not after every batch.
+    Read {
+        /// Its log id.
+        log_id: String,
+        /// Its text.
+        body: String,
+    },
 }
 
 impl LastEntry {
@@ -281,7 +287,10 @@ impl LastEntry {
             return Self::Nothing;
         };
         match log.position(zone, id).await {
-            Ok(Position::Holds(entry)) => Self::Read(LogMark::of(id, &entry.body)),
+            Ok(Position::Holds(entry)) => Self::Read {
+                log_id: id.to_owned(),
+                body: entry.body,
+            },
             Ok(_) => Self::Unread(id.to_owned()),
             Err(error) => {
                 tracing::warn!(zone, %error, "the log entry recovery ended at could not be read");
@@ -295,7 +304,7 @@ impl LastEntry {
         match self {
             Self::Nothing => None,
             Self::Unread(id) => Some(id),
-            Self::Read(mark) => Some(&mark.log_id),
+            Self::Read { log_id, .. } => Some(log_id),
         }
     }
 }
@@ -438,7 +447,7 @@ async fn zone_loop(
                 _ = shutdown.changed() => break,
             }
         };
-        let batch = match batch {
+        let mut batch = match batch {
             Ok(batch) => {
                 link.handled.clear();
                 if failed_reads > 0 {
@@ -572,8 +581,11 @@ async fn zone_loop(
             bus.publish(&target, StreamKind::World, body);
             stats.published += 1;
         }
-        if let (Some(id), Some(entry)) = (log_ids.last(), batch.last()) {
-            last = LastEntry::Read(LogMark::of(id, &entry.body));
+        if let (Some(id), Some(entry)) = (log_ids.last(), batch.pop()) {
+            last = LastEntry::Read {
+                log_id: id.clone(),
+                body: entry.body,
+            };
         }
         if let (Some(state), Some(persistence)) =
             (output.isolation_changed, isolation_store.as_mut())

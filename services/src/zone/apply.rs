@@ -251,8 +251,9 @@ impl Zone {
                     }
                     // Whoever is in the room sees a hostile act first-hand (and will talk).
                     let room = self.meta[index].room;
+                    let by = self.npc_index(source);
                     let mut witnesses = self.npcs_in(room).to_vec();
-                    witnesses.retain(|&i| self.agents[i].agent.id != *source);
+                    witnesses.retain(|&i| Some(i) != by);
                     let place = self.social_place(index);
                     let seen = self.social.witness(
                         &mut self.agents,
