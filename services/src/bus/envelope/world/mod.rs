@@ -475,7 +475,7 @@ pub fn parse_world_within(
 ) -> Result<WorldMessage, EnvelopeError> {
     check_json(text, &limits.json())
         .map_err(|e| EnvelopeError::new("unknown", ".", e.to_string()))?;
-    let (header, event) = match read_direct(text) {
+    let (header, event) = match direct::read_direct(text) {
         Some(read) => read,
         None => read_tree(text)?,
     };
@@ -493,43 +493,11 @@ pub fn parse_world_within(
     Ok(WorldMessage { header, event })
 }
 
-/// A well-formed message of this version read straight from its text into its types — its
-/// `type`, then its header, then its event, each a pass over the text that skips the fields it
-/// does not want — or `None` for anything else, which [`read_tree`] reads again to say what is
-/// wrong. Both read the same fields through the same serde derives, so where this one answers
-/// the other answers the same
-/// (`tests::the_direct_read_answers_as_the_tree_read_wherever_it_answers`); this one builds no
-/// JSON tree, and every well-formed message takes it.
-fn read_direct(text: &str) -> Option<(Header, WorldEvent)> {
-    /// The `type` field alone.
-    #[derive(Deserialize)]
-    struct Type<'a> {
-        #[serde(rename = "type", borrow)]
-        kind: std::borrow::Cow<'a, str>,
-    }
-    // serde reads a struct from an array too; an envelope is an object.
-    if !text.trim_start().starts_with('{') {
-        return None;
-    }
-    let Type { kind } = serde_json::from_str(text).ok()?;
-    let header: Header = serde_json::from_str(text).ok()?;
-    if header.v != ENVELOPE_VERSION {
-        return None;
-    }
-    let mut reader = serde_json::Deserializer::from_str(text);
-    let unknown_type = Cell::new(false);
-    let event = WorldEvent::deserialize(Tagged {
-        kind: &kind,
-        payload: &mut reader,
-        unknown_type: &unknown_type,
-    })
-    .ok()?;
-    reader.end().ok()?;
-    Some((header, event))
-}
-
 /// Reads a message through a JSON tree, following every value's path: slower than
-/// [`read_direct`], and the read that names the type, the path and the reason of a refusal.
+/// [`direct::read_direct`], and the read that names the type, the path and the reason of a
+/// refusal. Where the direct read answers, this one answers the same: both read the same
+/// fields through the same serde derives
+/// (`tests::the_direct_read_answers_as_the_tree_read_wherever_it_answers`).
 fn read_tree(text: &str) -> Result<(Header, WorldEvent), EnvelopeError> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| EnvelopeError::new("unknown", ".", format!("not JSON: {e}")))?;
@@ -670,5 +638,6 @@ impl<'de, D: Deserializer<'de, Error = serde_json::Error>> VariantAccess<'de> fo
     }
 }
 
+mod direct;
 #[cfg(test)]
 mod tests;

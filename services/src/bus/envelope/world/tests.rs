@@ -467,14 +467,14 @@ fn the_direct_read_answers_as_the_tree_read_wherever_it_answers() {
     let texts = texts_and_their_variations();
     let mut direct = 0;
     for text in &texts {
-        if let Some(read) = read_direct(text) {
+        if let Some(read) = direct::read_direct(text) {
             assert_eq!(Ok(read), read_tree(text), "{text}");
             direct += 1;
         }
     }
     // Every well-formed message takes the direct read.
     for text in WRITTEN {
-        assert!(read_direct(text).is_some(), "{text}");
+        assert!(direct::read_direct(text).is_some(), "{text}");
     }
     // The variations reach both reads: some answered directly, some only through the tree.
     assert!(
