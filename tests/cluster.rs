@@ -11,6 +11,12 @@
 //!   and never writes to them again: no stream entry and no snapshot. The new owner's
 //!   snapshots in Redis are intact — every one decodes, sequences only grow, the newest is the
 //!   one it wrote at shutdown, and each is anchored to the entry its world stream holds there.
+//! - Leases heal: six zones over three instances (`zones = 'auto'`) while a game feeds every
+//!   zone. Three rounds of SIGSTOP past the lease, one instance after another: the others take
+//!   its zones, and the resumed instance stops the zones it lost and rejoins with its fair
+//!   share. A lease overwritten by a foreign value is given up, and taken again once that
+//!   value expires. Every zone keeps an owner that reads it, every world stream drains, and
+//!   SIGINT stops every instance cleanly with its leases released.
 //! - The fence itself, deterministically: a write checked against a lease that changed hands
 //!   is refused whole, counted, and marks the lease lost.
 
@@ -395,6 +401,186 @@ fn an_instance_paused_past_its_lease_never_writes_for_its_zones_again() {
             stored.last(),
             by_b.last(),
             "{zone}: the newest snapshot is the last one b wrote (b wrote {by_b:?})"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Zone → (owner, world-stream lag), from a status.
+fn owners_and_lag(status: &serde_json::Value) -> BTreeMap<String, (Option<String>, u64)> {
+    status["zones"]
+        .as_array()
+        .expect("zones")
+        .iter()
+        .map(|z| {
+            (
+                z["zone"].as_str().expect("zone").to_owned(),
+                (
+                    z["owner"].as_str().map(str::to_owned),
+                    z["lag"].as_u64().unwrap_or(u64::MAX),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Every zone owned by one of `live`, each of them holding `share` zones, every zone read up
+/// to at most `max_lag` entries behind its world stream.
+fn healthy(status: &serde_json::Value, live: &[&str], share: usize, max_lag: u64) -> bool {
+    let zones = owners_and_lag(status);
+    let held = |name: &str| {
+        zones
+            .values()
+            .filter(|(owner, _)| owner.as_deref() == Some(name))
+            .count()
+    };
+    zones
+        .values()
+        .all(|(owner, lag)| owner.as_deref().is_some_and(|o| live.contains(&o)) && *lag <= max_lag)
+        && live.iter().all(|name| held(name) == share)
+}
+
+#[test]
+fn paused_and_overwritten_leases_heal_and_sigint_stops_every_instance() {
+    const HEAL_ZONES: usize = 6;
+    let dir = scratch("cluster-heal");
+    let cluster = RedisCluster::start(3, &dir);
+    let mut redis = cluster.connection();
+    let worlds = worlds(&dir, HEAL_ZONES);
+    let zones: Vec<String> = (0..HEAL_ZONES).map(zone_name).collect();
+    let config = config_file(
+        &dir,
+        "heal",
+        &worlds,
+        &cluster,
+        &Setup {
+            clustered: true,
+            zones: "'auto'",
+            clock: "kind = 'external'",
+            admin: String::new(),
+        },
+    );
+    // The game: a tick of every zone every 100 ms until told to stop.
+    let feeding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let feeder = {
+        let (feeding, zones, mut connection) = (
+            std::sync::Arc::clone(&feeding),
+            zones.clone(),
+            cluster.connection(),
+        );
+        std::thread::spawn(move || {
+            let mut tick = 1;
+            while feeding.load(std::sync::atomic::Ordering::Relaxed) {
+                for zone in &zones {
+                    load(&mut connection, zone, &script(zone, tick, tick));
+                }
+                tick += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let env = [("RUST_LOG", "info")];
+    let names = ["a", "b", "c"];
+    let log_path = |name: &str| dir.join(format!("heal-{name}.log"));
+    let instances: BTreeMap<&str, Serve> = names
+        .iter()
+        .map(|name| {
+            let serve = Serve::start_as(&config, Some(name), &env, Some(&log_path(name)));
+            (*name, serve)
+        })
+        .collect();
+    let max_lag = 20;
+    wait_until(
+        "two zones each, every zone read",
+        Duration::from_secs(120),
+        || healthy(&status(&config), &names, 2, max_lag),
+    );
+
+    for paused_name in names {
+        let paused = &instances[paused_name];
+        let others: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| *n != paused_name)
+            .collect();
+        paused.signal("STOP");
+        wait_until(
+            &format!("the others hold {paused_name}'s zones, three each"),
+            Duration::from_secs(30),
+            || healthy(&status(&config), &others, 3, max_lag),
+        );
+        paused.signal("CONT");
+        wait_until(
+            &format!("{paused_name} resumes, gives up what it lost and rejoins with two zones"),
+            Duration::from_secs(40),
+            || healthy(&status(&config), &names, 2, max_lag),
+        );
+    }
+
+    // A foreign value over one lease for five seconds: its holder gives the zone up, and once
+    // the value expires a live instance takes the zone again.
+    let overwritten = zones[0].clone();
+    let holder = owners(&status(&config))[&overwritten]
+        .clone()
+        .expect("an owner");
+    let _: () = redis::cmd("SET")
+        .arg(format!("geppetto:{{{overwritten}}}:lease"))
+        .arg("intruder#999999#0")
+        .arg("PX")
+        .arg(5_000)
+        .query(&mut redis)
+        .expect("set");
+    wait_until(
+        &format!("{holder} notices it lost {overwritten}"),
+        Duration::from_secs(10),
+        || {
+            std::fs::read_to_string(log_path(&holder)).is_ok_and(|log| {
+                log.lines().any(|line| {
+                    line.contains(overwritten.as_str()) && line.contains("zone no longer held")
+                })
+            })
+        },
+    );
+    wait_until(
+        &format!("{overwritten} is taken again once the foreign value expired"),
+        Duration::from_secs(5 + 2 * LEASE_TTL_MS / 1000 + 30),
+        || healthy(&status(&config), &names, 2, max_lag),
+    );
+
+    // The game stops; every zone's world stream drains.
+    feeding.store(false, std::sync::atomic::Ordering::Relaxed);
+    feeder.join().expect("the feeder");
+    wait_until(
+        "every world stream is drained",
+        Duration::from_secs(120),
+        || zones.iter().all(|zone| processed(&mut redis, zone)),
+    );
+    let status_at_end = status(&config);
+    assert!(
+        healthy(&status_at_end, &names, 2, 0),
+        "every zone owned, two each: {status_at_end}"
+    );
+
+    // SIGINT to all at once: every instance exits cleanly and releases its leases.
+    for serve in instances.values() {
+        serve.signal("INT");
+    }
+    for (_, serve) in instances {
+        serve.wait_clean_exit();
+    }
+    for zone in &zones {
+        let (_, value, _) = lease(&mut redis, zone);
+        assert_eq!(value, None, "{zone}: the lease is released at shutdown");
+    }
+    for name in names {
+        let log = std::fs::read_to_string(log_path(name)).unwrap_or_default();
+        assert!(
+            !log.contains("did not stop"),
+            "{name}: every zone loop stopped when told: {}",
+            log.lines()
+                .filter(|line| line.contains("did not stop"))
+                .collect::<Vec<_>>()
+                .join("\n")
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

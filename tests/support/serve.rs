@@ -64,7 +64,6 @@ impl Serve {
     }
 
     /// Sends `signal` (a `kill` signal name) to the process.
-    #[allow(dead_code)]
     pub fn signal(&self, signal: &str) {
         let _ = Command::new("kill")
             .args([&format!("-{signal}"), &self.0.id().to_string()])
@@ -78,10 +77,13 @@ impl Serve {
     }
 
     /// Ctrl-C, then wait for a clean exit (the shutdown snapshot is written on the way out).
-    pub fn stop(mut self) {
-        let _ = Command::new("kill")
-            .args(["-INT", &self.0.id().to_string()])
-            .status();
+    pub fn stop(self) {
+        self.signal("INT");
+        self.wait_clean_exit();
+    }
+
+    /// Waits up to a minute for the process to exit, and for its exit to be clean.
+    pub fn wait_clean_exit(mut self) {
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if let Ok(Some(status)) = self.0.try_wait() {

@@ -109,6 +109,16 @@ pub enum BusError {
         /// The client's error.
         source: ::redis::RedisError,
     },
+    /// A round trip got no reply in time; its connection was given up.
+    #[error("redis {operation} on {key}: no reply within {after_ms} ms")]
+    Timeout {
+        /// What was attempted.
+        operation: &'static str,
+        /// The stream key.
+        key: String,
+        /// How long it waited, milliseconds.
+        after_ms: u64,
+    },
     /// The bus has been shut down.
     #[error("the bus is closed")]
     Closed,

@@ -110,6 +110,27 @@ impl RedisConsumer {
         redis_error(operation, &self.key)(error)
     }
 
+    /// How long a round trip that blocks its read for `block` may wait for its reply: the
+    /// block (at least the configured `read_block_ms`) plus `response_timeout_margin_ms`.
+    fn reply_deadline(&self, block: Duration) -> Duration {
+        let block = block.max(Duration::from_millis(self.config.read_block_ms));
+        block + Duration::from_millis(self.config.response_timeout_margin_ms)
+    }
+
+    /// A round trip that got no reply within `deadline`: the connection is given up whatever
+    /// state its client is in (a process paused past its server's patience can leave a
+    /// request that is never answered nor timed out), and the next one opens a fresh one.
+    fn stalled(&mut self, operation: &'static str, deadline: Duration) -> BusError {
+        tracing::warn!(zone = %self.zone, operation, deadline_ms = deadline.as_millis() as u64, "redis bus: no reply in time; the connection is opened afresh");
+        self.connection = None;
+        self.failures = self.failures.saturating_add(1);
+        BusError::Timeout {
+            operation,
+            key: self.key.clone(),
+            after_ms: u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+
     /// The key of `stream` of this consumer's zone.
     fn key_of(&self, stream: StreamKind) -> &str {
         self.keys
@@ -238,10 +259,13 @@ impl RedisConsumer {
             .arg("STREAMS")
             .arg(&self.key)
             .arg(from);
+        let deadline = self.reply_deadline(block);
         let connection = self.connection().await?;
-        let mut replies = match pipe.query_async::<Vec<Value>>(connection).await {
-            Ok(replies) => replies,
-            Err(error) => return Err(self.failed("XADD + XACK + XREADGROUP", error)),
+        let reply = tokio::time::timeout(deadline, pipe.query_async::<Vec<Value>>(connection));
+        let mut replies = match reply.await {
+            Ok(Ok(replies)) => replies,
+            Ok(Err(error)) => return Err(self.failed("XADD + XACK + XREADGROUP", error)),
+            Err(_) => return Err(self.stalled("XADD + XACK + XREADGROUP", deadline)),
         };
         self.failures = 0;
         let read = replies.pop().unwrap_or(Value::Nil);
@@ -301,10 +325,13 @@ impl RedisConsumer {
         if pipe.is_empty() {
             return Ok(());
         }
+        let deadline = self.reply_deadline(Duration::ZERO);
         let connection = self.connection().await?;
-        let mut replies = match pipe.query_async::<Vec<Value>>(connection).await {
-            Ok(replies) => replies,
-            Err(error) => return Err(self.failed("XADD + XACK", error)),
+        let reply = tokio::time::timeout(deadline, pipe.query_async::<Vec<Value>>(connection));
+        let mut replies = match reply.await {
+            Ok(Ok(replies)) => replies,
+            Ok(Err(error)) => return Err(self.failed("XADD + XACK", error)),
+            Err(_) => return Err(self.stalled("XADD + XACK", deadline)),
         };
         let ack = ack_reply(&mut replies, handled);
         self.settle(outgoing, fence.as_ref(), staged, &replies)
