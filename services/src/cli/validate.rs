@@ -1,6 +1,6 @@
 //! `geppetto validate [PATH…]`: checks content files the way the service would load them and
-//! prints one `file:line: field: problem` line per error (`file: problem` where the format
-//! gives no line). The kind of a file is told by its folder: `profiles/`, `sets/`, `affect/`,
+//! prints one `file:line: field: problem` line per error: the line of the element at fault,
+//! or line 1 when the problem is the file's place or the whole file. The kind of a file is told by its folder: `profiles/`, `sets/`, `affect/`,
 //! `archetypes/`, `worlds/`, and `examples/` (scenarios, decide requests, affect event files).
 //! With no path it checks the repository's `config/`.
 
@@ -21,7 +21,8 @@ use crate::content::{ContentError, affect};
 pub struct Findings {
     /// Files checked.
     pub checked: usize,
-    /// One line per problem, `file:line: message`.
+    /// One line per problem, `file:line: message` (line 1 when the problem is the file's
+    /// place or the whole file).
     pub problems: Vec<String>,
 }
 
@@ -33,7 +34,7 @@ fn as_line(error: &ContentError) -> String {
     };
     let rest = rest.strip_prefix("error: ").unwrap_or(rest);
     let Some(after) = rest.strip_prefix("line ") else {
-        return format!("{file}: {rest}");
+        return format!("{file}:1: {rest}");
     };
     let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
     let remainder = after[digits.len()..].trim_start_matches([':', ' ']);
@@ -72,7 +73,7 @@ fn read(path: &Path, findings: &mut Findings) -> Option<String> {
         Err(e) => {
             findings
                 .problems
-                .push(format!("{}: cannot read: {e}", path.display()));
+                .push(format!("{}:1: cannot read: {e}", path.display()));
             None
         }
     }
@@ -102,7 +103,7 @@ fn check_file(kind: &str, path: &Path, findings: &mut Findings) {
             .map(|_| ())
             .map_err(|e| as_line(&e)),
         other => Err(format!(
-            "{file}: in a folder `{other}` that is no kind of content ({}): not checked; move it \
+            "{file}:1: in a folder `{other}` that is no kind of content ({}): not checked; move it \
              into the folder of its kind",
             CONTENT_KINDS.join("/, ") + "/"
         )),
@@ -141,11 +142,22 @@ fn check_example(path: &Path, file: &str, text: &str) -> Result<(), String> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let wire_error = |e: wire::WireError| format!("{file}: {}: {}", e.path, e.message);
+    // A problem in a decoded value is reported at the line of the element its path names.
+    let at_path = |path: &str, message: &str| {
+        let line = crate::content::locate::line_of(text, path).unwrap_or(1);
+        format!("{file}:{line}: {path}: {message}")
+    };
+    let wire_error = |e: wire::WireError| at_path(&e.path, &e.message);
     // A decide request is checked as `geppetto decide` checks it: its limits, its profile,
-    // and the decision itself.
-    let decided = |e: CommandError| format!("{file}: {e}");
-    let library = || ProfileLibrary::embedded().map_err(|e| format!("{file}: {e}"));
+    // and the decision itself; its refusal reads `path: problem`.
+    let decided = |e: CommandError| {
+        let said = e.to_string();
+        match said.split_once(": ") {
+            Some((path, message)) if !path.contains(' ') => at_path(path, message),
+            _ => format!("{file}:1: {said}"),
+        }
+    };
+    let library = || ProfileLibrary::embedded().map_err(|e| format!("{file}:1: {e}"));
     let limits = DecideLimits::default();
     if name.starts_with("decide-batch") {
         super::decide::decide_batch(text.to_owned(), &library()?, &limits, 1)
@@ -171,7 +183,7 @@ fn check_example(path: &Path, file: &str, text: &str) -> Result<(), String> {
             })
     } else {
         Err(format!(
-            "{file}: an example's name says what it is — it starts with `decide`, \
+            "{file}:1: an example's name says what it is — it starts with `decide`, \
              `decide-batch`, `simulate` or `affect`; this one is not checked"
         ))
     }
@@ -310,11 +322,12 @@ mod tests {
         .expect("example");
         let mut request: serde_json::Value = serde_json::from_str(&tavern).expect("json");
         request["profile"] = serde_json::json!("no-such-profile");
-        std::fs::write(
-            examples.join("decide-unknown-profile.json"),
-            request.to_string(),
-        )
-        .expect("write");
+        let pretty = serde_json::to_string_pretty(&request).expect("json");
+        let profile_line = 1 + pretty
+            .lines()
+            .position(|line| line.contains("\"profile\""))
+            .expect("a profile line");
+        std::fs::write(examples.join("decide-unknown-profile.json"), &pretty).expect("write");
         std::fs::write(
             examples.join("simulate-forever.yaml"),
             "hours: 1e308\nagent: {id: a, position: [0, 0]}\nworld: {providers: []}\n",
@@ -331,7 +344,15 @@ mod tests {
                 .clone()
         };
         assert!(said("decide-unknown-profile").contains("no-such-profile"));
+        assert!(
+            said("decide-unknown-profile").contains(&format!(
+                "decide-unknown-profile.json:{profile_line}: profile: "
+            )),
+            "{}",
+            said("decide-unknown-profile")
+        );
         assert!(said("simulate-forever").contains("hours"));
+        assert!(said("notes.yaml").contains("notes.yaml:1: "));
         assert!(said("notes.yaml").contains("not checked"));
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -5,6 +5,7 @@
 
 pub mod affect;
 pub mod archetypes;
+pub mod locate;
 pub mod profiles;
 pub mod sets;
 pub mod world_file;
