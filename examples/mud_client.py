@@ -3,16 +3,17 @@ and report back (docs/integration.md), consume intents and story signals with a 
 (redis-py). Run `geppetto serve` with `[bus] kind = "redis"` and `[clock] kind = "external"`,
 then: python examples/mud_client.py [redis-url] [ticks]. Its NPCs walk at once and act for the
 ticks an intent says; examples/mud_world.py is a whole small world."""
-import json, sys, redis
+import json, sys, uuid, redis
 
 url = sys.argv[1] if len(sys.argv) > 1 else "redis://127.0.0.1:6379/0"
 ticks = int(sys.argv[2]) if len(sys.argv) > 2 else 30
 r, zone, seq = redis.Redis.from_url(url, decode_responses=True), "village", 0
+run = uuid.uuid4().hex[:8]    # ids unique across runs: geppetto applies an event id once
 key = lambda stream: f"geppetto:{{{zone}}}:{stream}"
 
 def send(kind, game_time, **payload):           # a world event, in the versioned envelope
     global seq; seq += 1
-    r.xadd(key("world"), {"m": json.dumps({"v": 1, "type": kind, "id": f"mud-{seq}",
+    r.xadd(key("world"), {"m": json.dumps({"v": 1, "type": kind, "id": f"mud-{run}-{seq}",
                                            "zone": zone, "game_time": game_time, **payload})})
 
 for stream in ("intents", "story"):               # our own consumer group on each output stream

@@ -271,7 +271,7 @@ fn feed_line(names: &Names, message: &Value) -> Option<String> {
 
 fn script(zone: &str, start: u64) -> Vec<WorldMessage> {
     let at = |offset: u64, id: &str, event: WorldEvent| WorldMessage {
-        header: header(format!("{zone}:script:{id}"), zone, start + offset),
+        header: header(format!("{zone}:script:{start}:{id}"), zone, start + offset),
         event,
     };
     vec![

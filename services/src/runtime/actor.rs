@@ -82,8 +82,12 @@ impl Handler<Apply> for ZoneActor {
         let mut out = ZoneOutput::default();
         let clock = crate::runtime::wall_clock();
         let inputs = self.hooks.inputs(&clock);
-        for world_message in &message.0 {
+        for (position, world_message) in message.0.iter().enumerate() {
+            let refused_before = out.refused.len();
             self.zone.apply(world_message, &inputs, &mut out);
+            for refusal in &mut out.refused[refused_before..] {
+                refusal.position = position;
+            }
         }
         MessageResult((out, self.zone.status()))
     }

@@ -22,6 +22,11 @@ pub fn dead_letter() {
     counter!("geppetto_dead_letters_total").increment(1);
 }
 
+/// World events not applied because their zone applied their id lately.
+pub fn world_duplicates(count: u64) {
+    counter!("geppetto_world_duplicates_total").increment(count);
+}
+
 /// A bus read, write or ack failed.
 pub fn bus_error() {
     counter!("geppetto_bus_errors_total").increment(1);

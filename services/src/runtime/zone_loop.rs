@@ -318,6 +318,8 @@ pub struct LoopStats {
     pub dead_lettered: u64,
     /// Messages published.
     pub published: u64,
+    /// World messages not applied because the zone applied their id lately.
+    pub duplicates: u64,
 }
 
 /// Runs the loop of `zone` until `shutdown` turns true, on the zone's own thread beside its
@@ -537,20 +539,14 @@ async fn zone_loop(
             }
         }
         let game_time = messages.last().map_or(0, |m| m.header.game_time);
-        let count = messages.len() as u64;
-        // Where each applied message came from, should the zone refuse it.
-        let sources: Vec<(String, usize)> = messages
-            .iter()
-            .zip(&accepted)
-            .map(|(m, &index)| (m.header.id.clone(), index))
-            .collect();
         let (output, status) = zone.apply(messages).await?;
         for refusal in &output.refused {
             tracing::warn!(zone = %name, id = %refusal.id, reason = %refusal.reason, "world event refused by the zone");
-            let delivery = sources
-                .iter()
-                .find(|(id, _)| *id == refusal.id)
-                .and_then(|&(_, index)| batch.get(index));
+            // The delivery the refused message came from: `accepted` maps a position in what
+            // was applied to one in the batch read.
+            let delivery = accepted
+                .get(refusal.position)
+                .and_then(|&index| batch.get(index));
             let letter = DeadLetter {
                 source_id: delivery.map_or_else(|| refusal.id.clone(), |d| d.id.clone()),
                 event_type: refusal.kind.to_owned(),
@@ -561,7 +557,11 @@ async fn zone_loop(
             dead_letter(&mut link.outgoing, &name, letter);
             stats.dead_lettered += 1;
         }
-        stats.applied += count - output.refused.len() as u64;
+        stats.applied += output.applied;
+        stats.duplicates += output.duplicates;
+        if output.duplicates > 0 {
+            metrics::world_duplicates(output.duplicates);
+        }
         if let Some(llm) = &llm {
             // Presence first, so the delivery guard already sees this batch's rooms; then one
             // budget refill per batch (the tick boundary the seams can see) and the requests.

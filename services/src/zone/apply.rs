@@ -17,15 +17,58 @@ use crate::bus::envelope::{NpcEvent, WorldEvent, WorldMessage};
 use crate::content::world_file::SpawnRecord;
 
 impl Zone {
-    /// Applies one world message; one naming what this zone does not hold is refused into
-    /// `out.refused`.
+    /// Applies one world message, once: one naming what this zone does not hold is refused
+    /// into `out.refused`, and so is one whose envelope id the zone applied lately (a game's
+    /// retried send, a duplicated delivery) — with reason `duplicate`, or silently when
+    /// geppetto wrote it (a hand-over replayed by the other zone's recovery). The zone's own
+    /// records (`zone_settings`, `governor_decision`) state what holds and apply alike twice.
     pub fn apply(&mut self, message: &WorldMessage, inputs: &TickInputs<'_>, out: &mut ZoneOutput) {
+        let once = !matches!(
+            message.event,
+            WorldEvent::ZoneSettings { .. } | WorldEvent::GovernorDecision(_)
+        );
+        let id = &message.header.id;
+        if once && self.recent_ids.contains(id) {
+            if !message.header.is_from_geppetto() {
+                out.refused.push(Refusal {
+                    id: id.clone(),
+                    kind: message.event.kind(),
+                    path: "id".to_owned(),
+                    reason: format!("duplicate: an event with id `{id}` was applied already"),
+                    position: 0,
+                });
+            }
+            out.duplicates += 1;
+            return;
+        }
+        let refused_before = out.refused.len();
+        self.apply_once(message, inputs, out);
+        if out.refused.len() > refused_before {
+            return;
+        }
+        out.applied += 1;
+        if once {
+            let tick = &self.config.tick;
+            let (capacity, max_age) = (tick.event_ids_remembered, tick.event_ids_max_age_ticks);
+            self.recent_ids
+                .remember(id, self.game_time, capacity, max_age);
+        }
+    }
+
+    /// Applies one world message (see [`Zone::apply`]).
+    fn apply_once(
+        &mut self,
+        message: &WorldMessage,
+        inputs: &TickInputs<'_>,
+        out: &mut ZoneOutput,
+    ) {
         let refuse = |out: &mut ZoneOutput, path: &str, reason: String| {
             out.refused.push(Refusal {
                 id: message.header.id.clone(),
                 kind: message.event.kind(),
                 path: path.to_owned(),
                 reason,
+                position: 0,
             });
         };
         let refused = |out: &mut ZoneOutput, result: Result<(), Refused>| {
@@ -111,11 +154,6 @@ impl Zone {
                         return;
                     }
                 };
-                // A zone recovering from its log hands its travellers over again: the first
-                // arrival stands.
-                if self.arrivals.contains(&message.header.id) {
-                    return;
-                }
                 if self.npc_index(&id).is_some() {
                     refuse(
                         out,
@@ -126,10 +164,6 @@ impl Zone {
                 }
                 match self.spawn_from_record("npc", &arrival.npc) {
                     Ok(index) => {
-                        self.arrivals.push_back(message.header.id.clone());
-                        while self.arrivals.len() > self.config.tick.arrivals_remembered {
-                            self.arrivals.pop_front();
-                        }
                         self.settle_traveller(index, arrival, out);
                     }
                     Err(error) => refuse(out, "npc", error.to_string()),
@@ -498,7 +532,7 @@ mod bounds {
         for i in 0..10 {
             apply_as(
                 &mut zone,
-                "p",
+                &format!("p{i}"),
                 WorldEvent::ProviderUpdated {
                     provider: "well".into(),
                     state: Some(format!("state_{i}")),
@@ -509,7 +543,7 @@ mod bounds {
         assert_eq!(zone.vocabulary.len(), before + 3, "at most three new names");
         let refused = apply_as(
             &mut zone,
-            "p",
+            "p99",
             WorldEvent::ProviderUpdated {
                 provider: "well".into(),
                 state: Some("state_99".into()),

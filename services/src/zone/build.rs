@@ -157,7 +157,7 @@ impl Zone {
             social,
             spawned: BTreeMap::new(),
             resident_specs: BTreeMap::new(),
-            arrivals: VecDeque::new(),
+            recent_ids: super::recent_ids::RecentIds::default(),
             departed: BTreeSet::new(),
             world_fingerprint: world_file.fingerprint.clone(),
             running_by_provider: None,

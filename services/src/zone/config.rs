@@ -32,9 +32,15 @@ pub struct TickConfig {
     pub max_decisions_per_tick: usize,
     /// Scoring threads for the zone's batch decision (never changes the result).
     pub decision_workers: usize,
-    /// Handovers from other zones remembered by id, so one handed over again (the other zone
-    /// replaying its log after a failover) is recognised and not applied twice; default 4096.
-    pub arrivals_remembered: usize,
+    /// World events remembered by envelope id, so one delivered again (a game retrying a send,
+    /// a hand-over replayed by the other zone's recovery) is recognised and not applied twice;
+    /// default 16,384 (0 remembers none). Kept in snapshots.
+    #[serde(alias = "arrivals_remembered")]
+    pub event_ids_remembered: usize,
+    /// How long, in game ticks, an applied event's id is remembered; default 1,440 (a game
+    /// day). An id is forgotten when it is this old or when `event_ids_remembered` newer ones
+    /// came after it.
+    pub event_ids_max_age_ticks: u64,
     /// Longest jump one `time_advanced` may make, ticks; default 525,600 (a game year). A
     /// longer one — or time going backwards — is refused (dead-lettered), never applied: a
     /// game clock gone wrong would otherwise cut the zone off from every later tick.
@@ -57,7 +63,8 @@ impl Default for TickConfig {
             max_decisions_per_tick: 1000,
             decision_trace_len: 32,
             decision_workers: 1,
-            arrivals_remembered: 4096,
+            event_ids_remembered: 16_384,
+            event_ids_max_age_ticks: 1_440,
             max_time_jump_ticks: 525_600,
             max_event_names: 4096,
             npc_budget_ms: 2.0,

@@ -55,6 +55,7 @@ mod game;
 pub mod governor;
 pub mod isolation;
 mod llm;
+mod recent_ids;
 mod social;
 pub mod social_life;
 mod state;
@@ -233,8 +234,8 @@ pub struct Zone {
     /// The spec each archetype resident was built from (the world file's, or a traveller's),
     /// by id: what it is handed over as when it leaves for another zone.
     resident_specs: BTreeMap<String, ResidentSpec>,
-    /// Ids of the latest handovers applied here, oldest first (`tick.arrivals_remembered`).
-    arrivals: VecDeque<String>,
+    /// Ids of the world events applied lately (`tick.event_ids_remembered`).
+    recent_ids: recent_ids::RecentIds,
     /// Content NPCs that left at run time (despawned or handed over), so a snapshot restored
     /// over the content keeps them gone.
     departed: BTreeSet<String>,
@@ -263,6 +264,11 @@ pub struct ZoneOutput {
     /// World messages the zone could not apply (an unknown NPC, room or provider, a spawn it
     /// refused): the loop dead-letters each with its reason.
     pub refused: Vec<Refusal>,
+    /// World messages applied (neither refused nor duplicates).
+    pub applied: u64,
+    /// World messages not applied because the zone applied their id lately (the game's are in
+    /// `refused` too, as `duplicate`).
+    pub duplicates: u64,
 }
 
 fn unknown_npc(zone: &str, npc: &str) -> String {
@@ -280,6 +286,8 @@ pub struct Refusal {
     pub path: String,
     /// Why.
     pub reason: String,
+    /// Where the message stands in the batch it was applied with (0 when applied alone).
+    pub position: usize,
 }
 
 pub(super) fn room_key(zone_rooms: &[(String, String)], room: usize) -> &str {

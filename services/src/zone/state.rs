@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::anchor::{LogMark, SnapshotAnchor};
 use super::game::WorldContexts;
+use super::recent_ids::RecentIds;
 use super::status::Derived;
 use super::{Completion, DecisionTrace, IntentKind, NpcGameState, Zone, ZoneError};
 use crate::zone::governor::Governor;
@@ -63,9 +64,14 @@ pub struct ZoneState {
     pub fabric: SocialFabric,
     /// The story detector's buffer, history and live signals.
     pub detector: StoryDetector,
-    /// Ids of the latest handovers from other zones applied here, oldest first.
+    /// Envelope ids of the world events applied lately, oldest first (older snapshots kept
+    /// only the hand-overs', as `arrivals`).
+    #[serde(default, alias = "arrivals")]
+    pub recent_ids: std::collections::VecDeque<String>,
+    /// The game time each of `recent_ids` was applied at (absent in older snapshots: taken as
+    /// the snapshot's time).
     #[serde(default)]
-    pub arrivals: std::collections::VecDeque<String>,
+    pub recent_id_times: Vec<u64>,
     /// NPCs of the content that left at run time (despawned, or walked into another zone):
     /// they stay gone when the snapshot is restored, while NPCs the content added since join.
     /// Absent in older snapshots, whose NPC set is taken as it was saved.
@@ -152,6 +158,7 @@ pub enum RestoreError {
 impl Zone {
     /// Everything that changes in this zone, for a snapshot.
     pub fn capture(&self) -> ZoneState {
+        let (recent_ids, recent_id_times) = self.recent_ids.saved();
         ZoneState {
             zone: self.name.clone(),
             tick: self.tick,
@@ -179,7 +186,8 @@ impl Zone {
             isolation: self.isolation.state.clone(),
             fabric: self.social.fabric.clone(),
             detector: self.social.detector().clone(),
-            arrivals: self.arrivals.clone(),
+            recent_ids,
+            recent_id_times,
             departed: Some(self.departed.clone()),
             contexts: Some(self.contexts.clone()),
             completion: Some(self.completion),
@@ -282,7 +290,8 @@ impl Zone {
         fresh.world = saved.world;
         fresh.completion = saved.completion.unwrap_or(Completion::Simulated);
         fresh.spawned = saved.spawned;
-        fresh.arrivals = saved.arrivals;
+        fresh.recent_ids =
+            RecentIds::restored(saved.recent_ids, &saved.recent_id_times, saved.game_time);
         // An older snapshot's departures are the content NPCs it did not hold.
         fresh.departed = saved.departed.unwrap_or(left);
         fresh.presence.adopt_state(saved.presence);

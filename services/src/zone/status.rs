@@ -230,7 +230,7 @@ mod tests {
         let mut out = ZoneOutput::default();
         zone.apply(
             &WorldMessage {
-                header: header("d", "village", zone.game_time),
+                header: header(fresh_id("d"), "village", zone.game_time),
                 event: WorldEvent::NpcDespawned { npc: gone },
             },
             &live(),
@@ -239,7 +239,7 @@ mod tests {
         assert_eq!(total(&zone.status()), npcs - 1);
         zone.apply(
             &WorldMessage {
-                header: header("l", "village", zone.game_time),
+                header: header(fresh_id("l"), "village", zone.game_time),
                 event: WorldEvent::PlayerLeft {
                     player: "ann".into(),
                 },

@@ -17,6 +17,20 @@ pub(crate) fn still() -> Duration {
     Duration::ZERO
 }
 
+/// A world message id this thread has not used: a zone applies an id once, and these helpers
+/// stand for events that each happen.
+pub(crate) fn fresh_id(prefix: &str) -> String {
+    thread_local! {
+        static NEXT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    let n = NEXT.with(|next| {
+        let n = next.get();
+        next.set(n + 1);
+        n
+    });
+    format!("{prefix}{n}")
+}
+
 /// Live processing on the still clock.
 pub(crate) fn live() -> TickInputs<'static> {
     TickInputs::live(&still)
@@ -74,7 +88,7 @@ pub(crate) fn apply_as(zone: &mut Zone, id: &str, event: WorldEvent) -> ZoneOutp
 
 /// Applies `event` at game time `game_time`; returns everything the zone produced.
 pub(crate) fn apply_at(zone: &mut Zone, game_time: u64, event: WorldEvent) -> ZoneOutput {
-    apply_message(zone, "e", game_time, event)
+    apply_message(zone, &fresh_id("e"), game_time, event)
 }
 
 fn apply_message(zone: &mut Zone, id: &str, game_time: u64, event: WorldEvent) -> ZoneOutput {
@@ -92,7 +106,7 @@ pub(crate) fn advance(zone: &mut Zone, ticks: u64) -> Vec<(StreamKind, String)> 
     let target = zone.game_time + ticks;
     while zone.game_time < target {
         let message = WorldMessage {
-            header: header("t", "village", (zone.game_time + 60).min(target)),
+            header: header(fresh_id("t"), "village", (zone.game_time + 60).min(target)),
             event: WorldEvent::TimeAdvanced,
         };
         zone.apply(&message, &live(), &mut out);
@@ -102,7 +116,7 @@ pub(crate) fn advance(zone: &mut Zone, ticks: u64) -> Vec<(StreamKind, String)> 
 
 pub(crate) fn enter(zone: &mut Zone, room: &str) {
     let message = WorldMessage {
-        header: header("p", "village", zone.game_time),
+        header: header(fresh_id("p"), "village", zone.game_time),
         event: WorldEvent::PlayerEntered {
             player: "ann".into(),
             room: room.into(),
@@ -122,7 +136,7 @@ pub(crate) fn send_at(
     event: WorldEvent,
 ) -> Vec<(StreamKind, String)> {
     let message = WorldMessage {
-        header: header("e", "village", game_time),
+        header: header(fresh_id("e"), "village", game_time),
         event,
     };
     let mut out = ZoneOutput::default();

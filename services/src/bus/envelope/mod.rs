@@ -71,6 +71,11 @@ impl Header {
         }
     }
 
+    /// Whether geppetto wrote the message ([`Header::origin`]).
+    pub fn is_from_geppetto(&self) -> bool {
+        self.origin.as_deref() == Some(GEPPETTO_ORIGIN)
+    }
+
     /// Whether geppetto wrote the message (see [`Header::origin`]).
     pub fn is_geppetto(&self) -> bool {
         self.origin.as_deref() == Some(GEPPETTO_ORIGIN)

@@ -13,7 +13,7 @@ fn a_social_event_stirs_the_targets_temper() {
         enter(&mut zone, "lane");
         if insulted {
             let message = WorldMessage {
-                header: header("s", "village", zone.game_time),
+                header: header(fresh_id("s"), "village", zone.game_time),
                 event: WorldEvent::SocialEvent {
                     kind: "insult".into(),
                     source: "stranger".into(),
@@ -49,7 +49,7 @@ fn a_theft_gives_a_trader_a_reactive_goal_that_sends_them_to_the_watch() {
     advance(&mut zone, 60);
     let theft = |zone: &mut Zone| {
         let message = WorldMessage {
-            header: header("s", "village", zone.game_time),
+            header: header(fresh_id("s"), "village", zone.game_time),
             event: WorldEvent::SocialEvent {
                 kind: "theft".into(),
                 source: "vex".into(),
@@ -238,4 +238,152 @@ fn a_schedule_override_holds_until_it_expires_and_activity_changes_are_events() 
     let after = activities(&later);
     assert_eq!(after.len(), 1, "back to the schedule once: {after:?}");
     assert_ne!(after[0], "worship");
+}
+
+/// Applies `events` (type and payload) to a village the game drives, each twice under the same
+/// id: the second time changes nothing — no state, no output — and is refused as a duplicate.
+#[test]
+fn every_world_event_family_is_applied_once_under_its_id() {
+    use crate::bus::envelope::parse_world;
+    use serde_json::json;
+
+    let mut zone = crate::zone::testing::village_in_game();
+    enter(&mut zone, "square");
+    advance(&mut zone, 2);
+    // Two NPCs with an intent in progress, for the game's reports of their ends.
+    let mut busy = zone
+        .agents
+        .iter()
+        .zip(&zone.meta)
+        .filter_map(|(agent, meta)| {
+            let (intent, _) = meta.current_intent.as_ref()?;
+            Some((agent.agent.id.clone(), intent.clone()))
+        });
+    let (done_npc, done_intent) = busy.next().expect("an NPC with an intent");
+    let (failed_npc, failed_intent) = busy.next().expect("another NPC with an intent");
+    drop(busy);
+    let events = [
+        ("time_advanced", json!({})),
+        ("player_entered", json!({"player": "ann", "room": "market"})),
+        ("player_left", json!({"player": "ann"})),
+        (
+            "provider_updated",
+            json!({"provider": "tavern", "state": "closed", "capacity": 2}),
+        ),
+        (
+            "social_event",
+            json!({"kind": "gift", "source": "ann", "target": "piet", "deltas": {}, "mood": 0.3}),
+        ),
+        (
+            "schedule_override",
+            json!({"npc": "bjorn", "activity": "idle", "hours": 2.0}),
+        ),
+        (
+            "action_completed",
+            json!({"npc": done_npc, "intent": done_intent}),
+        ),
+        (
+            "action_failed",
+            json!({"npc": failed_npc, "intent": failed_intent, "reason": "blocked"}),
+        ),
+        ("npc_moved", json!({"npc": "bjorn", "room": "tavern"})),
+        (
+            "order",
+            json!({"npc": "bram", "provider": "tavern", "action": "eat_stew", "by": "ann"}),
+        ),
+        ("npc_engaged", json!({"npc": "aldo", "reason": "dialogue"})),
+        ("npc_released", json!({"npc": "aldo"})),
+        (
+            "goal_assigned",
+            json!({"npc": "bjorn", "goal": {"id": "q1", "description": "a quest",
+            "predicate": {"predicate_type": "need_above", "need": "SURVIVAL", "min": 0.99}}}),
+        ),
+        (
+            "context_set",
+            json!({"name": "harvest", "tag_multipliers": {"food": 1.5}}),
+        ),
+        ("context_cleared", json!({"name": "harvest"})),
+        ("weather_changed", json!({"weather": "rain"})),
+        (
+            "say",
+            json!({"speaker": "ann", "text": "hello Piet", "room": "market", "addressee": "piet"}),
+        ),
+        ("npc_despawned", json!({"npc": "vex"})),
+    ];
+    let state_of = |zone: &Zone| {
+        let mut state = serde_json::to_value(zone.capture()).expect("state");
+        for kept in ["recent_ids", "recent_id_times"] {
+            state.as_object_mut().expect("object").remove(kept);
+        }
+        state
+    };
+    for (kind, payload) in events {
+        let time = zone.game_time + u64::from(kind == "time_advanced");
+        let mut envelope = json!({"v": 1, "type": kind, "id": format!("once-{kind}"),
+                                  "zone": "village", "game_time": time});
+        if let (Some(fields), serde_json::Value::Object(extra)) =
+            (envelope.as_object_mut(), payload)
+        {
+            fields.extend(extra);
+        }
+        let message =
+            parse_world(&envelope.to_string()).unwrap_or_else(|error| panic!("{kind}: {error:?}"));
+        let mut first = ZoneOutput::default();
+        zone.apply(&message, &live(), &mut first);
+        assert!(
+            first.refused.is_empty(),
+            "{kind} applies: {:?}",
+            first.refused
+        );
+        assert_eq!(first.applied, 1, "{kind}");
+        let after_first = state_of(&zone);
+        let mut again = ZoneOutput::default();
+        zone.apply(&message, &live(), &mut again);
+        assert_eq!(
+            state_of(&zone),
+            after_first,
+            "{kind}: the second time changes no state"
+        );
+        assert!(
+            again.messages.is_empty() && again.llm.is_empty() && again.handovers.is_empty(),
+            "{kind}: the second time writes nothing: {:?}",
+            again.messages
+        );
+        assert_eq!((again.applied, again.duplicates), (0, 1), "{kind}");
+        assert_eq!(again.refused.len(), 1, "{kind}");
+        assert_eq!(again.refused[0].path, "id");
+        assert!(again.refused[0].reason.starts_with("duplicate"), "{kind}");
+    }
+}
+
+#[test]
+fn the_zones_own_settings_record_applies_every_time() {
+    let mut zone = village();
+    let settings = zone.settings_message();
+    for _ in 0..2 {
+        let mut out = ZoneOutput::default();
+        zone.apply(&settings, &live(), &mut out);
+        assert_eq!(
+            (out.applied, out.duplicates),
+            (1, 0),
+            "zone_settings is exempt"
+        );
+    }
+}
+
+#[test]
+fn a_window_restored_from_a_snapshot_still_knows_its_ids() {
+    let mut zone = village();
+    let out = apply_as(&mut zone, "gift-1", social("gift", "piet", &[], None));
+    assert_eq!(out.applied, 1);
+    let saved = zone.capture();
+    let text = serde_json::to_string(&saved).expect("json");
+    let restored =
+        Zone::restored(village(), serde_json::from_str(&text).expect("state")).expect("restored");
+    let mut restored = restored;
+    let again = apply_as(&mut restored, "gift-1", social("gift", "piet", &[], None));
+    assert_eq!(
+        again.duplicates, 1,
+        "a recovered zone drops what the live one applied"
+    );
 }

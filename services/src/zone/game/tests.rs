@@ -375,7 +375,7 @@ fn a_failing_npc_is_held_with_its_intent_cancelled_and_an_admin_reinstates_it() 
             ..TickInputs::live(&clock)
         };
         let message = crate::bus::envelope::WorldMessage {
-            header: header("t", "village", zone.game_time + 1),
+            header: header(fresh_id("t"), "village", zone.game_time + 1),
             event: WorldEvent::TimeAdvanced,
         };
         zone.apply(&message, &inputs, &mut out);
