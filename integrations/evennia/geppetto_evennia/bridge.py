@@ -126,6 +126,18 @@ class Bridge:
         if len(self.seen_order) > self.seen_limit:
             self.seen.discard(self.seen_order.popleft())
 
+    def handled_ids(self, newest):
+        """The ids of the `newest` messages handled, oldest first: what a reload keeps."""
+        kept = list(self.seen_order)
+        return kept[-newest:] if newest > 0 else []
+
+    def restore_handled(self, ids):
+        """Takes back the ids a previous start handled (`handled_ids`), so what Redis or
+        geppetto delivers again after a reload is dropped like any duplicate."""
+        for message_id in ids:
+            if message_id not in self.seen:
+                self.remember(message_id)
+
     def on_intents(self, m):
         kind, npc_id = m["type"], m["npc"]
         self.figures[f"intent {kind}"] += 1

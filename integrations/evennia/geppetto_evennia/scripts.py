@@ -3,6 +3,11 @@ sends the game clock (Evennia's game time, in minutes) and moves walks and actio
 reader loop waits on Redis in a thread (`deferToThread`) and hands what it read to the bridge
 in the reactor thread, so the reactor never blocks on Redis.
 
+The ids of the messages the bridge handled are kept in the script's attributes — the newest
+GEPPETTO_SEEN_KEPT of them, saved every GEPPETTO_SEEN_SAVE_SECONDS and when the server reloads
+or shuts down — and given back to the bridge when it starts again, so a reload does not carry
+out an intent twice.
+
 Settings: the table in the package's README (each optional, with its default there).
 """
 import itertools
@@ -53,16 +58,37 @@ class GeppettoScript(DefaultScript):
     def at_start(self, **kwargs):
         global _current_start
         _current_start = next(_starts)
-        read_next(start_bridge(), _current_start)
+        running = start_bridge()
+        running.restore_handled(self.db.geppetto_handled or [])
+        self.ndb.saved_at = 0
+        read_next(running, _current_start)
 
     def at_stop(self, **kwargs):
         global _current_start
+        self.save_handled()
         _current_start = 0
         bridge.current = None
 
     def at_repeat(self, **kwargs):
         if bridge.current is not None:
             bridge.current.clock(game_minute())
+            every = getattr(settings, "GEPPETTO_SEEN_SAVE_SECONDS", 10)
+            self.ndb.saved_at = (self.ndb.saved_at or 0) + 1
+            if self.ndb.saved_at >= every:
+                self.save_handled()
+
+    def at_server_reload(self, **kwargs):
+        self.save_handled()
+
+    def at_server_shutdown(self, **kwargs):
+        self.save_handled()
+
+    def save_handled(self):
+        """Keeps the newest handled ids in the script's attributes (bounded)."""
+        self.ndb.saved_at = 0
+        if bridge.current is not None:
+            kept = getattr(settings, "GEPPETTO_SEEN_KEPT", 10_000)
+            self.db.geppetto_handled = bridge.current.handled_ids(kept)
 
 
 def game_minute():

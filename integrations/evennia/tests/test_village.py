@@ -190,6 +190,32 @@ class VillageTest(EvenniaTestCase):
         self.wait_for_redis(True)
         self.figures["redis restarts"] += 1
 
+    def test_handled_ids_survive_a_reload(self):
+        """The global script keeps the newest handled ids in its attributes: the bridge it
+        starts after a reload drops what the one before it carried out."""
+        from django.test import override_settings
+        from evennia import create_script
+        from geppetto_evennia import scripts
+
+        reading, scripts.read_next = scripts.read_next, lambda running, start: None
+        try:
+            with override_settings(GEPPETTO_REDIS_URL=self.redis_url, GEPPETTO_ZONE="reloaded",
+                                   GEPPETTO_SEEN_KEPT=3):
+                script = create_script(scripts.GeppettoScript, key="geppetto-reload")
+                for message_id in ["i1", "i2", "i3", "i4"]:
+                    bridge.current.remember(message_id)
+                script.at_server_reload()
+                self.assertEqual(script.db.geppetto_handled, ["i2", "i3", "i4"])
+                script.at_start()
+                after = bridge.current
+                self.assertEqual(after.seen, {"i2", "i3", "i4"})
+                after.handle([("intents", "1-0", {"id": "i4", "type": "bark", "npc": "piet"})])
+                self.assertEqual(after.figures["duplicates dropped"], 1)
+                script.delete()
+        finally:
+            scripts.read_next = reading
+            bridge.current = self.bridge
+
     def test_villagers_live_in_evennia(self):
         made = self.build_and_export()
         # The NPCs stand where geppetto has them (the world's rooms, or later ones).
