@@ -14,13 +14,19 @@ and `[integration] completion = "game"` (config/geppetto-redis.toml), then:
 
 It takes the NPCs where `GET /npcs` says they are and carries out the intents that come after.
 
+It rides out faults as a game must: Redis or geppetto away for a while (it retries for
+`--patience` seconds), the zone moving to another instance (`--admin` may list several admin
+APIs: it asks the one that holds the zone), and it can send each event a second time under the
+same id (`--resend-rate`), as a game does that retries a send whose reply it did not get: every
+such copy must come back dead-lettered as a duplicate, never applied twice.
+
 Each game minute the game reports what its NPCs did, sends `time_advanced`, waits until geppetto
 has applied that tick (the zone's `game_time` in the admin API's brain view), handles the
 intents and NPC events that came out (its own consumer groups, acknowledged once handled,
 duplicates dropped by id) and checks that geppetto's room of every NPC is the game's. At the
 end it prints its figures and exits 1 if any check failed, each failure saying what went wrong.
 """
-import argparse, json, random, re, sys, time, urllib.request
+import argparse, json, random, re, sys, time, urllib.error, urllib.request
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 
@@ -85,9 +91,12 @@ class Geppetto:
     """The zone's streams (world events out; intents and NPC events in, with our consumer
     groups) and its admin API."""
 
-    def __init__(self, url, admin, zone):
-        self.r = redis.Redis.from_url(url, decode_responses=True)
-        self.admin_url, self.zone, self.seq = admin.rstrip("/"), zone, 0
+    def __init__(self, url, admin, zone, patience=SYNC_TIMEOUT_S, resend_rate=0.0, seed=7):
+        self.r = redis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
+        self.admin_urls = [a.rstrip("/") for a in admin.split(",")]
+        self.zone, self.seq, self.patience = zone, 0, patience
+        self.resend_rate, self.rng = resend_rate, random.Random(seed + 1)
+        self.resent, self.outages = set(), Counter()
         # A zone that ran before the game came has intents the game never carried out: their
         # cancels and timeouts are not the game's business.
         self.joined_late = self.r.xlen(self.key("intents")) > 0
@@ -98,37 +107,74 @@ class Geppetto:
                 pass                                # BUSYGROUP: ours already; resume from it
         newest = self.r.xrevrange(self.key("deadletter"), count=1)
         self.dead_cursor = newest[0][0] if newest else "0"
+        self.letters_seen = set()
         self.run = None                             # set from the zone's time: unique event ids
 
     def key(self, stream):
         return f"geppetto:{{{self.zone}}}:{stream}"
 
+    def patiently(self, what, call):
+        """`call()`, tried again while Redis or geppetto does not answer, for `patience` s."""
+        deadline = time.monotonic() + self.patience
+        while True:
+            try:
+                return call()
+            except (redis.ConnectionError, redis.TimeoutError, urllib.error.URLError, OSError,
+                    LookupError) as error:
+                self.outages[what] += 1
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"{what}: no answer within {self.patience} s ({error})")
+                time.sleep(0.05)
+
     def admin(self, path):
-        with urllib.request.urlopen(self.admin_url + path, timeout=5) as reply:
-            return json.load(reply)
+        """`path` of the admin API that holds the zone (several may be given; the zone moves
+        between instances of a cluster)."""
+        def ask():
+            for url in self.admin_urls:
+                try:
+                    with urllib.request.urlopen(url + path, timeout=5) as reply:
+                        answer = json.load(reply)
+                except (urllib.error.URLError, OSError):
+                    continue
+                if path != "/npcs" or any(n["zone"] == self.zone for n in answer):
+                    return answer
+            raise LookupError(f"no admin API holds zone {self.zone} ({path})")
+        return self.patiently("admin API", ask)
 
     def send(self, kind, game_time, /, **payload):     # `/`: a payload may have a `kind`
         self.seq += 1
         message = {"v": 1, "type": kind, "id": f"mud-{self.run}-{self.seq}", "zone": self.zone,
                    "game_time": game_time, **payload}
-        self.r.xadd(self.key("world"), {"m": json.dumps(message)})
+        body = {"m": json.dumps(message)}
+        self.patiently("redis", lambda: self.r.xadd(self.key("world"), body))
+        if self.rng.random() < self.resend_rate:          # a retry: the reply was "lost"
+            self.resent.add(message["id"])
+            self.patiently("redis", lambda: self.r.xadd(self.key("world"), body))
         return message["id"]
+
+    def ack(self, stream, entry_id):
+        self.patiently("redis", lambda: self.r.xack(stream, GROUP, entry_id))
 
     def read(self):
         """New intents and NPC events as (stream, entry id, message), by game time, NPC events
         first within a tick (a relocation precedes the NPC's decision)."""
         streams = {self.key("intents"): ">", self.key("npc_events"): ">"}
         got = []
-        for stream, entries in self.r.xreadgroup(GROUP, CONSUMER, streams, count=1000) or []:
+        reply = self.patiently("redis", lambda: self.r.xreadgroup(GROUP, CONSUMER, streams, count=1000))
+        for stream, entries in reply or []:
             got += [(stream, entry_id, json.loads(fields["m"])) for entry_id, fields in entries]
         return sorted(got, key=lambda g: (g[2]["game_time"], not g[0].endswith("npc_events")))
 
     def dead_letters(self):
-        reply = self.r.xread({self.key("deadletter"): self.dead_cursor}, count=1000) or []
+        reply = self.patiently("redis", lambda: self.r.xread({self.key("deadletter"): self.dead_cursor},
+                                                              count=1000)) or []
         for _, entries in reply:
             for entry_id, fields in entries:
                 self.dead_cursor = entry_id
-                yield json.loads(fields["m"])
+                letter = json.loads(fields["m"])
+                if letter["id"] not in self.letters_seen:   # written again after a restart
+                    self.letters_seen.add(letter["id"])
+                    yield letter
 
 
 @dataclass
@@ -177,7 +223,7 @@ class Game:
                 if m["id"] not in self.seen:               # re-emitted after a restart: drop
                     self.seen.add(m["id"])
                     (self.on_intent if stream.endswith("intents") else self.on_event)(m)
-                self.gp.r.xack(stream, GROUP, entry_id)
+                self.gp.ack(stream, entry_id)
         for letter in self.gp.dead_letters():
             self.on_dead_letter(letter)
 
@@ -307,6 +353,13 @@ class Game:
             return
         if not str(original.get("id", "")).startswith(f"mud-{self.gp.run}-"):
             return                                          # not ours
+        if letter["reason"].startswith("duplicate"):
+            self.figures["duplicates refused"] += 1         # a copy, never applied twice
+            return
+        if original["id"] in self.gp.resent:                # a copy of an event refused itself
+            self.figures["resent copies refused like their original"] += 1
+            self.gp.resent.discard(original["id"])
+            return
         job = self.jobs.get(original.get("intent"))
         if original["type"] in ("action_completed", "action_failed") and job and job.cancel_reason:
             self.figures["reports crossing a cancel (dead-lettered)"] += 1
@@ -405,10 +458,10 @@ class Game:
     # --- checks -----------------------------------------------------------------------------
 
     def wait_until_applied(self, t, probe):
-        deadline = time.monotonic() + SYNC_TIMEOUT_S
+        deadline = time.monotonic() + self.gp.patience
         while (now := self.gp.admin(f"/npcs/{probe}/brain")["game_time"]) < t:
             if time.monotonic() > deadline:
-                raise SystemExit(f"geppetto did not apply tick {t} within {SYNC_TIMEOUT_S} s "
+                raise SystemExit(f"geppetto did not apply tick {t} within {self.gp.patience} s "
                                  f"(its game time: {now})")
             time.sleep(0.002)
 
@@ -480,7 +533,9 @@ class Game:
               f"failed={fig['walks failed at a locked door']} cancelled={cancelled} "
               f"open={ended['None']} drift={fig['drift']} orders={len(self.orders)} "
               f"obeyed={fig['orders obeyed']} moods={fig['mood events']} goals={fig['goal events']} "
-              f"relocations={fig['relocations']} failures={len(self.failures)}")
+              f"relocations={fig['relocations']} resent={len(self.gp.resent)} "
+              f"duplicates={fig['duplicates refused']} "
+              f"outages={sum(self.gp.outages.values())} failures={len(self.failures)}")
 
 
 def main():
@@ -490,10 +545,15 @@ def main():
     parser.add_argument("--world", default="config/worlds/village", help="rooms.yaml and providers.yaml")
     parser.add_argument("--zone", default="village")
     parser.add_argument("--hours", type=float, default=12)
+    parser.add_argument("--seconds", type=float, help="play for this long instead (at least six game hours)")
+    parser.add_argument("--patience", type=float, default=SYNC_TIMEOUT_S,
+                        help="seconds to wait for Redis or geppetto to answer again")
+    parser.add_argument("--resend-rate", type=float, default=0.0,
+                        help="chance that an event is sent twice under its id (a game's retry)")
     parser.add_argument("--seed", type=int, default=7, help="which doors are locked")
     parser.add_argument("--verbose", action="store_true", help="tell every walk, action and line")
     args = parser.parse_args()
-    gp = Geppetto(args.redis, args.admin, args.zone)
+    gp = Geppetto(args.redis, args.admin, args.zone, args.patience, args.resend_rate, args.seed)
     npcs = [n for n in gp.admin("/npcs") if n["zone"] == args.zone]
     if not npcs:
         raise SystemExit(f"zone {args.zone} has no NPCs in {args.admin}/npcs")
@@ -501,7 +561,10 @@ def main():
     start = gp.run = gp.admin(f"/npcs/{probe}/brain")["game_time"]   # the zone's time
     game = Game(gp, Map(args.world), npcs, start, args.seed, args.verbose)
     end = start + int(args.hours * 60)
-    for t in range(start + 1, end + 1):
+    until = time.monotonic() + args.seconds if args.seconds else None
+    t = start
+    while t < end if until is None else (time.monotonic() < until or t < start + 360):
+        t += 1
         game.drain()
         game.step(t)
         gp.send("time_advanced", t)
@@ -509,7 +572,7 @@ def main():
         game.drain()
         game.check_rooms(t)
     game.final_checks()
-    game.report(end)
+    game.report(t)
     sys.exit(1 if game.failures else 0)
 
 

@@ -63,6 +63,12 @@ impl Serve {
         )
     }
 
+    /// The process id.
+    #[allow(dead_code)]
+    pub fn id(&self) -> u32 {
+        self.0.id()
+    }
+
     /// Sends `signal` (a `kill` signal name) to the process.
     pub fn signal(&self, signal: &str) {
         let _ = Command::new("kill")
