@@ -61,8 +61,21 @@ class Map:
                     self.exits[room].add(other)
                     self.exits[other].add(room)
         with open(f"{world}/providers.yaml") as providers:
+            text = providers.read()
             entries = r'\{ id: (\w+), name: "[^"]*", room: (\w+)'
-            self.provider_room = dict(re.findall(entries, providers.read()))
+            self.provider_room = dict(re.findall(entries, text))
+        # What each action costs and pays: the game settles its economy in `game` mode and
+        # reports it with the completion (geppetto never invents money there).
+        self.settled = {}
+        for entry in text.split("{ id: ")[1:]:
+            action = re.match(r"\w+", entry).group(0)
+            change = Counter()
+            for field, sign in (("costs", -1), ("yields", 1)):
+                listed = re.search(field + r": \{([^}]*)\}", entry)
+                for name, amount in re.findall(r"(\w+): (-?[\d.]+)", listed.group(1) if listed else ""):
+                    change[name] += sign * float(amount)
+            if any(change.values()):
+                self.settled[action] = dict(change)
         if not self.exits or not self.provider_room:
             raise SystemExit(f"{world}: found no rooms.yaml entries or providers.yaml entries")
 
@@ -189,6 +202,7 @@ class Job:
     locked: bool = False          # the next door on the walk is locked
     end: str | None = None        # arrived, completed, failed, cancelled, ended
     cancel_reason: str | None = None
+    action: str | None = None     # the action a `use` carries out
 
 
 class Game:
@@ -265,6 +279,7 @@ class Game:
                 self.fail(f"tick {t}: use {m['id']} of {m['provider']} for {npc} in the {here}, the "
                           f"provider is in the {room}: use goes out only once the NPC is there")
             job.due = t + max(1, m["duration_ticks"])
+            job.action = m["action"]
             used = (npc, m["provider"], m["action"])
             for order in self.orders.values():
                 if used == (order["npc"], order["provider"], order["action"]):
@@ -382,7 +397,11 @@ class Game:
             if job.end or job.due is None or job.due > t or self.engaged(npc):
                 continue
             if job.kind == "use":
-                self.gp.send("action_completed", t, npc=npc, intent=job.id, outcome="done")
+                paid = self.map.settled.get(job.action)
+                extra = {"resources": paid} if paid else {}
+                self.gp.send("action_completed", t, npc=npc, intent=job.id, outcome="done", **extra)
+                if paid:
+                    self.figures["completions that moved money"] += 1
                 job.end = "completed"
                 self.figures["actions completed"] += 1
             elif job.locked:

@@ -628,14 +628,14 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
     assert!(world[0].starts_with("schedule adherence"), "{text}");
     assert!(world[1].starts_with("social life: "), "{text}");
     assert!(world[2].starts_with("story signals: "), "{text}");
-    assert!(world[3].starts_with("a believable village: "), "{text}");
+    assert!(world[3].starts_with("a believable world: "), "{text}");
     let marks: usize = world[3]
         .split(" of ")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
         .expect("a count of marks");
-    assert_eq!(marks, 9, "{text}");
+    assert_eq!(marks, 13, "{text}");
     assert!(
         world[4..].iter().all(|l| l.starts_with("  missed: ")),
         "every missed mark is named: {text}"
@@ -681,9 +681,51 @@ fn the_shipped_village_keeps_every_mark_over_seeds() {
     let report = village_scorecards("--days", "7");
     for run in report["runs"].as_array().expect("runs") {
         let targets = run["targets"].as_array().expect("targets");
-        assert_eq!(targets.len(), 10, "every mark of a week: {targets:?}");
+        assert_eq!(targets.len(), 14, "every mark of a week: {targets:?}");
         for mark in targets {
             assert_eq!(mark["met"], true, "seed {}: {mark}", run["seed"]);
+        }
+    }
+}
+
+/// A season in each shipped world — four game weeks under two seeds — keeps every mark of a
+/// believable world in every week, and the card shows each week, the drift, sleep, needs over
+/// time, goal outcomes and gold (it counts; no time is measured).
+#[test]
+fn each_shipped_world_keeps_every_mark_in_every_week_of_a_season() {
+    for world in ["village", "harbour"] {
+        let args = [
+            "simulate", "--world", world, "--days", "28", "--seeds", "1,2", "--json",
+        ];
+        let output = geppetto(&args, "");
+        assert!(
+            output.status.success(),
+            "{world}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+        for run in report["runs"].as_array().expect("runs") {
+            let seed = &run["seed"];
+            let weeks = run["weeks"].as_array().expect("weeks");
+            assert_eq!(weeks.len(), 4, "{world} seed {seed}: a card a week");
+            assert!(!run["drift"].as_array().expect("drift").is_empty());
+            for mark in run["targets"].as_array().expect("targets") {
+                assert_eq!(mark["met"], true, "{world} seed {seed}: {mark}");
+            }
+            for (id, npc) in run["npcs"].as_object().expect("npcs") {
+                assert_eq!(
+                    npc["needs"]
+                        .as_object()
+                        .and_then(|needs| needs.values().next())
+                        .and_then(|need| need["daily_mean"].as_array())
+                        .map(Vec::len),
+                    Some(28),
+                    "{world} {id}: a level a day"
+                );
+                if npc["sleep_hours_per_day"].is_f64() {
+                    assert_eq!(npc["sleep_by_day"].as_array().map(Vec::len), Some(28));
+                }
+            }
         }
     }
 }
@@ -707,9 +749,17 @@ fn the_scorecard_reports_every_npc_and_the_spread_over_seeds() {
         "interactions",
         "rumours_heard",
         "signals",
+        "sleep_hours_per_day",
+        "sleep_at_home",
+        "needs",
+        "resources_by_day",
     ] {
         assert!(bjorn.get(field).is_some(), "{field} missing: {bjorn}");
     }
+    assert!(
+        bjorn["needs"]["PURPOSE"]["longest_below_minutes"].is_u64(),
+        "each need's longest stretch unmet: {bjorn}"
+    );
     assert!(
         bjorn["goals"]["innate"]["created"].as_u64() >= Some(1),
         "the innate goal is counted: {bjorn}"

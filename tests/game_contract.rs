@@ -172,6 +172,7 @@ fn every_message_of_the_integration_contract_matches_its_schema() {
                             npc: who,
                             intent: Some(intent),
                             outcome: Some("done".into()),
+                            resources: Default::default(),
                         }
                     };
                     game.send(event, false);

@@ -80,6 +80,10 @@ pub struct BlockSpec {
     /// The coarse event it records while simplified.
     #[serde(default)]
     pub coarse_event: Option<String>,
+    /// Whether it binds: while it is in force, only what fits it (or restores a critical need)
+    /// is done, and a fitting action's need preconditions give way; default false.
+    #[serde(default)]
+    pub binding: bool,
 }
 
 /// A typed condition: exactly one field set.
@@ -533,6 +537,7 @@ impl CompiledArchetype {
                             .filter_map(|c| condition(c, vocabulary))
                             .collect(),
                         coarse_event: b.coarse_event.as_deref().map(|e| vocabulary.intern(e)),
+                        binding: b.binding,
                     })
                     .collect(),
                 adherence: s.adherence,

@@ -28,6 +28,7 @@ fn villager(scene: &mut Scene) -> (SimulatedAgent, Simulator, geppetto_core::Wor
             location: Some(place.to_owned()),
             priority: 1.0,
             conditions: Vec::new(),
+            binding: false,
             coarse_event: coarse,
         }
     };
@@ -186,6 +187,6 @@ fn expired_goals_fail_during_catch_up() {
         &CatchUpConfig::default(),
     );
     assert!(report.events.iter().any(
-        |e| matches!(e, SimEvent::GoalFailed { goal } if goal.description == "rebuild the barn")
+        |e| matches!(e, SimEvent::GoalFailed { goal, .. } if goal.description == "rebuild the barn")
     ));
 }

@@ -127,6 +127,7 @@ fn agent(rng: &mut DetRng, names: &Names, index: usize, provider_count: usize) -
             place: chance(rng, 0.5).then(|| format!("provider{}", rng.next_index(provider_count))),
             tag_bonus: rng.next_unit() * 0.2,
             place_bonus: rng.next_unit() * 0.2,
+            binding: false,
         });
     }
     if chance(rng, 0.4) && provider_count > 0 {

@@ -577,3 +577,96 @@ fn equal_utilities_keep_input_order() {
         .collect();
     assert_eq!(order, [0, 1, 2, 3, 4, 5]);
 }
+
+#[test]
+fn a_binding_activity_removes_what_does_not_fit_waives_its_own_need_gates_and_binds_nothing_empty()
+{
+    use geppetto_core::decision::agent::SchedulePull;
+    let mut scene = Scene::default();
+    let mut agent = scene.agent("ann", 0.0, 0.0, &[("COMFORT", 90.0), ("PURPOSE", 20.0)]);
+    let mut sleep = scene.action("sleep", &[("COMFORT", 60.0)], &["sleep"]);
+    let comfort = scene.sym("COMFORT");
+    sleep.preconditions = vec![Precondition::Consideration {
+        name: comfort,
+        op: CompareOp::Lt,
+        value: 60.0,
+    }];
+    let till = scene.action("till", &[("PURPOSE", 50.0)], &["work"]);
+    let world = world(vec![
+        provider("home", 1.0, 0.0, 4, vec![sleep]),
+        provider("field", 2.0, 0.0, 4, vec![till]),
+    ]);
+    let reasons = |ranking: &geppetto_core::decision::ranking::Ranking| {
+        let mut reasons: Vec<(usize, IneligibleReason)> = ranking
+            .ineligible
+            .iter()
+            .map(|i| (i.provider, i.reason))
+            .collect();
+        reasons.sort();
+        reasons
+    };
+    // Favoured only: the need gate holds and tilling wins.
+    agent.schedule = Some(SchedulePull {
+        tags: vec![scene.sym("sleep")],
+        place: Some("home".into()),
+        tag_bonus: 0.1,
+        place_bonus: 0.1,
+        binding: false,
+    });
+    let favoured = decider().rank(&agent, &world, 0);
+    assert_eq!(reasons(&favoured), [(0, IneligibleReason::Precondition)]);
+    // Binding: one sleeps, tired or not, and the field waits.
+    agent.schedule.as_mut().expect("pull").binding = true;
+    let bound = decider().rank(&agent, &world, 0);
+    assert_eq!(reasons(&bound), [(1, IneligibleReason::OffSchedule)]);
+    assert_eq!(bound.ranked().len(), 1);
+    // A critical need still gets its way.
+    let purpose = scene.sym("PURPOSE");
+    let mut starving = agent.clone();
+    let need = starving
+        .considerations
+        .iter_mut()
+        .find(|c| c.name == purpose)
+        .expect("purpose");
+    need.critical_threshold = Some(25.0);
+    assert!(reasons(&decider().rank(&starving, &world, 0)).is_empty());
+    // Nothing fits (the bed is taken): the activity binds nothing.
+    let mut full = world.clone();
+    full.providers[0].occupants = full.providers[0].capacity;
+    let empty = decider().rank(&agent, &full, 0);
+    assert_eq!(reasons(&empty), [(0, IneligibleReason::ProviderFull)]);
+    assert_eq!(empty.ranked().len(), 1, "tilling stays");
+}
+
+#[test]
+fn a_need_that_rests_at_a_baseline_drifts_back_to_it_from_either_side() {
+    use geppetto_core::life::simulator::{SimulatedAgent, Simulator, TickRequest};
+    let mut scene = Scene::default();
+    let agent = scene.agent("ann", 0.0, 0.0, &[("AMBITION", 10.0), ("PRIDE", 90.0)]);
+    let mut npc = SimulatedAgent::new(agent);
+    npc.agent.considerations[0].updater = Updater::TowardBaseline {
+        rate: 5.0,
+        baseline: 40.0,
+    };
+    npc.agent.considerations[1].updater = Updater::TowardBaseline {
+        rate: 5.0,
+        baseline: 40.0,
+    };
+    let simulator = Simulator::new(decider());
+    let empty = world(Vec::new());
+    for hour in 0..12 {
+        let request = TickRequest {
+            now_hours: f64::from(hour),
+            world: &empty,
+            level: geppetto_core::life::action::DetailLevel::Simplified,
+            simplified_event: None,
+        };
+        simulator.advance(&mut npc, request, 1);
+    }
+    let values: Vec<f64> = npc.agent.considerations.iter().map(|c| c.value).collect();
+    assert_eq!(
+        values,
+        [40.0, 40.0],
+        "up from below, down from above, never past"
+    );
+}

@@ -219,7 +219,7 @@ fn a_plan_runs_through_the_queue_and_the_facts_follow_the_facts() {
 }
 
 #[test]
-fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_is_blocked_once() {
+fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_fails_at_once() {
     use geppetto_core::life::goals::{Goal, GoalBook, GoalCategory, GoalPredicate};
     let mut scene = Scene::default();
     let (agent, mut world, goal) = smithy(&mut scene);
@@ -246,8 +246,24 @@ fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_is_blocked_
         |e| matches!(e, SimEvent::GoalCompleted { goal } if goal.description == "forge a sword"),
     );
     assert!(completed, "{events:?}");
-    let blocked: Vec<_> = events.iter().filter(|e| matches!(e, SimEvent::GoalBlocked { goal, .. } if goal.description == "wear a crown")).collect();
-    assert_eq!(blocked.len(), 1, "reported once, not retried every tick");
+    let failed: Vec<_> = events
+        .iter()
+        .filter(|e| {
+            matches!(e, SimEvent::GoalFailed { goal, reason: "unreachable" }
+                if goal.description == "wear a crown")
+        })
+        .collect();
+    assert_eq!(
+        failed.len(),
+        1,
+        "no action makes a crown: it fails once, at once"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, SimEvent::GoalBlocked { .. })),
+        "{events:?}"
+    );
 }
 
 #[test]
@@ -334,9 +350,13 @@ fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonu
     // What it would rather do, left to its needs.
     let mut stroll = scene.action("admire_the_view", &[("PRIDE", 30.0)], &[]);
     stroll.duration_hours = 0.5;
+    // Gold can be earned, slowly, so saving it is a goal of this world.
+    let mut sweep = scene.action("sweep_the_yard", &[], &[]);
+    sweep.effects.yields = vec![(gold, 1.0)];
     let mut world = world(vec![
         provider("market", 20.0, 0.0, 5, vec![buy_ore]),
         provider("hill", 2.0, 0.0, 5, vec![stroll]),
+        provider("yard", 60.0, 0.0, 5, vec![sweep]),
     ]);
     let goal = |description: &str, name, min| Goal {
         category: GoalCategory::Innate,

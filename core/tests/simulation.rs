@@ -773,6 +773,7 @@ mod schedules {
                     location: Some(location.to_owned()),
                     priority: 1.0,
                     conditions: Vec::new(),
+                    binding: false,
                     coarse_event: None,
                 }
             };

@@ -588,6 +588,52 @@ fn why_a_rumour_is_told_follows_the_tellers_relationships_and_influence() {
     assert_eq!(intent("friend", &secret, 0.5), GossipIntent::Bond);
 }
 
+#[test]
+fn courtship_takes_two_and_any_kind_done_often_loses_its_pull() {
+    let mut v = Village::new(&["ada", "bo"]);
+    v.regard("ada", "bo", Facet::Affinity, 0.9);
+    let kinds = |v: &mut Village| -> Vec<String> {
+        let (_, offers) = v.fabric.advertise(&v.agents, 0, &[1], 1.0);
+        offers[0]
+            .iter()
+            .map(|o| o.kind.as_str().to_owned())
+            .collect()
+    };
+    assert!(
+        !kinds(&mut v).contains(&"courtship".to_owned()),
+        "bo does not care for ada"
+    );
+    v.regard("bo", "ada", Facet::Affinity, 0.8);
+    assert!(
+        kinds(&mut v).contains(&"courtship".to_owned()),
+        "now both do"
+    );
+    let pull = |v: &mut Village, now: f64| {
+        let (world, offers) = v.fabric.advertise(&v.agents, 0, &[1], now);
+        let at = offers[0]
+            .iter()
+            .position(|o| o.kind == InteractionKind::Conversation)
+            .expect("conversation");
+        world.providers[0].actions[at].intrinsic_priority
+    };
+    // The helper resolves at game hour 10.
+    let fresh = pull(&mut v, 10.0);
+    for _ in 0..4 {
+        v.resolve("ada", "bo", offer(InteractionKind::Conversation), SUCCEED);
+        v.fabric.reservations = Default::default();
+    }
+    let used = pull(&mut v, 10.0);
+    assert!(
+        (used - fresh / (1.0 + 0.25 * 4.0)).abs() < 1e-9,
+        "four talks halve the pull: {fresh} → {used}"
+    );
+    let rested = pull(&mut v, 10.0 + 24.0);
+    assert!(
+        rested > used && rested < fresh,
+        "the familiarity fades: {rested}"
+    );
+}
+
 // ---- choice through the engine, reservations, witnesses -----------------------------------
 
 #[test]
@@ -595,6 +641,7 @@ fn partners_advertise_interactions_the_relationship_admits() {
     let mut v = Village::new(&["ada", "bo", "cy"]);
     v.regard("ada", "bo", Facet::Trust, 0.1);
     v.regard("ada", "cy", Facet::Affinity, 0.9);
+    v.regard("cy", "ada", Facet::Affinity, 0.7);
     let (world, offers) = v.fabric.advertise(&v.agents, 0, &[1, 2], 1.0);
     let kinds = |p: usize| -> Vec<&str> { offers[p].iter().map(|o| o.kind.as_str()).collect() };
     assert_eq!(world.providers[0].id, "bo");

@@ -861,3 +861,58 @@ fn every_signal_type_has_a_distinct_wire_name() {
         SignalType::VARIANTS.iter().map(|t| t.as_str()).collect();
     assert_eq!(names.len(), 15);
 }
+
+#[test]
+fn a_day_raises_at_most_its_budget_and_past_it_only_a_rarer_kind_gets_through() {
+    let mut detector = StoryDetector::new(DetectorConfig::default());
+    for i in 0..30 {
+        let place = format!("stall{i}");
+        detector.push(at(
+            1.0,
+            &place,
+            heard(
+                &format!("npc{i}"),
+                &format!("news{i}"),
+                RumourTopic::Opportunity,
+                0.9,
+                true,
+            ),
+        ));
+    }
+    let first = detector.detect(2.0);
+    assert_eq!(
+        of(&first, SignalType::Discovery).len(),
+        16,
+        "the day's budget less the slots kept for other kinds"
+    );
+    assert_eq!(detector.suppressed(), 14);
+    detector.push(at(
+        3.0,
+        "market",
+        StoryEventKind::Witnessed {
+            witness: "ada".into(),
+            actor: "vex".into(),
+            act: "theft".into(),
+        },
+    ));
+    let busy = detector.detect(4.0);
+    assert_eq!(
+        of(&busy, SignalType::ThreatDetected).len(),
+        1,
+        "a rarer kind: {busy:?}"
+    );
+    assert!(
+        of(&busy, SignalType::Discovery).is_empty(),
+        "the busiest kind waits"
+    );
+    detector.push(at(
+        27.0,
+        "well",
+        heard("bo", "ore", RumourTopic::Opportunity, 0.9, true),
+    ));
+    assert_eq!(
+        of(&detector.detect(28.0), SignalType::Discovery).len(),
+        1,
+        "a new day, a new budget"
+    );
+}

@@ -12,7 +12,7 @@ use crate::runtime::zone_loop::ClockConfig;
 use crate::zone::governor::GovernorConfig;
 use crate::zone::isolation::IsolationConfig;
 use crate::zone::tiers::TierConfig;
-use crate::zone::{IntegrationConfig, TickConfig, ZoneConfig};
+use crate::zone::{IntegrationConfig, LivingConfig, TickConfig, ZoneConfig};
 
 /// A config file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -177,6 +177,8 @@ pub struct ServiceConfig {
     pub isolation: IsolationConfig,
     /// Who completes actions and moves NPCs, the game or geppetto (`[integration]`).
     pub integration: IntegrationConfig,
+    /// The living world's rules over content: what sleep is, private homes (`[living]`).
+    pub living: LivingConfig,
     /// The social fabric: interactions, gossip, relationships (`[social]`).
     pub social: geppetto_core::social::FabricConfig,
     /// The story detector: its windows, thresholds and capacities (`[story]`).
@@ -207,6 +209,7 @@ impl ServiceConfig {
             governor: self.governor.clone(),
             isolation: self.isolation.clone(),
             integration: self.integration.clone(),
+            living: self.living.clone(),
             social: self.social.clone(),
             story: self.story.clone(),
             // The zones of the world files, once they are read (see `Content::build`).
@@ -321,6 +324,7 @@ mod tests {
         assert_eq!(config.llm, geppetto_llm::LlmConfig::default());
         assert_eq!(config.tick, TickConfig::default());
         assert_eq!(config.integration, IntegrationConfig::default());
+        assert_eq!(config.living, LivingConfig::default());
         // The social fabric's and the story detector's settings are all there, value for
         // value: the file's tables are the defaults written out.
         let documented: toml::Table = toml::from_str(text).expect("toml");

@@ -52,7 +52,7 @@ enum Command {
     /// One NPC's debug-brain view: from a world run offline for some game hours, or live from a
     /// running service (`--admin URL [--follow]`).
     Brain {
-        /// The world file (`village` for the embedded one).
+        /// The world file or directory, or a shipped world by name (`village`, `harbour`).
         #[arg(long, default_value = "village")]
         world: String,
         /// The NPC.
@@ -208,8 +208,8 @@ enum Command {
         /// The scenario (YAML, or JSON when it ends in .json).
         #[arg(long, required_unless_present = "world")]
         scenario: Option<PathBuf>,
-        /// Run a whole world file instead (`village` for the embedded one), every NPC at full
-        /// detail, and print a summary per NPC.
+        /// Run a whole world instead — a world file or directory, or a shipped world by name
+        /// (`village`, `harbour`) — every NPC at full detail, and print its scorecard.
         #[arg(long, conflicts_with = "scenario")]
         world: Option<String>,
         /// Game days to run a world.

@@ -35,6 +35,13 @@ pub struct SchedulePull {
     pub tag_bonus: f64,
     /// Added for an action at `place`.
     pub place_bonus: f64,
+    /// Whether the activity binds: while it is in force an action that does not carry one of
+    /// its tags (of an activity with no tags: is not at its place) is removed (gate
+    /// `off_schedule`) unless it restores a critical need, and a fitting action's preconditions
+    /// on the agent's own needs give way to the schedule (one sleeps at night, tired or not). An empty binding activity — nothing fits that passes the other gates — binds
+    /// nothing.
+    #[serde(default)]
+    pub binding: bool,
 }
 
 /// One decision-making agent.

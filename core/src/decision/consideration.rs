@@ -19,6 +19,14 @@ pub enum Updater {
         /// Units per game hour.
         rate: f64,
     },
+    /// Moves `rate × hours` toward `baseline` each tick, never past it: a need nothing in
+    /// the world restores drifts back to where it rests instead of emptying for good.
+    TowardBaseline {
+        /// Units per game hour.
+        rate: f64,
+        /// Where it rests.
+        baseline: f64,
+    },
     /// Untouched by ticks; only events and action effects change it.
     EventDriven,
     /// Read from the world's perception map each tick (kept when the map has no entry).

@@ -49,6 +49,9 @@ crate::wire_enum! {
         Unaffordable = "unaffordable",
         /// An active commitment forbids one of the action's tags.
         Commitment = "commitment",
+        /// A binding schedule activity is in force and the action neither fits it nor
+        /// restores a critical need.
+        OffSchedule = "off_schedule",
     }
 }
 
@@ -299,11 +302,15 @@ impl<'a> ScoringView<'a> {
         if action.radius.is_some_and(|radius| distance > radius) {
             return Some(IneligibleReason::OutOfRadius);
         }
+        // A binding activity's own actions are done when it says, whatever the needs.
+        let bound = !PLAIN && agent.schedule.as_ref().is_some_and(|pull| pull.binding);
+        let waived = bound && self.fits_schedule(provider, action);
         if !action.preconditions.is_empty()
-            && !action
-                .preconditions
-                .iter()
-                .all(|p| precondition_holds(p, agent, provider))
+            && !action.preconditions.iter().all(|p| {
+                let own_need = matches!(p, Precondition::Consideration { name, .. }
+                    if agent.consideration(*name).is_some());
+                (waived && own_need) || precondition_holds(p, agent, provider)
+            })
         {
             return Some(IneligibleReason::Precondition);
         }
@@ -331,7 +338,22 @@ impl<'a> ScoringView<'a> {
         if forbidden {
             return Some(IneligibleReason::Commitment);
         }
+        if bound && !waived && !self.raises_a_critical_need(action) {
+            return Some(IneligibleReason::OffSchedule);
+        }
         None
+    }
+
+    /// Whether `action` of `provider` does what the binding activity in force asks: it carries
+    /// one of its tags (the activity's place only tells where, unless it names no tag).
+    fn fits_schedule(&self, provider: &Provider, action: &AdvertisedAction) -> bool {
+        self.agent.schedule.as_ref().is_some_and(|pull| {
+            if pull.tags.is_empty() {
+                pull.place.as_deref() == Some(provider.id.as_str())
+            } else {
+                action.tags.iter().any(|tag| self.symbol(*tag).scheduled)
+            }
+        })
     }
 
     /// The utility of an eligible action and its breakdown, given the provider's `M_distance`,
@@ -447,6 +469,9 @@ impl<'a> ScoringView<'a> {
         mut ineligible: Option<&mut Vec<Ineligible>>,
     ) {
         let now_hours = world.now_hours;
+        let first = ranked.len();
+        let mut off_schedule = Vec::new();
+        let mut fitting = false;
         for (provider_index, distance) in placed {
             let Some(provider) = world.providers.get(provider_index) else {
                 continue;
@@ -468,7 +493,13 @@ impl<'a> ScoringView<'a> {
             let provider_full = provider.free_slots() == 0;
             for (action_index, action) in provider.actions.iter().enumerate() {
                 let gated = (provider, provider_full);
-                if let Some(reason) = self.gate::<PLAIN>(gated, action, distance, now_hours) {
+                let gate = self.gate::<PLAIN>(gated, action, distance, now_hours);
+                if gate == Some(IneligibleReason::OffSchedule) {
+                    off_schedule.push((ranked.len(), provider_index, action_index));
+                } else if gate.is_none() && !PLAIN {
+                    fitting |= self.agent.schedule.as_ref().is_some_and(|p| p.binding);
+                }
+                if let Some(reason) = gate.filter(|r| *r != IneligibleReason::OffSchedule) {
                     if let Some(list) = ineligible.as_deref_mut() {
                         list.push(Ineligible {
                             provider: provider_index,
@@ -491,6 +522,31 @@ impl<'a> ScoringView<'a> {
                 let placed = (distance_factor, place_bonus, repeat);
                 let scored = self.score::<PLAIN>(action, placed, tuning);
                 ranked.push(C::at((provider_index, action_index), distance, scored));
+            }
+        }
+        // A binding activity with nothing to do binds nothing: the actions it would have
+        // removed stay when none that fits it (or restores a critical need) is left.
+        if fitting && !off_schedule.is_empty() {
+            let mut position = first;
+            let mut removed = off_schedule.iter().map(|(at, ..)| *at).peekable();
+            ranked.retain(|_| {
+                let drop = removed.peek() == Some(&position);
+                if drop {
+                    removed.next();
+                }
+                position += 1;
+                !drop
+            });
+            if let Some(list) = ineligible {
+                list.extend(
+                    off_schedule
+                        .into_iter()
+                        .map(|(_, provider, action)| Ineligible {
+                            provider,
+                            action,
+                            reason: IneligibleReason::OffSchedule,
+                        }),
+                );
             }
         }
     }

@@ -193,8 +193,8 @@ impl Simulator {
         agent.level = DetailLevel::Simplified;
         if let Some(book) = agent.goals.as_mut() {
             for event in book.review(&mut agent.agent, world, to_hours, None) {
-                if let crate::life::goals::GoalEvent::Failed(goal) = event {
-                    report.events.push(SimEvent::GoalFailed { goal });
+                if let crate::life::goals::GoalEvent::Failed(goal, reason) = event {
+                    report.events.push(SimEvent::GoalFailed { goal, reason });
                 }
             }
         }

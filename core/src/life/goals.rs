@@ -150,6 +150,22 @@ impl Goal {
         )
     }
 
+    /// Whether anything in `world` could meet it: an action that adds the fact or yields the
+    /// resource it needs (other predicates are not judged here).
+    pub fn reachable_in(&self, world: &World) -> bool {
+        let mut actions = world.providers.iter().flat_map(|p| &p.actions);
+        match &self.predicate {
+            GoalPredicate::HasFact(fact) => actions.any(|a| a.effects.adds.contains(fact)),
+            GoalPredicate::Resource { name, .. } => actions.any(|a| {
+                a.effects
+                    .yields
+                    .iter()
+                    .any(|(r, amount)| r == name && *amount > 0.0)
+            }),
+            _ => true,
+        }
+    }
+
     /// How far along it is, 0–1.
     pub fn progress(&self, agent: &Agent, world: &World, at_provider: Option<&str>) -> f64 {
         let ratio = |have: f64, want: f64| {
@@ -196,8 +212,9 @@ pub enum GoalEvent {
     Created(GoalNote),
     /// A goal was met.
     Completed(GoalNote),
-    /// A goal's deadline passed.
-    Failed(GoalNote),
+    /// A goal failed: its deadline passed (`deadline`), or nothing in the world could meet it
+    /// (`unreachable`: no action adds the fact or yields the resource it needs), at once.
+    Failed(GoalNote, &'static str),
     /// No plan reaches a goal.
     Blocked(GoalNote, NoPlan),
 }
@@ -238,6 +255,8 @@ pub struct GoalBook {
     pub need_goal_bonus: f64,
     /// Goals whose plan failed, not retried until they change.
     pub blocked: Vec<String>,
+    /// Goals already found reachable in the world (checked once each).
+    pub reachable: Vec<String>,
 }
 
 impl Default for GoalBook {
@@ -251,6 +270,7 @@ impl Default for GoalBook {
             need_goal_target: 0.6,
             need_goal_bonus: 1.0,
             blocked: Vec::new(),
+            reachable: Vec::new(),
         }
     }
 }
@@ -314,17 +334,31 @@ impl GoalBook {
             if let Some(hours) = goal.due_within_hours.take() {
                 goal.deadline_hours = Some(now_hours + hours);
             }
-            if goal.progress(agent, world, at_provider) >= 1.0 {
-                self.blocked.retain(|d| *d != goal.description);
+            let reachable = self.reachable.contains(&goal.description) || {
+                let reachable = goal.reachable_in(world);
+                if reachable {
+                    self.reachable.push(goal.description.clone());
+                }
+                reachable
+            };
+            let failed = if goal.progress(agent, world, at_provider) >= 1.0 {
                 events.push(GoalEvent::Completed(goal.note()));
+                None
+            } else if !reachable {
+                Some("unreachable")
             } else if goal
                 .deadline_hours
                 .is_some_and(|deadline| now_hours >= deadline)
             {
-                self.blocked.retain(|d| *d != goal.description);
-                events.push(GoalEvent::Failed(goal.note()));
+                Some("deadline")
             } else {
                 kept.push(goal);
+                continue;
+            };
+            self.blocked.retain(|d| *d != goal.description);
+            self.reachable.retain(|d| *d != goal.description);
+            if let Some(reason) = failed {
+                events.push(GoalEvent::Failed(goal.note(), reason));
             }
         }
         self.goals = kept;
@@ -427,7 +461,35 @@ impl GoalBook {
                             GoalCategory::Reactive | GoalCategory::Assigned
                         ) && !found.steps.is_empty()) =>
                 {
-                    Ok(found.queue_entries(world, false))
+                    let mut entries = found.queue_entries(world, false);
+                    if !reported_when_unreachable {
+                        // Gathering never runs one action back to back: the plan waits while
+                        // its first step is what was just done, and stops before a repeat.
+                        let same = |a: &QueuedAction, (provider, action): (&str, &str)| {
+                            a.provider == provider && a.action == action
+                        };
+                        let just_done = agent
+                            .just_completed
+                            .as_ref()
+                            .map(|(p, a)| (p.as_str(), a.as_str()));
+                        if entries
+                            .first()
+                            .zip(just_done)
+                            .is_some_and(|(first, done)| same(first, done))
+                        {
+                            return Err(None);
+                        }
+                        let repeat = entries.windows(2).position(|pair| {
+                            same(
+                                &pair[1],
+                                (pair[0].provider.as_str(), pair[0].action.as_str()),
+                            )
+                        });
+                        if let Some(at) = repeat {
+                            entries.truncate(at + 1);
+                        }
+                    }
+                    Ok(entries)
                 }
                 Ok(_) => Err(None),
                 Err(reason) => {
@@ -487,17 +549,18 @@ mod tests {
         let mut v = Vocabulary::new();
         let mut agent = Agent::new("bjorn", Position::default());
         let mut book = GoalBook::default();
-        let mut masterwork = goal("forge a masterwork", GoalPredicate::HasFact(v.intern("mw")));
+        let mw = v.intern("mw");
+        let mut masterwork = goal("forge a masterwork", GoalPredicate::HasFact(mw));
         masterwork.due_within_hours = Some(96.0);
         book.add(masterwork).expect("added");
-        let world = World::default();
+        let world = granting(mw);
         assert!(book.review(&mut agent, &world, 7.0, None).is_empty());
         assert_eq!(book.goals[0].deadline_hours, Some(103.0));
         assert_eq!(book.goals[0].due_within_hours, None);
         assert!(book.review(&mut agent, &world, 102.9, None).is_empty());
         let events = book.review(&mut agent, &world, 103.0, None);
         assert!(
-            matches!(events.as_slice(), [GoalEvent::Failed(note)] if note.deadline_hours == Some(103.0)),
+            matches!(events.as_slice(), [GoalEvent::Failed(note, _)] if note.deadline_hours == Some(103.0)),
             "{events:?}"
         );
     }
@@ -519,7 +582,7 @@ mod tests {
         );
         late.deadline_hours = Some(12.0);
         book.add(late).expect("added");
-        let world = World::default();
+        let world = granting(sword);
         let events = book.review(&mut agent, &world, 11.0, None);
         assert!(
             matches!(events.as_slice(), [GoalEvent::Created(_)]),
@@ -534,9 +597,9 @@ mod tests {
                 .any(|e| matches!(e, GoalEvent::Completed(g) if g.description == "forge a sword"))
         );
         assert!(
-            events
-                .iter()
-                .any(|e| matches!(e, GoalEvent::Failed(g) if g.description == "deliver by noon"))
+            events.iter().any(
+                |e| matches!(e, GoalEvent::Failed(g, _) if g.description == "deliver by noon")
+            )
         );
         assert_eq!(book.goals.len(), 1, "the need goal remains");
         agent.considerations[0].value = 70.0;
@@ -572,12 +635,84 @@ mod tests {
         assert_eq!(goal.target.as_deref(), Some("vex"));
         assert_eq!(goal.deadline_hours, Some(20.0));
         let mut agent = Agent::new("piet", Position::default());
-        let events = book.review(&mut agent, &World::default(), 20.0, None);
+        let events = book.review(&mut agent, &granting(reported), 20.0, None);
         assert_eq!(
             events,
-            vec![GoalEvent::Failed(created[0].clone())],
+            vec![GoalEvent::Failed(created[0].clone(), "deadline")],
             "the failure names the goal as its creation did, id and all"
         );
         assert_eq!(book.goals.len(), 1);
+    }
+
+    /// A world with one action that adds `fact`.
+    fn granting(fact: Symbol) -> World {
+        let mut action = crate::decision::world::AdvertisedAction::new("do_it");
+        action.effects.adds.push(fact);
+        World {
+            providers: vec![crate::decision::world::Provider {
+                id: "place".into(),
+                position: Position::default(),
+                capacity: 1,
+                occupants: 0,
+                state: None,
+                actions: vec![action],
+            }],
+            ..World::default()
+        }
+    }
+
+    #[test]
+    fn a_goal_nothing_in_the_world_can_meet_fails_at_once_naming_why() {
+        let mut v = Vocabulary::new();
+        let (caught, gold) = (v.intern("thief_apprehended"), v.intern("gold"));
+        let mut book = GoalBook::default();
+        let mut protect = goal("protect the village", GoalPredicate::HasFact(caught));
+        protect.deadline_hours = Some(48.0);
+        book.add(protect).expect("added");
+        book.add(goal(
+            "save a hundred gold",
+            GoalPredicate::Resource {
+                name: gold,
+                min: 100.0,
+            },
+        ))
+        .expect("added");
+        let mut agent = Agent::new("sela", Position::default());
+        let events = book.review(&mut agent, &World::default(), 1.0, None);
+        let failed: Vec<(&str, &str)> = events
+            .iter()
+            .filter_map(|e| match e {
+                GoalEvent::Failed(note, reason) => Some((note.description.as_str(), *reason)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                ("protect the village", "unreachable"),
+                ("save a hundred gold", "unreachable")
+            ]
+        );
+        assert!(book.goals.is_empty());
+        let mut again = GoalBook::default();
+        let mut protect = goal("protect the village", GoalPredicate::HasFact(caught));
+        protect.deadline_hours = Some(48.0);
+        again.add(protect).expect("added");
+        assert!(
+            again
+                .review(&mut agent, &granting(caught), 1.0, None)
+                .is_empty(),
+            "kept while an action grants the fact"
+        );
+        agent.facts.push(caught);
+        assert!(
+            matches!(
+                again
+                    .review(&mut agent, &World::default(), 2.0, None)
+                    .as_slice(),
+                [GoalEvent::Completed(_)]
+            ),
+            "met before it is judged unreachable"
+        );
     }
 }

@@ -86,6 +86,10 @@ pub struct ScheduleBlock {
     /// The coarse event a simplified (far from players) NPC records when the block begins
     /// (`meal` for a lunch block), reconstructed by the profile's effects table.
     pub coarse_event: Option<Symbol>,
+    /// Whether the block binds (see [`SchedulePull::binding`]): a sleep block is kept by
+    /// sleeping, not merely favoured.
+    #[serde(default)]
+    pub binding: bool,
 }
 
 impl ScheduleBlock {
@@ -209,6 +213,7 @@ impl ScheduleLayer {
                 .map(|l| resolve_location(l, &self.places)),
             tag_bonus: schedule.tag_bonus * schedule.adherence,
             place_bonus: schedule.place_bonus * schedule.adherence,
+            binding: block.binding,
         });
         let activity = focus.map(|block| block.activity);
         let changed = (activity != self.current).then_some((self.current, activity));
@@ -267,6 +272,7 @@ mod tests {
             location: None,
             priority,
             conditions: Vec::new(),
+            binding: false,
             coarse_event: None,
         }
     }

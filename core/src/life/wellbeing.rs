@@ -5,8 +5,17 @@
 //! - Satisfaction is the weighted mean of the needs' normalised values, in [0, 1].
 //! - Mood is `2·satisfaction − 1` plus a bounded modifier from remembered events (a gift
 //!   lifts it, an insult sinks it; each memory fades with a half-life), clamped to [−1, 1].
-//! - Stress accumulates while needs are unmet (below their threshold, weighted by how far) and
-//!   recovers otherwise, clamped to [0, 1].
+//! - Stress accumulates while needs are unmet, at `stress_gain_per_hour` per unit of weighted
+//!   shortfall (each need's weight times how far it is below the threshold), and recovers at
+//!   `stress_recovery_per_hour × (1 − shortfall / stress_tolerance)` — fully with every need
+//!   met, not at all once the shortfall reaches the tolerance — clamped to [0, 1]. So a mild
+//!   shortfall (one low-weight need a little below its level) is borne and stress settles
+//!   where the two balance, while a serious one (a heavy need far below) drives stress up; a
+//!   single unmet need can no longer pin stress at its maximum for weeks.
+//! - Stress makes unmet needs urgent: while a need is below its threshold its weight in
+//!   decisions is its personality weight × `(1 + stress_urgency · stress)` (back to the
+//!   personality weight once it is met), so a stressed NPC sees to what it lacks before its
+//!   trade — a thief at stress 1 weighs its loneliness three times — and stress falls again.
 //! - External changes to a need (events, not the need's own decay) are damped to at most
 //!   `max_need_delta_per_tick` per tick, so one event cannot swing a need across its range.
 
@@ -24,6 +33,11 @@ pub struct WellbeingConfig {
     pub stress_gain_per_hour: f64,
     /// Stress lost per game hour when no need is unmet; default 0.2.
     pub stress_recovery_per_hour: f64,
+    /// Weighted shortfall at which stress stops recovering; default 0.1.
+    pub stress_tolerance: f64,
+    /// How much stress raises an unmet need's weight in decisions (× `1 + this · stress`);
+    /// default 2.
+    pub stress_urgency: f64,
     /// Largest share of mood remembered events may move; default 0.2.
     pub memory_bound: f64,
     /// Game hours for a remembered event's effect to halve; default 6.
@@ -52,6 +66,11 @@ pub struct WellbeingLimits {
     pub stress_gain_per_hour: f64,
     /// Stress lost per game hour when no need is unmet; default 0.2.
     pub stress_recovery_per_hour: f64,
+    /// Weighted shortfall at which stress stops recovering; default 0.1.
+    pub stress_tolerance: f64,
+    /// How much stress raises an unmet need's weight in decisions (× `1 + this · stress`);
+    /// default 2.
+    pub stress_urgency: f64,
     /// Largest share of mood remembered events may move; default 0.2.
     pub memory_bound: f64,
     /// Game hours for a remembered event's effect to halve; default 6.
@@ -66,6 +85,8 @@ impl Default for WellbeingLimits {
             unmet_threshold: 0.3,
             stress_gain_per_hour: 0.5,
             stress_recovery_per_hour: 0.2,
+            stress_tolerance: 0.1,
+            stress_urgency: 2.0,
             memory_bound: 0.2,
             memory_half_life_hours: 6.0,
             max_need_delta_per_tick: 0.15,
@@ -85,6 +106,8 @@ impl WellbeingConfig {
             unmet_threshold: limits.unmet_threshold,
             stress_gain_per_hour: limits.stress_gain_per_hour,
             stress_recovery_per_hour: limits.stress_recovery_per_hour,
+            stress_tolerance: limits.stress_tolerance,
+            stress_urgency: limits.stress_urgency,
             memory_bound: limits.memory_bound,
             memory_half_life_hours: limits.memory_half_life_hours,
             max_need_delta_per_tick: limits.max_need_delta_per_tick,
@@ -165,12 +188,24 @@ impl WellbeingConfig {
                     * (self.unmet_threshold - normalised(c.value, c.min, c.max)).max(0.0)
             })
             .sum();
-        let change = if shortfall > 0.0 {
-            shortfall * self.stress_gain_per_hour * hours
-        } else {
-            -self.stress_recovery_per_hour * hours
-        };
+        let recovery = (1.0 - shortfall / self.stress_tolerance.max(f64::MIN_POSITIVE)).max(0.0);
+        let change = (shortfall * self.stress_gain_per_hour
+            - recovery * self.stress_recovery_per_hour)
+            * hours;
         wellbeing.stress = (wellbeing.stress + change).clamp(0.0, 1.0);
+    }
+
+    /// Sets the weight of each need the config weighs: its personality weight, raised by stress
+    /// while the need is unmet (see the module documentation).
+    pub fn weigh_needs(&self, wellbeing: &Wellbeing, agent: &mut Agent) {
+        let urgency = 1.0 + self.stress_urgency.max(0.0) * wellbeing.stress;
+        for c in agent.considerations.iter_mut() {
+            let Some(&(_, base)) = self.weights.iter().find(|(n, _)| *n == c.name) else {
+                continue;
+            };
+            let unmet = normalised(c.value, c.min, c.max) < self.unmet_threshold;
+            c.weight = if unmet { base * urgency } else { base };
+        }
     }
 
     /// Remembers an event's effect on mood (the oldest memory goes when full).
@@ -284,5 +319,55 @@ mod tests {
         let applied = WellbeingConfig::default().nudge(&mut a, hunger, -0.9);
         assert!((applied + 0.15).abs() < 1e-12);
         assert!((a.considerations[0].value - 0.35).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_mild_shortfall_is_borne_and_a_serious_one_drives_stress_up() {
+        let mut v = Vocabulary::new();
+        let config = WellbeingConfig {
+            weights: vec![(v.intern("ambition"), 0.3), (v.intern("survival"), 1.5)],
+            ..Default::default()
+        };
+        // Ambition (weight 0.3) at 0.1: a weighted shortfall of 0.06, under the tolerance.
+        let mild = agent(&mut v, &[("ambition", 0.1), ("survival", 0.9)]);
+        let mut w = Wellbeing {
+            stress: 1.0,
+            ..Wellbeing::default()
+        };
+        for hour in 0..24 {
+            config.update(&mut w, &mild, f64::from(hour), 1.0);
+        }
+        assert!(
+            w.stress < 0.01,
+            "recovers while one light need is low: {}",
+            w.stress
+        );
+        // Survival (weight 1.5) at 0.1: 0.3 of shortfall, three times the tolerance.
+        let serious = agent(&mut v, &[("ambition", 0.9), ("survival", 0.1)]);
+        for hour in 0..8 {
+            config.update(&mut w, &serious, f64::from(hour), 1.0);
+        }
+        assert!(w.stress > 0.99, "{}", w.stress);
+    }
+
+    #[test]
+    fn stress_makes_an_unmet_need_weigh_more_until_it_is_met() {
+        let mut v = Vocabulary::new();
+        let social = v.intern("social");
+        let config = WellbeingConfig {
+            weights: vec![(social, 0.8)],
+            ..Default::default()
+        };
+        let mut lonely = agent(&mut v, &[("social", 0.0), ("hunger", 0.1)]);
+        let stressed = Wellbeing {
+            stress: 1.0,
+            ..Wellbeing::default()
+        };
+        config.weigh_needs(&stressed, &mut lonely);
+        assert!((lonely.considerations[0].weight - 0.8 * 3.0).abs() < 1e-12);
+        assert_eq!(lonely.considerations[1].weight, 1.0, "a need it does not weigh");
+        lonely.considerations[0].value = 0.5;
+        config.weigh_needs(&stressed, &mut lonely);
+        assert_eq!(lonely.considerations[0].weight, 0.8, "met again: its own weight");
     }
 }

@@ -164,15 +164,25 @@ impl SocialFabric {
                         .map(|_| adverts.mentor_priority),
                     InteractionKind::Courtship => {
                         let affinity = regard.affinity;
-                        (affinity > adverts.court_affinity_above).then(|| {
-                            adverts.court_drive * (affinity - adverts.court_affinity_above)
-                                / (1.0 - adverts.court_affinity_above).max(f64::EPSILON)
-                        })
+                        let returned = rel.value(&them.id, &me.id, Facet::Affinity);
+                        (affinity > adverts.court_affinity_above
+                            && returned > adverts.court_affinity_above)
+                            .then(|| {
+                                adverts.court_drive * (affinity - adverts.court_affinity_above)
+                                    / (1.0 - adverts.court_affinity_above).max(f64::EPSILON)
+                            })
                     }
                 };
                 let Some(priority) = priority else {
                     continue;
                 };
+                let novelty = 1.0
+                    / (1.0
+                        + adverts.habituation_weight
+                            * self.members.get(&me.id).map_or(0.0, |m| {
+                                m.familiarity(kind, now_hours, adverts.habituation_half_life_hours)
+                            }));
+                let priority = priority * novelty;
                 let mut action = AdvertisedAction::new(kind.as_str());
                 action.tags = self
                     .kind_tags
@@ -192,7 +202,9 @@ impl SocialFabric {
                     let delta = role_delta(&promised, role);
                     let need = self.need(role);
                     if let Some(c) = me.consideration(need).filter(|_| delta != 0.0) {
-                        action.deltas.push((need, delta * (c.max - c.min)));
+                        action
+                            .deltas
+                            .push((need, novelty * delta * (c.max - c.min)));
                     }
                 }
                 actions.push(action);

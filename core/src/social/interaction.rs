@@ -20,8 +20,10 @@
 //! | courtship | 0 + 1.0 affinity | affinity +0.1, loyalty +0.05 both ways; social +0.15 both | target affinity −0.02; initiator affinity +0.02, social −0.05 |
 //!
 //! **Advertisement.** A partner advertises a kind to an initiator only when the relationship
-//! makes sense of it (an argument with someone trusted below 0.4, courtship with someone liked
-//! above 0.6, scheming with a trusted partner against a distrusted third…); its tags (`social`,
+//! makes sense of it (an argument with someone trusted below 0.4, courtship between two who
+//! each like the other above 0.6, scheming with a trusted partner against a distrusted
+//! third…), its pull dulled by how used the initiator is to that kind lately (habituation: no
+//! one kind of interaction takes over a life); its tags (`social`,
 //! the kind's own, `violence` for intimidation, `stealth` for scheming) let archetype traits
 //! shape the choice, its need deltas are the success effects the initiator would feel, and a
 //! relationship-driven intrinsic priority gives hostile and romantic kinds their pull.
@@ -205,6 +207,13 @@ pub struct AdvertConfig {
     pub court_affinity_above: f64,
     /// Priority of courtship at full affinity (linear from the line); default 1.0.
     pub court_drive: f64,
+    /// How much each recent interaction of a kind dulls its pull for the NPCs who took part:
+    /// a kind's priority and promised need deltas are × `1 / (1 + weight · familiarity)`, the
+    /// familiarity counting each interaction of that kind as one, halving every
+    /// `habituation_half_life_hours`; default 0.25.
+    pub habituation_weight: f64,
+    /// Game hours for familiarity with a kind to halve; default 24.
+    pub habituation_half_life_hours: f64,
 }
 
 impl Default for AdvertConfig {
@@ -227,6 +236,8 @@ impl Default for AdvertConfig {
             mentor_priority: 0.3,
             court_affinity_above: 0.6,
             court_drive: 1.0,
+            habituation_weight: 0.25,
+            habituation_half_life_hours: 24.0,
         }
     }
 }

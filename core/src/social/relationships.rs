@@ -148,7 +148,11 @@ impl Relationships {
         self.find(from, to).map(|r| r.trust)
     }
 
-    /// Changes a facet (clamped to [0, 1]) and records the change actually applied.
+    /// Changes a facet and records the change actually applied. A change away from neutral
+    /// saturates: it is scaled by the room left toward that end over the room at neutral
+    /// (`(1 − v) / (1 − 0.5)` going up from above neutral, `v / 0.5` going down from below),
+    /// so liking and loathing approach their ends ever more slowly and no one kind of
+    /// interaction pins a relationship; a change back toward neutral applies in full.
     pub fn adjust(&mut self, from: &str, to: &str, facet: Facet, delta: f64, at_hours: f64) -> f64 {
         let relationship = self
             .pairs
@@ -158,7 +162,14 @@ impl Relationships {
             .or_default();
         let value = relationship.facet_mut(facet);
         let before = *value;
-        *value = (*value + delta).clamp(0.0, 1.0);
+        let room = if delta > 0.0 && before > NEUTRAL {
+            (1.0 - before) / (1.0 - NEUTRAL)
+        } else if delta < 0.0 && before < NEUTRAL {
+            before / NEUTRAL
+        } else {
+            1.0
+        };
+        *value = (*value + delta * room).clamp(0.0, 1.0);
         let applied = *value - before;
         if relationship.history.len() >= HISTORY_LENGTH {
             relationship.history.pop_front();
@@ -317,5 +328,28 @@ mod tests {
         assert_eq!(cache.friends(&r, "a"), ["b", "c"]);
         assert!(cache.rivals(&r, "a").is_empty());
         assert!(cache.allies(&r, "a").is_empty());
+    }
+
+    #[test]
+    fn changes_away_from_neutral_saturate_and_changes_back_apply_in_full() {
+        let mut r = Relationships::default();
+        assert!((r.adjust("a", "b", Facet::Affinity, 0.1, 0.0) - 0.1).abs() < 1e-12);
+        let near_the_top = r.adjust("a", "b", Facet::Affinity, 0.1, 1.0);
+        assert!(
+            (near_the_top - 0.1 * 0.4 / 0.5).abs() < 1e-12,
+            "0.6 has 0.4 of the 0.5 room left: {near_the_top}"
+        );
+        for hour in 2..200 {
+            r.adjust("a", "b", Facet::Affinity, 0.1, f64::from(hour));
+        }
+        let liking = r.get("a", "b").affinity;
+        assert!(
+            liking < 1.0 && liking > 0.99,
+            "approaches its end: {liking}"
+        );
+        assert!((r.adjust("a", "b", Facet::Affinity, -0.2, 300.0) + 0.2).abs() < 1e-12);
+        r.adjust("a", "c", Facet::Trust, -0.4, 0.0);
+        let lower = r.adjust("a", "c", Facet::Trust, -0.1, 1.0);
+        assert!((lower + 0.1 * 0.1 / 0.5).abs() < 1e-12, "{lower}");
     }
 }

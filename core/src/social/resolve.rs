@@ -59,9 +59,14 @@ impl SocialFabric {
         }
         self.apply_effects(agents, initiator, target, &effects, cause, at);
         self.consequences(agents, initiator, target, offer, success, at);
+        let half_life = self.config.interactions.adverts.habituation_half_life_hours;
         for npc in [&me, &them] {
             self.reservations
                 .cool_down(npc, now_hours + self.config.cooldown_hours);
+            self.members
+                .entry(npc.clone())
+                .or_default()
+                .habituate(kind, now_hours, half_life);
         }
         let created = agents[target]
             .goals

@@ -515,7 +515,7 @@ impl EventOut {
             SimEvent::GoalCompleted { goal } => Self::GoalCompleted {
                 description: goal.description.clone(),
             },
-            SimEvent::GoalFailed { goal } => Self::GoalFailed {
+            SimEvent::GoalFailed { goal, .. } => Self::GoalFailed {
                 description: goal.description.clone(),
             },
             SimEvent::GoalBlocked { goal, reason } => Self::GoalBlocked {

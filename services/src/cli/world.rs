@@ -21,7 +21,7 @@ use super::scorecard::{Scorecard, SeedSpread};
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
-use crate::content::world_file::{WorldFile, embedded_village, load_world_file};
+use crate::content::world_file::{WorldFile, load_world_file, shipped_world};
 use crate::zone::brain::{BRAIN_TOP_CANDIDATES, Brain};
 use crate::zone::isolation::IsolationState;
 use crate::zone::{IntegrationConfig, TickInputs, Zone, ZoneConfig, ZoneOutput};
@@ -29,10 +29,13 @@ use crate::zone::{IntegrationConfig, TickInputs, Zone, ZoneConfig, ZoneOutput};
 /// Game ticks handed to the zone per clock event while simulating (one game hour).
 const TICKS_PER_CLOCK_EVENT: u64 = 60;
 
-/// The world at `path` (a file or a directory), or the embedded village for `village`.
+/// The world at `path` (a file or a directory), or a shipped one by name (`village`,
+/// `harbour`).
 pub fn world(path: &str) -> Result<WorldFile, CommandError> {
-    if path == "village" && !Path::new(path).exists() {
-        return embedded_village().map_err(|e| CommandError::BadInput(e.to_string()));
+    if !Path::new(path).exists()
+        && let Some(shipped) = shipped_world(path)
+    {
+        return shipped.map_err(|e| CommandError::BadInput(e.to_string()));
     }
     // A world is a file or a directory of section files; `worlds/town` may name `town.yaml`.
     let with_extension = format!("{path}.yaml");

@@ -45,10 +45,45 @@ pub const EMBEDDED_VILLAGE: (&str, &[(&str, &str)]) = (
     ],
 );
 
+/// The second shipped world, a harbour town (`config/worlds/harbour/`), embedded so
+/// `simulate --world harbour` runs from any directory.
+pub const EMBEDDED_HARBOUR: (&str, &[(&str, &str)]) = (
+    "config/worlds/harbour",
+    &[
+        (
+            "config/worlds/harbour/providers.yaml",
+            include_str!("../../../config/worlds/harbour/providers.yaml"),
+        ),
+        (
+            "config/worlds/harbour/residents.yaml",
+            include_str!("../../../config/worlds/harbour/residents.yaml"),
+        ),
+        (
+            "config/worlds/harbour/rooms.yaml",
+            include_str!("../../../config/worlds/harbour/rooms.yaml"),
+        ),
+        (
+            "config/worlds/harbour/world.yaml",
+            include_str!("../../../config/worlds/harbour/world.yaml"),
+        ),
+    ],
+);
+
 /// The embedded demo village, parsed and checked.
 pub fn embedded_village() -> Result<WorldFile, ContentError> {
     let (world, files) = EMBEDDED_VILLAGE;
     parse_world_parts(world, files)
+}
+
+/// The shipped world called `name` (`village`, `harbour`), parsed and checked; none for another
+/// name.
+pub fn shipped_world(name: &str) -> Option<Result<WorldFile, ContentError>> {
+    let (world, files) = match name {
+        "village" => EMBEDDED_VILLAGE,
+        "harbour" => EMBEDDED_HARBOUR,
+        _ => return None,
+    };
+    Some(parse_world_parts(world, files))
 }
 
 /// Default game time a zone starts at, in ticks (07:00 with one-minute ticks).
@@ -465,6 +500,18 @@ mod tests {
         parse_world_file("w.yaml", text)
             .expect_err("refused")
             .to_string()
+    }
+
+    #[test]
+    fn the_shipped_harbour_loads_as_its_directory_does() {
+        let world = shipped_world("harbour")
+            .expect("shipped")
+            .expect("harbour loads");
+        assert_eq!(world.zone, "harbour");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/worlds/harbour");
+        assert_eq!(load_world_file(&dir).expect("loads").rooms, world.rooms);
+        assert!(world.npcs.is_empty() && world.residents.len() >= 30);
+        assert!(shipped_world("atlantis").is_none());
     }
 
     #[test]

@@ -333,6 +333,7 @@ impl Zone {
                     priority: 0.0,
                     conditions: Vec::new(),
                     coarse_event: None,
+                    binding: false,
                 };
                 match &mut self.agents[index].schedule {
                     Some(layer) => layer.overrides.push(ScheduleOverride {
@@ -357,8 +358,21 @@ impl Zone {
                 npc,
                 intent,
                 outcome,
+                resources,
             } => {
-                let result = self.reported(npc, intent.as_deref(), Ok(outcome.clone()), out);
+                let result = self.reported(
+                    npc,
+                    intent.as_deref(),
+                    Ok((outcome.clone(), resources)),
+                    out,
+                );
+                refused(out, result);
+            }
+            WorldEvent::ResourcesChanged { npc, changes, .. } => {
+                let result = self
+                    .npc_index(npc)
+                    .ok_or_else(|| ("npc", unknown_npc(&self.name, npc)))
+                    .map(|index| self.change_resources(index, changes));
                 refused(out, result);
             }
             WorldEvent::ActionFailed {
@@ -420,7 +434,7 @@ impl Zone {
                 refused(out, result);
             }
             WorldEvent::WeatherChanged { weather } => self.set_weather(weather),
-            WorldEvent::ZoneSettings { completion } => self.completion = *completion,
+            WorldEvent::ZoneSettings { completion } => self.set_completion(*completion),
             // Recorded by this zone when it decided; a replay applies it by tick.
             WorldEvent::GovernorDecision(_) => {}
         }

@@ -19,7 +19,7 @@ use geppetto_core::{Decider, TuningPatch};
 use super::game::WorldContexts;
 use super::llm::default_narrator;
 use super::status::Derived;
-use super::{NpcGameState, NpcMeta, ProviderPlace, Zone, ZoneConfig, ZoneError};
+use super::{NpcGameState, NpcMeta, ProviderPlace, Zone, ZoneConfig, ZoneError, living};
 use crate::content::affect::load_persona;
 use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
@@ -72,6 +72,7 @@ impl Zone {
         let nearby = Decider::new(nearby_tuning).with_consideration_weights(weights);
         let simulator = Arc::new(Simulator::new(decider).with_aggregated_effects(effects.clone()));
         let nearby_simulator = Arc::new(Simulator::new(nearby).with_aggregated_effects(effects));
+        let completion = config.integration.completion_in(&world_file.zone);
         let rooms = RoomGraph::new(
             world_file
                 .rooms
@@ -101,6 +102,7 @@ impl Zone {
             );
             world.providers.push(provider);
         }
+        living::mark_sleep(&mut world, &mut vocabulary, &config.living);
         let mut weather = BTreeMap::new();
         for (name, contexts) in &world_file.weather {
             let compiled = contexts
@@ -124,7 +126,6 @@ impl Zone {
             config.story.clone(),
         );
         let contexts = WorldContexts::from_weather(world.contexts.clone());
-        let completion = config.integration.completion_in(&world_file.zone);
         let mut zone = Self {
             name: world_file.zone.clone(),
             seed: world_file.seed,
@@ -165,6 +166,7 @@ impl Zone {
             tick_durations_ms: Vec::new(),
         };
         zone.world.now_hours = zone.now_hours();
+        zone.set_completion(completion);
         for (i, npc) in world_file.npcs.iter().enumerate() {
             zone.add_npc(&format!("npcs[{i}]"), npc)?;
         }
@@ -182,6 +184,13 @@ impl Zone {
         }
         for (i, resident) in world_file.residents.iter().enumerate() {
             zone.add_resident(&format!("residents[{i}]"), resident)?;
+        }
+        if zone.config.living.private_homes {
+            let homes = world_file
+                .residents
+                .iter()
+                .filter_map(|r| r.places.get("home").map(String::as_str));
+            living::keep_homes_private(&mut zone.world, &mut zone.vocabulary, homes);
         }
         zone.content_names = zone.vocabulary.len();
         Ok(zone)
@@ -235,6 +244,11 @@ impl Zone {
         let mut simulated = archetype
             .instantiate(&record, &mut self.vocabulary)
             .map_err(|e| ZoneError::Spec(format!("{path}: {e}")))?;
+        if self.config.living.private_homes
+            && let Some(home) = spec.places.get("home")
+        {
+            living::move_in(&mut simulated.agent, &mut self.vocabulary, home);
+        }
         if let Some(set) = &archetype.spec.reactive_set {
             simulated.reactive =
                 Some(self.reactive_layer(&format!("{path}.archetype.reactive_set"), set)?);
@@ -280,6 +294,9 @@ impl Zone {
                 "{path}.id: NPC `{}` already exists",
                 simulated.agent.id
             )));
+        }
+        if self.config.living.needs_find_their_way_back {
+            living::give_needs_a_way_back(&mut simulated.agent, &self.world);
         }
         let index = self
             .agents

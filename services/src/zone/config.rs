@@ -1,5 +1,6 @@
-//! A zone's settings (`[tick]`, `[integration]` and the sections it shares with tiers, the
-//! governor and isolation) and why a zone could not be built. Plain data; nothing here runs.
+//! A zone's settings (`[tick]`, `[integration]`, `[living]` and the sections it shares with
+//! tiers, the governor and isolation) and why a zone could not be built. Plain data; nothing
+//! here runs.
 
 use std::collections::BTreeMap;
 
@@ -152,6 +153,33 @@ impl IntegrationConfig {
     }
 }
 
+/// The living world's rules a zone lays over its content (`[living]` in `geppetto.toml`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LivingConfig {
+    /// An action of the `rest` domain lasting at least this many game hours is sleep: it
+    /// carries the `sleep` tag (added when its content does not say so), which is what keeps
+    /// a schedule's sleep block; default 3.
+    pub sleep_min_hours: f64,
+    /// Whether a provider some resident calls home (`places.home`) lets only the residents
+    /// who live there sleep in it; default true.
+    pub private_homes: bool,
+    /// Whether a decaying need that no action of the world an NPC could do restores drifts
+    /// back toward the level the NPC started with, at its decay rate, instead of emptying
+    /// for good; default true.
+    pub needs_find_their_way_back: bool,
+}
+
+impl Default for LivingConfig {
+    fn default() -> Self {
+        Self {
+            sleep_min_hours: 3.0,
+            private_homes: true,
+            needs_find_their_way_back: true,
+        }
+    }
+}
+
 /// Everything a zone is configured with.
 #[derive(Clone, Debug, Default)]
 pub struct ZoneConfig {
@@ -165,6 +193,8 @@ pub struct ZoneConfig {
     pub isolation: IsolationConfig,
     /// How the game and geppetto share the world.
     pub integration: IntegrationConfig,
+    /// The living world's rules over content (`[living]`).
+    pub living: LivingConfig,
     /// The social fabric's settings (`[social]`).
     pub social: geppetto_core::social::FabricConfig,
     /// The story detector's settings (`[story]`).

@@ -134,7 +134,7 @@ pub(super) fn goal_change(event: &SimEvent) -> Option<(GoalChange, &GoalNote)> {
     Some(match event {
         SimEvent::GoalCreated { goal } => (GoalChange::Created, goal),
         SimEvent::GoalCompleted { goal } => (GoalChange::Completed, goal),
-        SimEvent::GoalFailed { goal } => (GoalChange::Failed, goal),
+        SimEvent::GoalFailed { goal, .. } => (GoalChange::Failed, goal),
         SimEvent::GoalBlocked { goal, .. } => (GoalChange::Blocked, goal),
         _ => return None,
     })
@@ -154,9 +154,10 @@ impl Zone {
                 description,
                 goal: fields,
             },
-            SimEvent::GoalFailed { .. } => NpcEvent::GoalFailed {
+            SimEvent::GoalFailed { reason, .. } => NpcEvent::GoalFailed {
                 npc,
                 description,
+                reason: (*reason).to_owned(),
                 goal: fields,
             },
             SimEvent::GoalBlocked { reason, .. } => NpcEvent::GoalBlocked {

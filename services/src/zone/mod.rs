@@ -54,6 +54,7 @@ mod emit;
 mod game;
 pub mod governor;
 pub mod isolation;
+mod living;
 mod llm;
 mod recent_ids;
 mod social;
@@ -66,7 +67,7 @@ mod tick;
 pub mod tiers;
 mod travel;
 
-pub use config::{Completion, IntegrationConfig, TickConfig, ZoneConfig, ZoneError};
+pub use config::{Completion, IntegrationConfig, LivingConfig, TickConfig, ZoneConfig, ZoneError};
 pub use emit::bark_for;
 pub use game::WorldContexts;
 pub use state::{RestoreError, ZONE_STATE_SCHEMA_VERSION, ZoneState};

@@ -288,7 +288,7 @@ impl Zone {
             .contexts
             .unwrap_or_else(|| WorldContexts::from_weather(saved.world.contexts.clone()));
         fresh.world = saved.world;
-        fresh.completion = saved.completion.unwrap_or(Completion::Simulated);
+        fresh.set_completion(saved.completion.unwrap_or(Completion::Simulated));
         fresh.spawned = saved.spawned;
         fresh.recent_ids =
             RecentIds::restored(saved.recent_ids, &saved.recent_id_times, saved.game_time);

@@ -15,7 +15,9 @@ pub struct Simulator {
     pub(super) decider: Decider,
     pub(super) effects: AggregatedEffects,
     pub(super) values: Box<dyn ValueSource>,
-    pub(super) settle_resources: bool,
+    /// Whether completed actions pay their costs and earn their yields: a flag the owner may
+    /// flip between ticks (a zone's completion mode is itself a logged event).
+    pub(super) settle_resources: std::sync::atomic::AtomicBool,
     pub(super) planner: PlannerConfig,
 }
 
@@ -36,7 +38,7 @@ impl Simulator {
             decider,
             effects: Vec::new(),
             values: Box::new(WorldMaps),
-            settle_resources: false,
+            settle_resources: std::sync::atomic::AtomicBool::new(false),
             planner: PlannerConfig::default(),
         }
     }
@@ -44,9 +46,21 @@ impl Simulator {
     /// Debits an action's costs and credits its yields when it completes. Off by default: a
     /// game debits costs itself; turn it on where geppetto is the whole world
     /// (scenarios, the demo). Symbolic facts always follow a completed action.
-    pub fn settling_resources(mut self, settle: bool) -> Self {
-        self.settle_resources = settle;
+    pub fn settling_resources(self, settle: bool) -> Self {
+        self.settle(settle);
         self
+    }
+
+    /// Turns settling on or off from now on (see [`Self::settling_resources`]); between ticks.
+    pub fn settle(&self, settle: bool) {
+        self.settle_resources
+            .store(settle, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether completed actions settle their costs and yields.
+    pub fn settles(&self) -> bool {
+        self.settle_resources
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Sets the profile's aggregated-event effects table.

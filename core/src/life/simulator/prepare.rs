@@ -109,6 +109,7 @@ impl Simulator {
         let continuing = self.progress_running_action(agent, now, simulated_hours, &mut events);
         if let Some((config, wellbeing)) = agent.wellbeing.as_mut() {
             config.update(wellbeing, &agent.agent, now, simulated_hours);
+            config.weigh_needs(wellbeing, &mut agent.agent);
         }
         if let Some(book) = agent.goals.as_mut() {
             let at = agent.running.as_ref().map(|r| r.provider.as_str());
@@ -116,7 +117,7 @@ impl Simulator {
                 events.push(match event {
                     GoalEvent::Created(goal) => SimEvent::GoalCreated { goal },
                     GoalEvent::Completed(goal) => SimEvent::GoalCompleted { goal },
-                    GoalEvent::Failed(goal) => SimEvent::GoalFailed { goal },
+                    GoalEvent::Failed(goal, reason) => SimEvent::GoalFailed { goal, reason },
                     GoalEvent::Blocked(goal, reason) => SimEvent::GoalBlocked {
                         goal,
                         reason: reason.as_str(),
@@ -124,12 +125,7 @@ impl Simulator {
                 });
             }
             if agent.engaged.is_none() && agent.running.is_none() && agent.queue.is_empty() {
-                match book.seed_plan(
-                    &agent.agent,
-                    request.world,
-                    &self.planner,
-                    self.settle_resources,
-                ) {
+                match book.seed_plan(&agent.agent, request.world, &self.planner, self.settles()) {
                     Ok(steps) => agent.queue.extend(steps),
                     Err(Some(blocked)) => {
                         let (goal, reason) = *blocked;
@@ -281,6 +277,15 @@ impl Simulator {
                 Updater::LinearRegen { rate } => {
                     Some(inner.considerations[index].value + (rate + adjustment) * hours)
                 }
+                Updater::TowardBaseline { rate, baseline } => {
+                    let value = inner.considerations[index].value;
+                    let step = ((rate + adjustment) * hours).max(0.0);
+                    Some(if value > baseline {
+                        (value - step).max(baseline)
+                    } else {
+                        (value + step).min(baseline)
+                    })
+                }
                 Updater::EventDriven => None,
                 Updater::PerceptionDriven
                 | Updater::RelationshipDriven
@@ -425,7 +430,7 @@ impl Simulator {
                 facts.push(*fact);
             }
         }
-        if self.settle_resources {
+        if self.settles() {
             let resources = &mut agent.agent.resources;
             let settle =
                 |resources: &mut Vec<(Symbol, f64)>, name: Symbol, delta: f64| match resources

@@ -136,10 +136,12 @@ pub enum SimEvent {
         /// The goal.
         goal: GoalNote,
     },
-    /// A goal's deadline passed.
+    /// A goal failed.
     GoalFailed {
         /// The goal.
         goal: GoalNote,
+        /// `deadline` (it passed) or `unreachable` (nothing in the world could meet it).
+        reason: &'static str,
     },
     /// No plan reaches a goal (a story signal for a quest generator).
     GoalBlocked {

@@ -37,7 +37,10 @@ impl ValueSource for WorldMaps {
             Updater::PerceptionDriven => &world.perceptions,
             Updater::RelationshipDriven => &world.relationships,
             Updater::ContextAggregate => &world.context_aggregates,
-            Updater::LinearDecay { .. } | Updater::LinearRegen { .. } | Updater::EventDriven => {
+            Updater::LinearDecay { .. }
+            | Updater::LinearRegen { .. }
+            | Updater::TowardBaseline { .. }
+            | Updater::EventDriven => {
                 return None;
             }
         };

@@ -22,6 +22,41 @@ pub struct Member {
     pub(super) location: Option<String>,
     pub(super) mood: Option<f64>,
     pub(super) low_needs: Vec<Symbol>,
+    /// How used it is to each kind of interaction: (kind, level, game hour of the level); each
+    /// interaction adds one, and the level halves every `habituation_half_life_hours`.
+    #[serde(default)]
+    pub(in crate::social) familiarity: Vec<(InteractionKind, f64, f64)>,
+}
+
+impl Member {
+    /// How used it is to `kind` at `now_hours` (0 when never).
+    pub(in crate::social) fn familiarity(
+        &self,
+        kind: InteractionKind,
+        now_hours: f64,
+        half_life_hours: f64,
+    ) -> f64 {
+        self.familiarity
+            .iter()
+            .find(|(k, ..)| *k == kind)
+            .map_or(0.0, |(_, level, at)| {
+                level * (-(now_hours - at).max(0.0) / half_life_hours.max(f64::MIN_POSITIVE)).exp2()
+            })
+    }
+
+    /// Notes one more interaction of `kind` at `now_hours`.
+    pub(in crate::social) fn habituate(
+        &mut self,
+        kind: InteractionKind,
+        now_hours: f64,
+        half_life_hours: f64,
+    ) {
+        let level = self.familiarity(kind, now_hours, half_life_hours) + 1.0;
+        match self.familiarity.iter_mut().find(|(k, ..)| *k == kind) {
+            Some(entry) => *entry = (kind, level, now_hours),
+            None => self.familiarity.push((kind, level, now_hours)),
+        }
+    }
 }
 
 /// A zone's social state and step.

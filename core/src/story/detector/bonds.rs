@@ -179,8 +179,9 @@ impl StoryDetector {
                     interaction: InteractionKind::Scheming,
                     success: true,
                     against: Some(victim),
+                    target_loyalty_before,
                     ..
-                } => found.push(
+                } if *target_loyalty_before <= self.config.ally_loyalty_above => found.push(
                     Found::new(
                         SignalType::AllianceForming,
                         pair(initiator, target),

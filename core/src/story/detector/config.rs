@@ -13,6 +13,13 @@ pub struct DetectorConfig {
     pub history_capacity: usize,
     /// Live signals kept at most (the soonest to expire goes first); default 512.
     pub max_live_signals: usize,
+    /// New signals raised in any 24 game hours at most, so a large or turbulent world tells a
+    /// quest tool a day's worth of stories rather than every one; default 20 (0: no bound).
+    /// Those past it are counted ([`super::StoryDetector::suppressed`]).
+    pub max_signals_per_day: usize,
+    /// Of those, the last ones go only to a type not raised in the same 24 hours, so a busy
+    /// kind cannot crowd the others out; default 4.
+    pub daily_slots_for_new_kinds: usize,
     /// A counted rule's importance reaches 1 at this multiple of its threshold; default 2.
     pub importance_saturation: f64,
     /// Importance of a power shift before its margin is added; default 0.5.
@@ -90,6 +97,8 @@ impl Default for DetectorConfig {
             buffer_capacity: 1000,
             history_capacity: 20_000,
             max_live_signals: 512,
+            max_signals_per_day: 20,
+            daily_slots_for_new_kinds: 4,
             importance_saturation: 2.0,
             power_shift_importance: 0.5,
             signal_ttl_hours: 24.0,

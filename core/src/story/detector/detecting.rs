@@ -10,7 +10,7 @@ use super::found::{Candidate, Found};
 use crate::social::relationships::Facet;
 use crate::story::event::{EventBuffer, StoryEvent, StoryEventKind};
 use crate::story::history::History;
-use crate::story::signal::StorySignal;
+use crate::story::signal::{SignalType, StorySignal};
 
 /// A detection rule over the history at a game hour (power shift, which keeps state, aside).
 type Rule = for<'d> fn(&'d StoryDetector, f64) -> Vec<Found<'d>>;
@@ -60,6 +60,12 @@ pub struct StoryDetector {
     sequence: u64,
     pub(super) respect: BTreeMap<String, BTreeMap<String, f64>>,
     pub(super) top: Option<String>,
+    /// The signals raised in the last 24 game hours: (game hour, type).
+    #[serde(default)]
+    raised_today: Vec<(f64, SignalType)>,
+    /// New signals not raised because the day's budget was spent, ever.
+    #[serde(default)]
+    suppressed: u64,
 }
 
 impl StoryDetector {
@@ -83,7 +89,34 @@ impl StoryDetector {
             sequence: 0,
             respect: BTreeMap::new(),
             top: None,
+            raised_today: Vec::new(),
+            suppressed: 0,
         }
+    }
+
+    /// New signals not raised because `max_signals_per_day` were raised already, ever.
+    pub fn suppressed(&self) -> u64 {
+        self.suppressed
+    }
+
+    /// Whether a new signal of `signal_type` fits the day's budget at `now_hours`: fewer than
+    /// `max_signals_per_day` were raised in the last 24 game hours, and the last
+    /// `daily_slots_for_new_kinds` of them go only to a type not raised in those hours.
+    fn within_budget(&mut self, signal_type: SignalType, now_hours: f64) -> bool {
+        let budget = self.config.max_signals_per_day;
+        if budget == 0 {
+            return true;
+        }
+        self.raised_today.retain(|(at, _)| now_hours - at < 24.0);
+        let open = budget.saturating_sub(self.config.daily_slots_for_new_kinds);
+        let raised = self.raised_today.len();
+        let new_kind = !self.raised_today.iter().any(|(_, k)| *k == signal_type);
+        if raised < open || (raised < budget && new_kind) {
+            self.raised_today.push((now_hours, signal_type));
+            return true;
+        }
+        self.suppressed += 1;
+        false
     }
 
     /// Buffers an event for the next detection.
@@ -249,6 +282,9 @@ impl StoryDetector {
                 live.expires_at_hours = expires;
                 live.context.extend(context);
                 live.merged += 1;
+                continue;
+            }
+            if !self.within_budget(signal_type, now_hours) {
                 continue;
             }
             if self.live.len() >= self.config.max_live_signals.max(1) {

@@ -9,7 +9,11 @@
 //! began (by arrival, not game hour: see [`super::history`]); a situation already live
 //! (same type and anchor — the pair, subject, place… it is about) is merged into the live
 //! signal (involved NPCs and players joined, importance raised, expiry extended) rather than
-//! raised again. Signals expire `signal_ttl_hours` (24) after their last evidence.
+//! raised again. Signals expire `signal_ttl_hours` (24) after their last evidence. At most
+//! `max_signals_per_day` (20) new signals are raised in any 24 game hours, the last
+//! `daily_slots_for_new_kinds` (4) of them only of a type not raised in those hours: a large or
+//! turbulent world tells a day's worth of stories, of many kinds, and the rest are counted
+//! ([`StoryDetector::suppressed`]).
 //!
 //! Because only fresh evidence fires, the costly rules first note which situations (pairs,
 //! places, the market) have any, and gather the window's evidence for those alone: a detection
@@ -27,7 +31,7 @@
 //! | threat_detected | an NPC witnessed a hostile act, or accepted a threat rumour more credible than 0.6 | 0.9 witnessed, else the credibility |
 //! | resource_scarcity | ≥ 3 NPCs fell short (below the low line) of the same need | NPCs / 6 |
 //! | trade_opportunity | ≥ 2 NPCs wanted trade (a trade refused them, or an opportunity believed) while a trade succeeded | demand / 4 |
-//! | alliance_forming | a scheme against a third succeeded, or two NPCs aware of the same threat became allies (loyalty crossed 0.6) | 0.6 |
+//! | alliance_forming | a scheme against a third succeeded between two not yet allies (the partner's loyalty ≤ 0.6 before), or two NPCs aware of the same threat became allies (loyalty crossed 0.6) | 0.6 |
 //! | discovery | an NPC saw something first-hand, or believed a rumour at credibility ≥ 0.7 | 0.7 / the credibility |
 //! | goal_blocked | no plan reaches a goal, or the same goal failed ≥ 2 times | 0.6 / 0.5 |
 //! | betrayal | a hostile act against someone loyal (> 0.6) to its doer, or a scheme against one | that loyalty |

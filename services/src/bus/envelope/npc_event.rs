@@ -282,12 +282,15 @@ pub enum NpcEvent {
         #[serde(flatten)]
         goal: GoalFields,
     },
-    /// A goal's deadline passed unmet.
+    /// A goal failed: its deadline passed unmet, or nothing in the world could meet it.
     GoalFailed {
         /// NPC id.
         npc: String,
         /// The goal.
         description: String,
+        /// `deadline` (it passed unmet) or `unreachable` (no action of the world adds the fact
+        /// or yields the resource it needs: it fails as soon as it is seen).
+        reason: String,
         /// Which goal.
         #[serde(flatten)]
         goal: GoalFields,

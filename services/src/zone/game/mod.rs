@@ -148,7 +148,7 @@ impl Zone {
         &mut self,
         npc: &str,
         intent: Option<&str>,
-        result: Result<Option<String>, String>,
+        result: Result<(Option<String>, &BTreeMap<String, f64>), String>,
         out: &mut ZoneOutput,
     ) -> Result<(), Refused> {
         let index = self
@@ -178,7 +178,8 @@ impl Zone {
                         .into(),
                 ));
             }
-            (Ok(outcome), IntentKind::Use) => {
+            (Ok((outcome, resources)), IntentKind::Use) => {
+                self.change_resources(index, resources);
                 self.meta[index].current_intent = None;
                 self.meta[index].game.report = Some((current, outcome));
                 let events = self.simulator.complete_running(&mut self.agents[index]);
@@ -189,6 +190,29 @@ impl Zone {
             (Err(reason), _) => self.fail_running(index, Some(current), &reason, out),
         }
         Ok(())
+    }
+
+    /// Who ends actions from now on: in `simulated` mode geppetto is the whole economy (a
+    /// completed action pays its costs and earns its yields); in `game` mode the game says
+    /// what anyone holds (`action_completed.resources`, `resources_changed`).
+    pub(crate) fn set_completion(&mut self, completion: Completion) {
+        self.completion = completion;
+        let settles = completion == Completion::Simulated;
+        self.simulator.settle(settles);
+        self.nearby_simulator.settle(settles);
+    }
+
+    /// Adds `changes` to what NPC `index` holds (an amount never goes below 0): what the game
+    /// reports it earned, paid or lost.
+    pub(super) fn change_resources(&mut self, index: usize, changes: &BTreeMap<String, f64>) {
+        for (name, change) in changes {
+            let name = self.vocabulary.intern(name);
+            let resources = &mut self.agents[index].agent.resources;
+            match resources.iter_mut().find(|(held, _)| *held == name) {
+                Some((_, amount)) => *amount = (*amount + change).max(0.0),
+                None => resources.push((name, change.max(0.0))),
+            }
+        }
     }
 
     /// Drops NPC `index`'s action as failed (`action_failed` with `reason`); it decides again.

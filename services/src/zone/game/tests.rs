@@ -48,6 +48,7 @@ fn completed(npc: &str, intent: Option<&str>, outcome: Option<&str>) -> WorldEve
         npc: npc.into(),
         intent: intent.map(str::to_owned),
         outcome: outcome.map(str::to_owned),
+        resources: Default::default(),
     }
 }
 

@@ -148,6 +148,21 @@ pub enum WorldEvent {
         intent: Option<String>,
         /// What came of it, in the game's words (echoed on `npc_events`).
         outcome: Option<String>,
+        /// What it changed of what the NPC holds (`{"gold": 3, "bread": -1}`): in `game`
+        /// completion mode the game settles an action's costs and yields and says so here
+        /// (or in a `resources_changed`); geppetto never invents money there.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        resources: BTreeMap<String, f64>,
+    },
+    /// What an NPC holds changed in the game (wages paid, a purse stolen, a reward, a
+    /// purchase): the changes are added to its resources (an amount never goes below 0).
+    ResourcesChanged {
+        /// NPC id.
+        npc: String,
+        /// The change of each resource (`{"gold": -5}`).
+        changes: BTreeMap<String, f64>,
+        /// Why, in the game's words.
+        reason: Option<String>,
     },
     /// The game could not carry out an intent (a walk or an action); the NPC's action is
     /// dropped and it decides again.
@@ -366,6 +381,21 @@ impl WorldEvent {
                 mood: Some(mood), ..
             } if !(-1.0..=1.0).contains(mood) => {
                 Err(("mood".into(), "must be between -1 and 1".into()))
+            }
+            Self::ResourcesChanged { changes, .. }
+            | Self::ActionCompleted {
+                resources: changes, ..
+            } if changes.values().any(|c| !c.is_finite()) => {
+                let (name, _) = changes
+                    .iter()
+                    .find(|(_, c)| !c.is_finite())
+                    .expect("a change that is not finite");
+                let field = if matches!(self, Self::ResourcesChanged { .. }) {
+                    "changes"
+                } else {
+                    "resources"
+                };
+                Err((format!("{field}.{name}"), "must be a finite number".into()))
             }
             Self::ScheduleOverride { hours, .. } if !(hours.is_finite() && *hours > 0.0) => Err((
                 "hours".into(),

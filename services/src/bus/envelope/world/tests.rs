@@ -144,11 +144,13 @@ fn samples() -> Vec<WorldMessage> {
             npc: "n".into(),
             intent: None,
             outcome: None,
+            resources: Default::default(),
         },
         WorldEvent::ActionCompleted {
             npc: "n".into(),
             intent: Some("i".into()),
             outcome: None,
+            resources: Default::default(),
         },
         WorldEvent::ActionFailed {
             npc: "n".into(),
@@ -171,6 +173,17 @@ fn samples() -> Vec<WorldMessage> {
             skipped: vec!["b".into(), "c".into()],
             over_budget: vec![],
         }),
+        WorldEvent::ActionCompleted {
+            npc: "n".into(),
+            intent: Some("i".into()),
+            outcome: Some("two horseshoes".into()),
+            resources: BTreeMap::from([("gold".into(), 3.0)]),
+        },
+        WorldEvent::ResourcesChanged {
+            npc: "n".into(),
+            changes: BTreeMap::from([("gold".into(), -5.0), ("bread".into(), 1.0)]),
+            reason: Some("a purse stolen".into()),
+        },
     ];
     events
         .into_iter()
@@ -210,6 +223,8 @@ const WRITTEN: &[&str] = &[
     r#"{"game_time":42,"id":"e16","type":"weather_changed","v":1,"weather":"rain","zone":"vill\"age"}"#,
     r#"{"addressee":"n","game_time":42,"id":"e17","speaker":"p","text":"hi","type":"say","v":1,"zone":"vill\"age"}"#,
     r#"{"demote":["a"],"game_time":42,"id":"e18","origin":"geppetto","restore":[],"skipped":["b","c"],"tick":7,"type":"governor_decision","v":1,"zone":"vill\"age"}"#,
+    r#"{"game_time":42,"id":"e19","intent":"i","npc":"n","outcome":"two horseshoes","resources":{"gold":3.0},"type":"action_completed","v":1,"zone":"vill\"age"}"#,
+    r#"{"changes":{"bread":1.0,"gold":-5.0},"game_time":42,"id":"e20","npc":"n","reason":"a purse stolen","type":"resources_changed","v":1,"zone":"vill\"age"}"#,
 ];
 
 #[test]
