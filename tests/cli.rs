@@ -688,14 +688,15 @@ fn the_shipped_village_keeps_every_mark_over_seeds() {
     }
 }
 
-/// A season in each shipped world — four game weeks under two seeds — keeps every mark of a
-/// believable world in every week, and the card shows each week, the drift, sleep, needs over
-/// time, goal outcomes and gold (it counts; no time is measured).
+/// Four game weeks in each shipped world (the village under two seeds, the harbour of 34
+/// residents under one) keep every mark of a believable world in every week, and the card shows
+/// each week, the drift, sleep, needs over time, goal outcomes and gold (it counts; no time is
+/// measured). BENCHMARKS.md holds the 90-day figures over ten seeds.
 #[test]
-fn each_shipped_world_keeps_every_mark_in_every_week_of_a_season() {
-    for world in ["village", "harbour"] {
+fn each_shipped_world_keeps_every_mark_in_every_week_of_four() {
+    for (world, seeds) in [("village", "1,2"), ("harbour", "1")] {
         let args = [
-            "simulate", "--world", world, "--days", "28", "--seeds", "1,2", "--json",
+            "simulate", "--world", world, "--days", "28", "--seeds", seeds, "--json",
         ];
         let output = geppetto(&args, "");
         assert!(

@@ -94,6 +94,12 @@ fn the_village_report_draws_a_timeline_per_npc_in_chromium() {
     assert_eq!(seen["hours"], 48, "an hour a cell: {seen}");
     assert_eq!(seen["charts"], 24, "every NPC's needs drawn: {seen}");
     assert!(seen["signals"].as_u64() > Some(0), "{seen}");
+    assert_eq!(
+        seen["marks"], 13,
+        "every mark of the card, met or missed: {seen}"
+    );
+    assert_eq!(seen["weeks"], 0, "two days have no weeks: {seen}");
+    assert_eq!(seen["sleepers"], 14, "each resident's sleep: {seen}");
     assert_eq!(seen["external_requests"], 0, "self-contained: {seen}");
     let _ = std::fs::remove_dir_all(&dir);
 }

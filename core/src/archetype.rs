@@ -557,7 +557,7 @@ impl CompiledArchetype {
                 cooldown_minutes: b.cooldown_minutes.unwrap_or(spec.bark_cooldown_minutes),
             })
             .collect();
-        let wellbeing = WellbeingConfig::with_limits(
+        let mut wellbeing = WellbeingConfig::with_limits(
             spec.needs
                 .iter()
                 .map(|(name, need)| (vocabulary.intern(name), need.weight))
@@ -568,6 +568,7 @@ impl CompiledArchetype {
                 .collect(),
             &spec.wellbeing,
         );
+        wellbeing.sleep_tag = Some(vocabulary.intern("sleep"));
         let reactions = spec
             .reactions
             .iter()

@@ -1,4 +1,4 @@
-// Opens a village report page (`geppetto simulate --world … --report FILE`, the first
+// Opens a world report page (`geppetto simulate --world … --report FILE`, the first
 // argument) in headless Chromium (playwright-core with Debian's /usr/bin/chromium), waits for
 // its timelines to be drawn, screenshots it into the directory given as the second argument
 // and prints what it saw as JSON. Exits non-zero on a script error in the page.
@@ -27,6 +27,10 @@ try {
     signals: document.querySelectorAll(".signals b").length,
     charts: [...document.querySelectorAll("section.timeline canvas")]
       .filter(c => Number(c.dataset.points) > 0).length,
+    marks: document.querySelectorAll("#marks tr").length - 1,
+    weeks: Math.max(0, document.querySelectorAll("#weeks tr").length - 1),
+    sleepers: [...document.querySelectorAll("section.timeline .muted")]
+      .filter(d => d.textContent.includes("asleep")).length,
   }));
   console.log(JSON.stringify({ ...seen, external_requests: requests.length }));
 } finally {

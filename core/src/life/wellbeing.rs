@@ -11,11 +11,14 @@
 //!   met, not at all once the shortfall reaches the tolerance — clamped to [0, 1]. So a mild
 //!   shortfall (one low-weight need a little below its level) is borne and stress settles
 //!   where the two balance, while a serious one (a heavy need far below) drives stress up; a
-//!   single unmet need can no longer pin stress at its maximum for weeks.
-//! - Stress makes unmet needs urgent: while a need is below its threshold its weight in
-//!   decisions is its personality weight × `(1 + stress_urgency · stress)` (back to the
-//!   personality weight once it is met), so a stressed NPC sees to what it lacks before its
-//!   trade — a thief at stress 1 weighs its loneliness three times — and stress falls again.
+//!   single unmet need can no longer pin stress at its maximum for weeks. Asleep (running an
+//!   action carrying `sleep_tag`), stress recovers at the full rate whatever is unmet: a night
+//!   is restful even for one who went to bed lonely.
+//! - An unmet need grows urgent: while a need is below its threshold its weight in decisions
+//!   is its personality weight × `(1 + stress_urgency · stress)` × `(1 + min(hours unmet /
+//!   need_patience_hours, need_urgency_cap))` (back to the personality weight once it is met),
+//!   so a stressed NPC sees to what it lacks before its trade — a thief at stress 1 weighs its
+//!   loneliness three times — and even a light need left a day or two is seen to at last.
 //! - External changes to a need (events, not the need's own decay) are damped to at most
 //!   `max_need_delta_per_tick` per tick, so one event cannot swing a need across its range.
 
@@ -38,6 +41,10 @@ pub struct WellbeingConfig {
     /// How much stress raises an unmet need's weight in decisions (× `1 + this · stress`);
     /// default 2.
     pub stress_urgency: f64,
+    /// Game hours unmet that add the need's own weight again in decisions; default 12.
+    pub need_patience_hours: f64,
+    /// The most that time unmet multiplies a need's weight by, less one; default 3.
+    pub need_urgency_cap: f64,
     /// Largest share of mood remembered events may move; default 0.2.
     pub memory_bound: f64,
     /// Game hours for a remembered event's effect to halve; default 6.
@@ -47,6 +54,9 @@ pub struct WellbeingConfig {
     /// How a social event of each kind moves mood (−1…1), remembered and fading; kinds not
     /// listed leave mood alone. Default: none (archetypes name theirs in `event_moods`).
     pub event_moods: Vec<(String, f64)>,
+    /// The tag of the actions that sleep (stress recovers fully while one runs); none: no
+    /// action is restful.
+    pub sleep_tag: Option<Symbol>,
 }
 
 impl Default for WellbeingConfig {
@@ -71,6 +81,10 @@ pub struct WellbeingLimits {
     /// How much stress raises an unmet need's weight in decisions (× `1 + this · stress`);
     /// default 2.
     pub stress_urgency: f64,
+    /// Game hours unmet that add the need's own weight again in decisions; default 12.
+    pub need_patience_hours: f64,
+    /// The most that time unmet multiplies a need's weight by, less one; default 3.
+    pub need_urgency_cap: f64,
     /// Largest share of mood remembered events may move; default 0.2.
     pub memory_bound: f64,
     /// Game hours for a remembered event's effect to halve; default 6.
@@ -87,6 +101,8 @@ impl Default for WellbeingLimits {
             stress_recovery_per_hour: 0.2,
             stress_tolerance: 0.1,
             stress_urgency: 2.0,
+            need_patience_hours: 12.0,
+            need_urgency_cap: 3.0,
             memory_bound: 0.2,
             memory_half_life_hours: 6.0,
             max_need_delta_per_tick: 0.15,
@@ -108,10 +124,13 @@ impl WellbeingConfig {
             stress_recovery_per_hour: limits.stress_recovery_per_hour,
             stress_tolerance: limits.stress_tolerance,
             stress_urgency: limits.stress_urgency,
+            need_patience_hours: limits.need_patience_hours,
+            need_urgency_cap: limits.need_urgency_cap,
             memory_bound: limits.memory_bound,
             memory_half_life_hours: limits.memory_half_life_hours,
             max_need_delta_per_tick: limits.max_need_delta_per_tick,
             event_moods,
+            sleep_tag: None,
         }
     }
 }
@@ -134,6 +153,9 @@ pub struct Wellbeing {
     pub stress: f64,
     /// Recent events that colour mood.
     pub memories: Vec<Memory>,
+    /// Each need below its threshold and the game hour it fell there.
+    #[serde(default)]
+    pub unmet_since: Vec<(Symbol, f64)>,
 }
 
 /// Most memories an agent keeps (the oldest is forgotten first).
@@ -167,8 +189,20 @@ impl WellbeingConfig {
         if total > 0.0 { sum / total } else { 1.0 }
     }
 
-    /// Updates mood and stress after `hours` of game time at `now_hours`.
-    pub fn update(&self, wellbeing: &mut Wellbeing, agent: &Agent, now_hours: f64, hours: f64) {
+    /// Whether an action carrying `tags` sleeps.
+    pub fn sleeps(&self, tags: &[Symbol]) -> bool {
+        self.sleep_tag.is_some_and(|sleep| tags.contains(&sleep))
+    }
+
+    /// Updates mood and stress after `hours` of game time at `now_hours` (`asleep`: the agent
+    /// slept through them).
+    pub fn update(
+        &self,
+        wellbeing: &mut Wellbeing,
+        agent: &Agent,
+        (now_hours, hours): (f64, f64),
+        asleep: bool,
+    ) {
         let half_life = self.memory_half_life_hours.max(f64::MIN_POSITIVE);
         wellbeing
             .memories
@@ -188,23 +222,52 @@ impl WellbeingConfig {
                     * (self.unmet_threshold - normalised(c.value, c.min, c.max)).max(0.0)
             })
             .sum();
-        let recovery = (1.0 - shortfall / self.stress_tolerance.max(f64::MIN_POSITIVE)).max(0.0);
-        let change = (shortfall * self.stress_gain_per_hour
-            - recovery * self.stress_recovery_per_hour)
-            * hours;
+        let change = if asleep {
+            -self.stress_recovery_per_hour * hours
+        } else {
+            let recovery =
+                (1.0 - shortfall / self.stress_tolerance.max(f64::MIN_POSITIVE)).max(0.0);
+            (shortfall * self.stress_gain_per_hour - recovery * self.stress_recovery_per_hour)
+                * hours
+        };
         wellbeing.stress = (wellbeing.stress + change).clamp(0.0, 1.0);
+        let unmet = |c: &crate::decision::consideration::Consideration| {
+            normalised(c.value, c.min, c.max) < self.unmet_threshold
+        };
+        wellbeing.unmet_since.retain(|(need, _)| {
+            agent
+                .considerations
+                .iter()
+                .any(|c| c.name == *need && unmet(c))
+        });
+        for c in agent.considerations.iter().filter(|c| unmet(c)) {
+            if !wellbeing
+                .unmet_since
+                .iter()
+                .any(|(need, _)| *need == c.name)
+            {
+                wellbeing.unmet_since.push((c.name, now_hours));
+            }
+        }
     }
 
     /// Sets the weight of each need the config weighs: its personality weight, raised by stress
     /// while the need is unmet (see the module documentation).
-    pub fn weigh_needs(&self, wellbeing: &Wellbeing, agent: &mut Agent) {
-        let urgency = 1.0 + self.stress_urgency.max(0.0) * wellbeing.stress;
+    pub fn weigh_needs(&self, wellbeing: &Wellbeing, agent: &mut Agent, now_hours: f64) {
+        let stressed = 1.0 + self.stress_urgency.max(0.0) * wellbeing.stress;
+        let patience = self.need_patience_hours.max(f64::MIN_POSITIVE);
         for c in agent.considerations.iter_mut() {
             let Some(&(_, base)) = self.weights.iter().find(|(n, _)| *n == c.name) else {
                 continue;
             };
-            let unmet = normalised(c.value, c.min, c.max) < self.unmet_threshold;
-            c.weight = if unmet { base * urgency } else { base };
+            c.weight = match wellbeing.unmet_since.iter().find(|(n, _)| *n == c.name) {
+                Some((_, since)) => {
+                    let waited =
+                        ((now_hours - since).max(0.0) / patience).min(self.need_urgency_cap);
+                    base * stressed * (1.0 + waited)
+                }
+                None => base,
+            };
         }
     }
 
@@ -269,8 +332,8 @@ mod tests {
             ..Default::default()
         };
         let (mut a, mut b) = (Wellbeing::default(), Wellbeing::default());
-        config.update(&mut a, &content, 0.0, 1.0);
-        config.update(&mut b, &lonely, 0.0, 1.0);
+        config.update(&mut a, &content, (0.0, 1.0), false);
+        config.update(&mut b, &lonely, (0.0, 1.0), false);
         assert!((a.mood - 0.8).abs() < 1e-12);
         assert!(
             (b.mood - (2.0 * (0.9 + 0.3) / 4.0 - 1.0)).abs() < 1e-12,
@@ -288,9 +351,9 @@ mod tests {
         for _ in 0..5 {
             config.remember(&mut w, 0.4, 10.0);
         }
-        config.update(&mut w, &neutral, 10.0, 0.0);
+        config.update(&mut w, &neutral, (10.0, 0.0), false);
         assert!((w.mood - 0.2).abs() < 1e-12, "bounded: {}", w.mood);
-        config.update(&mut w, &neutral, 10.0 + 6.0 * 4.0, 0.0);
+        config.update(&mut w, &neutral, (10.0 + 6.0 * 4.0, 0.0), false);
         assert!(w.mood < 0.15 && w.mood > 0.0, "fading: {}", w.mood);
     }
 
@@ -301,13 +364,13 @@ mod tests {
         let fine = agent(&mut v, &[("hunger", 0.8), ("rest", 0.8)]);
         let config = WellbeingConfig::default();
         let mut w = Wellbeing::default();
-        config.update(&mut w, &starving, 0.0, 2.0);
+        config.update(&mut w, &starving, (0.0, 2.0), false);
         assert!(
             (w.stress - 0.2).abs() < 1e-12,
             "0.2 shortfall × 0.5/h × 2 h: {}",
             w.stress
         );
-        config.update(&mut w, &fine, 2.0, 0.5);
+        config.update(&mut w, &fine, (2.0, 0.5), false);
         assert!((w.stress - 0.1).abs() < 1e-12);
     }
 
@@ -335,7 +398,7 @@ mod tests {
             ..Wellbeing::default()
         };
         for hour in 0..24 {
-            config.update(&mut w, &mild, f64::from(hour), 1.0);
+            config.update(&mut w, &mild, (f64::from(hour), 1.0), false);
         }
         assert!(
             w.stress < 0.01,
@@ -345,9 +408,13 @@ mod tests {
         // Survival (weight 1.5) at 0.1: 0.3 of shortfall, three times the tolerance.
         let serious = agent(&mut v, &[("ambition", 0.9), ("survival", 0.1)]);
         for hour in 0..8 {
-            config.update(&mut w, &serious, f64::from(hour), 1.0);
+            config.update(&mut w, &serious, (f64::from(hour), 1.0), false);
         }
         assert!(w.stress > 0.99, "{}", w.stress);
+        for hour in 8..13 {
+            config.update(&mut w, &serious, (f64::from(hour), 1.0), true);
+        }
+        assert!(w.stress < 1e-9, "a night's sleep is restful: {}", w.stress);
     }
 
     #[test]
@@ -363,11 +430,32 @@ mod tests {
             stress: 1.0,
             ..Wellbeing::default()
         };
-        config.weigh_needs(&stressed, &mut lonely);
+        let mut stressed = stressed;
+        config.update(&mut stressed, &lonely, (10.0, 0.0), false);
+        stressed.stress = 1.0;
+        config.weigh_needs(&stressed, &mut lonely, 10.0);
         assert!((lonely.considerations[0].weight - 0.8 * 3.0).abs() < 1e-12);
-        assert_eq!(lonely.considerations[1].weight, 1.0, "a need it does not weigh");
+        assert_eq!(
+            lonely.considerations[1].weight, 1.0,
+            "a need it does not weigh"
+        );
+        stressed.stress = 0.0;
+        config.weigh_needs(&stressed, &mut lonely, 10.0 + 12.0);
+        assert!(
+            (lonely.considerations[0].weight - 0.8 * 2.0).abs() < 1e-12,
+            "half a day unmet weighs it twice"
+        );
+        config.weigh_needs(&stressed, &mut lonely, 10.0 + 240.0);
+        assert!(
+            (lonely.considerations[0].weight - 0.8 * 4.0).abs() < 1e-12,
+            "capped"
+        );
         lonely.considerations[0].value = 0.5;
-        config.weigh_needs(&stressed, &mut lonely);
-        assert_eq!(lonely.considerations[0].weight, 0.8, "met again: its own weight");
+        config.update(&mut stressed, &lonely, (300.0, 0.0), false);
+        config.weigh_needs(&stressed, &mut lonely, 300.0);
+        assert_eq!(
+            lonely.considerations[0].weight, 0.8,
+            "met again: its own weight"
+        );
     }
 }

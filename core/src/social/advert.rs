@@ -10,7 +10,7 @@ use super::fabric::SocialFabric;
 use super::fabric::needs::{ROLES, Role, level, role_delta};
 use super::gossip::Gossip;
 use super::interaction::InteractionKind;
-use super::relationships::{Facet, Relationship};
+use super::relationships::{Facet, NEUTRAL, Relationship};
 use crate::decision::world::{AdvertisedAction, Provider, World};
 use crate::life::simulator::SimulatedAgent;
 
@@ -168,7 +168,16 @@ impl SocialFabric {
                         (affinity > adverts.court_affinity_above
                             && returned > adverts.court_affinity_above)
                             .then(|| {
-                                adverts.court_drive * (affinity - adverts.court_affinity_above)
+                                // A courtship ends in a bond: as loyalty between the two rises
+                                // from neutral to whole, wooing gives way to their other kinds.
+                                let bond =
+                                    regard
+                                        .loyalty
+                                        .min(rel.value(&them.id, &me.id, Facet::Loyalty));
+                                let unbound = ((1.0 - bond) / (1.0 - NEUTRAL)).clamp(0.0, 1.0);
+                                adverts.court_drive
+                                    * unbound
+                                    * (affinity - adverts.court_affinity_above)
                                     / (1.0 - adverts.court_affinity_above).max(f64::EPSILON)
                             })
                     }

@@ -21,7 +21,8 @@
 //!
 //! **Advertisement.** A partner advertises a kind to an initiator only when the relationship
 //! makes sense of it (an argument with someone trusted below 0.4, courtship between two who
-//! each like the other above 0.6, scheming with a trusted partner against a distrusted
+//! each like the other above 0.6 — its pull fading as loyalty between them grows, a courtship
+//! ending in a bond — scheming with a trusted partner against a distrusted
 //! third…), its pull dulled by how used the initiator is to that kind lately (habituation: no
 //! one kind of interaction takes over a life); its tags (`social`,
 //! the kind's own, `violence` for intimidation, `stealth` for scheming) let archetype traits

@@ -1,19 +1,22 @@
-//! The village report of `geppetto simulate --world … --report FILE.html`: one self-contained
-//! page (no external assets) with, per NPC, a timeline of what it did hour by hour coloured by
-//! activity with its scheduled block beside it, its needs over the days with critical stretches
-//! marked, and the story signals on the same time axis. [`Timeline`] records a run once an
-//! hour; [`Timeline::html`] writes the page (the inspector's charting, shared).
+//! The world report of `geppetto simulate --world … --report FILE.html`: one self-contained
+//! page (no external assets) with the run's scorecard — every mark, met or missed, and each
+//! week's figures with the drift from the first to the last — then, per NPC, its sleep and
+//! gold, a timeline of what it did hour by hour coloured by activity with its scheduled block
+//! beside it, its needs over the days with critical stretches marked, and the story signals on
+//! the same time axis. [`Timeline`] records a run once an hour; [`Timeline::html`] writes the
+//! page with the card (the inspector's charting, shared).
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::scorecard::Scorecard;
 use crate::zone::Zone;
 
 /// The activity an action's tags put it in, in order of precedence (the page's colours).
-const ACTIVITIES: [&str; 7] = [
-    "rest", "food", "work", "social", "leisure", "chore", "craft",
+const ACTIVITIES: [&str; 8] = [
+    "sleep", "rest", "food", "work", "social", "leisure", "chore", "craft",
 ];
 
 /// One NPC's hour.
@@ -132,9 +135,11 @@ impl Timeline {
         }
     }
 
-    /// The page: this timeline as data in the report template, with the shared charting.
-    pub fn html(&self) -> String {
-        let data = serde_json::to_string(self)
+    /// The page: this timeline and `card` as data in the report template, with the shared
+    /// charting.
+    pub fn html(&self, card: &Scorecard) -> String {
+        let page = serde_json::json!({ "timeline": self, "card": card });
+        let data = serde_json::to_string(&page)
             .unwrap_or_default()
             // Inside a script element a `</` would end it.
             .replace("</", "<\\/");

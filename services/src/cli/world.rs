@@ -214,7 +214,7 @@ fn score_world(
     progress.finish_and_clear();
     card.finish(hours);
     if let (Some(path), Some(timeline)) = (report, timeline) {
-        std::fs::write(path, timeline.html()).map_err(|e| {
+        std::fs::write(path, timeline.html(&card)).map_err(|e| {
             CommandError::Environment(format!("{}: cannot write: {e}", path.display()))
         })?;
     }

@@ -108,8 +108,12 @@ impl Simulator {
         }
         let continuing = self.progress_running_action(agent, now, simulated_hours, &mut events);
         if let Some((config, wellbeing)) = agent.wellbeing.as_mut() {
-            config.update(wellbeing, &agent.agent, now, simulated_hours);
-            config.weigh_needs(wellbeing, &mut agent.agent);
+            let asleep = agent
+                .running
+                .as_ref()
+                .is_some_and(|r| config.sleeps(&r.action.tags));
+            config.update(wellbeing, &agent.agent, (now, simulated_hours), asleep);
+            config.weigh_needs(wellbeing, &mut agent.agent, now);
         }
         if let Some(book) = agent.goals.as_mut() {
             let at = agent.running.as_ref().map(|r| r.provider.as_str());

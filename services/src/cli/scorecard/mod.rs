@@ -456,18 +456,22 @@ mod tests {
     #[test]
     fn a_village_that_keeps_every_mark_meets_them_and_one_that_slips_is_named() {
         let mut card = Scorecard::new(1);
-        let mut calm = NpcScore::default();
-        calm.minutes = 60 * 24 * 7;
-        calm.longest_action_minutes = 90;
-        calm.goals = BTreeMap::from([(
-            "innate".to_owned(),
-            GoalCounts {
-                created: 1,
-                completed: 1,
-                ..GoalCounts::default()
-            },
-        )]);
-        (calm.scheduled, calm.adherent, calm.critical_minutes) = (1000, 900, 100);
+        let calm = NpcScore {
+            minutes: 60 * 24 * 7,
+            scheduled: 1000,
+            adherent: 900,
+            critical_minutes: 100,
+            longest_action_minutes: 90,
+            goals: BTreeMap::from([(
+                "innate".to_owned(),
+                GoalCounts {
+                    created: 1,
+                    completed: 1,
+                    ..GoalCounts::default()
+                },
+            )]),
+            ..NpcScore::default()
+        };
         card.npcs.insert("ann".into(), calm);
         card.signals = (0..10).map(|i| (format!("type{i}"), 7)).collect();
         card.most_npcs_in_a_signal = 4;

@@ -88,17 +88,17 @@ pub struct NpcScore {
     #[serde(skip)]
     pub(super) critical_minutes: u64,
     #[serde(skip)]
-    run: Option<(String, u64)>,
+    pub(super) run: Option<(String, u64)>,
     #[serde(skip)]
-    stress_run: u64,
+    pub(super) stress_run: u64,
     #[serde(skip)]
-    sleeps: bool,
+    pub(super) sleeps: bool,
     #[serde(skip)]
-    asleep_minutes: u64,
+    pub(super) asleep_minutes: u64,
     #[serde(skip)]
-    asleep_at_home_minutes: u64,
+    pub(super) asleep_at_home_minutes: u64,
     #[serde(skip)]
-    asleep_today: u64,
+    pub(super) asleep_today: u64,
 }
 
 /// How one need fared.
