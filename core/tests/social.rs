@@ -599,6 +599,7 @@ fn courtship_takes_two_and_any_kind_done_often_loses_its_pull() {
             .map(|o| o.kind.as_str().to_owned())
             .collect()
     };
+    v.regard("bo", "ada", Facet::Affinity, 0.2);
     assert!(
         !kinds(&mut v).contains(&"courtship".to_owned()),
         "bo does not care for ada"

@@ -164,22 +164,28 @@ impl SocialFabric {
                         .map(|_| adverts.mentor_priority),
                     InteractionKind::Courtship => {
                         let affinity = regard.affinity;
+                        // Wooing takes two: its pull grows with how much the other likes the
+                        // suitor back (nothing at or below `court_returned_floor`, whole at the
+                        // line) — a one-sided suitor still tries now and then, and is refused.
                         let returned = rel.value(&them.id, &me.id, Facet::Affinity);
-                        (affinity > adverts.court_affinity_above
-                            && returned > adverts.court_affinity_above)
-                            .then(|| {
-                                // A courtship ends in a bond: as loyalty between the two rises
-                                // from neutral to whole, wooing gives way to their other kinds.
-                                let bond =
-                                    regard
-                                        .loyalty
-                                        .min(rel.value(&them.id, &me.id, Facet::Loyalty));
-                                let unbound = ((1.0 - bond) / (1.0 - NEUTRAL)).clamp(0.0, 1.0);
-                                adverts.court_drive
-                                    * unbound
-                                    * (affinity - adverts.court_affinity_above)
-                                    / (1.0 - adverts.court_affinity_above).max(f64::EPSILON)
-                            })
+                        let floor = adverts.court_returned_floor;
+                        let welcome = ((returned - floor)
+                            / (adverts.court_affinity_above - floor).max(f64::EPSILON))
+                        .clamp(0.0, 1.0);
+                        (affinity > adverts.court_affinity_above && welcome > 0.0).then(|| {
+                            // A courtship ends in a bond: as loyalty between the two rises
+                            // from neutral to whole, wooing gives way to their other kinds.
+                            let bond =
+                                regard
+                                    .loyalty
+                                    .min(rel.value(&them.id, &me.id, Facet::Loyalty));
+                            let unbound = ((1.0 - bond) / (1.0 - NEUTRAL)).clamp(0.0, 1.0);
+                            adverts.court_drive
+                                * welcome
+                                * unbound
+                                * (affinity - adverts.court_affinity_above)
+                                / (1.0 - adverts.court_affinity_above).max(f64::EPSILON)
+                        })
                     }
                 };
                 let Some(priority) = priority else {

@@ -20,9 +20,9 @@
 //! | courtship | 0 + 1.0 affinity | affinity +0.1, loyalty +0.05 both ways; social +0.15 both | target affinity −0.02; initiator affinity +0.02, social −0.05 |
 //!
 //! **Advertisement.** A partner advertises a kind to an initiator only when the relationship
-//! makes sense of it (an argument with someone trusted below 0.4, courtship between two who
-//! each like the other above 0.6 — its pull fading as loyalty between them grows, a courtship
-//! ending in a bond — scheming with a trusted partner against a distrusted
+//! makes sense of it (an argument with someone trusted below 0.4, courtship with someone liked
+//! above 0.6 — its pull growing with how much they like the suitor back and fading as loyalty
+//! between them grows, a courtship ending in a bond — scheming with a trusted partner against a distrusted
 //! third…), its pull dulled by how used the initiator is to that kind lately (habituation: no
 //! one kind of interaction takes over a life); its tags (`social`,
 //! the kind's own, `violence` for intimidation, `stealth` for scheming) let archetype traits
@@ -208,6 +208,9 @@ pub struct AdvertConfig {
     pub court_affinity_above: f64,
     /// Priority of courtship at full affinity (linear from the line); default 1.0.
     pub court_drive: f64,
+    /// Courtship's pull is × how much the other likes the suitor back, from nothing at this
+    /// affinity to whole at `court_affinity_above`; default 0.3.
+    pub court_returned_floor: f64,
     /// How much each recent interaction of a kind dulls its pull for the NPCs who took part:
     /// a kind's priority and promised need deltas are × `1 / (1 + weight · familiarity)`, the
     /// familiarity counting each interaction of that kind as one, halving every
@@ -237,6 +240,7 @@ impl Default for AdvertConfig {
             mentor_priority: 0.3,
             court_affinity_above: 0.6,
             court_drive: 1.0,
+            court_returned_floor: 0.3,
             habituation_weight: 0.25,
             habituation_half_life_hours: 24.0,
         }

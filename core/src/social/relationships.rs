@@ -178,6 +178,23 @@ impl Relationships {
         applied
     }
 
+    /// Moves every facet of every relationship toward neutral, keeping `kept` of its distance
+    /// from it (0–1).
+    pub fn relax(&mut self, kept: f64) {
+        let kept = kept.clamp(0.0, 1.0);
+        for relationship in self.pairs.values_mut().flat_map(BTreeMap::values_mut) {
+            for facet in [
+                Facet::Trust,
+                Facet::Respect,
+                Facet::Loyalty,
+                Facet::Affinity,
+            ] {
+                let value = relationship.facet_mut(facet);
+                *value = NEUTRAL + (*value - NEUTRAL) * kept;
+            }
+        }
+    }
+
     /// Everyone `of` regards in a way `keep` accepts, by id.
     pub fn filtered(&self, of: &str, keep: impl Fn(&Relationship) -> bool) -> Vec<&str> {
         self.pairs.get(of).map_or_else(Vec::new, |row| {
@@ -351,5 +368,21 @@ mod tests {
         r.adjust("a", "c", Facet::Trust, -0.4, 0.0);
         let lower = r.adjust("a", "c", Facet::Trust, -0.1, 1.0);
         assert!((lower + 0.1 * 0.1 / 0.5).abs() < 1e-12, "{lower}");
+    }
+
+    #[test]
+    fn regard_relaxes_toward_neutral_by_the_share_kept() {
+        let mut r = Relationships::default();
+        r.adjust("a", "b", Facet::Trust, -0.4, 0.0);
+        r.adjust("a", "b", Facet::Affinity, 0.3, 0.0);
+        r.relax(0.5);
+        let relaxed = r.get("a", "b");
+        assert!((relaxed.trust - 0.3).abs() < 1e-12, "{}", relaxed.trust);
+        assert!(
+            (relaxed.affinity - 0.65).abs() < 1e-12,
+            "{}",
+            relaxed.affinity
+        );
+        assert_eq!(relaxed.respect, NEUTRAL);
     }
 }

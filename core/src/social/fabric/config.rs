@@ -76,6 +76,10 @@ pub struct FabricConfig {
     pub interaction_hours: f64,
     /// Game hours both sides wait before the next interaction; default 1.
     pub cooldown_hours: f64,
+    /// Game days for how one NPC regards another to relax halfway back to neutral when
+    /// nothing renews it (quarrels are forgiven, fondness fades unless kept up); default 7, 0
+    /// never.
+    pub regard_half_life_days: f64,
     /// Nearest NPCs in the same place that advertise to an initiator; default 8.
     pub max_partners_considered: usize,
     /// Interactions resolved per step at most (a zone spreads a step over its ticks, so 30
@@ -122,6 +126,7 @@ impl Default for FabricConfig {
             step_every_ticks: 10,
             interaction_hours: 0.25,
             cooldown_hours: 1.0,
+            regard_half_life_days: 7.0,
             max_partners_considered: 8,
             max_interactions_per_step: 30,
             hostile_act_tags: vec!["theft".into()],

@@ -77,6 +77,9 @@ pub struct SocialFabric {
     pub(in crate::social) hostile_tags: Vec<Symbol>,
     pub(in crate::social) kind_tags: Vec<(InteractionKind, Vec<Symbol>)>,
     pub(in crate::social) last_step_hours: Option<f64>,
+    /// The game day regard last relaxed toward neutral.
+    #[serde(default)]
+    pub(in crate::social) relaxed_day: Option<i64>,
 }
 
 impl SocialFabric {
@@ -126,6 +129,23 @@ impl SocialFabric {
             hostile_tags,
             kind_tags,
             last_step_hours: None,
+            relaxed_day: None,
+        }
+    }
+
+    /// Once a game day, relaxes every relationship toward neutral by the days since the last
+    /// time (see [`FabricConfig::regard_half_life_days`]).
+    pub(in crate::social) fn relax_regard(&mut self, now_hours: f64) {
+        let day = (now_hours / 24.0).floor() as i64;
+        let half_life = self.config.regard_half_life_days;
+        match self.relaxed_day {
+            Some(last) if day > last && half_life > 0.0 => {
+                let days = (day - last) as f64;
+                self.relationships.relax((-days / half_life).exp2());
+                self.relaxed_day = Some(day);
+            }
+            Some(_) => {}
+            None => self.relaxed_day = Some(day),
         }
     }
 

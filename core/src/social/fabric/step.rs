@@ -108,6 +108,7 @@ impl SocialFabric {
         // a step (a spread step's first slice) is enough.
         if slice.offset == 0 {
             self.reservations.sweep(now_hours);
+            self.relax_regard(now_hours);
         }
         self.cache.invalidate();
         // Observing looks each covered NPC up once and notes its initiative on the way.

@@ -30,6 +30,10 @@ pub struct DetectorConfig {
     /// this many game hours of that signal's last evidence is the same incident and merges
     /// into it; default 2.
     pub incident_window_hours: f64,
+    /// A live signal takes later evidence for this many game hours from when it was raised;
+    /// after that the same situation is a new story and raises a new signal (a thief who
+    /// plagues the market for a week is not one week-long threat); default 72.
+    pub incident_max_hours: f64,
     /// NPCs a signal names at most: its core participants, those most of its evidence is
     /// about (the rest are counted in its `participants` context); default 6.
     pub max_named_npcs: usize,
@@ -103,6 +107,7 @@ impl Default for DetectorConfig {
             power_shift_importance: 0.5,
             signal_ttl_hours: 24.0,
             incident_window_hours: 2.0,
+            incident_max_hours: 72.0,
             max_named_npcs: 6,
             pattern_window_hours: 6.0,
             gathering_window_hours: 2.0,

@@ -262,11 +262,12 @@ impl StoryDetector {
                     && s.involved_npcs.iter().any(|npc| npcs.contains(npc))
             };
             let max_named = self.config.max_named_npcs.max(1);
-            if let Some((_, live)) = self
-                .live
-                .iter_mut()
-                .find(|(a, s)| s.signal_type == signal_type && (*a == anchor || same_incident(s)))
-            {
+            let open_since = now_hours - self.config.incident_max_hours;
+            if let Some((_, live)) = self.live.iter_mut().find(|(a, s)| {
+                s.signal_type == signal_type
+                    && s.created_at_hours >= open_since
+                    && (*a == anchor || same_incident(s))
+            }) {
                 let mut involved: BTreeSet<String> = live.involved_npcs.drain(..).collect();
                 for npc in npcs {
                     if involved.len() >= max_named {

@@ -9,7 +9,8 @@
 //! began (by arrival, not game hour: see [`super::history`]); a situation already live
 //! (same type and anchor — the pair, subject, place… it is about) is merged into the live
 //! signal (involved NPCs and players joined, importance raised, expiry extended) rather than
-//! raised again. Signals expire `signal_ttl_hours` (24) after their last evidence. At most
+//! raised again — for `incident_max_hours` (72) after it was raised; later evidence is a new
+//! story. Signals expire `signal_ttl_hours` (24) after their last evidence. At most
 //! `max_signals_per_day` (20) new signals are raised in any 24 game hours, the last
 //! `daily_slots_for_new_kinds` (4) of them only of a type not raised in those hours: a large or
 //! turbulent world tells a day's worth of stories, of many kinds, and the rest are counted
