@@ -174,7 +174,31 @@ impl AgentState {
                 });
             }
         }
+        // The weight an unmet need carries in force (wellbeing raises it) is state; the
+        // content's weight comes back at the next review once the need is met.
+        let weighed: Vec<(Symbol, f64)> =
+            agent
+                .wellbeing
+                .as_ref()
+                .map_or_else(Vec::new, |(config, _)| {
+                    self.agent
+                        .considerations
+                        .iter()
+                        .filter(|c| config.weights.iter().any(|(need, _)| *need == c.name))
+                        .map(|c| (c.name, c.weight))
+                        .collect()
+                });
         agent.agent.take_state_from(self.agent);
+        for (need, weight) in weighed {
+            if let Some(c) = agent
+                .agent
+                .considerations
+                .iter_mut()
+                .find(|c| c.name == need)
+            {
+                c.weight = weight;
+            }
+        }
         agent.rate_adjustments = self.rate_adjustments;
         agent.running = self.running;
         agent.queue = self.queue;
