@@ -499,6 +499,7 @@ pub fn run_demo(
                     zones.insert(crate::http::RunningZone {
                         handle: handle.clone(),
                         controls: None,
+                        lease: None,
                     });
                     zones
                 },

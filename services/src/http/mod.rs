@@ -46,6 +46,16 @@ pub struct RunningZone {
     pub handle: ZoneHandle,
     /// Snapshot and reload requests to its loop (absent when the zone takes none).
     pub controls: Option<tokio::sync::mpsc::Sender<crate::runtime::zone_loop::ZoneControl>>,
+    /// The lease it runs under in a cluster: the zone is served here only while the lease
+    /// certainly holds by this instance's clock (absent: no lease, always served).
+    pub lease: Option<crate::runtime::lease::LeaseGuard>,
+}
+
+impl RunningZone {
+    /// Whether this instance may answer for the zone now: no lease, or one that still holds.
+    fn served(&self) -> bool {
+        self.lease.as_ref().is_none_or(|lease| lease.holds_now())
+    }
 }
 
 impl ZoneDirectory {
@@ -56,6 +66,15 @@ impl ZoneDirectory {
         }
     }
 
+    /// Ties the zone `name` to the lease it now runs under.
+    pub fn lease(&self, name: &str, lease: crate::runtime::lease::LeaseGuard) {
+        if let Ok(mut zones) = self.0.write()
+            && let Some(zone) = zones.get_mut(name)
+        {
+            zone.lease = Some(lease);
+        }
+    }
+
     /// Removes the zone `name`.
     pub fn remove(&self, name: &str) {
         if let Ok(mut zones) = self.0.write() {
@@ -63,27 +82,41 @@ impl ZoneDirectory {
         }
     }
 
-    /// The zone `name`, if it runs here.
+    /// The zone `name`, if it runs here (and its lease, if any, still holds).
     pub fn get(&self, name: &str) -> Option<RunningZone> {
         self.0
             .read()
             .ok()
-            .and_then(|zones| zones.get(name).cloned())
+            .and_then(|zones| zones.get(name).filter(|z| z.served()).cloned())
     }
 
-    /// The actors of every zone running here, by name.
+    /// The actors of every zone running here whose lease, if any, still holds, by name: an
+    /// instance that has just lost a zone's lease (paused past it, say) no longer answers for
+    /// it, even before its loop has stopped.
     pub fn handles(&self) -> Vec<ZoneHandle> {
         self.0
             .read()
-            .map(|zones| zones.values().map(|z| z.handle.clone()).collect())
+            .map(|zones| {
+                zones
+                    .values()
+                    .filter(|z| z.served())
+                    .map(|z| z.handle.clone())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
-    /// The names of the zones running here.
+    /// The names of the zones running here whose lease, if any, still holds.
     pub fn names(&self) -> Vec<String> {
         self.0
             .read()
-            .map(|zones| zones.keys().cloned().collect())
+            .map(|zones| {
+                zones
+                    .iter()
+                    .filter(|(_, z)| z.served())
+                    .map(|(name, _)| name.clone())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }

@@ -169,6 +169,13 @@ impl LeaseGuard {
         self.lost.load(Ordering::Acquire)
     }
 
+    /// Whether the lease holds now by this instance's clock (and is not known lost).
+    pub fn holds_now(&self) -> bool {
+        !self.is_lost()
+            && Instant::now()
+                < self.epoch + Duration::from_millis(self.valid_until_ms.load(Ordering::Acquire))
+    }
+
     /// Whether the lease certainly holds for a read that may block `block`, plus the margin.
     pub fn may_read(&self, block: Duration) -> bool {
         if self.is_lost() {

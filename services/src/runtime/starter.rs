@@ -381,6 +381,7 @@ impl ZoneStarter {
         self.zones.insert(RunningZone {
             handle: handle.clone(),
             controls: Some(controls_tx),
+            lease: None,
         });
         let persistence = Persistence {
             isolation: Some(IsolationPersistence {
@@ -415,6 +416,9 @@ impl ZoneStarter {
             start_time,
         } = opened;
         let name = handle.name.clone();
+        if let Some(lease) = &lease {
+            self.zones.lease(&name, lease.clone());
+        }
         persistence.lease = lease;
         let bus = Arc::clone(&self.durable.bus);
         if self.config.clock.kind == ClockKind::Internal {
