@@ -1,6 +1,8 @@
 //! Barks: the short lines an NPC says aloud — "Gods, I'm starving" — chosen
 //! from data by need, mood and cooldown, deterministically from a seed. A bark is flavour the
-//! game shows; it never changes state.
+//! game shows; it never changes state. A line grows stale: its cooldown is × the times the NPC
+//! said it in the last 24 game hours (at least once), so an innkeeper's hourly welcome is heard
+//! some seven times a day, not twenty-four.
 
 use crate::decision::agent::Agent;
 use crate::rng::DetRng;
@@ -28,7 +30,13 @@ pub struct BarkTemplate {
 pub struct BarkMemory {
     /// Per template id, the game hour it was last said.
     pub last_said: Vec<(String, f64)>,
+    /// Each line said in the last 24 game hours: (template id, game hour).
+    #[serde(default)]
+    pub said_today: Vec<(String, f64)>,
 }
+
+/// Game hours a line said counts toward its staleness.
+const STALE_HOURS: f64 = 24.0;
 
 /// A line chosen to be said.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,7 +72,16 @@ pub fn choose(
     memory: &mut BarkMemory,
     seed: u64,
 ) -> Option<Bark> {
+    memory
+        .said_today
+        .retain(|(_, at)| now_hours - at < STALE_HOURS);
     let cooling = |id: &str, cooldown: f64| {
+        let times = memory
+            .said_today
+            .iter()
+            .filter(|(said, _)| said == id)
+            .count();
+        let cooldown = cooldown * times.max(1) as f64;
         memory.last_said.iter().any(|(said, at)| {
             said == id && (now_hours - at) * 60.0 + COOLDOWN_SLACK_MINUTES < cooldown
         })
@@ -98,6 +115,7 @@ pub fn choose(
     let template = &templates[index];
     memory.last_said.retain(|(id, _)| *id != template.id);
     memory.last_said.push((template.id.clone(), now_hours));
+    memory.said_today.push((template.id.clone(), now_hours));
     Some(Bark {
         id: template.id.clone(),
         text: template.text.replace("{name}", &agent.id),
@@ -183,5 +201,26 @@ mod tests {
         let a = choose(&templates, &agent, 0.0, 1.0, &mut BarkMemory::default(), 7);
         let b = choose(&templates, &agent, 0.0, 1.0, &mut BarkMemory::default(), 7);
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_line_said_often_grows_stale_for_a_day() {
+        let (templates, agent) = setup();
+        let welcome = [templates[2].clone()];
+        let mut memory = BarkMemory::default();
+        let said: Vec<f64> = (0..24 * 60)
+            .map(|minute| f64::from(minute) / 60.0)
+            .filter(|&hour| choose(&welcome, &agent, -0.5, hour, &mut memory, 1).is_some())
+            .collect();
+        // A 10-minute line: said at 0, 10, 30, 60, 100… minutes — each wait one cooldown longer.
+        assert_eq!(&said[..4], [0.0, 10.0 / 60.0, 0.5, 1.0]);
+        assert!(said.len() < 20, "not 144 times a day: {}", said.len());
+        let next_day = choose(&welcome, &agent, -0.5, 48.0, &mut memory, 1);
+        assert!(next_day.is_some(), "fresh again after a quiet day");
+        assert_eq!(
+            memory.said_today.len(),
+            1,
+            "only the last 24 hours are kept"
+        );
     }
 }
