@@ -659,19 +659,23 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
     assert_eq!(nobody.status.code(), Some(2));
 }
 
-/// The JSON scorecards of the shipped village run for `unit length` (`--days 7`, `--hours 12`)
-/// under seeds 1–3.
-fn village_scorecards(unit: &str, length: &str) -> serde_json::Value {
-    let args = [
-        "simulate", "--world", "village", unit, length, "--seeds", "1..3", "--json",
-    ];
-    let output = geppetto(&args, "");
+/// What `geppetto` prints as JSON for `args` (it must succeed).
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let output = geppetto(args, "");
     assert!(
         output.status.success(),
-        "{}",
+        "{args:?}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_slice(&output.stdout).expect("json")
+}
+
+/// The JSON scorecards of the shipped village run for `unit length` (`--days 7`, `--hours 12`)
+/// under seeds 1–3.
+fn village_scorecards(unit: &str, length: &str) -> serde_json::Value {
+    json_of(&[
+        "simulate", "--world", "village", unit, length, "--seeds", "1..3", "--json",
+    ])
 }
 
 /// The shipped village over a game week under three seeds keeps every mark of a believable
@@ -701,16 +705,9 @@ fn each_shipped_world_keeps_every_mark_in_every_week_of_four() {
         "any need below its threshold without a break",
     ];
     for (world, seeds) in [("village", "1,2"), ("harbour", "1")] {
-        let args = [
+        let report = json_of(&[
             "simulate", "--world", world, "--days", "28", "--seeds", seeds, "--json",
-        ];
-        let output = geppetto(&args, "");
-        assert!(
-            output.status.success(),
-            "{world}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+        ]);
         // One seed prints its card; several, each card under `runs`.
         let runs = report["runs"]
             .as_array()
@@ -814,13 +811,7 @@ fn a_world_simulation_takes_the_living_world_settings_of_a_config() {
     let interactions = |extra: &[&str]| {
         let mut args = vec!["simulate", "--world", "village", "--hours", "6", "--json"];
         args.extend_from_slice(extra);
-        let output = geppetto(&args, "");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let card: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+        let card = json_of(&args);
         card["interactions"].as_object().map_or(0, |kinds| {
             kinds.values().filter_map(|n| n.as_u64()).sum::<u64>()
         })

@@ -42,6 +42,15 @@ fn interaction(
     }
 }
 
+/// `witness` saw vex steal.
+fn vex_seen_stealing_by(witness: &str) -> StoryEventKind {
+    StoryEventKind::Witnessed {
+        witness: witness.into(),
+        actor: "vex".into(),
+        act: "theft".into(),
+    }
+}
+
 fn trust(from: &str, to: &str, delta: f64, value: f64) -> StoryEventKind {
     StoryEventKind::RelationshipChanged {
         from: from.into(),
@@ -218,15 +227,7 @@ fn faction_tension_after_three_conflicts_across_two_factions() {
 
 #[test]
 fn threat_detected_on_a_witnessed_act_or_a_credible_threat() {
-    let seen = vec![at(
-        3.0,
-        "market",
-        StoryEventKind::Witnessed {
-            witness: "ada".into(),
-            actor: "vex".into(),
-            act: "theft".into(),
-        },
-    )];
+    let seen = vec![at(3.0, "market", vex_seen_stealing_by("ada"))];
     let signals = detect(seen);
     let threat = of(&signals, SignalType::ThreatDetected);
     assert_eq!(threat[0].involved_npcs, ["ada", "vex"]);
@@ -365,15 +366,7 @@ fn alliance_forming_on_a_successful_scheme_or_allies_against_a_common_threat() {
 #[test]
 fn discovery_when_an_npc_learns_something_first_hand_or_from_a_credible_source() {
     assert!(fires(
-        vec![at(
-            7.0,
-            "market",
-            StoryEventKind::Witnessed {
-                witness: "ada".into(),
-                actor: "vex".into(),
-                act: "theft".into(),
-            },
-        )],
+        vec![at(7.0, "market", vex_seen_stealing_by("ada"),)],
         SignalType::Discovery
     ));
     assert!(fires(
@@ -886,15 +879,7 @@ fn a_day_raises_at_most_its_budget_and_past_it_only_a_rarer_kind_gets_through() 
         "the day's budget less the slots kept for other kinds"
     );
     assert_eq!(detector.suppressed(), 14);
-    detector.push(at(
-        3.0,
-        "market",
-        StoryEventKind::Witnessed {
-            witness: "ada".into(),
-            actor: "vex".into(),
-            act: "theft".into(),
-        },
-    ));
+    detector.push(at(3.0, "market", vex_seen_stealing_by("ada")));
     let busy = detector.detect(4.0);
     assert_eq!(
         of(&busy, SignalType::ThreatDetected).len(),
