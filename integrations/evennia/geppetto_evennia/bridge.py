@@ -1,9 +1,10 @@
 """The game's side of the contract in `game` completion mode: what players do goes out as
 world events, and the intents geppetto sends come back as things NPC objects do.
 
-The bridge runs in the reactor thread (every method here touches Evennia objects); its bus
-does the Redis I/O, from a thread in a running server (`scripts.GeppettoScript`) or directly
-in tests. Walks go one exit per step (`exit_minutes` game minutes each), actions end when their
+A `Bridge` is owned by the game's global script (`scripts.GeppettoScript`), which makes it at
+the server's start; the game's hooks and commands reach it through `scripts.running_bridge()`.
+It runs in the reactor thread (every method here touches Evennia objects); its bus does the
+Redis I/O, from a thread in a running server or directly in tests. Walks go one exit per step (`exit_minutes` game minutes each), actions end when their
 `duration_ticks` are over; each ends with `npc_moved` / `action_completed` / `action_failed`.
 
 Subclass `Bridge` to change what the game does with a message (`on_story_signal` is the hook a
@@ -24,9 +25,12 @@ log = logging.getLogger("geppetto_evennia")
 #: first: a narration comes seconds after its scene, or not at all without a model).
 WITNESSED_SCENES_KEPT = 1000
 
-#: The bridge of the running game (None until one starts): typeclass hooks and commands
-#: report through it, and do nothing without one.
-current = None
+def show(npc, line):
+    """Shows `line` to everyone in the NPC's room as it is: `msg_contents` would read braces
+    as fields to fill and `$name(...)` as a call, and a model's or a world's line may hold
+    either."""
+    verbatim = line.replace("{", "{{").replace("}", "}}").replace("$", "$$")
+    npc.location.msg_contents(verbatim, from_obj=npc)
 
 
 @dataclass
@@ -40,6 +44,9 @@ class Job:
 
 
 class Bridge:
+    """Translates the game's events into world events on `bus` (`send`, `clock`,
+    `player_entered` …) and carries out what `bus.read` returns (`handle`)."""
+
     def __init__(self, bus, exit_minutes=3, staff_channel="MudInfo", seen_limit=100_000):
         self.bus, self.exit_minutes, self.staff_channel = bus, exit_minutes, staff_channel
         self.now = 0                   # the game minute last sent as time_advanced
@@ -164,15 +171,15 @@ class Bridge:
         name = provider.key if provider else m["provider"]
         action = m["action"].replace("_", " ")
         self.jobs[npc_id] = Job(m["id"], npc_id, "use", due=self.now + max(1, m["duration_ticks"]))
-        npc.location.msg_contents(f"{npc.key} sets about: {action} ({name}).", from_obj=npc)
+        show(npc, f"{npc.key} sets about: {action} ({name}).")
         self.figures["actions started"] += 1
 
     def do_reactive(self, npc, npc_id, m):
         self.jobs.pop(npc_id, None)
-        npc.location.msg_contents(f"{npc.key} suddenly: {m['action'].replace('_', ' ')}!", from_obj=npc)
+        show(npc, f"{npc.key} suddenly: {m['action'].replace('_', ' ')}!")
 
     def do_bark(self, npc, npc_id, m):
-        npc.location.msg_contents(f'{npc.key} says, "{m["text"]}"', from_obj=npc)
+        show(npc, f'{npc.key} says, "{m["text"]}"')
         self.figures["barks shown"] += 1
 
     def do_social(self, npc, npc_id, m):
@@ -191,7 +198,7 @@ class Bridge:
             del self.jobs[npc_id]
             self.figures[f"cancelled {m['reason']}"] += 1
             if job.kind == "use":
-                npc.location.msg_contents(f"{npc.key} stops what they were doing.", from_obj=npc)
+                show(npc, f"{npc.key} stops what they were doing.")
 
     def on_narrative(self, m):
         if m["type"] != "narrative_ready":
@@ -249,8 +256,7 @@ class Bridge:
                 continue
             exit_obj = job.exits.pop(0)
             if npc.location != exit_obj.location or not exit_obj.access(npc, "traverse"):
-                npc.location.msg_contents(f"{npc.key} finds the way to {exit_obj.key} barred.",
-                                          from_obj=npc)
+                show(npc, f"{npc.key} finds the way to {exit_obj.key} barred.")
                 self.fail(job, f"the way to {exit_obj.key} is barred")
                 continue
             npc.move_to(exit_obj.destination, move_type="traverse")   # the room reports it

@@ -1,11 +1,13 @@
 """Commands: `order` (a player's order to an NPC), `say` (the default say, also heard by
 geppetto's perception), `geppetto_import` / `geppetto_export` (a geppetto world directory into
 the game, the game's world back to one).
-Add `GeppettoCmdSet` to the character command set."""
+Add `GeppettoCmdSet` to the character command set. `order` and `say` report to the game's
+running bridge (`running_bridge()`); without one, `order` says so and `say` is only speech."""
 from evennia import CmdSet, default_cmds
 from evennia.commands.command import Command
 
-from . import bridge, world
+from . import world
+from .scripts import running_bridge
 from .world import NPC, PROVIDER, ROOM
 
 
@@ -46,7 +48,8 @@ class CmdOrder(Command):
         if len(words) != 2:
             caller.msg("Usage: order <npc> <action> [at <provider>]")
             return
-        if bridge.current is None:
+        running = running_bridge()
+        if running is None:
             caller.msg("The villagers are not listening (geppetto is not running).")
             return
         npc = find_npc(caller, words[0])
@@ -60,7 +63,7 @@ class CmdOrder(Command):
                 caller.msg(f"Nowhere offers '{action}'.")
                 return
             provider_id = offers[0][0]
-        bridge.current.order(caller, world.gid(npc, NPC), provider_id, action)
+        running.order(caller, world.gid(npc, NPC), provider_id, action)
         caller.msg(f"You tell {npc.key} to {action.replace('_', ' ')}.")
 
 
@@ -71,8 +74,9 @@ class CmdGeppettoSay(default_cmds.CmdSay):
         super().func()
         speech = self.args.strip()
         room = world.gid(self.caller.location, ROOM) if self.caller.location else None
-        if speech and room and bridge.current is not None:
-            bridge.current.said(self.caller, speech, room)
+        running = running_bridge() if speech and room else None
+        if running is not None:
+            running.said(self.caller, speech, room)
 
 
 class CmdGeppettoExport(Command):

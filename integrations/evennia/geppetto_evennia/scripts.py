@@ -1,34 +1,42 @@
-"""The bridge in a running server: a global script started with the server. Its repeat
-sends the game clock (Evennia's game time, in minutes) and moves walks and actions on; a
-reader loop waits on Redis in a thread (`deferToThread`) and hands what it read to the bridge
-in the reactor thread, so the reactor never blocks on Redis.
+"""The game's bridge, owned by a global script: `GeppettoScript` (key `geppetto`, started with
+the server from GLOBAL_SCRIPTS) makes the bridge when it starts, holds it while it runs and
+drops it when it stops. `running_bridge()` is how the rest of the game reaches it — the
+room and NPC hooks and the commands report through it, and do nothing while no bridge runs.
+
+While it runs, the script's repeat sends the game clock (Evennia's game time, in minutes) and
+moves walks and actions on; a reader loop waits on Redis in a thread (`deferToThread`) and
+hands what it read to the bridge in the reactor thread, so the reactor never blocks on Redis.
 
 The ids of the messages the bridge handled are kept in the script's attributes — the newest
 GEPPETTO_SEEN_KEPT of them, saved every GEPPETTO_SEEN_SAVE_SECONDS and when the server reloads
-or shuts down — and given back to the bridge when it starts again, so a reload does not carry
+or shuts down — and given back to the bridge the script owns next, so a reload does not carry
 out an intent twice.
 
 Settings: the table in the package's README (each optional, with its default there).
 """
-import itertools
-
 from django.conf import settings
 from evennia import DefaultScript
+from evennia.scripts.models import ScriptDB
 from evennia.utils import gametime, logger
 from evennia.utils.utils import class_from_module
 from twisted.internet import reactor, threads
 
-from . import bridge
 from .bus import Bus
 
-#: Which start of the script a reader loop belongs to: a reload starts a new loop, and the
-#: old one stops at its next turn.
-_starts = itertools.count(1)
-_current_start = 0
+#: The key of the game's geppetto script: the name of its GLOBAL_SCRIPTS entry.
+SCRIPT_KEY = "geppetto"
 
 
-def start_bridge():
-    """Makes the bridge from the settings and makes it the running one."""
+def running_bridge():
+    """The bridge the game's geppetto script runs, or None while none runs (no script, or a
+    stopped one)."""
+    script = ScriptDB.objects.filter(db_key=SCRIPT_KEY, db_obj__isnull=True,
+                                     db_account__isnull=True).first()
+    return script.bridge if isinstance(script, GeppettoScript) else None
+
+
+def make_bridge():
+    """A bridge from the settings: GEPPETTO_BRIDGE's class over a bus on GEPPETTO_REDIS_URL."""
     bus = Bus(getattr(settings, "GEPPETTO_REDIS_URL", "redis://127.0.0.1:6379/0"),
               getattr(settings, "GEPPETTO_ZONE", "village"),
               group=getattr(settings, "GEPPETTO_GROUP", "evennia"),
@@ -36,42 +44,52 @@ def start_bridge():
               read_count=getattr(settings, "GEPPETTO_READ_COUNT", 500),
               retry_seconds=getattr(settings, "GEPPETTO_RETRY_SECONDS", 1.0))
     cls = class_from_module(getattr(settings, "GEPPETTO_BRIDGE", "geppetto_evennia.bridge.Bridge"))
-    bridge.current = cls(bus, exit_minutes=getattr(settings, "GEPPETTO_EXIT_MINUTES", 3),
-                         staff_channel=getattr(settings, "GEPPETTO_STAFF_CHANNEL", "MudInfo"),
-                         seen_limit=getattr(settings, "GEPPETTO_SEEN_LIMIT", 100_000))
-    bridge.current.flusher = lambda: threads.deferToThread(bus.flush)
-    bridge.current.now = game_minute()
-    bridge.current.announce_positions()
-    return bridge.current
+    return cls(bus, exit_minutes=getattr(settings, "GEPPETTO_EXIT_MINUTES", 3),
+               staff_channel=getattr(settings, "GEPPETTO_STAFF_CHANNEL", "MudInfo"),
+               seen_limit=getattr(settings, "GEPPETTO_SEEN_LIMIT", 100_000))
 
 
 class GeppettoScript(DefaultScript):
-    """Add to GLOBAL_SCRIPTS: {"geppetto": {"typeclass": "geppetto_evennia.scripts.GeppettoScript",
+    """The owner of the game's bridge. Add to GLOBAL_SCRIPTS:
+    {"geppetto": {"typeclass": "geppetto_evennia.scripts.GeppettoScript",
     "persistent": True, "interval": 1}}."""
 
     def at_script_creation(self):
-        self.key = "geppetto"
+        self.key = SCRIPT_KEY
         self.desc = "living NPCs: the bridge to geppetto"
         self.persistent = True
         self.interval = 1
 
-    def at_start(self, **kwargs):
-        global _current_start
-        _current_start = next(_starts)
-        running = start_bridge()
-        running.restore_handled(self.db.geppetto_handled or [])
+    @property
+    def bridge(self):
+        """The bridge this script runs, None while it is stopped."""
+        return self.ndb.bridge
+
+    def own(self, bridge):
+        """Makes `bridge` this script's (what `running_bridge()` returns, if this is the game's
+        script) and gives it back the handled ids the script kept. `at_start` owns the bridge
+        the settings describe; a game or a test may hand it one of its own instead."""
+        bridge.restore_handled(self.db.geppetto_handled or [])
+        self.ndb.bridge = bridge
         self.ndb.saved_at = 0
-        read_next(running, _current_start)
+        return bridge
+
+    def at_start(self, **kwargs):
+        running = self.own(make_bridge())
+        running.flusher = lambda: threads.deferToThread(running.bus.flush)
+        running.now = game_minute()
+        running.announce_positions()
+        self.ndb.reader = reader = object()      # a loop runs while it is the script's reader
+        read_next(self, reader)
 
     def at_stop(self, **kwargs):
-        global _current_start
         self.save_handled()
-        _current_start = 0
-        bridge.current = None
+        self.ndb.reader = None
+        self.ndb.bridge = None
 
     def at_repeat(self, **kwargs):
-        if bridge.current is not None:
-            bridge.current.clock(game_minute())
+        if self.bridge is not None:
+            self.bridge.clock(game_minute())
             every = getattr(settings, "GEPPETTO_SEEN_SAVE_SECONDS", 10)
             self.ndb.saved_at = (self.ndb.saved_at or 0) + 1
             if self.ndb.saved_at >= every:
@@ -86,9 +104,9 @@ class GeppettoScript(DefaultScript):
     def save_handled(self):
         """Keeps the newest handled ids in the script's attributes (bounded)."""
         self.ndb.saved_at = 0
-        if bridge.current is not None:
+        if self.bridge is not None:
             kept = getattr(settings, "GEPPETTO_SEEN_KEPT", 10_000)
-            self.db.geppetto_handled = bridge.current.handled_ids(kept)
+            self.db.geppetto_handled = self.bridge.handled_ids(kept)
 
 
 def game_minute():
@@ -96,13 +114,15 @@ def game_minute():
     return getattr(settings, "GEPPETTO_CLOCK_OFFSET_MINUTES", 0) + int(gametime.gametime() // 60)
 
 
-def read_next(running, start):
-    """One read in a thread, handled in the reactor, then the next, while `start` is the
-    script's current start."""
-    if start != _current_start:
+def read_next(script, reader):
+    """One read in a thread, handled in the reactor by the script's bridge, then the next,
+    while `reader` is the script's reader (a restart of the script starts a new loop, and the
+    old one stops at its next turn)."""
+    running = script.bridge
+    if script.ndb.reader is not reader or running is None:
         return
     block = getattr(settings, "GEPPETTO_READ_BLOCK_MS", 1000)
     reading = threads.deferToThread(running.bus.read, block)
     reading.addCallback(running.handle)
     reading.addErrback(lambda failure: logger.log_err(failure.getTraceback()))
-    reading.addBoth(lambda _: reactor.callLater(0, read_next, running, start))
+    reading.addBoth(lambda _: reactor.callLater(0, read_next, script, reader))

@@ -1,10 +1,12 @@
 """Typeclasses and mixins: rooms that report who comes and goes, NPCs that carry a geppetto
 id and archetype. Mix the mixins into a game's own typeclasses (before the Evennia parent)
-or use the ready classes.
+or use the ready classes. They report to the game's running bridge (`running_bridge()`) and
+do nothing while none runs.
 """
 from evennia import DefaultCharacter, DefaultRoom
 
-from . import bridge, world
+from . import world
+from .scripts import running_bridge
 from .world import NPC, ROOM
 
 
@@ -15,8 +17,11 @@ class GeppettoRoomMixin:
 
     def at_object_receive(self, moved_obj, source_location, move_type="move", **kwargs):
         super().at_object_receive(moved_obj, source_location, move_type=move_type, **kwargs)
-        here, running = world.gid(self, ROOM), bridge.current
-        if here is None or running is None or not kwargs.get("geppetto_report", True):
+        here = world.gid(self, ROOM)
+        if here is None or not kwargs.get("geppetto_report", True):
+            return
+        running = running_bridge()
+        if running is None:
             return
         if world.is_npc(moved_obj):
             running.npc_moved(world.gid(moved_obj, NPC), here)
@@ -25,8 +30,11 @@ class GeppettoRoomMixin:
 
     def at_object_leave(self, moved_obj, target_location, move_type="move", **kwargs):
         super().at_object_leave(moved_obj, target_location, move_type=move_type, **kwargs)
-        here, running = world.gid(self, ROOM), bridge.current
-        if here is not None and running is not None and world.is_player(moved_obj):
+        here = world.gid(self, ROOM)
+        if here is None or not world.is_player(moved_obj):
+            return
+        running = running_bridge()
+        if running is not None:
             running.player_left(moved_obj, here)
 
 
@@ -57,12 +65,17 @@ class GeppettoNPCMixin:
         self.db.geppetto_archetype = value
 
     def geppetto_engage(self, reason):
-        if bridge.current is not None:
-            bridge.current.engage(self.geppetto_id, reason)
+        """The game takes this NPC over (`reason`: "combat", "dialogue" …): geppetto cancels
+        what it was doing and leaves it to the game until `geppetto_release`."""
+        running = running_bridge()
+        if running is not None:
+            running.engage(self.geppetto_id, reason)
 
     def geppetto_release(self):
-        if bridge.current is not None:
-            bridge.current.release(self.geppetto_id)
+        """Hands this NPC back to geppetto."""
+        running = running_bridge()
+        if running is not None:
+            running.release(self.geppetto_id)
 
 
 class GeppettoNPC(GeppettoNPCMixin, DefaultCharacter):

@@ -27,14 +27,11 @@ from collections import Counter
 
 import redis
 
-from evennia import create_object
+from evennia import create_object, create_script
 from evennia.utils.test_resources import EvenniaTestCase
 
-from geppetto_evennia import bridge, world
-from geppetto_evennia.bridge import Bridge
-from geppetto_evennia.bus import Bus
-from geppetto_evennia.commands import CmdGeppettoSay, CmdOrder
-from geppetto_evennia.world import NPC, ROOM
+from geppetto_evennia import (NPC, ROOM, SCRIPT_KEY, Bridge, Bus, CmdGeppettoSay, CmdOrder,
+                              GeppettoScript, world)
 
 ZONE, QUEST_NPC, FOE = "village", "piet", "vex"
 ORDER_AT, FIGHT_AT, FIGHT_MINUTES = 5, 240, 20      # game minutes after the start
@@ -92,11 +89,14 @@ class VillageTest(EvenniaTestCase):
         self.redis_url, self.restarted = os.environ["GEPPETTO_TEST_REDIS"], None
         self.bus = Bus(self.redis_url, ZONE, group="evennia-test",
                        retry_seconds=0.2)
-        self.bridge = bridge.current = QuestBridge(self.bus)
+        # The game's geppetto script owns the test's bridge, which the test drives itself:
+        # the script is not started (no clock of its own, no reader loop).
+        self.script = create_script(GeppettoScript, key=SCRIPT_KEY, autostart=False)
+        self.bridge = self.script.own(QuestBridge(self.bus))
         self.heard, self.figures = [], Counter()
 
     def tearDown(self):
-        bridge.current = None
+        self.script.delete()
         if self.restarted is not None:
             self.restarted.kill()
             self.restarted.wait()
@@ -194,27 +194,25 @@ class VillageTest(EvenniaTestCase):
         """The global script keeps the newest handled ids in its attributes: the bridge it
         starts after a reload drops what the one before it carried out."""
         from django.test import override_settings
-        from evennia import create_script
         from geppetto_evennia import scripts
 
-        reading, scripts.read_next = scripts.read_next, lambda running, start: None
+        reading, scripts.read_next = scripts.read_next, lambda script, reader: None
         try:
             with override_settings(GEPPETTO_REDIS_URL=self.redis_url, GEPPETTO_ZONE="reloaded",
                                    GEPPETTO_SEEN_KEPT=3):
-                script = create_script(scripts.GeppettoScript, key="geppetto-reload")
+                script = create_script(GeppettoScript, key="geppetto-reload")
                 for message_id in ["i1", "i2", "i3", "i4"]:
-                    bridge.current.remember(message_id)
+                    script.bridge.remember(message_id)
                 script.at_server_reload()
                 self.assertEqual(script.db.geppetto_handled, ["i2", "i3", "i4"])
                 script.at_start()
-                after = bridge.current
+                after = script.bridge
                 self.assertEqual(after.seen, {"i2", "i3", "i4"})
                 after.handle([("intents", "1-0", {"id": "i4", "type": "bark", "npc": "piet"})])
                 self.assertEqual(after.figures["duplicates dropped"], 1)
                 script.delete()
         finally:
             scripts.read_next = reading
-            bridge.current = self.bridge
 
     def test_villagers_live_in_evennia(self):
         made = self.build_and_export()
