@@ -71,6 +71,8 @@ def path(start, goal_id):
 
 def load(world):
     """A geppetto world directory's sections, joined over its *.yaml files in name order."""
+    if not Path(world).is_dir():
+        raise FileNotFoundError(f"no world directory at {world}")
     joined = {}
     for file in sorted(Path(world).glob("*.yaml")):
         with open(file) as text:
