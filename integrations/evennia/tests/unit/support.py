@@ -73,7 +73,6 @@ class GeppettoTest(BaseEvenniaCommandTest):
     minute 420."""
 
     room_typeclass = GeppettoRoom
-    bridge_class = Bridge
 
     def setUp(self):
         super().setUp()
@@ -87,7 +86,7 @@ class GeppettoTest(BaseEvenniaCommandTest):
         self.link(self.room3, self.room2)
         self.bus = MemoryBus()
         self.game_script = create_script(GeppettoScript, key=SCRIPT_KEY, autostart=False)
-        self.bridge = self.game_script.own(self.bridge_class(self.bus))
+        self.bridge = self.game_script.own(Bridge(self.bus))
         self.bridge.now = 420
 
     def tearDown(self):
