@@ -116,9 +116,15 @@ def build(world, room_typeclass="geppetto_evennia.typeclasses.GeppettoRoom",
         made[PROVIDER][spec["id"]] = obj
     for section in ("npcs", "residents"):
         for spec in data.get(section, []):
-            obj = tagged(NPC, spec["id"]) or create_object(
-                npc_typeclass, key=spec.get("name", spec["id"]), location=made[ROOM].get(spec.get("room")))
-            obj.tags.add(spec["id"], category=NPC)
+            obj = tagged(NPC, spec["id"])
+            if obj is None:
+                # Tagged before it is placed, and placed without the move hooks: a new NPC is
+                # neither reported as a player entering its room nor as an NPC moving there.
+                room = made[ROOM].get(spec.get("room"))
+                obj = create_object(npc_typeclass, key=spec.get("name", spec["id"]), home=room)
+                obj.tags.add(spec["id"], category=NPC)
+                if room is not None:
+                    obj.move_to(room, quiet=True, move_hooks=False)
             obj.db.geppetto_archetype = spec.get("archetype")
             obj.db.geppetto_spec = {"section": section, **spec}
             made[NPC][spec["id"]] = obj

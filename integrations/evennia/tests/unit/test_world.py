@@ -100,6 +100,11 @@ class BuildTest(WorldDirTest):
         self.assertTrue(bram.is_typeclass("geppetto_evennia.typeclasses.GeppettoNPC", exact=True))
         self.assertTrue(green.is_typeclass("geppetto_evennia.typeclasses.GeppettoRoom", exact=True))
 
+    def test_npcs_are_placed_without_being_taken_for_players(self):
+        self.bus.take()
+        world.build(self.dir)
+        self.assertEqual([(m["type"], m.get("player")) for m in self.bus.take()], [])
+
     def test_building_again_keeps_what_is_tagged_and_adds_nothing_twice(self):
         first = world.build(self.dir)
         first[NPC]["bram"].move_to(first[ROOM]["inn"], quiet=True, geppetto_report=False)
