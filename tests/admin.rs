@@ -2,14 +2,11 @@
 //! a free loopback port: health, NPC list, the debug-brain view, Prometheus metrics, and a
 //! despawn and a schedule override that need the bearer token and go through the world log.
 
-#[allow(dead_code)]
-#[path = "support/http.rs"]
-mod http;
-
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use http::{free_port, request_with};
+use support::free_port;
+use support::http::request_with;
 
 struct Serve(Child);
 

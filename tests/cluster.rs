@@ -20,31 +20,16 @@
 //! - The fence itself, deterministically: a write checked against a lease that changed hands
 //!   is refused whole, counted, and marks the lease lost.
 
-#[allow(dead_code)]
-#[path = "support/cluster_world.rs"]
-mod cluster_world;
-#[allow(dead_code)]
-#[path = "support/redis_cluster.rs"]
-mod redis_cluster;
-#[allow(dead_code)]
-#[path = "support/redis_server.rs"]
-mod redis_server;
-#[path = "support/schema.rs"]
-mod schema;
-#[path = "support/serve.rs"]
-mod serve;
-#[allow(dead_code)]
-#[path = "support/world_script.rs"]
-mod world_script;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use cluster_world::*;
 use redis::cluster::ClusterConnection;
-use redis_cluster::RedisCluster;
-use serve::Serve;
+use support::cluster_world::*;
+use support::redis_cluster::RedisCluster;
+use support::redis_server;
+use support::schema;
+use support::serve::Serve;
 
 const ZONES: usize = 7;
 const TICKS: u64 = 160;
@@ -107,7 +92,13 @@ fn seven_zones_split_three_two_two_over_three_instances_fail_over_without_losing
     for zone in &zones {
         load(&mut redis, zone, &script(zone, 1, TICKS));
     }
-    let reference_run = Serve::start_as(&single, None, &env, Some(&dir.join("single.log")));
+    let reference_run = Serve::start_as(
+        env!("CARGO_BIN_EXE_geppetto"),
+        &single,
+        None,
+        &env,
+        Some(&dir.join("single.log")),
+    );
     wait_until(
         "the single instance processed every zone",
         Duration::from_secs(600),
@@ -125,7 +116,7 @@ fn seven_zones_split_three_two_two_over_three_instances_fail_over_without_losing
     );
     assert_eq!(
         cluster.masters_holding("geppetto:*:world"),
-        cluster.len(),
+        cluster.masters(),
         "the zones' streams spread over every master"
     );
     cluster.flush_all();
@@ -141,7 +132,13 @@ fn seven_zones_split_three_two_two_over_three_instances_fail_over_without_losing
             let log = dir.join(format!("{name}.log"));
             (
                 *name,
-                Serve::start_as(&clustered, Some(name), &env, Some(&log)),
+                Serve::start_as(
+                    env!("CARGO_BIN_EXE_geppetto"),
+                    &clustered,
+                    Some(name),
+                    &env,
+                    Some(&log),
+                ),
             )
         })
         .collect();
@@ -151,7 +148,7 @@ fn seven_zones_split_three_two_two_over_three_instances_fail_over_without_losing
         "the zones are spread three, two and two",
         Duration::from_secs(120),
         || {
-            let owners = owners(&status(&clustered));
+            let owners = owners(&status(env!("CARGO_BIN_EXE_geppetto"), &clustered));
             let per_instance = |name: &str| {
                 owners
                     .values()
@@ -165,7 +162,7 @@ fn seven_zones_split_three_two_two_over_three_instances_fail_over_without_losing
         },
     );
     let victim = "b";
-    let victim_zones: Vec<String> = owners(&status(&clustered))
+    let victim_zones: Vec<String> = owners(&status(env!("CARGO_BIN_EXE_geppetto"), &clustered))
         .into_iter()
         .filter(|(_, owner)| owner.as_deref() == Some(victim))
         .map(|(zone, _)| zone)
@@ -192,7 +189,7 @@ fn seven_zones_split_three_two_two_over_three_instances_fail_over_without_losing
         "the victim's zones are taken over",
         Duration::from_secs(60),
         || {
-            let owners = owners(&status(&clustered));
+            let owners = owners(&status(env!("CARGO_BIN_EXE_geppetto"), &clustered));
             victim_zones
                 .iter()
                 .all(|zone| matches!(owners.get(zone), Some(Some(owner)) if owner != victim))
@@ -222,7 +219,7 @@ fn seven_zones_split_three_two_two_over_three_instances_fail_over_without_losing
         Duration::from_secs(600),
         || zones.iter().all(|zone| processed(&mut redis, zone)),
     );
-    let owners_at_end = owners(&status(&clustered));
+    let owners_at_end = owners(&status(env!("CARGO_BIN_EXE_geppetto"), &clustered));
     assert!(
         owners_at_end
             .values()
@@ -277,7 +274,13 @@ fn an_instance_paused_past_its_lease_never_writes_for_its_zones_again() {
     );
     let env = [("RUST_LOG", "info")];
     let a_log = dir.join("a.log");
-    let paused = Serve::start_as(&paused_config, Some("a"), &env, Some(&a_log));
+    let paused = Serve::start_as(
+        env!("CARGO_BIN_EXE_geppetto"),
+        &paused_config,
+        Some("a"),
+        &env,
+        Some(&a_log),
+    );
     let writes_by = |redis: &mut ClusterConnection, zone: &str, who: &str| {
         entries(redis, &world_key(zone))
             .iter()
@@ -289,7 +292,7 @@ fn an_instance_paused_past_its_lease_never_writes_for_its_zones_again() {
         "a holds both zones, its clock runs and it has written snapshots",
         Duration::from_secs(60),
         || {
-            owners(&status(&paused_config))
+            owners(&status(env!("CARGO_BIN_EXE_geppetto"), &paused_config))
                 .values()
                 .all(|o| o.as_deref() == Some("a"))
                 && zones.iter().all(|zone| {
@@ -300,12 +303,18 @@ fn an_instance_paused_past_its_lease_never_writes_for_its_zones_again() {
     );
 
     paused.signal("STOP");
-    let taker = Serve::start_as(&taker_config, Some("b"), &env, Some(&dir.join("b.log")));
+    let taker = Serve::start_as(
+        env!("CARGO_BIN_EXE_geppetto"),
+        &taker_config,
+        Some("b"),
+        &env,
+        Some(&dir.join("b.log")),
+    );
     wait_until(
         "b holds both zones and its clock runs",
         Duration::from_secs(60),
         || {
-            owners(&status(&taker_config))
+            owners(&status(env!("CARGO_BIN_EXE_geppetto"), &taker_config))
                 .values()
                 .all(|o| o.as_deref() == Some("b"))
                 && zones
@@ -360,7 +369,7 @@ fn an_instance_paused_past_its_lease_never_writes_for_its_zones_again() {
             );
         }
     }
-    let status = status(&taker_config);
+    let status = status(env!("CARGO_BIN_EXE_geppetto"), &taker_config);
     assert!(
         owners(&status).values().all(|o| o.as_deref() == Some("b")),
         "b still holds both zones: {status}"
@@ -485,7 +494,13 @@ fn paused_and_overwritten_leases_heal_and_sigint_stops_every_instance() {
     let instances: BTreeMap<&str, Serve> = names
         .iter()
         .map(|name| {
-            let serve = Serve::start_as(&config, Some(name), &env, Some(&log_path(name)));
+            let serve = Serve::start_as(
+                env!("CARGO_BIN_EXE_geppetto"),
+                &config,
+                Some(name),
+                &env,
+                Some(&log_path(name)),
+            );
             (*name, serve)
         })
         .collect();
@@ -493,7 +508,14 @@ fn paused_and_overwritten_leases_heal_and_sigint_stops_every_instance() {
     wait_until(
         "two zones each, every zone read",
         Duration::from_secs(120),
-        || healthy(&status(&config), &names, 2, max_lag),
+        || {
+            healthy(
+                &status(env!("CARGO_BIN_EXE_geppetto"), &config),
+                &names,
+                2,
+                max_lag,
+            )
+        },
     );
 
     for paused_name in names {
@@ -507,20 +529,34 @@ fn paused_and_overwritten_leases_heal_and_sigint_stops_every_instance() {
         wait_until(
             &format!("the others hold {paused_name}'s zones, three each"),
             Duration::from_secs(30),
-            || healthy(&status(&config), &others, 3, max_lag),
+            || {
+                healthy(
+                    &status(env!("CARGO_BIN_EXE_geppetto"), &config),
+                    &others,
+                    3,
+                    max_lag,
+                )
+            },
         );
         paused.signal("CONT");
         wait_until(
             &format!("{paused_name} resumes, gives up what it lost and rejoins with two zones"),
             Duration::from_secs(40),
-            || healthy(&status(&config), &names, 2, max_lag),
+            || {
+                healthy(
+                    &status(env!("CARGO_BIN_EXE_geppetto"), &config),
+                    &names,
+                    2,
+                    max_lag,
+                )
+            },
         );
     }
 
     // A foreign value over one lease for five seconds: its holder gives the zone up, and once
     // the value expires a live instance takes the zone again.
     let overwritten = zones[0].clone();
-    let holder = owners(&status(&config))[&overwritten]
+    let holder = owners(&status(env!("CARGO_BIN_EXE_geppetto"), &config))[&overwritten]
         .clone()
         .expect("an owner");
     let _: () = redis::cmd("SET")
@@ -544,7 +580,14 @@ fn paused_and_overwritten_leases_heal_and_sigint_stops_every_instance() {
     wait_until(
         &format!("{overwritten} is taken again once the foreign value expired"),
         Duration::from_secs(5 + 2 * LEASE_TTL_MS / 1000 + 30),
-        || healthy(&status(&config), &names, 2, max_lag),
+        || {
+            healthy(
+                &status(env!("CARGO_BIN_EXE_geppetto"), &config),
+                &names,
+                2,
+                max_lag,
+            )
+        },
     );
 
     // The game stops; every zone's world stream drains.
@@ -555,7 +598,7 @@ fn paused_and_overwritten_leases_heal_and_sigint_stops_every_instance() {
         Duration::from_secs(120),
         || zones.iter().all(|zone| processed(&mut redis, zone)),
     );
-    let status_at_end = status(&config);
+    let status_at_end = status(env!("CARGO_BIN_EXE_geppetto"), &config);
     assert!(
         healthy(&status_at_end, &names, 2, 0),
         "every zone owned, two each: {status_at_end}"
@@ -689,6 +732,7 @@ fn a_resident_walks_across_a_border_into_another_zone_and_lives_on_there() {
     load(&mut redis, &from, &[transfer.to_string()]);
     load(&mut redis, &from, &script(&from, 31, 60));
     let serve = Serve::start_as(
+        env!("CARGO_BIN_EXE_geppetto"),
         &config,
         Some("solo"),
         &[("RUST_LOG", "info")],

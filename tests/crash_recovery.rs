@@ -5,23 +5,16 @@
 //! world event is processed, and the final snapshot equals the uninterrupted run's state.
 
 // Shared test support: this test uses the server, its URL and XADD.
-#[allow(dead_code)]
-#[path = "support/redis_server.rs"]
-mod redis_server;
-#[path = "support/serve.rs"]
-mod serve;
-#[path = "support/world_script.rs"]
-mod world_script;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use geppetto_storage::{SnapshotStore, StorageConfig, ZoneName};
-use redis_server::RedisServer;
 use serde_json::{Value, json};
-use serve::Serve;
-use world_script::Cast;
+use support::redis_server::RedisServer;
+use support::serve::Serve;
+use support::world_script::{self, Cast};
 
 const ZONE: &str = "village";
 const EXTRA_RESIDENTS: usize = 200;
@@ -232,7 +225,11 @@ fn a_service_killed_twenty_times_emits_the_uninterrupted_intent_stream() {
 
     // The reference: one uninterrupted run.
     load_script(&server, &lines);
-    let serve = Serve::start(&config, &[("RUST_LOG", "warn")]);
+    let serve = Serve::start(
+        env!("CARGO_BIN_EXE_geppetto"),
+        &config,
+        &[("RUST_LOG", "warn")],
+    );
     redis.wait_until_done(Duration::from_secs(600));
     serve.stop();
     let expected = deduplicated_intents(&server);
@@ -250,7 +247,11 @@ fn a_service_killed_twenty_times_emits_the_uninterrupted_intent_stream() {
     load_script(&server, &lines);
     let mut random = 0x9e37_79b9_7f4a_7c15_u64;
     let mut kills = 0;
-    let mut serve = Serve::start(&config, &[("RUST_LOG", "warn")]);
+    let mut serve = Serve::start(
+        env!("CARGO_BIN_EXE_geppetto"),
+        &config,
+        &[("RUST_LOG", "warn")],
+    );
     let mut progress = String::from("0-0");
     while kills < KILLS {
         redis.wait_for_progress_past(&progress, Duration::from_secs(120));
@@ -267,7 +268,11 @@ fn a_service_killed_twenty_times_emits_the_uninterrupted_intent_stream() {
         serve.kill_hard();
         kills += 1;
         progress = redis.group().map(|(last, _)| last).unwrap_or_default();
-        serve = Serve::start(&config, &[("RUST_LOG", "warn")]);
+        serve = Serve::start(
+            env!("CARGO_BIN_EXE_geppetto"),
+            &config,
+            &[("RUST_LOG", "warn")],
+        );
     }
     assert_eq!(kills, KILLS, "every kill landed before the script ran out");
     redis.wait_until_done(Duration::from_secs(600));

@@ -6,19 +6,15 @@
 //! snapshot is exactly the tail of the full replay; a what-if over it shows where a changed NPC
 //! parts from its recorded timeline and leaves the record as it was.
 
-#[path = "support/http.rs"]
-mod http;
 // Shared test support: this test stops serve gracefully, never kills it.
-#[allow(dead_code)]
-#[path = "support/serve.rs"]
-mod serve;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use http::{free_port, request_with};
 use serde_json::Value;
-use serve::Serve;
+use support::free_port;
+use support::http::{self, request_with};
+use support::serve::Serve;
 
 const TOKEN: &str = "embedded-test-token";
 
@@ -70,7 +66,11 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
     )
     .expect("config");
 
-    let serve = Serve::start(&config, &[("GEPPETTO_TEST_TOKEN", TOKEN)]);
+    let serve = Serve::start(
+        env!("CARGO_BIN_EXE_geppetto"),
+        &config,
+        &[("GEPPETTO_TEST_TOKEN", TOKEN)],
+    );
     let first = snapshot(port);
     assert_eq!(first["zone"], "village");
     let unauthorised = request_with(port, "POST", "/zones/village/snapshot", None, "");
@@ -121,7 +121,11 @@ fn the_embedded_service_snapshots_recovers_and_replays_from_its_redb_file() {
     serve.stop();
 
     // Restarted, the zone carries on from its shutdown snapshot rather than from the start.
-    let serve = Serve::start(&config, &[("GEPPETTO_TEST_TOKEN", TOKEN)]);
+    let serve = Serve::start(
+        env!("CARGO_BIN_EXE_geppetto"),
+        &config,
+        &[("GEPPETTO_TEST_TOKEN", TOKEN)],
+    );
     let resumed = snapshot(port);
     serve.stop();
     assert!(

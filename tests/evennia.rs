@@ -19,16 +19,6 @@
 
 // Shared test support: these tests use the free port, the model server, Redis servers and
 // serve's start.
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/model_server.rs"]
-mod model_server;
-#[allow(dead_code)]
-#[path = "support/redis_server.rs"]
-mod redis_server;
-#[allow(dead_code)]
-#[path = "support/serve.rs"]
-mod serve;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -36,9 +26,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use model_server::{MODEL, ModelServer};
-use redis_server::RedisServer;
-use serve::Serve;
+use support::http;
+use support::model_server::{MODEL, ModelServer};
+use support::redis_server::RedisServer;
+use support::serve::{self, Serve};
 
 /// Game minutes the village plays in the Evennia test.
 const MINUTES: &str = "360";
@@ -82,13 +73,13 @@ fn temp_dir(name: &str) -> PathBuf {
 /// a model narrating, when given), once it reads the world stream and answers on its admin
 /// API, whose port it returns.
 fn serve_village(dir: &Path, redis_url: &str, model: Option<&str>) -> (Serve, u16) {
-    let port = http::free_port();
+    let port = support::free_port();
     let config = dir.join("serve.toml");
     let llm = model.map_or_else(String::new, |url| {
         format!("[llm.provider]\nbase_url = '{url}'\nmodel = '{MODEL}'\n")
     });
     std::fs::write(&config, serve::game_driven_village(redis_url, port, &llm)).expect("config");
-    let serve = Serve::start(&config, &[]);
+    let serve = Serve::start(env!("CARGO_BIN_EXE_geppetto"), &config, &[]);
     let client = redis::Client::open(redis_url).expect("url");
     let mut connection = client.get_connection().expect("connection");
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -137,7 +128,7 @@ fn villagers_live_in_an_evennia_game() {
     let model = ModelServer::start();
     // Redis keeps its streams on disk (append-only file): the Evennia test shuts it down and
     // starts it again with these same arguments.
-    let redis_port = http::free_port();
+    let redis_port = support::free_port();
     let redis_args: Vec<String> = [
         "--port",
         &redis_port.to_string(),
@@ -387,7 +378,7 @@ fn the_readme_game_runs_the_bridge_on_a_live_server() {
     let game = init_game(&dir);
     // The README's settings and command set, on free loopback ports, the web server off, and
     // a fast game clock (two game minutes a second).
-    let telnet_port = http::free_port();
+    let telnet_port = support::free_port();
     let settings = game.join("server/conf/settings.py");
     let mut text = std::fs::read_to_string(&settings).expect("settings");
     text.push_str(&format!(
@@ -400,7 +391,7 @@ fn the_readme_game_runs_the_bridge_on_a_live_server() {
          TELNET_INTERFACES = ['127.0.0.1']\nTELNET_PORTS = [{telnet_port}]\nAMP_PORT = {}\n\
          WEBSERVER_ENABLED = False\nWEBSOCKET_CLIENT_ENABLED = False\n",
         server.url,
-        http::free_port()
+        support::free_port()
     ));
     std::fs::write(&settings, text).expect("settings");
     let cmdsets = game.join("commands/default_cmdsets.py");

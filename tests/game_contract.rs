@@ -4,19 +4,14 @@
 //! world message sent and every intent and NPC event emitted is checked against `schema/`,
 //! and each kind of message the contract adds is seen at least once.
 
-#[allow(dead_code)]
-#[path = "support/schema.rs"]
-mod schema;
-#[allow(dead_code)]
-#[path = "support/village.rs"]
-mod village;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use geppetto_service::bus::envelope::{AssignedGoal, WorldEvent, WorldMessage, header};
 use geppetto_service::zone::isolation::IsolationState;
 use geppetto_service::zone::{TickInputs, Zone, ZoneConfig, ZoneOutput};
 use serde_json::{Value, json};
+use support::schema;
+use support::village;
 
 struct Game {
     zone: Zone,

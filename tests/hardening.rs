@@ -3,10 +3,6 @@
 //! stopping `geppetto serve` with a clear error that never shows the password, and `rediss://`
 //! (TLS) with a CA file, the certificates made by `openssl` for the test.
 
-#[allow(dead_code)] // Not every helper is used here.
-#[path = "support/redis_server.rs"]
-mod redis_server;
-
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -15,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
 use geppetto_service::bus::{BusError, EventBus, StreamKind};
-use redis_server::{RedisServer, free_port};
+use support::free_port;
+use support::redis_server::RedisServer;
 
 const ZONE: &str = "vault";
 const ADMIN_PASSWORD: &str = "requirepass-Qx7-secret";

@@ -7,13 +7,11 @@
 //! runs `npm ci` in `tests/inspector/` itself when playwright-core is missing. The village
 //! report (`simulate --world --report`) is opened the same way (`tests/inspector/report.mjs`).
 
-#[allow(dead_code)]
-#[path = "support/http.rs"]
-mod http;
-
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use support::http;
 
 /// The admin token the demo runs with and the inspector's what-if sends.
 const TOKEN: &str = "inspector-s3cret";
@@ -107,7 +105,7 @@ fn the_village_report_draws_a_timeline_per_npc_in_chromium() {
 #[test]
 fn the_inspector_shows_npcs_a_chart_and_live_story_signals_in_chromium() {
     let (root, scripts) = browser_scripts();
-    let port = http::free_port();
+    let port = support::free_port();
     let dir = std::env::temp_dir().join(format!("geppetto-inspector-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");

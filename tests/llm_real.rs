@@ -1,10 +1,10 @@
 //! End-to-end against a real model: SmolLM2-135M-Instruct behind llama-cpp-python's
-//! OpenAI-compatible server on a loopback port (see `support/model_server.rs`). A server that
-//! refuses `json_schema`, answers slowly on two shared cores and writes what a 135M model
-//! writes. The tests print what they measured (calls, answers, fallbacks by reason, latency of
-//! answered calls, delivery ratio) and assert only what such a model reliably reaches: counts
-//! and ratios, never durations. They run one at a time (`.config/nextest.toml`), so two model
-//! servers never share the cores.
+//! OpenAI-compatible server on a loopback port (see `test-support/src/model_server.rs`). A
+//! server that refuses `json_schema`, answers slowly on two shared cores and writes what a
+//! 135M model writes. The tests print what they measured (calls, answers, fallbacks by reason,
+//! latency of answered calls, delivery ratio) and assert only what such a model reliably
+//! reaches: counts and ratios, never durations. They run one at a time
+//! (`.config/nextest.toml`), so two model servers never share the cores.
 //!
 //! - the demo over a private Redis with the model narrating the scenes the traveller sees;
 //! - said lines (an accusation, a threat, praise, a prompt injection) perceived in each
@@ -12,23 +12,11 @@
 //! - the server killed mid-run: the world ticks on, lines are read by the keyword rules, the
 //!   breaker opens, and closes again once the server is back.
 
-#[path = "support/bus_reader.rs"]
-mod bus_reader;
-#[path = "support/model_server.rs"]
-mod model_server;
-#[path = "support/redis_server.rs"]
-mod redis_server;
-#[path = "support/schema.rs"]
-mod schema;
-#[path = "support/village.rs"]
-mod village;
-
 use std::collections::BTreeSet;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bus_reader::read_until;
 use geppetto_llm::{FallbackReason, LlmConfig, OpenAiProviderConfig, StructuredMode, WorkerCounts};
 use geppetto_service::bus::ConsumerConfig;
 use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
@@ -38,9 +26,12 @@ use geppetto_service::runtime::actor::ActorRuntime;
 use geppetto_service::runtime::starter::start_llm;
 use geppetto_service::runtime::zone_loop::{Persistence, run_zone};
 use geppetto_service::zone::isolation::IsolationState;
-use model_server::{MODEL, ModelServer};
-use redis_server::RedisServer;
 use serde_json::Value;
+use support::bus_reader::read_until;
+use support::model_server::{MODEL, ModelServer};
+use support::redis_server::RedisServer;
+use support::schema;
+use support::village;
 use tokio::sync::watch;
 
 /// The longest any wait for the model goes on (only a broken run waits that long).

@@ -7,20 +7,12 @@
 //! deadlines only stop a broken run from hanging; nothing asserts a duration. The seams'
 //! metrics (queue depth, calls, latency, deliveries, perception outcomes) reach the recorder.
 
-#[path = "support/bus_reader.rs"]
-mod bus_reader;
-#[path = "support/schema.rs"]
-mod schema;
-#[path = "support/village.rs"]
-mod village;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bus_reader::read_until;
 use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
 use geppetto_service::bus::ConsumerConfig;
 use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
@@ -31,6 +23,9 @@ use geppetto_service::runtime::starter::start_llm;
 use geppetto_service::runtime::zone_loop::run_zone;
 use geppetto_service::zone::isolation::IsolationState;
 use serde_json::Value;
+use support::bus_reader::read_until;
+use support::schema;
+use support::village;
 use tokio::sync::watch;
 
 /// How long a reader waits for what it expects (only a broken run waits that long).

@@ -5,16 +5,11 @@
 //! redis-py (`scripts/test` installs `python3-redis`).
 
 // Shared test support: this test uses only the server's start and URL.
-#[path = "support/python.rs"]
-mod python;
-#[allow(dead_code)]
-#[path = "support/redis_server.rs"]
-mod redis_server;
 
 use std::process::{Child, Command, Stdio};
 
-use python::python_with_redis;
-use redis_server::RedisServer;
+use support::python::python_with_redis;
+use support::redis_server::RedisServer;
 
 struct Serve(Child);
 

@@ -10,25 +10,15 @@
 
 // Shared test support: this test uses the server's start, URL and stream bodies, serve's
 // start, the free port and the schema check.
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/python.rs"]
-mod python;
-#[allow(dead_code)]
-#[path = "support/redis_server.rs"]
-mod redis_server;
-#[path = "support/schema.rs"]
-mod schema;
-#[allow(dead_code)]
-#[path = "support/serve.rs"]
-mod serve;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use python::python_with_redis;
-use redis_server::RedisServer;
-use serve::Serve;
+use support::http;
+use support::python::python_with_redis;
+use support::redis_server::RedisServer;
+use support::schema;
+use support::serve::{self, Serve};
 
 /// Game hours the script plays.
 const HOURS: &str = "12";
@@ -40,10 +30,10 @@ fn the_reference_game_keeps_geppetto_in_step_for_twelve_hours() {
     let dir = std::env::temp_dir().join(format!("geppetto-mud-world-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let root = format!("{}/..", env!("CARGO_MANIFEST_DIR"));
-    let port = http::free_port();
+    let port = support::free_port();
     let config = dir.join("serve.toml");
     std::fs::write(&config, serve::game_driven_village(&server.url, port, "")).expect("config");
-    let _serve = Serve::start(&config, &[]);
+    let _serve = Serve::start(env!("CARGO_BIN_EXE_geppetto"), &config, &[]);
     // Start the game once serve reads the world stream and answers on the admin API.
     let client = redis::Client::open(server.url.as_str()).expect("url");
     let mut connection = client.get_connection().expect("connection");

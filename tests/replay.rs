@@ -5,15 +5,6 @@
 //! and at 2 decision worker threads: both print the recorded intent stream byte for byte, and
 //! `--compare` finds a changed intent at the first difference.
 
-#[allow(dead_code)]
-#[path = "support/redis_server.rs"]
-mod redis_server;
-#[allow(dead_code)]
-#[path = "support/village.rs"]
-mod village;
-#[path = "support/world_log.rs"]
-mod world_log;
-
 use std::path::Path;
 use std::process::Command;
 
@@ -21,7 +12,9 @@ use geppetto_service::bus::StreamKind;
 use geppetto_service::bus::envelope::parse_world;
 use geppetto_service::zone::isolation::IsolationState;
 use geppetto_service::zone::{TickInputs, ZoneOutput};
-use village::{calm, village};
+use support::redis_server;
+use support::village::{calm, village};
+use support::world_log;
 
 const EVENTS: usize = 100_000;
 

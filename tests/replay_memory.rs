@@ -7,13 +7,11 @@
 //! Each test measures its own children: nextest (the suite's runner) runs every test in a
 //! process of its own, and the kernel reports the largest child a process has waited for.
 
-#[path = "support/world_log.rs"]
-mod world_log;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use nix::sys::resource::{UsageWho, getrusage};
+use support::world_log;
 
 /// World events in the shorter log (some 1,200 game minutes, ten pages of the reader's).
 const EVENTS: usize = 40_000;

@@ -4,14 +4,6 @@
 //! tiers with hysteresis. Assertions are on counts and orders, never on durations (the deadlines
 //! below only stop a broken run from hanging).
 
-#[allow(dead_code)] // Not every helper is used here.
-#[path = "support/redis_server.rs"]
-mod redis_server;
-#[path = "support/schema.rs"]
-mod schema;
-#[path = "support/village.rs"]
-mod village;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,11 +17,11 @@ use geppetto_service::runtime::zone_loop::{
 use geppetto_service::zone::Zone;
 use geppetto_service::zone::isolation::IsolationState;
 use geppetto_storage::SnapshotStore;
-use redis_server::RedisServer;
-use schema::check_schema;
 use serde_json::Value;
+use support::redis_server::RedisServer;
+use support::schema::check_schema;
+use support::village::{calm, village};
 use tokio::sync::watch;
-use village::{calm, village};
 
 const ZONE: &str = "village";
 

@@ -17,22 +17,15 @@
 //! and the figures — faults, events, duplicates, the longest time the zone had no owner, the
 //! instances' RSS slope — printed on one line (BENCHMARKS.md records a 30-minute run).
 
-#[allow(dead_code)]
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/python.rs"]
-mod python;
-#[allow(dead_code)]
-#[path = "support/serve.rs"]
-mod serve;
-
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serve::Serve;
+use support::python;
+use support::redis_server::RedisServer;
+use support::serve::{self, Serve};
 
 const ZONE: &str = "village";
 const LEASE_TTL_MS: u64 = 3_000;
@@ -44,15 +37,15 @@ const RSS_SLOPE_BOUND_MIB_PER_HOUR: f64 = 64.0;
 struct DurableRedis {
     port: u16,
     dir: PathBuf,
-    child: Option<Child>,
+    server: Option<RedisServer>,
 }
 
 impl DurableRedis {
     fn start(dir: &Path) -> Self {
         let mut redis = Self {
-            port: http::free_port(),
+            port: support::free_port(),
             dir: dir.join("redis"),
-            child: None,
+            server: None,
         };
         std::fs::create_dir_all(&redis.dir).expect("redis dir");
         redis.spawn();
@@ -64,37 +57,30 @@ impl DurableRedis {
     }
 
     fn spawn(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "yes"])
-            .args(["--appendfsync", "always", "--port", &self.port.to_string()])
-            .arg("--dir")
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server is installed");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !self.answers() {
-            assert!(Instant::now() < deadline, "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn answers(&self) -> bool {
-        redis::Client::open(self.url())
-            .and_then(|client| client.get_connection_with_timeout(Duration::from_millis(500)))
-            .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c))
-            .is_ok()
+        let args = [
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--port",
+            &self.port.to_string(),
+            "--dir",
+            &self.dir.display().to_string(),
+        ]
+        .map(str::to_owned);
+        let url = self.url();
+        self.server = Some(RedisServer::start_with(&args, url.clone(), || {
+            redis::Client::open(url.as_str())
+                .and_then(|client| client.get_connection_with_timeout(Duration::from_millis(500)))
+                .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c))
+                .is_ok()
+        }));
     }
 
     /// Shuts the server down (its append-only file complete) and starts it again.
     fn restart(&mut self) {
-        let _ = Command::new("redis-cli")
-            .args(["-p", &self.port.to_string(), "shutdown"])
-            .output();
-        if let Some(mut child) = self.child.take() {
-            let _ = child.wait();
+        if let Some(server) = self.server.take() {
+            server.shutdown();
         }
         self.spawn();
     }
@@ -104,15 +90,6 @@ impl DurableRedis {
             .expect("url")
             .get_connection()
             .expect("connection")
-    }
-}
-
-impl Drop for DurableRedis {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }
 
@@ -202,7 +179,7 @@ fn the_village_lives_through_restarts_kills_pauses_and_duplicates() {
     let mut redis = DurableRedis::start(&dir);
     let url = redis.url();
     let names = ["a", "b"];
-    let ports = [http::free_port(), http::free_port()];
+    let ports = [support::free_port(), support::free_port()];
     let configs: Vec<PathBuf> = names
         .iter()
         .zip(ports)
@@ -211,6 +188,7 @@ fn the_village_lives_through_restarts_kills_pauses_and_duplicates() {
     let start = |i: usize| {
         let log = dir.join(format!("{}.log", names[i]));
         Serve::start_as(
+            env!("CARGO_BIN_EXE_geppetto"),
             &configs[i],
             Some(names[i]),
             &[("RUST_LOG", "info")],

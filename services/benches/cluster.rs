@@ -12,27 +12,11 @@
 //! the clock runs until every zone's consumer group has processed and acknowledged all of it.
 //! World events per second and intents per second are over that span.
 
-#[allow(dead_code)]
-#[path = "../../tests/support/cluster_world.rs"]
-mod cluster_world;
-#[allow(dead_code)]
-#[path = "../../tests/support/redis_cluster.rs"]
-mod redis_cluster;
-#[allow(dead_code)]
-#[path = "../../tests/support/redis_server.rs"]
-mod redis_server;
-#[allow(dead_code)]
-#[path = "../../tests/support/serve.rs"]
-mod serve;
-#[allow(dead_code)]
-#[path = "../../tests/support/world_script.rs"]
-mod world_script;
-
 use std::time::{Duration, Instant};
 
-use cluster_world::*;
-use redis_cluster::RedisCluster;
-use serve::Serve;
+use support::cluster_world::*;
+use support::redis_cluster::RedisCluster;
+use support::serve::Serve;
 
 const ZONES: usize = 12;
 const TICKS: u64 = 1_500;
@@ -58,10 +42,18 @@ fn run(instances: usize) -> (usize, u64, f64) {
     let names: Vec<String> = (0..instances).map(|i| format!("i{i}")).collect();
     let running: Vec<Serve> = names
         .iter()
-        .map(|name| Serve::start_as(&config, Some(name), &[("RUST_LOG", "warn")], None))
+        .map(|name| {
+            Serve::start_as(
+                env!("CARGO_BIN_EXE_geppetto"),
+                &config,
+                Some(name),
+                &[("RUST_LOG", "warn")],
+                None,
+            )
+        })
         .collect();
     wait_until("the zones are spread", Duration::from_secs(120), || {
-        let owners = owners(&status(&config));
+        let owners = owners(&status(env!("CARGO_BIN_EXE_geppetto"), &config));
         let share = ZONES.div_ceil(instances);
         owners.values().all(Option::is_some)
             && names.iter().all(|name| {

@@ -5,9 +5,6 @@
 //! `redis-server` on a loopback port (or `REDIS_URL`, which must be loopback). Encoded sizes
 //! are printed once per NPC count.
 
-#[path = "../tests/common/redis_server.rs"]
-mod redis_server;
-
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -18,6 +15,7 @@ use geppetto_storage::{
     SnapshotStore, StorageConfig, ZoneName,
 };
 use serde_json::json;
+use support::redis_server::RedisServer;
 
 const NPC_COUNTS: [usize; 2] = [10_000, 100_000];
 const NEEDS: [&str; 6] = ["hunger", "energy", "social", "safety", "wealth", "comfort"];
@@ -164,7 +162,7 @@ fn snapshots(criterion: &mut Criterion) {
         &payloads,
     );
 
-    let server = redis_server::RedisServer::start();
+    let server = RedisServer::start();
     let redis = runtime
         .block_on(RedisSnapshotStore::connect(&server.url, &config))
         .unwrap_or_else(|error| panic!("{error}"));

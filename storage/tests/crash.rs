@@ -5,15 +5,13 @@
 //! image apart from the writes since, so a crash at every write of a commit — with the last
 //! write torn — can be replayed, and a write can be made to fail.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use common::{payload_for, zone};
 use geppetto_storage::{RedbFile, Snapshot, SnapshotStore, StorageConfig, ZoneName};
+use support::snapshots::{payload_for, zone};
 
 /// Set (to a file path) when this binary runs as the writer child.
 const WRITER_FILE_ENV: &str = "GEPPETTO_STORAGE_CRASH_WRITER_FILE";

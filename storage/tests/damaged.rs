@@ -7,13 +7,11 @@
 //! store opens the database again by itself, and once there is room the next write lands with
 //! every event acknowledged before it.
 
-mod common;
-
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use common::{snapshot, zone};
 use geppetto_storage::{EventId, EventLog, RedbFile, SnapshotStore, StorageConfig};
+use support::snapshots::{snapshot, zone};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -258,7 +256,7 @@ impl redb::StorageBackend for FullDisk {
 /// A snapshot larger than any free room left in the file.
 fn big_snapshot(zone: &geppetto_storage::ZoneName, sequence: u64) -> geppetto_storage::Snapshot {
     geppetto_storage::Snapshot {
-        payload: common::payload_for(sequence, 1024 * 1024),
+        payload: support::snapshots::payload_for(sequence, 1024 * 1024),
         ..snapshot(zone, sequence, 1)
     }
 }

@@ -1,10 +1,8 @@
 //! The `EventLog` contract against the memory and redb logs, and redb's durability across
 //! reopening.
 
-mod common;
-
-use common::zone;
 use geppetto_storage::{EventId, EventLog, MemoryEventLog, RedbFile, StorageConfig};
+use support::snapshots::zone;
 
 fn ids(raw: &[u64]) -> Vec<EventId> {
     raw.iter().copied().map(EventId::new).collect()

@@ -1,9 +1,5 @@
-//! Helpers shared by the integration tests: a private redis-server, sample snapshots, and the
-//! suite every `SnapshotStore` must pass. Not every test binary uses every helper.
-#![allow(dead_code)]
-
-pub mod redis_server;
-pub mod suite;
+//! Sample snapshots for the storage tests and benchmarks: zone names, and snapshots whose
+//! payload tells which write a reader got back.
 
 use geppetto_storage::{Snapshot, ZoneName};
 

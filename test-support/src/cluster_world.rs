@@ -3,6 +3,7 @@
 //! streams and `geppetto cluster status` back.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -31,7 +32,7 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// `count` copies of the village, each its own zone (and seed).
 pub fn worlds(dir: &Path, count: usize) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/worlds/village");
+    let root = crate::workspace_root().join("config/worlds/village");
     (0..count)
         .map(|n| {
             let world = dir.join(zone_name(n));
@@ -197,9 +198,9 @@ pub fn deduplicated_intents(connection: &mut ClusterConnection, zone: &str) -> V
     world_script::deduplicated(stream.into_iter().map(|(_, body, _)| body))
 }
 
-/// `geppetto cluster status --json`.
-pub fn status(config: &Path) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_geppetto"))
+/// `geppetto cluster status --json`, `geppetto` being the binary under test.
+pub fn status(geppetto: impl AsRef<OsStr>, config: &Path) -> Value {
+    let output = Command::new(geppetto)
         .args(["cluster", "status", "--json", "--config"])
         .arg(config)
         .output()

@@ -4,7 +4,7 @@
 
 use geppetto_storage::{SnapshotDefect, SnapshotError, SnapshotStore, ZoneName};
 
-use super::{snapshot, zone};
+use crate::snapshots::{snapshot, zone};
 
 pub async fn run_all(store: &dyn SnapshotStore, prefix: &str) {
     round_trip_and_retention(store, &zone(&format!("{prefix}-round-trip"))).await;

@@ -2,6 +2,7 @@
 //! stopped with Ctrl-C (the graceful path: shutdown snapshot, clean exit) or SIGKILL, paused
 //! and resumed (SIGSTOP / SIGCONT), and killed on drop if still running.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,9 +12,8 @@ use std::time::{Duration, Instant};
 /// `admin_port` and `extra` sections (an `[llm.provider]`…) before `[admin]`. The tick and
 /// per-NPC budgets are out of the way: an unoptimised build may run over them, and a skipped or
 /// demoted NPC is not what such a test is about.
-#[allow(dead_code)]
 pub fn game_driven_village(redis_url: &str, admin_port: u16, extra: &str) -> String {
-    let root = format!("{}/..", env!("CARGO_MANIFEST_DIR"));
+    let root = crate::workspace_root().display().to_string();
     format!(
         "worlds = ['{root}/config/worlds/village']\n\
          [bus]\nkind = 'redis'\n[bus.redis]\nurl = '{redis_url}'\nread_block_ms = 100\n\
@@ -30,21 +30,22 @@ pub fn game_driven_village(redis_url: &str, admin_port: u16, extra: &str) -> Str
 pub struct Serve(Child);
 
 impl Serve {
-    /// Starts `serve --config config` with `env` set.
-    #[allow(dead_code)]
-    pub fn start(config: &Path, env: &[(&str, &str)]) -> Self {
-        Self::start_as(config, None, env, None)
+    /// Starts `geppetto serve --config config` with `env` set, `geppetto` being the binary
+    /// under test.
+    pub fn start(geppetto: impl AsRef<OsStr>, config: &Path, env: &[(&str, &str)]) -> Self {
+        Self::start_as(geppetto, config, None, env, None)
     }
 
-    /// Starts `serve --config config [--instance NAME]` with `env` set, its log (stderr)
-    /// going to `log` when given.
+    /// Starts `geppetto serve --config config [--instance NAME]` with `env` set, its log
+    /// (stderr) going to `log` when given.
     pub fn start_as(
+        geppetto: impl AsRef<OsStr>,
         config: &Path,
         instance: Option<&str>,
         env: &[(&str, &str)],
         log: Option<&Path>,
     ) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_geppetto"));
+        let mut command = Command::new(geppetto);
         command.args(["serve", "--config"]).arg(config);
         if let Some(instance) = instance {
             command.args(["--instance", instance]);
@@ -64,7 +65,6 @@ impl Serve {
     }
 
     /// The process id.
-    #[allow(dead_code)]
     pub fn id(&self) -> u32 {
         self.0.id()
     }

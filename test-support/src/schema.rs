@@ -7,7 +7,7 @@ use serde_json::Value;
 /// Checks a message against `schema/{stream}.json`: header, the branch for its type, required
 /// fields and their JSON types. A structural check, not a full JSON Schema validator.
 pub fn check_schema(stream: &str, message: &Value) {
-    let path = format!("{}/../schema/{stream}.json", env!("CARGO_MANIFEST_DIR"));
+    let path = crate::workspace_root().join(format!("schema/{stream}.json"));
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("schema"))
         .expect("schema json");
     let check_fields = |props: &Value, required: &Value| {

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 /// Writes a log of `events` lines to `path`, streamed from the generator; its size in bytes.
 pub fn write_world_log(events: usize, path: &Path) -> u64 {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/world-log");
+    let script = crate::workspace_root().join("scripts/world-log");
     let file = std::fs::File::create(path).expect("create the log");
     let status = Command::new("python3")
         .arg(script)

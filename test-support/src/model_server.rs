@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::free_port;
+
 /// The model name the server answers to.
 pub const MODEL: &str = "smollm2";
 
@@ -128,12 +130,4 @@ impl Drop for ModelServer {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// A free loopback port.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("free port")
-        .port()
 }

@@ -37,11 +37,3 @@ pub fn request_typed(
     let body = reply.split_once("\r\n\r\n").map(|(_, b)| b.to_owned())?;
     Some((status, body))
 }
-
-/// A free loopback port.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("port")
-        .port()
-}

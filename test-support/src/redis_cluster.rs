@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use redis::cluster::{ClusterClient, ClusterConnection};
 
-use crate::redis_server::{RedisServer, free_port};
+use crate::free_port;
+use crate::redis_server::RedisServer;
 
 /// A running cluster.
 pub struct RedisCluster {
@@ -120,8 +121,8 @@ impl RedisCluster {
             .count()
     }
 
-    /// The number of nodes.
-    pub fn len(&self) -> usize {
+    /// The number of masters (every node is one).
+    pub fn masters(&self) -> usize {
         self.nodes.len()
     }
 }
