@@ -1,8 +1,15 @@
 //! The `cargo fuzz` targets cannot rot: with the toolchain the suite runs on (stable; fuzzing
 //! itself needs nightly), every target of `fuzz/` type-checks against the current workspace,
 //! and `fuzz/Cargo.lock` is current — `--locked` refuses to rewrite it, and it is byte for byte
-//! the same afterwards. `cargo check` (no code generation) keeps it to seconds once the
-//! dependencies are checked.
+//! the same afterwards.
+//!
+//! The check runs in the workspace's own target directory (the one this test was built in),
+//! not a directory of its own: it shares what `cargo check` and `cargo clippy` of the workspace
+//! made there (CI lints before it tests) — the build scripts' outputs (jemalloc's and aws-lc's
+//! C) and every dependency checked with the same features — and what it checks stays for the
+//! next run. Checked anew are only the fuzz crate's own dependencies, the crates the
+//! workspace's dev-dependencies give other features (libc's `extra_traits`, …) with what
+//! depends on them, and the workspace's crates, which a separate workspace checks apart.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,13 +22,15 @@ fn the_fuzz_targets_type_check_against_the_workspace_with_a_current_lock_file() 
     let fuzz = root.join("fuzz");
     let lock = fuzz.join("Cargo.lock");
     let before = std::fs::read(&lock).expect("fuzz/Cargo.lock is checked in");
-    // Beside the suite's own build, so a rerun only checks what changed.
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-check");
+    // `CARGO_TARGET_TMPDIR` is `<target dir>/tmp`.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the workspace's target directory");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
         .args(["check", "--locked", "--bins", "--quiet", "--manifest-path"])
         .arg(fuzz.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target)
+        .env("CARGO_TARGET_DIR", target)
         .output()
         .expect("cargo runs");
     assert!(
