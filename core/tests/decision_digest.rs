@@ -128,6 +128,8 @@ fn agent(rng: &mut DetRng, names: &Names, index: usize, provider_count: usize) -
             tag_bonus: rng.next_unit() * 0.2,
             place_bonus: rng.next_unit() * 0.2,
             binding: false,
+            reserved: Vec::new(),
+            reserved_from_hours: 0.0,
         });
     }
     if chance(rng, 0.4) && provider_count > 0 {

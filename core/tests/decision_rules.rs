@@ -612,6 +612,8 @@ fn a_binding_activity_removes_what_does_not_fit_waives_its_own_need_gates_and_bi
         tag_bonus: 0.1,
         place_bonus: 0.1,
         binding: false,
+        reserved: Vec::new(),
+        reserved_from_hours: 0.0,
     });
     let favoured = decider().rank(&agent, &world, 0);
     assert_eq!(reasons(&favoured), [(0, IneligibleReason::Precondition)]);
@@ -636,6 +638,58 @@ fn a_binding_activity_removes_what_does_not_fit_waives_its_own_need_gates_and_bi
     let empty = decider().rank(&agent, &full, 0);
     assert_eq!(reasons(&empty), [(0, IneligibleReason::ProviderFull)]);
     assert_eq!(empty.ranked().len(), 1, "tilling stays");
+}
+
+#[test]
+fn what_a_binding_activity_binds_keeps_to_its_hours() {
+    use geppetto_core::decision::agent::SchedulePull;
+    let mut scene = Scene::default();
+    let mut agent = scene.agent("ann", 0.0, 0.0, &[("COMFORT", 30.0), ("PURPOSE", 80.0)]);
+    let mut sleep = scene.action("sleep", &[("COMFORT", 60.0)], &["sleep"]);
+    sleep.duration_hours = 7.0;
+    let till = scene.action("till", &[("PURPOSE", 10.0)], &["work"]);
+    let world = world(vec![
+        provider("home", 1.0, 0.0, 4, vec![sleep]),
+        provider("field", 2.0, 0.0, 4, vec![till]),
+    ]);
+    let (work, sleep_tag) = (scene.sym("work"), scene.sym("sleep"));
+    let pull = |reserved, reserved_from_hours| SchedulePull {
+        tags: vec![work],
+        place: Some("field".into()),
+        tag_bonus: 0.1,
+        place_bonus: 0.1,
+        binding: false,
+        reserved,
+        reserved_from_hours,
+    };
+    // Working hours, nothing reserved: tired enough, she goes to bed in the afternoon.
+    agent.schedule = Some(pull(Vec::new(), 0.0));
+    let free = decider().rank(&agent, &world, 0);
+    assert!(free.ineligible.is_empty());
+    assert_eq!(free.ranked()[0].provider, 0, "sleep outranks tilling");
+    // Sleep is bound to the night: in the day it is off schedule.
+    agent.schedule = Some(pull(vec![sleep_tag], 3.0));
+    let day = decider().rank(&agent, &world, 0);
+    let reasons: Vec<_> = day
+        .ineligible
+        .iter()
+        .map(|i| (i.provider, i.reason))
+        .collect();
+    assert_eq!(reasons, [(0, IneligibleReason::OffSchedule)]);
+    assert_eq!(day.ranked().len(), 1, "tilling stays");
+    // A nap is no night's sleep: shorter than what is reserved, it stays.
+    agent.schedule = Some(pull(vec![sleep_tag], 8.0));
+    assert!(decider().rank(&agent, &world, 0).ineligible.is_empty());
+    agent.schedule = Some(pull(vec![sleep_tag], 3.0));
+    // Unless she is exhausted.
+    let comfort = scene.sym("COMFORT");
+    let need = agent
+        .considerations
+        .iter_mut()
+        .find(|c| c.name == comfort)
+        .expect("comfort");
+    need.critical_threshold = Some(35.0);
+    assert!(decider().rank(&agent, &world, 0).ineligible.is_empty());
 }
 
 #[test]

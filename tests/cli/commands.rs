@@ -695,15 +695,9 @@ fn the_shipped_village_keeps_every_mark_over_seeds() {
 /// Four game weeks in each shipped world (the village under two seeds, the harbour of 34
 /// residents under one) keep the marks of a believable world in every week, and the card shows
 /// each week, the drift, sleep, needs over time, goal outcomes and gold (it counts; no time is
-/// measured). The harbour does not yet keep two marks on every seed — its thieves' nights
-/// and a light need left long unmet — so those two are held for the village alone;
-/// BENCHMARKS.md holds the 90-day figures of both worlds over ten seeds.
+/// measured). BENCHMARKS.md holds the 90-day figures of both worlds over ten seeds.
 #[test]
 fn each_shipped_world_keeps_every_mark_in_every_week_of_four() {
-    let not_yet_in_the_harbour = [
-        "stress at its maximum, in a row",
-        "any need below its threshold without a break",
-    ];
     for (world, seeds) in [("village", "1,2"), ("harbour", "1")] {
         let report = json_of(&[
             "simulate", "--world", world, "--days", "28", "--seeds", seeds, "--json",
@@ -719,12 +713,7 @@ fn each_shipped_world_keeps_every_mark_in_every_week_of_four() {
             assert_eq!(weeks.len(), 4, "{world} seed {seed}: a card a week");
             assert!(!run["drift"].as_array().expect("drift").is_empty());
             for mark in run["targets"].as_array().expect("targets") {
-                let excused = world == "harbour"
-                    && not_yet_in_the_harbour.contains(&mark["measure"].as_str().unwrap_or(""));
-                assert!(
-                    excused || mark["met"] == true,
-                    "{world} seed {seed}: {mark}"
-                );
+                assert_eq!(mark["met"], true, "{world} seed {seed}: {mark}");
             }
             for (id, npc) in run["npcs"].as_object().expect("npcs") {
                 assert_eq!(

@@ -42,6 +42,16 @@ pub struct SchedulePull {
     /// nothing.
     #[serde(default)]
     pub binding: bool,
+    /// The tags of the agent's other binding activities (its sleep, when another activity is
+    /// in force): an action carrying one and lasting `reserved_from_hours` or more is removed
+    /// (gate `off_schedule`) unless it restores a critical need, so what a binding activity
+    /// binds keeps to its hours — one sleeps at night, not through the evening before it, and
+    /// naps when one likes.
+    #[serde(default)]
+    pub reserved: Vec<Symbol>,
+    /// The shortest action `reserved` holds back, game hours (0: every one).
+    #[serde(default)]
+    pub reserved_from_hours: f64,
 }
 
 /// One decision-making agent.

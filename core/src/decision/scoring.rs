@@ -50,7 +50,7 @@ crate::wire_enum! {
         /// An active commitment forbids one of the action's tags.
         Commitment = "commitment",
         /// A binding schedule activity is in force and the action neither fits it nor
-        /// restores a critical need.
+        /// restores a critical need, or the action belongs to a binding activity not in force.
         OffSchedule = "off_schedule",
     }
 }
@@ -338,7 +338,13 @@ impl<'a> ScoringView<'a> {
         if forbidden {
             return Some(IneligibleReason::Commitment);
         }
-        if bound && !waived && !self.raises_a_critical_need(action) {
+        let reserved = !PLAIN
+            && agent.schedule.as_ref().is_some_and(|pull| {
+                !pull.reserved.is_empty()
+                    && action.duration_hours >= pull.reserved_from_hours
+                    && action.tags.iter().any(|t| pull.reserved.contains(t))
+            });
+        if ((bound && !waived) || reserved) && !self.raises_a_critical_need(action) {
             return Some(IneligibleReason::OffSchedule);
         }
         None
@@ -525,8 +531,10 @@ impl<'a> ScoringView<'a> {
             }
         }
         // A binding activity with nothing to do binds nothing: the actions it would have
-        // removed stay when none that fits it (or restores a critical need) is left.
-        if fitting && !off_schedule.is_empty() {
+        // removed stay when none that fits it (or restores a critical need) is left. Outside
+        // a binding activity only another's reserved actions are off schedule; they go.
+        let bound = self.agent.schedule.as_ref().is_some_and(|p| p.binding);
+        if (fitting || !bound) && !off_schedule.is_empty() {
             let mut position = first;
             let mut removed = off_schedule.iter().map(|(at, ..)| *at).peekable();
             ranked.retain(|_| {

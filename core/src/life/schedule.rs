@@ -116,6 +116,23 @@ pub struct Schedule {
     pub place_bonus: f64,
 }
 
+impl Schedule {
+    /// The tags of the binding blocks that `in_force` does not carry: what they bind is kept
+    /// to their hours while it is in force.
+    fn reserved_outside(&self, in_force: &ScheduleBlock) -> Vec<Symbol> {
+        let mut reserved: Vec<Symbol> = self
+            .blocks
+            .iter()
+            .filter(|block| block.binding)
+            .flat_map(|block| block.tags.iter().copied())
+            .filter(|tag| !in_force.tags.contains(tag))
+            .collect();
+        reserved.sort_unstable();
+        reserved.dedup();
+        reserved
+    }
+}
+
 /// A temporary block that replaces the schedule until it expires.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScheduleOverride {
@@ -179,6 +196,9 @@ pub struct ScheduleLayer {
     pub overrides: Vec<ScheduleOverride>,
     /// The activity in force after the last tick.
     pub current: Option<Symbol>,
+    /// What a binding activity binds is kept to its hours only in actions lasting this many
+    /// game hours or more — a night's sleep, not a nap; 0 keeps every one to them.
+    pub reserve_from_hours: f64,
 }
 
 impl ScheduleLayer {
@@ -189,6 +209,7 @@ impl ScheduleLayer {
             places,
             overrides: Vec::new(),
             current: None,
+            reserve_from_hours: 0.0,
         }
     }
 
@@ -214,6 +235,8 @@ impl ScheduleLayer {
             tag_bonus: schedule.tag_bonus * schedule.adherence,
             place_bonus: schedule.place_bonus * schedule.adherence,
             binding: block.binding,
+            reserved: schedule.reserved_outside(block),
+            reserved_from_hours: self.reserve_from_hours,
         });
         let activity = focus.map(|block| block.activity);
         let changed = (activity != self.current).then_some((self.current, activity));

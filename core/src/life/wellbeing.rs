@@ -18,7 +18,11 @@
 //!   is its personality weight × `(1 + stress_urgency · stress)` × `(1 + min(hours unmet /
 //!   need_patience_hours, need_urgency_cap))` (back to the personality weight once it is met),
 //!   so a stressed NPC sees to what it lacks before its trade — a thief at stress 1 weighs its
-//!   loneliness three times — and even a light need left a day or two is seen to at last.
+//!   loneliness three times. A need left unmet also weighs at least the NPC's heaviest need ×
+//!   `min(hours unmet / need_overdue_hours, 1 + need_urgency_cap)` (× the same stress factor):
+//!   personality orders what is seen to first, not what is never seen to, so a light need (an
+//!   innkeeper's ambition, weight 0.3 beside trade's 1.8) left half a day is as pressing as the
+//!   heaviest, and more so after, and wins an hour even from a full working day.
 //! - External changes to a need (events, not the need's own decay) are damped to at most
 //!   `max_need_delta_per_tick` per tick, so one event cannot swing a need across its range.
 
@@ -45,6 +49,10 @@ pub struct WellbeingConfig {
     pub need_patience_hours: f64,
     /// The most that time unmet multiplies a need's weight by, less one; default 3.
     pub need_urgency_cap: f64,
+    /// Game hours unmet after which a need weighs at least as much as the agent's heaviest
+    /// need (in proportion to the time unmet, up to `1 + need_urgency_cap` times it); default
+    /// 12.
+    pub need_overdue_hours: f64,
     /// Largest share of mood remembered events may move; default 0.2.
     pub memory_bound: f64,
     /// Game hours for a remembered event's effect to halve; default 6.
@@ -85,6 +93,10 @@ pub struct WellbeingLimits {
     pub need_patience_hours: f64,
     /// The most that time unmet multiplies a need's weight by, less one; default 3.
     pub need_urgency_cap: f64,
+    /// Game hours unmet after which a need weighs at least as much as the agent's heaviest
+    /// need (in proportion to the time unmet, up to `1 + need_urgency_cap` times it); default
+    /// 12.
+    pub need_overdue_hours: f64,
     /// Largest share of mood remembered events may move; default 0.2.
     pub memory_bound: f64,
     /// Game hours for a remembered event's effect to halve; default 6.
@@ -103,6 +115,7 @@ impl Default for WellbeingLimits {
             stress_urgency: 2.0,
             need_patience_hours: 12.0,
             need_urgency_cap: 3.0,
+            need_overdue_hours: 12.0,
             memory_bound: 0.2,
             memory_half_life_hours: 6.0,
             max_need_delta_per_tick: 0.15,
@@ -126,6 +139,7 @@ impl WellbeingConfig {
             stress_urgency: limits.stress_urgency,
             need_patience_hours: limits.need_patience_hours,
             need_urgency_cap: limits.need_urgency_cap,
+            need_overdue_hours: limits.need_overdue_hours,
             memory_bound: limits.memory_bound,
             memory_half_life_hours: limits.memory_half_life_hours,
             max_need_delta_per_tick: limits.max_need_delta_per_tick,
@@ -256,15 +270,18 @@ impl WellbeingConfig {
     pub fn weigh_needs(&self, wellbeing: &Wellbeing, agent: &mut Agent, now_hours: f64) {
         let stressed = 1.0 + self.stress_urgency.max(0.0) * wellbeing.stress;
         let patience = self.need_patience_hours.max(f64::MIN_POSITIVE);
+        let overdue = self.need_overdue_hours.max(f64::MIN_POSITIVE);
+        let heaviest = self.weights.iter().map(|(_, w)| *w).fold(0.0, f64::max);
         for c in agent.considerations.iter_mut() {
             let Some(&(_, base)) = self.weights.iter().find(|(n, _)| *n == c.name) else {
                 continue;
             };
             c.weight = match wellbeing.unmet_since.iter().find(|(n, _)| *n == c.name) {
                 Some((_, since)) => {
-                    let waited =
-                        ((now_hours - since).max(0.0) / patience).min(self.need_urgency_cap);
-                    base * stressed * (1.0 + waited)
+                    let hours = (now_hours - since).max(0.0);
+                    let waited = (hours / patience).min(self.need_urgency_cap);
+                    let floor = heaviest * (hours / overdue).min(1.0 + self.need_urgency_cap);
+                    stressed * (base * (1.0 + waited)).max(floor)
                 }
                 None => base,
             };
@@ -457,5 +474,37 @@ mod tests {
             lonely.considerations[0].weight, 0.8,
             "met again: its own weight"
         );
+    }
+
+    #[test]
+    fn a_light_need_left_half_a_day_weighs_as_much_as_the_heaviest() {
+        let mut v = Vocabulary::new();
+        let (ambition, economic) = (v.intern("ambition"), v.intern("economic"));
+        let config = WellbeingConfig {
+            weights: vec![(ambition, 0.3), (economic, 1.8)],
+            ..Default::default()
+        };
+        let mut innkeeper = agent(&mut v, &[("ambition", 0.2), ("economic", 0.9)]);
+        let mut calm = Wellbeing::default();
+        config.update(&mut calm, &innkeeper, (0.0, 0.0), false);
+        let weight_after = |hours: f64, innkeeper: &mut Agent| {
+            config.weigh_needs(&calm, innkeeper, hours);
+            innkeeper.considerations[0].weight
+        };
+        assert!((weight_after(0.0, &mut innkeeper) - 0.3).abs() < 1e-12);
+        assert!(
+            (weight_after(6.0, &mut innkeeper) - 0.9).abs() < 1e-12,
+            "a quarter day: the heaviest's half (0.9) beats its own 1.5 times (0.45)"
+        );
+        assert!(
+            (weight_after(12.0, &mut innkeeper) - 1.8).abs() < 1e-12,
+            "half a day: as heavy as trade"
+        );
+        assert!((weight_after(24.0, &mut innkeeper) - 3.6).abs() < 1e-12);
+        assert!(
+            (weight_after(240.0, &mut innkeeper) - 1.8 * 4.0).abs() < 1e-12,
+            "capped"
+        );
+        assert_eq!(innkeeper.considerations[1].weight, 1.8, "met: its own");
     }
 }

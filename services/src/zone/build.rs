@@ -249,6 +249,7 @@ impl Zone {
         {
             living::move_in(&mut simulated.agent, &mut self.vocabulary, home);
         }
+        living::keep_sleep_to_its_hours(&mut simulated, &self.config.living);
         if let Some(set) = &archetype.spec.reactive_set {
             simulated.reactive =
                 Some(self.reactive_layer(&format!("{path}.archetype.reactive_set"), set)?);

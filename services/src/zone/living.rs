@@ -4,13 +4,16 @@
 //! provider named as some resident's `places.home` admits its sleep actions to the holders of
 //! its `home:<provider>` capability, which each of its residents is given), and needs with a
 //! way back: a decaying need of an NPC that no action of the world it could do restores
-//! drifts back toward the level it started at instead of emptying for good.
+//! drifts back toward the level it started at instead of emptying for good. A night's sleep
+//! (a sleep action of `sleep_min_hours` or more) keeps to the hours a binding schedule block
+//! gives it; a nap does not need to.
 
 use std::collections::BTreeSet;
 
 use geppetto_core::decision::agent::Agent;
 use geppetto_core::decision::consideration::Updater;
 use geppetto_core::decision::world::{Precondition, World};
+use geppetto_core::life::simulator::SimulatedAgent;
 use geppetto_core::vocabulary::Vocabulary;
 
 use super::config::LivingConfig;
@@ -67,6 +70,14 @@ pub(super) fn keep_homes_private<'a>(
                 action.preconditions.push(key.clone());
             }
         }
+    }
+}
+
+/// Keeps `agent`'s night's sleep to the hours its schedule binds it to: outside them a
+/// sleep action of `sleep_min_hours` or more is held back (a nap is not).
+pub(super) fn keep_sleep_to_its_hours(agent: &mut SimulatedAgent, config: &LivingConfig) {
+    if let Some(layer) = agent.schedule.as_mut() {
+        layer.reserve_from_hours = config.sleep_min_hours;
     }
 }
 
