@@ -8,7 +8,7 @@ use std::time::Duration;
 use governor::Quota;
 use serde::Deserialize;
 
-use crate::structured::mode::StructuredMode;
+use crate::structured_mode::StructuredMode;
 
 /// A config value that cannot work, refused before anything starts.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

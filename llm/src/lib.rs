@@ -30,6 +30,7 @@ pub mod queue;
 pub mod request;
 pub mod secret;
 pub mod structured;
+pub mod structured_mode;
 pub mod telemetry;
 pub mod template;
 pub mod worker;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::breaker::BreakerState;
 use crate::request::{Priority, Seam};
-use crate::structured::mode::StructuredMode;
+use crate::structured_mode::StructuredMode;
 
 /// Gauge: requests waiting in the queue.
 pub const QUEUE_DEPTH: &str = "geppetto_llm_queue_depth";

@@ -3,15 +3,13 @@
 //! then `json_object` (any JSON), then plain text with the JSON extracted from it. A server's
 //! refusal of a mode is learned once and remembered for the provider's life, so no later call
 //! pays for it again. Whatever the mode, the validator stays the gate. This module owns the
-//! modes and the learned state; it makes no calls.
+//! learned state (the modes are [`crate::structured_mode`]'s); it makes no calls.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::telemetry;
 
-pub use mode::StructuredMode;
-
-pub mod mode;
+pub use crate::structured_mode::StructuredMode;
 
 /// The strongest mode one provider is known to accept. It only ever weakens: a refusal is a
 /// property of the server, not of one call.

@@ -1,5 +1,5 @@
 //! The structured-output modes a perception call can ask for, strongest first, and their
-//! order; what a provider has learned of them is the parent module's.
+//! order; what a provider has learned of them is [`crate::structured`]'s.
 
 geppetto_core::wire_enum! {
     /// How a perception call asks for JSON, strongest first.
@@ -32,7 +32,7 @@ impl StructuredMode {
     }
 
     /// Strength: 2 `json_schema`, 1 `json_object`, 0 text.
-    pub(super) fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             StructuredMode::JsonSchema => 2,
             StructuredMode::JsonObject => 1,
