@@ -185,10 +185,20 @@ pub fn merge_layers(base: &mut serde_json::Value, overlay: serde_json::Value) {
     }
 }
 
+/// A configuration refused: where (a path such as `feelings.anger.half_life_hours`) and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct AffectConfigError {
+    /// Path of the offending value (`.` for the document itself).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
 impl AffectConfig {
     /// Reads a configuration from a (merged) JSON value, naming the path of the first problem.
-    pub fn from_value(value: serde_json::Value) -> Result<Self, crate::wire::WireError> {
-        serde_path_to_error::deserialize(value).map_err(|error| crate::wire::WireError {
+    pub fn from_value(value: serde_json::Value) -> Result<Self, AffectConfigError> {
+        serde_path_to_error::deserialize(value).map_err(|error| AffectConfigError {
             path: error.path().to_string(),
             message: error.into_inner().to_string(),
         })
