@@ -10,6 +10,8 @@
 //! - [`zone`]: one zone's NPCs and the policies of its tick (tiers, governor, isolation,
 //!   social life), driving the pure core; no IO.
 //! - [`http`]: the admin API and the web inspector.
+//! - [`history`]: what the service knows about its past — log sources, replay, what-if, the
+//!   scorecard of a simulated run — for the admin API and the command line alike.
 //! - [`bus`]: the event bus (in-process and Redis Streams) and the wire envelopes.
 //! - [`content`]: world files, profiles, archetypes, utility sets and personas from data.
 //! - [`config`]: the service's TOML config file.
@@ -18,6 +20,7 @@ pub mod bus;
 pub mod cli;
 pub mod config;
 pub mod content;
+pub mod history;
 pub mod http;
 pub mod runtime;
 pub mod zone;
@@ -40,9 +43,9 @@ mod tests {
             }
         }
         use crate::bus::StreamKind;
+        use crate::config::clock::ClockKind;
         use crate::config::{BusKind, SnapshotBackend};
         use crate::content::sets::SelectorName;
-        use crate::runtime::zone_loop::ClockKind;
         use crate::zone::tiers::Tier;
         use crate::zone::{Completion, IntentKind};
         check(

@@ -7,13 +7,13 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use geppetto_core::wire::limits::DecideLimits;
-use geppetto_service::cli;
 use geppetto_service::cli::decide::read_request;
 use geppetto_service::cli::error::CommandError;
 use geppetto_service::config::load_config;
 use geppetto_service::content::archetypes::ArchetypeLibrary;
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
+use geppetto_service::{cli, history};
 
 /// With the `jemalloc` feature (the default), jemalloc rather than the system allocator: a zone
 /// tick makes and drops many small strings and vectors (every intent and event is its own line
@@ -160,7 +160,7 @@ enum Command {
         npc: String,
         /// A change: `tuning.FIELD=V`, `profile.PATH=V` or `need.NAME=V` (repeatable).
         #[arg(long = "set", required = true)]
-        changes: Vec<cli::whatif::Change>,
+        changes: Vec<history::whatif::Change>,
         /// Game ticks of the window after its start (default: the whole log).
         #[arg(long)]
         ticks: Option<u64>,
@@ -223,8 +223,8 @@ enum Command {
         seed: Option<u64>,
         /// Run a world under several seeds (`1..10`, inclusive, or `1,4,9`) and report each
         /// scorecard and the spread (min / median / max) of the world's figures.
-        #[arg(long, conflicts_with_all = ["seed", "scenario"], value_parser = cli::scorecard::parse_seeds)]
-        seeds: Option<cli::scorecard::Seeds>,
+        #[arg(long, conflicts_with_all = ["seed", "scenario"], value_parser = history::scorecard::parse_seeds)]
+        seeds: Option<history::scorecard::Seeds>,
         /// Print a world's whole scorecard as JSON.
         #[arg(long, conflicts_with = "scenario")]
         json: bool,
@@ -263,7 +263,7 @@ struct ReplayArgs {
     zone: Option<String>,
     /// Start from a stored snapshot (`latest` or a sequence) and replay only what follows.
     #[arg(long)]
-    from_snapshot: Option<cli::replay::SnapshotPick>,
+    from_snapshot: Option<history::replay::SnapshotPick>,
     /// The redb file holding the snapshots (default: the Redis or redb log's own store).
     #[arg(long)]
     store: Option<PathBuf>,
@@ -273,7 +273,10 @@ struct ReplayArgs {
 }
 
 impl ReplayArgs {
-    fn options(self, compare: Option<PathBuf>) -> Result<cli::replay::ReplayOptions, CommandError> {
+    fn options(
+        self,
+        compare: Option<PathBuf>,
+    ) -> Result<history::replay::ReplayOptions, CommandError> {
         let service = match &self.config {
             Some(path) => Some(
                 geppetto_service::config::load_config(path)
@@ -290,7 +293,7 @@ impl ReplayArgs {
                     .map(|w| w.display().to_string())
             })
             .unwrap_or_else(|| "village".into());
-        Ok(cli::replay::ReplayOptions {
+        Ok(history::replay::ReplayOptions {
             source: self.source.source(),
             limits: service
                 .as_ref()
@@ -323,8 +326,8 @@ struct LogSourceArgs {
 }
 
 impl LogSourceArgs {
-    fn source(self) -> cli::log_source::LogSource {
-        use cli::log_source::LogSource;
+    fn source(self) -> history::log_source::LogSource {
+        use history::log_source::LogSource;
         match (self.log, self.redis, self.redb) {
             (Some(file), _, _) => LogSource::File(file),
             (_, Some(url), _) => LogSource::Redis(url),
@@ -630,7 +633,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             strict,
         } => {
             let options = window.options(compare)?;
-            let summary = cli::replay::replay(&options, strict, print_line)?;
+            let summary = history::replay::replay(&options, strict, print_line)?;
             if let Some(checked) = &summary.snapshot_check {
                 eprintln!("-- {checked}");
             }
@@ -660,12 +663,12 @@ fn run(cli: Cli) -> Result<String, CommandError> {
             json,
         } => {
             let options = window.options(None)?;
-            let report = cli::whatif::what_if(&options, &npc, &changes, ticks)?;
+            let report = history::whatif::what_if(&options, &npc, &changes, ticks)?;
             if json {
                 serde_json::to_string_pretty(&report)
                     .map_err(|e| CommandError::Environment(e.to_string()))
             } else {
-                Ok(cli::whatif::report_text(&report))
+                Ok(history::whatif::report_text(&report))
             }
         }
         Command::Log(LogCommand::Export {
@@ -678,7 +681,7 @@ fn run(cli: Cli) -> Result<String, CommandError> {
                         "--stream `{stream}`: one of world, intents, story, narrative, npc_events, deadletter"
                     ))
                 })?;
-            let written = cli::log_source::export(&source.source(), &zone, stream, print_line)?;
+            let written = history::log_source::export(&source.source(), &zone, stream, print_line)?;
             eprintln!("-- {written} entries");
             Ok(String::new())
         }

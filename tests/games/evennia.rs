@@ -14,6 +14,8 @@
 //! player on telnet who imports the village, walks into the square and gives Piet an order;
 //! the server's own clock and reader loop carry it out until Piet reports it done.
 //!
+//! A third runs the package's unit tests, which need no service.
+//!
 //! A missing environment fails the test with the command that builds it (`scripts/test` runs
 //! it), never skips it.
 
@@ -119,6 +121,26 @@ fn figure(figures: &str, name: &str) -> u64 {
         .find_map(|f| f.strip_prefix(&format!("{name}=")))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("figure {name} in {figures}"))
+}
+
+/// The package's own unit tests (`integrations/evennia/tests/unit/`): Evennia's test runner
+/// in a throw-away game folder, the bus a list in memory — no service, no Redis.
+#[test]
+fn the_evennia_package_passes_its_unit_tests() {
+    evennia();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../integrations/evennia/run-unit-tests");
+    let output = Command::new(&script)
+        .arg("--venv")
+        .arg(venv())
+        .output()
+        .expect("run-unit-tests runs");
+    assert!(
+        output.status.success(),
+        "the Evennia package's unit tests failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 #[test]

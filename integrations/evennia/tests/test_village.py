@@ -1,6 +1,6 @@
 """The village in Evennia against a real `geppetto serve` (`game` completion mode, the game's
 clock) and a private redis-server: run by `evennia test` in a game folder made by
-`evennia --init` (the repository's tests/evennia.rs sets it all up).
+`evennia --init` (the repository's tests/games/evennia.rs sets it all up).
 
 The village is built from a geppetto world directory and exported back (the same rooms, exits
 and NPCs). A player, Ann, walks into the square, says hello, orders Piet to report a theft at

@@ -19,12 +19,13 @@ use crate::bus::memory::{DEFAULT_STREAM_CAPACITY, InProcessBus};
 use crate::bus::redis::{RedisBus, RedisBusConfig};
 use crate::bus::{ConsumerConfig, Delivery, EventBus, StreamKind};
 use crate::cli::error::CommandError;
+use crate::config::clock::{ClockConfig, ClockKind};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::content::world_file::{EMBEDDED_VILLAGE, WorldFile, embedded_village};
 use crate::runtime::actor::ActorRuntime;
 use crate::runtime::starter::start_llm;
-use crate::runtime::zone_loop::{ClockConfig, ClockKind, Persistence, run_clock, run_zone};
+use crate::runtime::zone_loop::{Persistence, run_clock, run_zone};
 use crate::zone::isolation::IsolationState;
 use crate::zone::{IntegrationConfig, Zone, ZoneConfig};
 
@@ -495,8 +496,8 @@ pub fn run_demo(
                 whatif,
                 whatif_busy: Arc::default(),
                 zones: {
-                    let zones = crate::http::ZoneDirectory::default();
-                    zones.insert(crate::http::RunningZone {
+                    let zones = crate::runtime::directory::ZoneDirectory::default();
+                    zones.insert(crate::runtime::directory::RunningZone {
                         handle: handle.clone(),
                         controls: None,
                         lease: None,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::scorecard::Scorecard;
+use crate::history::scorecard::Scorecard;
 use crate::zone::Zone;
 
 /// The activity an action's tags put it in, in order of precedence (the page's colours).

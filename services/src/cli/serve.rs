@@ -62,13 +62,11 @@ pub fn start_banner(config: &ServiceConfig, zones: &[String], admin_token_set: b
         BusKind::Redis => format!("Redis at {}", without_credentials(&config.bus.redis.url)),
     };
     let clock = match config.clock.kind {
-        crate::runtime::zone_loop::ClockKind::Internal => format!(
+        crate::config::clock::ClockKind::Internal => format!(
             "its own clock, {} game minutes a second",
             config.clock.speed_minutes_per_second
         ),
-        crate::runtime::zone_loop::ClockKind::External => {
-            "the game's `time_advanced` events".to_owned()
-        }
+        crate::config::clock::ClockKind::External => "the game's `time_advanced` events".to_owned(),
     };
     let instance = if config.cluster.enabled {
         format!(

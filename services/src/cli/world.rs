@@ -17,35 +17,17 @@ use serde_json::Value;
 
 use super::error::CommandError;
 use super::report::Timeline;
-use super::scorecard::{Scorecard, SeedSpread};
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
-use crate::content::world_file::{WorldFile, load_world_file, shipped_world};
+use crate::content::world_file::{WorldFile, load_world};
+use crate::history::scorecard::{Scorecard, SeedSpread};
 use crate::zone::brain::{BRAIN_TOP_CANDIDATES, Brain};
 use crate::zone::isolation::IsolationState;
 use crate::zone::{IntegrationConfig, TickInputs, Zone, ZoneConfig, ZoneOutput};
 
 /// Game ticks handed to the zone per clock event while simulating (one game hour).
 const TICKS_PER_CLOCK_EVENT: u64 = 60;
-
-/// The world at `path` (a file or a directory), or a shipped one by name (`village`,
-/// `harbour`).
-pub fn world(path: &str) -> Result<WorldFile, CommandError> {
-    if !Path::new(path).exists()
-        && let Some(shipped) = shipped_world(path)
-    {
-        return shipped.map_err(|e| CommandError::BadInput(e.to_string()));
-    }
-    // A world is a file or a directory of section files; `worlds/town` may name `town.yaml`.
-    let with_extension = format!("{path}.yaml");
-    let file = if !Path::new(path).exists() && Path::new(&with_extension).is_file() {
-        with_extension.as_str()
-    } else {
-        path
-    };
-    load_world_file(Path::new(file)).map_err(|e| CommandError::BadInput(e.to_string()))
-}
 
 /// The player id of the observer standing in `room`.
 fn observer(room: &str) -> String {
@@ -131,7 +113,7 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
             "--days/--hours: must be a positive number".into(),
         ));
     }
-    let world = world(world_path)?;
+    let world = load_world(world_path).map_err(|e| CommandError::BadInput(e.to_string()))?;
     let seeds = if run.seeds.is_empty() {
         vec![world.seed]
     } else {
@@ -187,7 +169,7 @@ fn score_world(
     let mut card = Scorecard::new(seed);
     let mut timeline = report.map(|_| Timeline::new(&zone));
     let ticks = (hours * 60.0).round() as u64;
-    let progress = super::progress::bar(
+    let progress = crate::history::progress::bar(
         ticks.div_ceil(TICKS_PER_CLOCK_EVENT),
         "simulating",
         "game hours",
@@ -284,7 +266,7 @@ pub fn brain_view(
             "--hours: must be a non-negative number".into(),
         ));
     }
-    let world = world(world_path)?;
+    let world = load_world(world_path).map_err(|e| CommandError::BadInput(e.to_string()))?;
     let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
     let mut zone = offline_zone(&world, &profiles, None, ZoneConfig::default())?;
     advance(&mut zone, (hours * 60.0).round() as u64, |_, _| {});

@@ -1,10 +1,11 @@
 //! Content loading: the data files designers author under `config/` (world files, profiles,
-//! reactive sets, archetypes, personas). The repository's files are embedded in the binary so a
+//! reactive sets, archetypes, personas, the LLM seams' prompts and templates). The repository's files are embedded in the binary so a
 //! fresh clone runs anywhere; a directory given at run time adds to or overrides them. Every
 //! load error names the file, and where the format allows, the line and field.
 
 pub mod affect;
 pub mod archetypes;
+pub mod llm_assets;
 pub mod locate;
 pub mod profiles;
 pub mod sets;

@@ -368,6 +368,23 @@ pub fn parse_world_parts(world: &str, files: &[(&str, &str)]) -> Result<WorldFil
     Ok(world_file)
 }
 
+/// The world at `path` (a file or a directory; `worlds/town` may name `worlds/town.yaml`), or
+/// a shipped one by name (`village`, `harbour`) when no such path exists.
+pub fn load_world(path: &str) -> Result<WorldFile, ContentError> {
+    if !Path::new(path).exists()
+        && let Some(shipped) = shipped_world(path)
+    {
+        return shipped;
+    }
+    let with_extension = format!("{path}.yaml");
+    let file = if !Path::new(path).exists() && Path::new(&with_extension).is_file() {
+        with_extension.as_str()
+    } else {
+        path
+    };
+    load_world_file(Path::new(file))
+}
+
 /// Reads, parses and checks a world: one YAML file, or a directory whose `*.yaml` files are
 /// its sections (joined in file-name order).
 pub fn load_world_file(path: &Path) -> Result<WorldFile, ContentError> {

@@ -16,9 +16,9 @@ use super::error::{ApiError, ApiResult};
 use super::{AdminState, WhatIfSource};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
-use crate::cli::log_source::LogSource;
-use crate::cli::replay::{ReplayOptions, SnapshotPick};
-use crate::cli::whatif::{Change, what_if};
+use crate::history::log_source::LogSource;
+use crate::history::replay::{ReplayOptions, SnapshotPick};
+use crate::history::whatif::{Change, what_if};
 use crate::runtime::zone_loop::{ReloadRequest, ZoneControl};
 
 /// `POST /zones/{zone}/snapshot`: writes a snapshot of the zone now; answers with its sequence,

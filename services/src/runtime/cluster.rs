@@ -29,9 +29,8 @@ use tokio::task::JoinHandle;
 
 use crate::bus::StreamKind;
 use crate::bus::redis::{RedisBus, group_field};
-use crate::runtime::lease::{
-    HeldLease, LeaseConfig, LeaseError, Leases, ZoneSelection, fair_share,
-};
+use crate::config::cluster::{LeaseConfig, ZoneSelection};
+use crate::runtime::lease::{HeldLease, LeaseError, Leases, fair_share};
 use crate::runtime::starter::ZoneStarter;
 
 /// The cluster cannot be joined.

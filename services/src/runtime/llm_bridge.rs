@@ -14,12 +14,10 @@
 //! Nothing here reaches NPC state: requests are owned copies, results are bus messages.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::sync::{Arc, RwLock};
 
 use geppetto_llm::{
-    LlmAssets, LlmConfig, LlmHandle, LlmOutput, LlmRequest, NarrationTemplates, PerceivedEvent,
-    PerceptionRules, PromptSet, Providers, TemplateProvider, Worker, load_assets_from_dir,
+    LlmAssets, LlmConfig, LlmHandle, LlmOutput, LlmRequest, PerceivedEvent, Providers, Worker,
 };
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -45,40 +43,6 @@ pub enum LlmStartError {
     /// The worker could not start.
     #[error("llm worker: {0}")]
     Worker(#[from] geppetto_llm::SpawnError),
-}
-
-/// The prompts, templates and rules shipped in `config/`, embedded so the demo runs anywhere.
-pub fn embedded_assets() -> Result<LlmAssets, geppetto_llm::AssetError> {
-    Ok(LlmAssets {
-        prompts: PromptSet::from_yaml_strs(
-            include_str!("../../../config/prompts/narration.yaml"),
-            include_str!("../../../config/prompts/perception.yaml"),
-        )?,
-        narration_templates: NarrationTemplates::from_yaml_str(include_str!(
-            "../../../config/templates/narration.yaml"
-        ))?,
-        perception_rules: PerceptionRules::from_yaml_str(include_str!(
-            "../../../config/templates/perception_rules.yaml"
-        ))?,
-    })
-}
-
-/// The assets under `dir` (`prompts/`, `templates/`), or the embedded ones.
-pub fn assets(dir: Option<&Path>) -> Result<LlmAssets, geppetto_llm::AssetError> {
-    match dir {
-        Some(dir) => load_assets_from_dir(dir),
-        None => embedded_assets(),
-    }
-}
-
-/// The template provider zones write placeholders with (the same lines the worker falls back
-/// to).
-pub fn placeholder_writer(assets: &LlmAssets, config: &LlmConfig) -> Arc<TemplateProvider> {
-    Arc::new(TemplateProvider::new(
-        assets.narration_templates.clone(),
-        assets.perception_rules.clone(),
-        config.perception.max_utterance_chars,
-    ))
 }
 
 /// Which rooms of each zone hold a player, and each zone's game time; written by the zone

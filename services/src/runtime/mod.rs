@@ -1,7 +1,7 @@
 //! What runs zones: each zone in an actor ([`actor`]), its loop over the world stream
 //! ([`zone_loop`]), the world log ([`world_log`]), recovery from snapshots and the log
 //! ([`recovery`]), leases and the cluster
-//! ([`lease`], [`cluster`]), the link to the LLM seams ([`llm_bridge`]) and metrics
+//! ([`lease`], [`cluster`]), the zones running here ([`directory`]), the link to the LLM seams ([`llm_bridge`]) and metrics
 //! ([`metrics`]).
 //!
 //! This file starts the async world: an actix `System` on a multi-threaded tokio runtime (actors
@@ -9,6 +9,7 @@
 
 pub mod actor;
 pub mod cluster;
+pub mod directory;
 pub mod lease;
 pub mod llm_bridge;
 pub mod metrics;

@@ -15,27 +15,39 @@ use tokio::sync::{mpsc, watch};
 use crate::bus::EventBus;
 use crate::bus::memory::InProcessBus;
 use crate::bus::redis::RedisBus;
-use crate::cli::error::CommandError;
+use crate::config::clock::ClockKind;
 use crate::config::{BusKind, ServiceConfig, SnapshotBackend};
 use crate::content::archetypes::ArchetypeLibrary;
+use crate::content::llm_assets;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::content::world_file::{WorldFile, load_world_file};
-use crate::http::{RunningZone, ZoneDirectory};
 use crate::runtime::actor::ActorRuntime;
+use crate::runtime::directory::{RunningZone, ZoneDirectory};
 use crate::runtime::lease::LeaseGuard;
 use crate::runtime::llm_bridge::{self, LlmLink};
 use crate::runtime::recovery::{SnapshotKeeper, recover};
 use crate::runtime::world_log::WorldLog;
 use crate::runtime::zone_loop::{
-    ClockKind, IsolationPersistence, LoopStats, Persistence, Rebuild, ServiceError, load_isolation,
-    run_clock, run_zone,
+    IsolationPersistence, LoopStats, Persistence, Rebuild, ServiceError, load_isolation, run_clock,
+    run_zone,
 };
 use crate::zone::isolation::IsolationState;
 use crate::zone::{Zone, ZoneConfig, ZoneError};
 
-fn environment(error: impl std::fmt::Display) -> CommandError {
-    CommandError::Environment(error.to_string())
+/// Why the service's parts could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The configuration or the content was refused (field or file and reason).
+    #[error("{0}")]
+    Refused(String),
+    /// Something around it failed: a store, Redis.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+fn environment(error: impl std::fmt::Display) -> StartError {
+    StartError::Unavailable(error.to_string())
 }
 
 /// The started LLM seams of a service: the link zone loops use, the placeholder writer and
@@ -56,16 +68,15 @@ pub fn start_llm(
     assets_dir: Option<&Path>,
     bus: &Arc<dyn EventBus>,
     stopped: &watch::Receiver<bool>,
-) -> Result<StartedSeams, CommandError> {
-    let assets =
-        llm_bridge::assets(assets_dir).map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let narrator = llm_bridge::placeholder_writer(&assets, config);
+) -> Result<StartedSeams, StartError> {
+    let assets = llm_assets::assets(assets_dir).map_err(|e| StartError::Refused(e.to_string()))?;
+    let narrator = llm_assets::placeholder_writer(&assets, config);
     let mut stop = stopped.clone();
     let shutdown = async move {
         let _ = stop.wait_for(|stopped| *stopped).await;
     };
     let seams = llm_bridge::start(config, assets, shutdown)
-        .map_err(|e| CommandError::BadInput(e.to_string()))?;
+        .map_err(|e| StartError::Refused(e.to_string()))?;
     tokio::spawn(llm_bridge::run_output(
         seams.output,
         Arc::clone(bus),
@@ -109,12 +120,12 @@ fn writer_name(config: &ServiceConfig) -> String {
 /// Opens the bus, the snapshot store and the world log `config` names: with Redis the world
 /// stream is the log (and snapshots go to Redis unless told otherwise); with the in-process
 /// bus a redb file holds both the log and the snapshots.
-pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandError> {
+pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, StartError> {
     let storage = &config.storage;
     storage
         .stores
         .validate()
-        .map_err(|e| CommandError::BadInput(format!("storage.stores: {e}")))?;
+        .map_err(|e| StartError::Refused(format!("storage.stores: {e}")))?;
     let redb = match &storage.redb_path {
         Some(file) => Some(RedbFile::open(file, &storage.stores).map_err(environment)?),
         None => None,
@@ -144,7 +155,7 @@ pub async fn open_durable(config: &ServiceConfig) -> Result<Durable, CommandErro
         SnapshotBackend::Redb => match &redb {
             Some(file) => Arc::new(file.snapshot_store()),
             None => {
-                return Err(CommandError::BadInput(
+                return Err(StartError::Refused(
                     "storage.snapshots = \"redb\" needs storage.redb_path".into(),
                 ));
             }
@@ -192,8 +203,8 @@ pub struct Content {
 
 impl Content {
     /// Reads everything `config` names; an error names the file, path and reason.
-    pub fn load(config: &ServiceConfig) -> Result<Self, CommandError> {
-        let bad = |e: crate::content::ContentError| CommandError::BadInput(e.to_string());
+    pub fn load(config: &ServiceConfig) -> Result<Self, StartError> {
+        let bad = |e: crate::content::ContentError| StartError::Refused(e.to_string());
         let profiles = match &config.profiles_dir {
             Some(dir) => ProfileLibrary::embedded_and_dir(dir),
             None => ProfileLibrary::embedded(),
@@ -342,7 +353,7 @@ impl ZoneStarter {
     /// Recovers `zone` (the newest usable snapshot, then the log after it), starts its actor
     /// and lists it in the directory. With a lease, everything recovery re-publishes is
     /// already fenced by it.
-    pub async fn open(&self, zone: &str) -> Result<OpenedZone, CommandError> {
+    pub async fn open(&self, zone: &str) -> Result<OpenedZone, StartError> {
         let (config, durable) = (&self.config, &self.durable);
         let content = self.content();
         let (isolation, sequence) = load_isolation(&*durable.store, zone).await;
@@ -365,7 +376,7 @@ impl ZoneStarter {
             config.storage.replay_page_messages.max(1),
         )
         .await
-        .map_err(|e| CommandError::BadInput(format!("{zone}: {e}")))?;
+        .map_err(|e| StartError::Refused(format!("{zone}: {e}")))?;
         let start_time = recovered.zone.game_time;
         let keeper = SnapshotKeeper {
             store: Arc::clone(&durable.store),

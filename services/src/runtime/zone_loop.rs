@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use geppetto_storage::{Snapshot, SnapshotStore, ZoneName};
-use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::bus::envelope::{
@@ -21,6 +20,7 @@ use crate::bus::envelope::{
     parse_world_within,
 };
 use crate::bus::{BusError, Consumer, ConsumerConfig, EventBus, Outgoing, StreamKind};
+use crate::config::clock::ClockConfig;
 use crate::runtime::actor::{ZoneGone, ZoneHandle};
 use crate::runtime::lease::LeaseGuard;
 use crate::runtime::llm_bridge::LlmLink;
@@ -603,12 +603,16 @@ async fn zone_loop(
             }
         }
         metrics::zone_status(&name, &status);
-        metrics::bus_dropped(bus.stats().dropped);
+        let stats = bus.stats();
+        metrics::bus_dropped(stats.dropped);
+        metrics::bus_fenced(stats.fenced);
     }
     if let Err(error) = link.settle().await {
         tracing::warn!(%error, zone = %name, "the last batch's outputs and ack were not written; the batch will be redelivered");
         metrics::bus_error();
     }
+    // The messages fenced off when the lease was lost, which ended the loop.
+    metrics::bus_fenced(bus.stats().fenced);
     let lease_lost = lease.as_ref().is_some_and(LeaseGuard::is_lost);
     tracing::info!(zone = %name, lease_lapsed, lease_lost, "zone loop stopped");
     if snapshots.is_some() && last.id().is_some() && !lease_lapsed && !lease_lost {
@@ -637,39 +641,6 @@ fn dead_letter(outgoing: &mut Outgoing, zone: &str, letter: DeadLetter) {
     metrics::dead_letter();
     let h = header(format!("{zone}:deadletter:{}", letter.source_id), zone, 0);
     outgoing.push((StreamKind::Deadletter, dead_letter_envelope(&h, &letter)));
-}
-
-/// Clock settings (`[clock]` in `geppetto.toml`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct ClockConfig {
-    /// `internal` (geppetto writes `time_advanced`) or `external` (the game does).
-    pub kind: ClockKind,
-    /// Game minutes (ticks) per wall-clock second of the internal clock.
-    pub speed_minutes_per_second: f64,
-    /// How often the internal clock publishes, milliseconds.
-    pub publish_every_ms: u64,
-}
-
-geppetto_core::wire_enum! {
-    /// Who advances game time.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum ClockKind {
-        /// geppetto's own clock.
-        Internal = "internal",
-        /// The game's `time_advanced` events.
-        External = "external",
-    }
-}
-
-impl Default for ClockConfig {
-    fn default() -> Self {
-        Self {
-            kind: ClockKind::Internal,
-            speed_minutes_per_second: 1.0,
-            publish_every_ms: 20,
-        }
-    }
 }
 
 /// The internal clock: from `start` (ticks), publishes `time_advanced` into `zone`'s world

@@ -22,9 +22,9 @@ const MOOD_WORDS: (f64, f64, [&str; 3]) = (-0.25, 0.25, ["gloomy", "calm", "chee
 
 /// The placeholder writer over the embedded narration templates.
 pub(super) fn default_narrator() -> Result<Arc<TemplateProvider>, ZoneError> {
-    let assets = crate::runtime::llm_bridge::embedded_assets()
+    let assets = crate::content::llm_assets::embedded_assets()
         .map_err(|e| ZoneError::Spec(e.to_string()))?;
-    Ok(crate::runtime::llm_bridge::placeholder_writer(
+    Ok(crate::content::llm_assets::placeholder_writer(
         &assets,
         &LlmConfig::default(),
     ))

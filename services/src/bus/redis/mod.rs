@@ -140,8 +140,7 @@ impl Counters {
     /// lease, which is marked lost.
     fn fenced_off(&self, zone: &str, fence: &Fence, count: usize) {
         fence.mark_lost();
-        let total = self.fenced.fetch_add(count as u64, Ordering::Relaxed) + count as u64;
-        crate::runtime::metrics::bus_fenced(total);
+        self.fenced.fetch_add(count as u64, Ordering::Relaxed);
         tracing::warn!(
             zone,
             messages = count,

@@ -12,7 +12,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::error::CommandError;
+use super::error::HistoryError;
 use super::replay::{ReplayContent, ReplayOptions, Window, replay_window};
 use crate::content::profiles::DEFAULT_PROFILE;
 use crate::zone::Zone;
@@ -167,10 +167,11 @@ fn set_path(document: &mut Value, path: &[String], value: &Value) -> Result<(), 
 fn changed_content(
     options: &ReplayOptions,
     changes: &[Change],
-) -> Result<ReplayContent, CommandError> {
-    let bad = CommandError::BadInput;
+) -> Result<ReplayContent, HistoryError> {
+    let bad = HistoryError::Refused;
     let mut content = ReplayContent::embedded()?;
-    let world = super::world::world(&options.world)?;
+    let world = crate::content::world_file::load_world(&options.world)
+        .map_err(|e| HistoryError::Refused(e.to_string()))?;
     let profile_name = world
         .profile
         .as_deref()
@@ -222,10 +223,10 @@ fn changed_content(
     Ok(content)
 }
 
-fn set_needs(zone: &mut Zone, npc: &str, changes: &[Change]) -> Result<(), CommandError> {
+fn set_needs(zone: &mut Zone, npc: &str, changes: &[Change]) -> Result<(), HistoryError> {
     let index = zone
         .npc_index(npc)
-        .ok_or_else(|| CommandError::BadInput(format!("--npc `{npc}`: no such NPC in the zone")))?;
+        .ok_or_else(|| HistoryError::Refused(format!("--npc `{npc}`: no such NPC in the zone")))?;
     for change in changes {
         let Change::Need { name, value } = change else {
             continue;
@@ -237,7 +238,7 @@ fn set_needs(zone: &mut Zone, npc: &str, changes: &[Change]) -> Result<(), Comma
             .iter_mut()
             .find(|c| Some(c.name) == symbol)
             .ok_or_else(|| {
-                CommandError::BadInput(format!("need.{name}: `{npc}` has no such need"))
+                HistoryError::Refused(format!("need.{name}: `{npc}` has no such need"))
             })?;
         consideration.value = value.clamp(consideration.min, consideration.max);
     }
@@ -288,10 +289,10 @@ fn step(line: &str, npc: &str) -> Option<Step> {
 fn timeline(
     options: &ReplayOptions,
     content: &ReplayContent,
-    adjust: impl FnOnce(&mut Zone) -> Result<(), CommandError>,
+    adjust: impl FnOnce(&mut Zone) -> Result<(), HistoryError>,
     npc: &str,
     ticks: Option<u64>,
-) -> Result<(Window, Vec<Step>), CommandError> {
+) -> Result<(Window, Vec<Step>), HistoryError> {
     let mut steps = Vec::new();
     let run = replay_window(options, content, adjust, ticks, false, |applied| {
         steps.extend(applied.intents.iter().filter_map(|line| step(line, npc)));
@@ -307,9 +308,9 @@ pub fn what_if(
     npc: &str,
     changes: &[Change],
     ticks: Option<u64>,
-) -> Result<WhatIfReport, CommandError> {
+) -> Result<WhatIfReport, HistoryError> {
     if changes.is_empty() {
-        return Err(CommandError::BadInput(
+        return Err(HistoryError::Refused(
             "give at least one --set PATH=VALUE".into(),
         ));
     }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{Applied, EventSource};
-use crate::cli::error::CommandError;
-use crate::cli::log_source::JsonlReader;
+use crate::history::error::HistoryError;
+use crate::history::log_source::JsonlReader;
 
 /// Where the compared streams stand.
 enum Compared {
@@ -60,7 +60,7 @@ impl Comparison {
     }
 
     /// The recording's next distinct intent, if any.
-    fn next_recorded(&mut self) -> Result<Option<String>, CommandError> {
+    fn next_recorded(&mut self) -> Result<Option<String>, HistoryError> {
         let recorded = match &mut self.recorded {
             Some(recorded) => recorded,
             None => self.recorded.insert(JsonlReader::open(&self.path)?),
@@ -75,7 +75,7 @@ impl Comparison {
     }
 
     /// Compares the intents of the world event `applied`.
-    pub(super) fn replayed(&mut self, applied: &Applied<'_>) -> Result<(), CommandError> {
+    pub(super) fn replayed(&mut self, applied: &Applied<'_>) -> Result<(), HistoryError> {
         if matches!(self.state, Compared::Differs(_)) {
             return Ok(());
         }
@@ -114,7 +114,7 @@ impl Comparison {
 
     /// `None` when the streams are identical, else the first difference and the world event
     /// where the streams part.
-    pub(super) fn finish(mut self) -> Result<Option<String>, CommandError> {
+    pub(super) fn finish(mut self) -> Result<Option<String>, HistoryError> {
         let replayed = self.replayed;
         let emitted = |holds: usize| {
             format!("the replay emitted {replayed} intents, the recording holds {holds}")

@@ -2,13 +2,16 @@
 //! tick, tiers, governor, isolation, storage and admin. Every number has a named, documented
 //! default (see each section's type); unknown keys are refused; errors name the file and field.
 
+pub mod clock;
+pub mod cluster;
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use self::clock::ClockConfig;
 use crate::bus::ConsumerConfig;
 use crate::bus::redis::RedisBusConfig;
-use crate::runtime::zone_loop::ClockConfig;
 use crate::zone::governor::GovernorConfig;
 use crate::zone::isolation::IsolationConfig;
 use crate::zone::tiers::TierConfig;
@@ -188,7 +191,7 @@ pub struct ServiceConfig {
     /// Admin API.
     pub admin: AdminConfig,
     /// Zones shared among instances by lease (`[cluster]`, off by default).
-    pub cluster: crate::runtime::lease::ClusterConfig,
+    pub cluster: cluster::ClusterConfig,
     /// Limits on `decide` / `decide-batch` requests (`geppetto decide --config`).
     pub decide: geppetto_core::wire::limits::DecideLimits,
     /// The LLM seams (`[llm]`, with `[llm.provider]` for an OpenAI-compatible endpoint; none
@@ -303,7 +306,7 @@ mod tests {
 
     #[test]
     fn the_repository_config_loads() {
-        let text = include_str!("../../config/geppetto.toml");
+        let text = include_str!("../../../config/geppetto.toml");
         let config = parse_config("geppetto.toml", text).expect("loads");
         assert_eq!(config.governor, GovernorConfig::default());
         assert_eq!(config.tiers, TierConfig::default());
@@ -317,10 +320,7 @@ mod tests {
         );
         assert_eq!(config.admin, AdminConfig::default());
         assert_eq!(config.bus.redis, RedisBusConfig::default());
-        assert_eq!(
-            config.cluster,
-            crate::runtime::lease::ClusterConfig::default()
-        );
+        assert_eq!(config.cluster, cluster::ClusterConfig::default());
         assert_eq!(config.llm, geppetto_llm::LlmConfig::default());
         assert_eq!(config.tick, TickConfig::default());
         assert_eq!(config.integration, IntegrationConfig::default());
@@ -365,16 +365,13 @@ mod tests {
 
     #[test]
     fn the_shipped_redis_and_cluster_configs_load() {
-        let redis = parse_config("r", include_str!("../../config/geppetto-redis.toml"))
+        let redis = parse_config("r", include_str!("../../../config/geppetto-redis.toml"))
             .expect("redis config");
         assert_eq!(redis.bus.kind, BusKind::Redis);
-        let cluster = parse_config("c", include_str!("../../config/geppetto-cluster.toml"))
+        let cluster = parse_config("c", include_str!("../../../config/geppetto-cluster.toml"))
             .expect("cluster config");
         assert!(cluster.cluster.enabled);
-        assert_eq!(
-            cluster.cluster.zones,
-            crate::runtime::lease::ZoneSelection::Auto
-        );
+        assert_eq!(cluster.cluster.zones, cluster::ZoneSelection::Auto);
     }
 
     #[test]

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use geppetto_storage::{RedbFile, RedisSnapshotStore, SnapshotStore, StorageConfig};
 
 use self::compare::Comparison;
-use super::error::CommandError;
+use super::error::HistoryError;
 use super::log_source::{LogEntry, LogPages, LogSource, bad, block_on, environment, position};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{
@@ -113,7 +113,7 @@ fn stored_snapshot(
     options: &ReplayOptions,
     zone: &str,
     pick: SnapshotPick,
-) -> Result<geppetto_storage::Snapshot, CommandError> {
+) -> Result<geppetto_storage::Snapshot, HistoryError> {
     block_on(async {
         let config = StorageConfig::default();
         let store: Arc<dyn SnapshotStore> = match (&options.store, &options.source) {
@@ -171,7 +171,7 @@ pub struct ReplayContent {
 
 impl ReplayContent {
     /// The shipped content.
-    pub fn embedded() -> Result<Self, CommandError> {
+    pub fn embedded() -> Result<Self, HistoryError> {
         Ok(Self {
             profiles: ProfileLibrary::embedded().map_err(bad)?,
             sets: SetLibrary::embedded().map_err(bad)?,
@@ -195,8 +195,9 @@ struct Start {
 fn starting_zone(
     options: &ReplayOptions,
     content: &ReplayContent,
-) -> Result<(Zone, Option<Start>), CommandError> {
-    let world = super::world::world(&options.world)?;
+) -> Result<(Zone, Option<Start>), HistoryError> {
+    let world = crate::content::world_file::load_world(&options.world)
+        .map_err(|e| HistoryError::Refused(e.to_string()))?;
     let zone_name = options.zone.clone().unwrap_or_else(|| world.zone.clone());
     if zone_name != world.zone {
         return Err(bad(format!(
@@ -246,7 +247,7 @@ fn check_anchor(
     sequence: u64,
     last_event_id: &str,
     state: &ZoneState,
-) -> Result<String, CommandError> {
+) -> Result<String, HistoryError> {
     let Some(anchor) = &state.anchor else {
         return Ok(format!(
             "snapshot {sequence} carries no anchor (an older geppetto wrote it): it was not \
@@ -381,7 +382,7 @@ fn scan(
     after: Option<&str>,
     end: Option<u64>,
     strict: bool,
-) -> Result<Scan, CommandError> {
+) -> Result<Scan, HistoryError> {
     let kept = kept_types();
     let every = strict || end.is_some();
     let wanted =
@@ -428,11 +429,11 @@ type ParsedPage = Vec<(LogEntry, Result<WorldMessage, EnvelopeError>)>;
 pub fn replay_window(
     options: &ReplayOptions,
     content: &ReplayContent,
-    adjust: impl FnOnce(&mut Zone) -> Result<(), CommandError>,
+    adjust: impl FnOnce(&mut Zone) -> Result<(), HistoryError>,
     ticks: Option<u64>,
     strict: bool,
-    mut each: impl FnMut(Applied<'_>) -> Result<(), CommandError>,
-) -> Result<ReplayRun, CommandError> {
+    mut each: impl FnMut(Applied<'_>) -> Result<(), HistoryError>,
+) -> Result<ReplayRun, HistoryError> {
     let (mut zone, start) = starting_zone(options, content)?;
     let snapshot = start.as_ref().map(|start| start.sequence);
     let after = start.as_ref().map(|start| start.last_event_id.clone());
@@ -515,7 +516,7 @@ pub fn replay(
     options: &ReplayOptions,
     strict: bool,
     mut write: impl FnMut(&str),
-) -> Result<ReplaySummary, CommandError> {
+) -> Result<ReplaySummary, HistoryError> {
     let mut comparison = options.compare.as_deref().map(Comparison::new);
     let mut intents = 0usize;
     let run = replay_window(
@@ -635,7 +636,7 @@ mod tests {
         );
         let missing = Comparison::new(Path::new("/nonexistent/intents.jsonl")).finish();
         assert!(
-            matches!(missing, Err(CommandError::BadInput(m)) if m.starts_with("/nonexistent/intents.jsonl: "))
+            matches!(missing, Err(HistoryError::Refused(m)) if m.starts_with("/nonexistent/intents.jsonl: "))
         );
     }
 
@@ -651,7 +652,9 @@ mod tests {
     /// and then, and with `governed` the governor's decisions skipping every NPC in ticks
     /// 40–80, each logged after its tick (every other one with its type escaped).
     fn village_log(governed: bool) -> Vec<String> {
-        let village = super::super::world::world("village").expect("village");
+        let village = crate::content::world_file::shipped_world("village")
+            .expect("shipped")
+            .expect("village");
         let npcs: Vec<String> = village.npcs.iter().map(|n| n.agent.id.clone()).collect();
         let rooms: Vec<String> = village.rooms.iter().map(|r| r.id.clone()).collect();
         let kinds = ["theft", "insult", "gift", "praise"];
@@ -744,7 +747,7 @@ mod tests {
     fn replayed(
         options: &ReplayOptions,
         strict: bool,
-    ) -> (Result<ReplaySummary, CommandError>, Vec<String>) {
+    ) -> (Result<ReplaySummary, HistoryError>, Vec<String>) {
         let mut written = Vec::new();
         let summary = replay(options, strict, |line| written.push(line.to_owned()));
         (summary, written)
@@ -784,7 +787,7 @@ mod tests {
         // Under --strict the malformed lines fail the replay before anything is printed.
         let (strict, written) = replayed(&options, true);
         assert!(
-            matches!(&strict, Err(CommandError::BadInput(m)) if m.starts_with(&format!("--strict: {broken} log entries are not world messages:\n  line 8 (log id 8): "))),
+            matches!(&strict, Err(HistoryError::Refused(m)) if m.starts_with(&format!("--strict: {broken} log entries are not world messages:\n  line 8 (log id 8): "))),
             "{:?}",
             strict.err()
         );

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use geppetto_storage::{EventId, EventLog, RedbEventLog, RedbFile, SnapshotStore, StorageConfig};
 use serde_json::Value;
 
-use super::error::CommandError;
+use super::error::HistoryError;
 use crate::bus::StreamKind;
 use crate::bus::redis::{RedisBus, RedisBusConfig};
 use crate::runtime::world_log::{Position, WorldLog};
@@ -87,12 +87,12 @@ impl LogEntry {
     }
 }
 
-pub(super) fn bad(error: impl std::fmt::Display) -> CommandError {
-    CommandError::BadInput(error.to_string())
+pub(super) fn bad(error: impl std::fmt::Display) -> HistoryError {
+    HistoryError::Refused(error.to_string())
 }
 
-pub(super) fn environment(error: impl std::fmt::Display) -> CommandError {
-    CommandError::Environment(error.to_string())
+pub(super) fn environment(error: impl std::fmt::Display) -> HistoryError {
+    HistoryError::Unavailable(error.to_string())
 }
 
 /// Where the futures of an async log run: the service's runtime when called from one of its
@@ -106,7 +106,7 @@ enum Executor {
 }
 
 impl Executor {
-    fn new() -> Result<Self, CommandError> {
+    fn new() -> Result<Self, HistoryError> {
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => Ok(Self::Handle(handle)),
             Err(_) => Ok(Self::Own(
@@ -128,7 +128,7 @@ impl Executor {
 
 /// Runs `future` to completion: on the running service's runtime when called from one of its
 /// blocking threads (an admin what-if), else on a runtime of its own (the CLI).
-pub(super) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, CommandError> {
+pub(super) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, HistoryError> {
     Ok(Executor::new()?.block_on(future))
 }
 
@@ -147,7 +147,7 @@ pub struct JsonlReader {
 
 impl JsonlReader {
     /// Opens `path`.
-    pub fn open(path: &Path) -> Result<Self, CommandError> {
+    pub fn open(path: &Path) -> Result<Self, HistoryError> {
         let file = File::open(path).map_err(|e| in_file(path, e))?;
         Ok(Self {
             path: path.to_owned(),
@@ -159,7 +159,7 @@ impl JsonlReader {
     }
 
     /// Reads the next line that is not blank; `false` at the end of the file.
-    fn advance(&mut self) -> Result<bool, CommandError> {
+    fn advance(&mut self) -> Result<bool, HistoryError> {
         while !self.failed {
             self.buffer.clear();
             match self.lines.read_line(&mut self.buffer) {
@@ -214,12 +214,12 @@ impl JsonlReader {
     }
 }
 
-fn in_file(path: &Path, error: std::io::Error) -> CommandError {
-    CommandError::BadInput(format!("{}: {error}", path.display()))
+fn in_file(path: &Path, error: std::io::Error) -> HistoryError {
+    HistoryError::Refused(format!("{}: {error}", path.display()))
 }
 
 impl Iterator for JsonlReader {
-    type Item = Result<LogEntry, CommandError>;
+    type Item = Result<LogEntry, HistoryError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         match self.advance() {
@@ -272,7 +272,7 @@ impl LogPages {
         zone: &str,
         stream: StreamKind,
         after: Option<&str>,
-    ) -> Result<Self, CommandError> {
+    ) -> Result<Self, HistoryError> {
         let cursor = after.map(str::to_owned);
         let reader = match source {
             LogSource::File(path) => {
@@ -325,7 +325,7 @@ impl LogPages {
     }
 
     /// The next page, in log order; empty once the log is read.
-    pub fn next_page(&mut self) -> Result<Vec<LogEntry>, CommandError> {
+    pub fn next_page(&mut self) -> Result<Vec<LogEntry>, HistoryError> {
         Ok(self.next_page_where(&|_| true)?.0)
     }
 
@@ -337,7 +337,7 @@ impl LogPages {
     pub fn next_page_where(
         &mut self,
         wanted: &dyn Fn(&str) -> bool,
-    ) -> Result<(Vec<LogEntry>, usize), CommandError> {
+    ) -> Result<(Vec<LogEntry>, usize), HistoryError> {
         let mut page = match &mut self.reader {
             Reader::File(lines) => {
                 let mut page = Vec::new();
@@ -423,8 +423,8 @@ impl LogPages {
     pub fn pipelined<T: Send>(
         mut self,
         prepare: impl Fn(Vec<LogEntry>) -> T + Send,
-        mut take: impl FnMut(T) -> Result<ControlFlow<()>, CommandError>,
-    ) -> Result<(), CommandError> {
+        mut take: impl FnMut(T) -> Result<ControlFlow<()>, HistoryError>,
+    ) -> Result<(), HistoryError> {
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         std::thread::scope(|scope| {
             scope.spawn(move || {
@@ -459,7 +459,7 @@ pub fn export(
     zone: &str,
     stream: StreamKind,
     mut write: impl FnMut(&str),
-) -> Result<usize, CommandError> {
+) -> Result<usize, HistoryError> {
     let progress = super::progress::counter("exporting", "entries");
     let mut written = 0;
     LogPages::open(source, zone, stream, None)?.pipelined(
@@ -490,7 +490,7 @@ pub fn export(
 }
 
 /// What `source` holds at `id` of `zone`'s world log (a snapshot's `last_event_id`).
-pub fn position(source: &LogSource, zone: &str, id: &str) -> Result<Position, CommandError> {
+pub fn position(source: &LogSource, zone: &str, id: &str) -> Result<Position, HistoryError> {
     let log = match source {
         LogSource::File(path) => {
             let mut failed = None;
@@ -537,7 +537,7 @@ mod tests {
     }
 
     /// Every entry of `source` after `after`, a page at a time.
-    fn read_log(source: &LogSource, after: Option<&str>) -> Result<Vec<LogEntry>, CommandError> {
+    fn read_log(source: &LogSource, after: Option<&str>) -> Result<Vec<LogEntry>, HistoryError> {
         let mut pages = LogPages::open(source, "village", StreamKind::World, after)?;
         let mut all = Vec::new();
         loop {
@@ -577,7 +577,7 @@ mod tests {
         let after = read_log(&source, Some("7-1")).expect("after");
         assert_eq!(after, entries[2..]);
         let missing = read_log(&source, Some("9-9"));
-        assert!(matches!(missing, Err(CommandError::BadInput(m)) if m.contains("`9-9`")));
+        assert!(matches!(missing, Err(HistoryError::Refused(m)) if m.contains("`9-9`")));
         let _ = std::fs::remove_file(path);
     }
 
@@ -627,14 +627,14 @@ mod tests {
     fn a_missing_or_unreadable_jsonl_log_is_named() {
         let missing = JsonlReader::open(Path::new("/nonexistent/world.jsonl"));
         assert!(
-            matches!(missing, Err(CommandError::BadInput(m)) if m.starts_with("/nonexistent/world.jsonl: "))
+            matches!(missing, Err(HistoryError::Refused(m)) if m.starts_with("/nonexistent/world.jsonl: "))
         );
         let path = std::env::temp_dir().join(format!("geppetto-latin1-{}", std::process::id()));
         std::fs::write(&path, b"{\"v\":1}\n\xff\xfe\n").expect("write");
-        let read: Result<Vec<LogEntry>, CommandError> =
+        let read: Result<Vec<LogEntry>, HistoryError> =
             JsonlReader::open(&path).expect("opens").collect();
         assert!(
-            matches!(read, Err(CommandError::BadInput(m)) if m.contains("valid UTF-8")),
+            matches!(read, Err(HistoryError::Refused(m)) if m.contains("valid UTF-8")),
             "a line that is not UTF-8 fails the read"
         );
         let _ = std::fs::remove_file(path);
