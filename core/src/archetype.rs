@@ -21,6 +21,7 @@ use crate::decision::curve::ResponseCurve;
 use crate::decision::world::Position;
 use crate::life::bark::{BarkMemory, BarkTemplate};
 use crate::life::goals::{Goal, GoalBook, GoalCategory, GoalPredicate, ReactionRule};
+use crate::life::reply::ReplyTemplate;
 use crate::life::schedule::{
     Condition, ConditionKind, ConditionTest, Schedule, ScheduleBlock, ScheduleLayer,
 };
@@ -294,6 +295,10 @@ pub struct ArchetypeSpec {
     /// Its lines.
     #[serde(default)]
     pub barks: Vec<BarkSpec>,
+    /// What it says back when a player speaks to it (the best fitting line; the defaults when
+    /// none fits).
+    #[serde(default)]
+    pub replies: Vec<ReplyTemplate>,
 }
 
 fn half() -> f64 {
@@ -494,6 +499,7 @@ pub struct CompiledArchetype {
     pub spec: ArchetypeSpec,
     schedule: Option<Arc<Schedule>>,
     barks: Arc<Vec<BarkTemplate>>,
+    replies: Option<Arc<Vec<ReplyTemplate>>>,
     wellbeing: Arc<WellbeingConfig>,
     reactions: Arc<[ReactionRule]>,
     need_goal_descriptions: Arc<[(Symbol, String)]>,
@@ -593,12 +599,14 @@ impl CompiledArchetype {
                 )
             })
             .collect();
+        let replies = (!spec.replies.is_empty()).then(|| Arc::new(spec.replies.clone()));
         Self {
             spec,
             schedule,
             reactions,
             need_goal_descriptions,
             barks: Arc::new(barks),
+            replies,
             wellbeing: Arc::new(wellbeing),
         }
     }
@@ -674,6 +682,7 @@ impl CompiledArchetype {
             .map(|s| Box::new(ScheduleLayer::new(Arc::clone(s), places)));
         npc.barks =
             (!self.barks.is_empty()).then(|| (Arc::clone(&self.barks), BarkMemory::default()));
+        npc.replies = self.replies.clone();
         npc.wellbeing = Some((Arc::clone(&self.wellbeing), Wellbeing::default()));
         let mut book = GoalBook::default();
         for goal in spec

@@ -20,8 +20,8 @@
 //! - [`affect`]: feelings as integrators with half-lives, channels, couplings and the outburst
 //!   overlay.
 //! - [`archetype`]: kinds of people as data with inheritance; NPCs as their differences.
-//! - [`wire`]: the JSON contract of `geppetto decide` / `decide-batch`; [`wire_enum!`] declares
-//!   an enum's wire names once.
+//! - [`wire`]: the JSON contract of `geppetto decide` / `decide-batch`; [`wire_enum!`] (from
+//!   `geppetto-wire-enum`, re-exported) declares an enum's wire names once.
 //! - [`rng`] and [`vocabulary`]: the foundations — seeded randomness and interned names.
 
 pub mod affect;
@@ -34,11 +34,8 @@ pub mod social;
 pub mod story;
 pub mod vocabulary;
 pub mod wire;
-mod wire_enum;
 
-#[doc(hidden)]
-pub use wire_enum::__private;
-pub use wire_enum::assert_wire_names_agree;
+pub use geppetto_wire_enum::{assert_wire_names_agree, wire_enum};
 
 pub use decision::agent::{Agent, Commitment};
 pub use decision::consideration::{Consideration, Updater};

@@ -1,59 +1,14 @@
-//! The timed simulation: updaters, gradual deltas, the queue, preemption and the
-//! two detail levels. Each test fails if its rule is broken.
+//! The timed simulation: updaters, gradual deltas, the queue, preemption, foresight and the
+//! two detail levels (a zone's tick is `zone_tick.rs`'s, schedules `schedules.rs`'s). Each test
+//! fails if its rule is broken.
 
 mod support;
 
 use geppetto_core::{
-    Commitment, Consideration, Decider, DetailLevel, SimEvent, SimulatedAgent, Simulator, Symbol,
-    TickRequest, TuningPatch, Updater, World,
+    Commitment, Consideration, Decider, DetailLevel, SimEvent, SimulatedAgent, Symbol, TickRequest,
+    TuningPatch, Updater, World,
 };
-use support::{Scene, provider, world};
-
-const MINUTE: f64 = 1.0 / 60.0;
-
-fn simulator(patch: TuningPatch) -> Simulator {
-    Simulator::new(Decider::new(patch.resolve()))
-}
-
-fn argmax() -> TuningPatch {
-    TuningPatch {
-        selection_top_k: Some(1),
-        ..Default::default()
-    }
-}
-
-/// Runs full ticks from `start` for `ticks` ticks; returns every tick's events.
-fn run(
-    sim: &Simulator,
-    agent: &mut SimulatedAgent,
-    world: &World,
-    start: f64,
-    ticks: usize,
-) -> Vec<Vec<SimEvent>> {
-    (0..ticks)
-        .map(|tick| {
-            let now = start + tick as f64 * MINUTE;
-            let request = TickRequest {
-                now_hours: now,
-                world,
-                level: DetailLevel::Full,
-                simplified_event: None,
-            };
-            sim.advance(agent, request, tick as u64).events
-        })
-        .collect()
-}
-
-fn started(events: &[SimEvent]) -> Option<&str> {
-    events.iter().find_map(|e| match e {
-        SimEvent::ActionStarted { action, .. } => Some(action.as_str()),
-        _ => None,
-    })
-}
-
-fn running(agent: &SimulatedAgent) -> Option<&str> {
-    agent.running.as_ref().map(|r| r.action.id.as_str())
-}
+use support::{MINUTE, Scene, argmax, provider, run, running, simulator, started, world};
 
 #[test]
 fn linear_decay_of_ten_an_hour_crosses_two_hundred_units_in_twenty_hours() {
@@ -322,6 +277,53 @@ fn a_leisure_action_is_abandoned_within_a_tick_of_a_need_turning_critical() {
     assert_eq!(running(&agent), Some("eat"));
 }
 
+/// A tired agent whose ENERGY is `energy` and whose HUNGER (5 an hour, critical below 15)
+/// starts at `hunger`, with a seven-hour sleep and a one-hour meal on offer: what it starts
+/// first, and then.
+fn bedtime(energy: f64, hunger: f64) -> (Vec<String>, f64) {
+    let mut scene = Scene::default();
+    let needs = [("ENERGY", energy), ("HUNGER", hunger)];
+    let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &needs));
+    agent.agent.considerations[1].updater = Updater::LinearDecay { rate: 5.0 };
+    agent.agent.considerations[1].critical_threshold = Some(15.0);
+    let mut sleep = scene.action("sleep", &[("ENERGY", 70.0)], &["rest"]);
+    sleep.duration_hours = 7.0;
+    let mut eat = scene.action("eat", &[("HUNGER", 60.0)], &["food"]);
+    eat.duration_hours = 1.0;
+    let world = world(vec![
+        provider("bed", 0.0, 0.0, 1, vec![sleep]),
+        provider("inn", 0.0, 0.0, 1, vec![eat]),
+    ]);
+    let sim = simulator(argmax());
+    let plain = Decider::new(argmax().resolve())
+        .rank(&agent.agent, &world, 0)
+        .ranked()[0]
+        .breakdown
+        .foresight;
+    let starts = run(&sim, &mut agent, &world, 0.0, 90)
+        .iter()
+        .filter_map(|events| started(events).map(str::to_owned))
+        .collect();
+    (starts, plain)
+}
+
+#[test]
+fn a_tired_agent_eats_before_a_sleep_its_hunger_would_not_last() {
+    // Hunger 35 falls critical in four hours, before seven hours of sleep end: the sleep is
+    // worth 4/7 of itself, and the meal comes first.
+    let (starts, plain) = bedtime(25.0, 35.0);
+    assert_eq!(starts, ["eat", "sleep"]);
+    // Fed (hunger 90, critical in fifteen hours) it sleeps straight away.
+    let (starts, _) = bedtime(25.0, 90.0);
+    assert_eq!(starts, ["sleep"]);
+    // Exhausted and starving, it eats first: once a need is critical an action that outlasts
+    // it without raising it is worth the tuning's `foresight_floor` (0.1) of itself.
+    let (starts, _) = bedtime(5.0, 10.0);
+    assert_eq!(starts, ["eat", "sleep"]);
+    // An agent the simulator has not prepared (a `decide` agent) foresees nothing.
+    assert_eq!(plain, 1.0);
+}
+
 /// An agent whose running action's frozen utility is `frozen`, with a critical HUNGER and a
 /// better-looking `eat` on offer; nothing changes over a tick (event-driven, no deltas).
 fn preemption_scene(
@@ -561,426 +563,6 @@ fn identical_seeds_give_identical_traces() {
     assert_eq!(end_first, end_second);
     let starts = first.iter().filter(|e| started(e).is_some()).count();
     assert!(starts > 20, "a day of life: {starts} starts");
-}
-
-mod zone {
-    use super::*;
-    use geppetto_core::life::simulator::AgentTick;
-
-    fn hungry_villagers(scene: &mut Scene, count: usize) -> Vec<SimulatedAgent> {
-        (0..count)
-            .map(|i| {
-                let mut agent = SimulatedAgent::new(scene.agent(
-                    &format!("v{i}"),
-                    1.0 + i as f64,
-                    0.0,
-                    &[("HUNGER", 20.0)],
-                ));
-                agent.agent.considerations[0].updater = Updater::LinearDecay { rate: 1.0 };
-                agent
-            })
-            .collect()
-    }
-
-    fn stalls(scene: &mut Scene) -> World {
-        let mut pie = scene.action("eat_pie", &[("HUNGER", 50.0)], &[]);
-        pie.duration_hours = 3.0 * MINUTE;
-        let mut gruel = scene.action("eat_gruel", &[("HUNGER", 20.0)], &[]);
-        gruel.duration_hours = 3.0 * MINUTE;
-        world(vec![
-            provider("pie_stall", 0.0, 0.0, 1, vec![pie]),
-            provider("soup_kitchen", 0.0, 0.0, 10, vec![gruel]),
-        ])
-    }
-
-    fn started(results: &[geppetto_core::TickResult]) -> Vec<Option<String>> {
-        results
-            .iter()
-            .map(|r| {
-                r.events.iter().find_map(|e| match e {
-                    SimEvent::ActionStarted { action, .. } => Some(action.clone()),
-                    _ => None,
-                })
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_contested_slot_goes_to_the_closest_and_occupancy_follows_the_actions() {
-        let mut scene = Scene::default();
-        let mut agents = hungry_villagers(&mut scene, 3);
-        let mut world = stalls(&mut scene);
-        let sim = simulator(argmax());
-        let ticks = vec![AgentTick::default(); 3];
-        let results = sim.advance_zone(&mut agents, &ticks, 12.0, &mut world, 7, 1);
-        assert_eq!(
-            started(&results),
-            [
-                Some("eat_pie".into()),
-                Some("eat_gruel".into()),
-                Some("eat_gruel".into())
-            ]
-        );
-        assert_eq!(world.providers[0].occupants, 1);
-        assert_eq!(world.providers[1].occupants, 2);
-        assert_eq!(world.providers[1].actions[0].occupancy, 2);
-        // Three minutes later everyone has finished and the slots are free again.
-        for tick in 1..=3 {
-            sim.advance_zone(
-                &mut agents,
-                &ticks,
-                12.0 + tick as f64 * MINUTE,
-                &mut world,
-                7,
-                1,
-            );
-        }
-        let finished_and_restarted = world.providers.iter().map(|p| p.occupants).sum::<u32>();
-        assert!(
-            finished_and_restarted <= 3,
-            "released before re-used: {finished_and_restarted}"
-        );
-        assert!(world.providers[0].occupants <= 1, "never over capacity");
-    }
-
-    #[test]
-    fn a_zone_tick_does_not_depend_on_worker_count_or_agent_order() {
-        let mut scene = Scene::default();
-        let base = hungry_villagers(&mut scene, 40);
-        let world0 = stalls(&mut scene);
-        let sim = simulator(TuningPatch::default());
-        let ticks = vec![AgentTick::default(); 40];
-        let run = |mut agents: Vec<SimulatedAgent>, workers: usize| {
-            let mut world = world0.clone();
-            let mut log = Vec::new();
-            for tick in 0..30 {
-                let results = sim.advance_zone(
-                    &mut agents,
-                    &ticks,
-                    12.0 + tick as f64 * MINUTE,
-                    &mut world,
-                    99,
-                    workers,
-                );
-                let mut by_id: Vec<(String, Vec<SimEvent>)> = agents
-                    .iter()
-                    .zip(results)
-                    .map(|(a, r)| (a.agent.id.clone(), r.events))
-                    .collect();
-                by_id.sort_by(|a, b| a.0.cmp(&b.0));
-                log.push(by_id);
-            }
-            (log, world)
-        };
-        let (one, world_one) = run(base.clone(), 1);
-        let (two, world_two) = run(base.clone(), 2);
-        let mut reversed = base.clone();
-        reversed.reverse();
-        let (back, _) = run(reversed, 2);
-        assert_eq!(one, two);
-        assert_eq!(world_one, world_two);
-        assert_eq!(one, back, "agent order does not decide who eats");
-    }
-
-    #[test]
-    fn an_agent_left_out_of_a_zone_tick_is_untouched_and_the_rest_tick_as_in_a_full_one() {
-        use geppetto_core::life::simulator::{ProviderIndex, TickRequest, zone_agent_seed};
-        let mut scene = Scene::default();
-        let base = hungry_villagers(&mut scene, 6);
-        let world0 = stalls(&mut scene);
-        let sim = simulator(argmax());
-        // Agents 1, 3 and 4 tick; 0, 2 and 5 are left out (a zone's NPCs not due).
-        let due = [1usize, 3, 4];
-        let mut agents = base.clone();
-        let mut world = world0.clone();
-        let prepared = due
-            .iter()
-            .map(|&i| {
-                let request = TickRequest::full(12.0, &world);
-                let seed = zone_agent_seed(7, &agents[i]);
-                (i, sim.prepare(&mut agents[i], &request, seed))
-            })
-            .collect();
-        let providers = ProviderIndex::new(&world);
-        let results = sim.finish_zone(&mut agents, prepared, 12.0, &mut world, &providers, 7, 1);
-        assert_eq!(results.iter().map(|(i, _)| *i).collect::<Vec<_>>(), due);
-        for left_out in [0, 2, 5] {
-            assert_eq!(agents[left_out], base[left_out], "agent {left_out}");
-        }
-        // The same three alone in a zone of their own tick exactly alike.
-        let mut alone: Vec<SimulatedAgent> = due.iter().map(|&i| base[i].clone()).collect();
-        let mut alone_world = world0.clone();
-        let ticks = vec![AgentTick::default(); alone.len()];
-        let full = sim.advance_zone(&mut alone, &ticks, 12.0, &mut alone_world, 7, 1);
-        for (slot, &i) in due.iter().enumerate() {
-            assert_eq!(agents[i], alone[slot], "agent {i}");
-            assert_eq!(results[slot].1, full[slot], "agent {i}'s events");
-        }
-        assert_eq!(world, alone_world, "the same slots taken");
-    }
-
-    #[test]
-    fn simplified_agents_in_a_zone_do_not_choose() {
-        let mut scene = Scene::default();
-        let mut agents = hungry_villagers(&mut scene, 2);
-        let mut world = stalls(&mut scene);
-        let ticks = [
-            AgentTick::default(),
-            AgentTick {
-                level: DetailLevel::Simplified,
-                simplified_event: None,
-            },
-        ];
-        let results = simulator(argmax()).advance_zone(&mut agents, &ticks, 12.0, &mut world, 1, 1);
-        assert!(started(&results)[0].is_some() && started(&results)[1].is_none());
-        assert_eq!(results[1].simulated_hours, 1.0);
-    }
-}
-
-mod schedules {
-    use super::*;
-    use geppetto_core::life::schedule::{Schedule, ScheduleBlock, ScheduleLayer};
-    use std::sync::Arc;
-
-    fn day(scene: &mut Scene) -> (SimulatedAgent, World) {
-        let mut agent = SimulatedAgent::new(scene.agent(
-            "bram",
-            0.0,
-            0.0,
-            &[("ENERGY", 60.0), ("FUN", 60.0), ("PURPOSE", 60.0)],
-        ));
-        for (c, rate) in agent.agent.considerations.iter_mut().zip([5.0, 2.0, 6.0]) {
-            c.updater = Updater::LinearDecay { rate };
-        }
-        let mut hammer = scene.action("hammer", &[("PURPOSE", 6.0), ("FUN", 1.0)], &["work"]);
-        hammer.duration_hours = 1.0;
-        let mut sleep = scene.action("sleep", &[("ENERGY", 10.0)], &["rest"]);
-        sleep.duration_hours = 1.0;
-        let mut dice = scene.action("play_dice", &[("FUN", 12.0)], &["leisure"]);
-        dice.duration_hours = 1.0;
-        let world = world(vec![
-            provider("forge", 10.0, 0.0, 2, vec![hammer]),
-            provider("cottage", -10.0, 0.0, 2, vec![sleep]),
-            provider("tavern", 0.0, 10.0, 8, vec![dice]),
-        ]);
-        let block =
-            |scene: &mut Scene, start: f64, end: f64, activity: &str, tag: &str, location: &str| {
-                ScheduleBlock {
-                    start_hour: start,
-                    end_hour: end,
-                    activity: scene.sym(activity),
-                    tags: vec![scene.sym(tag)],
-                    location: Some(location.to_owned()),
-                    priority: 1.0,
-                    conditions: Vec::new(),
-                    binding: false,
-                    coarse_event: None,
-                }
-            };
-        let schedule = Schedule {
-            blocks: vec![
-                block(scene, 8.0, 17.0, "work", "work", "{workplace}"),
-                block(scene, 18.0, 21.0, "unwind", "leisure", "tavern"),
-                block(scene, 22.0, 6.0, "sleep", "rest", "{home}"),
-            ],
-            adherence: 0.9,
-            tag_bonus: 20.0,
-            place_bonus: 20.0,
-        };
-        let places = vec![
-            ("workplace".to_owned(), "forge".to_owned()),
-            ("home".to_owned(), "cottage".to_owned()),
-        ];
-        agent.schedule = Some(Box::new(ScheduleLayer::new(Arc::new(schedule), places)));
-        (agent, world)
-    }
-
-    #[test]
-    fn the_day_follows_the_schedule_and_its_changes_are_events() {
-        let mut scene = Scene::default();
-        let (mut agent, world) = day(&mut scene);
-        let sim = simulator(TuningPatch::default());
-        let mut doing_at = std::collections::BTreeMap::new();
-        let mut changes = Vec::new();
-        for tick in 0..(24 * 60) {
-            let now = 6.0 + tick as f64 * MINUTE;
-            let request = TickRequest {
-                now_hours: now,
-                world: &world,
-                level: DetailLevel::Full,
-                simplified_event: None,
-            };
-            for event in sim.advance(&mut agent, request, tick as u64).events {
-                if let SimEvent::ActivityChanged { to, .. } = event {
-                    changes.push((
-                        now.round() as i64 % 24,
-                        to.map(|s| scene.vocabulary.name(s).to_owned()),
-                    ));
-                }
-            }
-            if tick % 60 == 30 {
-                doing_at.insert(
-                    (now.floor() as i64) % 24,
-                    running(&agent).map(str::to_owned),
-                );
-            }
-        }
-        let share = |hours: &[i64], action: &str| {
-            hours
-                .iter()
-                .filter(|h| doing_at[h].as_deref() == Some(action))
-                .count()
-        };
-        assert!(
-            share(&[9, 10, 11, 12, 13, 14, 15, 16], "hammer") >= 7,
-            "{doing_at:?}"
-        );
-        assert!(share(&[23, 0, 1, 2, 3, 4], "sleep") >= 4, "{doing_at:?}");
-        assert!(share(&[18, 19, 20], "play_dice") >= 2, "{doing_at:?}");
-        let to: Vec<(i64, Option<&str>)> =
-            changes.iter().map(|(h, a)| (*h, a.as_deref())).collect();
-        assert!(
-            to.contains(&(8, Some("work")))
-                && to.contains(&(22, Some("sleep")))
-                && to.contains(&(17, None)),
-            "{to:?}"
-        );
-    }
-
-    #[test]
-    fn a_critical_need_wins_over_a_schedule_with_no_adherence() {
-        let mut scene = Scene::default();
-        let (mut agent, world) = day(&mut scene);
-        if let Some(layer) = agent.schedule.as_mut() {
-            let mut schedule = (*layer.schedule).clone();
-            schedule.adherence = 0.0;
-            layer.schedule = Arc::new(schedule);
-        }
-        agent.agent.considerations[0].value = 5.0; // exhausted
-        agent.agent.considerations[0].critical_threshold = Some(20.0);
-        let sim = simulator(argmax());
-        let request = TickRequest {
-            now_hours: 10.0,
-            world: &world,
-            level: DetailLevel::Full,
-            simplified_event: None,
-        };
-        sim.advance(&mut agent, request, 0);
-        assert_eq!(running(&agent), Some("sleep"), "need beats the work block");
-        let pull = agent
-            .agent
-            .schedule
-            .as_ref()
-            .expect("the work block is in force");
-        assert_eq!((pull.tag_bonus, pull.place_bonus), (0.0, 0.0));
-    }
-
-    #[test]
-    fn adherence_scales_the_pull_so_a_pressing_need_wins_only_below_full_adherence() {
-        let pick_at_ten = |adherence: f64| {
-            let mut scene = Scene::default();
-            let (mut agent, world) = day(&mut scene);
-            if let Some(layer) = agent.schedule.as_mut() {
-                let mut schedule = (*layer.schedule).clone();
-                schedule.adherence = adherence;
-                layer.schedule = Arc::new(schedule);
-            }
-            agent.agent.considerations[0].value = 20.0; // tired, not critical
-            let sim = simulator(argmax());
-            sim.advance(&mut agent, TickRequest::full(10.0, &world), 0);
-            running(&agent).map(str::to_owned)
-        };
-        assert_eq!(pick_at_ten(0.0).as_deref(), Some("sleep"), "needs decide");
-        assert_eq!(
-            pick_at_ten(1.0).as_deref(),
-            Some("hammer"),
-            "the work block's bonus outweighs tiredness"
-        );
-    }
-
-    #[test]
-    fn a_change_of_block_interrupts_an_action_that_fits_neither_it_nor_a_critical_need() {
-        use geppetto_core::life::action::RunningAction;
-        let run_from = |provider: usize, at: f64| {
-            let mut scene = Scene::default();
-            let (mut agent, world) = day(&mut scene);
-            agent.agent.considerations[0].value = 30.0; // tired, not critical
-            let mut action = world.providers[provider].actions[0].clone();
-            action.duration_hours = 6.0;
-            agent.running = Some(RunningAction {
-                provider: world.providers[provider].id.clone(),
-                action,
-                started_at_hours: at,
-                elapsed_hours: 0.0,
-                continuation_utility: 100.0,
-                player_queued: false,
-                order: None,
-                carried_by_game: None,
-            });
-            let sim = simulator(argmax());
-            // Between blocks at 21:30, then the sleep block begins at 22:00.
-            sim.advance(&mut agent, TickRequest::full(21.5, &world), 0);
-            let events = sim
-                .advance(&mut agent, TickRequest::full(22.0, &world), 1)
-                .events;
-            (events, running(&agent).map(str::to_owned))
-        };
-        let (events, now) = run_from(0, 20.0);
-        assert!(
-            events.iter().any(
-                |e| matches!(e, SimEvent::ActionPreempted { action, .. } if action == "hammer")
-            ),
-            "{events:?}"
-        );
-        assert_eq!(now.as_deref(), Some("sleep"), "the bell rings");
-        let (events, now) = run_from(1, 20.0);
-        assert_eq!(
-            now.as_deref(),
-            Some("sleep"),
-            "sleep fits the sleep block: {events:?}"
-        );
-        assert!(
-            !events
-                .iter()
-                .any(|e| matches!(e, SimEvent::ActionPreempted { .. }))
-        );
-    }
-
-    #[test]
-    fn the_action_just_completed_weighs_the_repeat_factor_when_the_next_is_chosen() {
-        let next_after_hammer = |repeat_factor: f64| {
-            let mut scene = Scene::default();
-            let (mut agent, world) = day(&mut scene);
-            let mut polish = scene.action("polish", &[("PURPOSE", 4.0)], &["work"]);
-            polish.duration_hours = 1.0;
-            let mut world = world;
-            world.providers[0].actions.push(polish);
-            let sim = simulator(TuningPatch {
-                repeat_factor: Some(repeat_factor),
-                ..argmax()
-            });
-            sim.advance(&mut agent, TickRequest::full(9.0, &world), 0);
-            assert_eq!(running(&agent), Some("hammer"), "the better work first");
-            let mut next = None;
-            for tick in 1..=61u32 {
-                let now = 9.0 + f64::from(tick) * MINUTE;
-                let events = sim
-                    .advance(&mut agent, TickRequest::full(now, &world), u64::from(tick))
-                    .events;
-                if let Some(action) = started(&events) {
-                    next = Some(action.to_owned());
-                    break;
-                }
-            }
-            next
-        };
-        assert_eq!(next_after_hammer(1.0).as_deref(), Some("hammer"));
-        assert_eq!(
-            next_after_hammer(0.1).as_deref(),
-            Some("polish"),
-            "varies its work"
-        );
-    }
 }
 
 #[test]

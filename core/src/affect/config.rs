@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// resolution_factor)`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct TickConfig {
+pub struct TickDerivation {
     /// Ticks per shortest half-life (engineering Nyquist); default 10. Do not retime with it.
     pub nyquist_factor: f64,
     /// Relabels the clock: every half-life ×T, the per-tick trace bit-identical; default 1.
@@ -19,7 +19,7 @@ pub struct TickConfig {
     pub resolution_factor: f64,
 }
 
-impl Default for TickConfig {
+impl Default for TickDerivation {
     fn default() -> Self {
         Self {
             nyquist_factor: 10.0,
@@ -149,7 +149,7 @@ pub struct AffectConfig {
     pub description: String,
     /// The derived tick.
     #[serde(default)]
-    pub tick: TickConfig,
+    pub tick: TickDerivation,
     /// States by name.
     pub states: BTreeMap<String, StateConfig>,
     /// Event kinds by name.

@@ -85,6 +85,13 @@ pub struct Agent {
     /// Facts and resources its goals pursue, with the priority bonus an action that produces
     /// them gets (set by its goal book).
     pub goal_bonuses: Vec<(Symbol, f64)>,
+    /// Its needs that are running out: each one that its decay will take (or has taken) below
+    /// its critical threshold, with the game hours until it does, 0 once it has (set by the
+    /// simulator each tick). An action lasting longer that does not raise one is worth that
+    /// share of itself (`M_foresight` in [`crate::decision::scoring`]): one eats before a
+    /// night's sleep rather than wake starving. A `decide` agent has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub running_out: Vec<(Symbol, f64)>,
 }
 
 impl Agent {
@@ -103,12 +110,14 @@ impl Agent {
             schedule: None,
             just_completed: None,
             goal_bonuses: Vec::new(),
+            running_out: Vec::new(),
         }
     }
 
     /// Takes what changes as the agent lives from `saved` (a snapshot's agent): where it is,
     /// each consideration's value (by name, kept within this one's bounds), resources,
-    /// commitments, facts, the schedule's pull, the action just completed and goal bonuses. What the content
+    /// commitments, facts, the schedule's pull, the action just completed, goal bonuses and
+    /// the needs running out. What the content
     /// gives — each consideration's bounds, weight, curve, updater and thresholds, the
     /// personality, domain preferences and capabilities — stays as built, so a restored agent
     /// lives by the running version's content; a consideration the content no longer has is
@@ -132,6 +141,7 @@ impl Agent {
         self.schedule = saved.schedule;
         self.just_completed = saved.just_completed;
         self.goal_bonuses = saved.goal_bonuses;
+        self.running_out = saved.running_out;
     }
 
     /// The consideration named `name`.

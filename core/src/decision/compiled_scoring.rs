@@ -343,6 +343,7 @@ impl ScoringView<'_> {
                     schedule: place_bonus,
                     repeat,
                     distance: distance_factor,
+                    foresight: 1.0,
                     // No cost: the sum of nothing.
                     cost: EMPTY_SUM,
                 };

@@ -100,6 +100,16 @@ impl Consideration {
         }
     }
 
+    /// Game hours until the value, changing by `per_hour` (negative: falling), drops below its
+    /// critical threshold, unless `floor` stops it first: 0 while it is critical already and
+    /// falling, `None` when it has no threshold or does not fall that far.
+    pub fn hours_until_critical(&self, per_hour: f64, floor: f64) -> Option<f64> {
+        let threshold = self.critical_threshold?;
+        (per_hour < 0.0 && floor < threshold)
+            .then(|| ((self.value - threshold) / -per_hour).max(0.0))
+            .filter(|hours| hours.is_finite())
+    }
+
     /// Whether the value is below its critical threshold.
     pub fn is_critical(&self) -> bool {
         self.critical_threshold

@@ -22,6 +22,8 @@ pub struct Breakdown {
     pub repeat: f64,
     /// `M_distance`.
     pub distance: f64,
+    /// `M_foresight`.
+    pub foresight: f64,
     /// `weighted_cost`.
     pub cost: f64,
 }

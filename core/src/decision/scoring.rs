@@ -5,7 +5,8 @@
 //! gain(c,x)     = min(delta(x,c), c.max − c.value)         caps positive gains only
 //! benefit       = Σ_c weight_c · pressure(c) · gain(c,x)
 //! score         = (benefit + intrinsic_priority · priority_weight + schedule)
-//!                 · M_personality · M_context · M_distance · M_repeat − weighted_cost
+//!                 · M_personality · M_context · M_distance · M_repeat · M_foresight
+//!                 − weighted_cost
 //! schedule      = the agent's schedule pull: its tag bonus if x carries a tag of the activity
 //!                 in force, plus its place bonus if x is at the activity's place (both already
 //!                 × adherence; 0 without a schedule — the decide contract has none)
@@ -15,6 +16,11 @@
 //! M_distance    = 1 / (1 + distance / distance_reference)
 //! M_repeat      = repeat_factor for the action the agent has just completed (unless it raises
 //!                 a critical need), else 1
+//! M_foresight   = Π over the agent's decaying needs that x does not raise, when x lasts
+//!                 longer than the hours h_n left before need n falls critical (0 once it is):
+//!                 max(foresight_floor, h_n / duration), the share of x done before then, else
+//!                 1 — one eats before a night's sleep, and a starving NPC eats before it
+//!                 works (1 without needs running out: the decide contract has none)
 //! weighted_cost = Σ_r cost_r / max(1, available_r / cost_r)     (= cost²/available)
 //! ```
 //!
@@ -33,7 +39,7 @@ use crate::decision::world::{
 use crate::rng::DetRng;
 use crate::vocabulary::Symbol;
 
-crate::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// Why a candidate was removed, in gate order.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum IneligibleReason {
@@ -87,8 +93,8 @@ pub(crate) struct ScoringView<'a> {
     /// The commitments active at the world's hour that forbid any tag.
     binding_commitments: bool,
     /// Whether nothing about the agent but its terms, tag modifiers and the contexts can act
-    /// on a score: no goal bonus, schedule, domain preference, binding commitment or action
-    /// just completed. Its candidates are scored by a loop without those steps.
+    /// on a score: no goal bonus, schedule, domain preference, binding commitment, action
+    /// just completed or need running out. Its candidates are scored by a loop without those steps.
     plain: bool,
 }
 
@@ -273,7 +279,8 @@ impl<'a> ScoringView<'a> {
             && agent.schedule.is_none()
             && agent.domain_preferences.is_empty()
             && !binding_commitments
-            && agent.just_completed.is_none();
+            && agent.just_completed.is_none()
+            && agent.running_out.is_empty();
         (binding_commitments, plain)
     }
 
@@ -424,6 +431,11 @@ impl<'a> ScoringView<'a> {
                 cost += amount / (agent.resource(*resource) / amount).max(1.0);
             }
         }
+        let foresight = if PLAIN || agent.running_out.is_empty() {
+            1.0
+        } else {
+            self.foresight(action, tuning.foresight_floor)
+        };
         let breakdown = Breakdown {
             benefit,
             priority,
@@ -432,9 +444,25 @@ impl<'a> ScoringView<'a> {
             schedule,
             repeat,
             distance: distance_factor,
+            foresight,
             cost,
         };
         (utility(&breakdown), breakdown)
+    }
+
+    /// `M_foresight` of `action`: for each of the agent's needs running out that it does not
+    /// raise and outlasts, the share of it done before the need falls critical, at least the
+    /// tuning's `foresight_floor`.
+    fn foresight(&self, action: &AdvertisedAction, floor: f64) -> f64 {
+        let duration = action.duration_hours;
+        let mut factor = 1.0;
+        for &(need, hours) in &self.agent.running_out {
+            let raises = || action.deltas.iter().any(|(n, d)| *n == need && *d > 0.0);
+            if duration > hours && !raises() {
+                factor *= (hours / duration).max(floor);
+            }
+        }
+        factor
     }
 
     /// Gates then scores every action of the providers `placed` gives (index in the world and
@@ -579,9 +607,13 @@ pub(crate) fn distance_factor(distance: f64, tuning: &Tuning) -> f64 {
 /// give, ranks last rather than first).
 #[inline(always)]
 pub(crate) fn utility(b: &Breakdown) -> f64 {
-    let utility =
-        (b.benefit + b.priority + b.schedule) * b.personality * b.context * b.distance * b.repeat
-            - b.cost;
+    let utility = (b.benefit + b.priority + b.schedule)
+        * b.personality
+        * b.context
+        * b.distance
+        * b.repeat
+        * b.foresight
+        - b.cost;
     if utility.is_nan() {
         f64::NEG_INFINITY
     } else {

@@ -49,6 +49,10 @@ pub struct Tuning {
     /// repeat one action for hours while another fits as well. Default 1 (no effect; a
     /// `decide` request's agent has completed nothing).
     pub repeat_factor: f64,
+    /// The least `M_foresight` makes of an action for each need it lets run out: what an
+    /// action is worth that outlasts a need already critical (one that lets several run out
+    /// is worth this × this…). Default 0.1.
+    pub foresight_floor: f64,
 }
 
 impl Default for Tuning {
@@ -67,6 +71,7 @@ impl Default for Tuning {
             simplified_tick_hours: 1.0,
             imminent_collapse_fraction: 0.05,
             repeat_factor: 1.0,
+            foresight_floor: 0.1,
         }
     }
 }
@@ -102,6 +107,8 @@ pub struct TuningPatch {
     pub imminent_collapse_fraction: Option<f64>,
     /// See [`Tuning::repeat_factor`].
     pub repeat_factor: Option<f64>,
+    /// See [`Tuning::foresight_floor`].
+    pub foresight_floor: Option<f64>,
 }
 
 /// Why a tuning value was refused.
@@ -140,6 +147,7 @@ impl TuningPatch {
                 self.imminent_collapse_fraction,
             ),
             ("repeat_factor", self.repeat_factor),
+            ("foresight_floor", self.foresight_floor),
         ];
         for (field, value) in non_negative {
             match value {
@@ -201,6 +209,7 @@ impl TuningPatch {
                 below.imminent_collapse_fraction,
             ),
             repeat_factor: pick(self.repeat_factor, below.repeat_factor),
+            foresight_floor: pick(self.foresight_floor, below.foresight_floor),
         }
     }
 
@@ -227,6 +236,7 @@ impl TuningPatch {
                 d.imminent_collapse_fraction,
             ),
             repeat_factor: nonzero_or(self.repeat_factor, d.repeat_factor),
+            foresight_floor: nonzero_or(self.foresight_floor, d.foresight_floor),
         }
     }
 }

@@ -7,7 +7,7 @@
 use crate::decision::world::AdvertisedAction;
 use crate::vocabulary::Symbol;
 
-crate::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// How much of the world an agent's tick simulates.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
     pub enum DetailLevel {

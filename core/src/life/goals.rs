@@ -19,7 +19,7 @@ use crate::life::action::QueuedAction;
 use crate::life::planner::{NoPlan, PlanGoal, PlannerConfig, plan};
 use crate::vocabulary::Symbol;
 
-crate::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// Where a goal came from.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum GoalCategory {
@@ -293,6 +293,18 @@ impl GoalBook {
         Ok(())
     }
 
+    /// Drops the goal with id `id` (one the game assigned), if this book holds it.
+    pub fn withdraw(&mut self, id: &str) -> Option<Goal> {
+        let at = self
+            .goals
+            .iter()
+            .position(|g| g.id.as_deref() == Some(id))?;
+        let goal = self.goals.remove(at);
+        self.blocked.retain(|d| *d != goal.description);
+        self.reachable.retain(|d| *d != goal.description);
+        Some(goal)
+    }
+
     /// Takes on the reactive goals a social event of `kind` caused by `source` prompts at game
     /// hour `now_hours`; duplicates (the same event kind from the same source while the goal is
     /// active) and goals past capacity are dropped. Returns the goals created.
@@ -344,7 +356,9 @@ impl GoalBook {
             let failed = if goal.progress(agent, world, at_provider) >= 1.0 {
                 events.push(GoalEvent::Completed(goal.note()));
                 None
-            } else if !reachable {
+            } else if !reachable && goal.category != GoalCategory::Assigned {
+                // An assigned goal (the game's quest) waits for what no action yields — a fact
+                // or resource the game grants — until its deadline or its withdrawal.
                 Some("unreachable")
             } else if goal
                 .deadline_hours
@@ -645,6 +659,40 @@ mod tests {
     }
 
     /// A world with one action that adds `fact`.
+    #[test]
+    fn an_assigned_goal_no_action_meets_waits_for_the_game_until_its_deadline() {
+        let mut vocabulary = crate::vocabulary::Vocabulary::new();
+        let medal = vocabulary.intern("has:medal");
+        let mut quest = goal("find the medal", GoalPredicate::HasFact(medal));
+        quest.category = GoalCategory::Assigned;
+        quest.deadline_hours = Some(10.0);
+        let mut book = GoalBook::default();
+        book.add(quest).expect("added");
+        let mut agent = Agent::new("bjorn", Position::default());
+        assert!(
+            book.review(&mut agent, &World::default(), 1.0, None)
+                .is_empty(),
+            "kept: the game may grant what no action yields"
+        );
+        agent.facts.push(medal);
+        assert!(matches!(
+            book.review(&mut agent, &World::default(), 2.0, None)
+                .as_slice(),
+            [GoalEvent::Completed(_)]
+        ));
+        let mut late = GoalBook::default();
+        let mut quest = goal("find the ring", GoalPredicate::HasFact(medal));
+        quest.category = GoalCategory::Assigned;
+        quest.deadline_hours = Some(10.0);
+        late.add(quest).expect("added");
+        let mut empty_handed = Agent::new("bjorn", Position::default());
+        let events = late.review(&mut empty_handed, &World::default(), 10.0, None);
+        assert!(
+            matches!(events.as_slice(), [GoalEvent::Failed(_, "deadline")]),
+            "{events:?}"
+        );
+    }
+
     fn granting(fact: Symbol) -> World {
         let mut action = crate::decision::world::AdvertisedAction::new("do_it");
         action.effects.adds.push(fact);

@@ -61,7 +61,7 @@ pub struct PlanStep {
     pub action: usize,
 }
 
-crate::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// Why no plan was found.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum NoPlan {

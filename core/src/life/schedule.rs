@@ -264,6 +264,12 @@ impl ScheduleLayer {
         Some((from, activity, block.and_then(|b| b.coarse_event)))
     }
 
+    /// The activity of the block in force at `now_hours`, if any.
+    pub fn activity_at(&self, world: &World, now_hours: f64) -> Option<Symbol> {
+        let (block, _) = self.schedule.active(now_hours, world, &self.overrides)?;
+        Some(block.activity)
+    }
+
     /// The resolved location of the block in force at `now_hours`, if any.
     pub fn location_at(&self, world: &World, now_hours: f64) -> Option<String> {
         let (block, _) = self.schedule.active(now_hours, world, &self.overrides)?;

@@ -19,7 +19,7 @@
 
 use super::relationships::{Facet, RelationshipThresholds, Relationships};
 
-crate::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// What a rumour is about.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum RumourTopic {
@@ -34,7 +34,7 @@ crate::wire_enum! {
     }
 }
 
-crate::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// Why a rumour is told.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum GossipIntent {

@@ -31,7 +31,7 @@
 
 use super::relationships::{Facet, Relationships};
 
-crate::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// The kinds of NPC-to-NPC interaction.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum InteractionKind {

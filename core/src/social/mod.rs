@@ -10,8 +10,11 @@
 //! - [`fabric`]: a zone's social state and the social step that ties them together.
 //! - [`advert`]: partners advertising interactions to the decision engine.
 //! - [`resolve`]: carrying a chosen interaction out.
+//! - [`chronicle`]: the events NPCs' lives produce, which the story detector reads, and their
+//!   bounded buffer.
 
 pub mod advert;
+pub mod chronicle;
 pub mod fabric;
 pub mod gossip;
 pub mod interaction;
@@ -21,8 +24,8 @@ pub mod resolve;
 
 pub use advert::Offer;
 pub use fabric::{
-    FabricConfig, InteractionRecord, Member, NeedNames, SocialFabric, SocialPlace, SocialProfile,
-    SocialStep, StepAt, Whereabouts,
+    Deed, FabricConfig, InteractionRecord, Member, NeedNames, SocialFabric, SocialPlace,
+    SocialProfile, SocialStep, StepAt, Whereabouts,
 };
 pub use gossip::{
     Gossip, GossipConfig, GossipIntent, GossipReaction, Reception, RumourBook, RumourTopic,

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-crate::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// A facet of a relationship.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum Facet {

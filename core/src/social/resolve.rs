@@ -11,7 +11,7 @@ use super::interaction::{Effects, FacetDeltas, InteractionKind};
 use super::relationships::Facet;
 use crate::life::goals::{Goal, GoalCategory, GoalPredicate};
 use crate::life::simulator::SimulatedAgent;
-use crate::story::event::StoryEventKind;
+use crate::social::chronicle::StoryEventKind;
 
 impl SocialFabric {
     /// Resolves `offer` made to `initiator` with the uniform draw `draw` at `at`'s place and

@@ -20,8 +20,8 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::event::{StoryEvent, StoryEventKind};
 use crate::rng::{derive_seed, stable_hash};
+use crate::social::chronicle::{StoryEvent, StoryEventKind};
 
 /// Which kind of event it is, without its fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

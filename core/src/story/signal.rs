@@ -1,11 +1,12 @@
 //! Story signals: narrative opportunities a quest generator can pick up — a
 //! type, an importance in [0, 1], the NPCs and players involved, where, signal-specific
-//! context, and when it was raised and expires. Signals are ephemeral: nothing is persisted,
-//! and one the world does not act on simply expires.
+//! context, and when it was raised and expires — and what becomes of one after it was raised
+//! ([`SignalChange`]): later evidence merged into it, a consumer taking it, its end (lapsed,
+//! displaced, resolved). Signals are ephemeral: one the world does not act on simply expires.
 
 use std::collections::BTreeMap;
 
-crate::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// The fifteen kinds of story signal.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum SignalType {
@@ -65,4 +66,45 @@ pub struct StorySignal {
     pub expires_at_hours: f64,
     /// How many later detections of the same situation were merged into it.
     pub merged: u32,
+    /// The consumer (a quest board) that took it, if one did: a taken signal does not lapse;
+    /// it stays live until that consumer resolves it.
+    #[serde(default)]
+    pub taken_by: Option<String>,
+}
+
+geppetto_wire_enum::wire_enum! {
+    /// Why a signal left the live set.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum SignalEnd {
+        /// No evidence for `signal_ttl_hours` and nobody took it.
+        Lapsed = "lapsed",
+        /// The live set was full and a newer signal took its place.
+        Displaced = "displaced",
+    }
+}
+
+/// What became of a live signal since the detector was last asked
+/// ([`crate::story::StoryDetector::take_changes`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SignalChange {
+    /// Later evidence merged into it, or a consumer took it: its state now.
+    Updated(StorySignal),
+    /// It left the live set, as it last was.
+    Ended(StorySignal, SignalEnd),
+}
+
+/// Why a consumer's claim on a signal was refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SignalClaimError {
+    /// No live signal has this id (it never existed, ended, or was resolved).
+    #[error("no live story signal `{0}` (it ended or never was)")]
+    NotLive(String),
+    /// Another consumer took it first.
+    #[error("story signal `{signal}` was taken by `{by}`")]
+    TakenByAnother {
+        /// The signal.
+        signal: String,
+        /// Who holds it.
+        by: String,
+    },
 }

@@ -240,6 +240,7 @@ pub fn agent(
         schedule: None,
         just_completed: None,
         goal_bonuses: Vec::new(),
+        running_out: Vec::new(),
         considerations,
         tag_modifiers: symbol_map(
             &format!("{path}.tag_modifiers"),

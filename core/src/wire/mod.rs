@@ -154,6 +154,7 @@ pub fn ranked_out(world: &World, candidate: &Candidate) -> RankedOut {
             schedule: round4(b.schedule),
             repeat: round4(b.repeat),
             distance: round4(b.distance),
+            foresight: round4(b.foresight),
             cost: round4(b.cost),
         },
     }

@@ -85,6 +85,11 @@ pub struct BreakdownOut {
     pub repeat: f64,
     /// `M_distance`.
     pub distance: f64,
+    /// `M_foresight`: below 1 for an action that outlasts a need the NPC lets run out (a
+    /// running NPC's view only; left out when 1).
+    #[serde(skip_serializing_if = "is_one")]
+    #[schemars(default = "one")]
+    pub foresight: f64,
     /// `weighted_cost`.
     pub cost: f64,
 }
@@ -245,6 +250,7 @@ mod tests {
                         context: -0.0,
                         schedule: 0.0,
                         repeat: 1.0,
+                        foresight: 1.0,
                         distance: 0.6667,
                         cost: 1e300,
                     },

@@ -3,8 +3,9 @@
 #![allow(dead_code)]
 
 use geppetto_core::{
-    AdvertisedAction, Agent, Consideration, Decider, Position, Provider, ResponseCurve, Symbol,
-    Tuning, Vocabulary, World,
+    AdvertisedAction, Agent, Consideration, Decider, DetailLevel, Position, Provider,
+    ResponseCurve, SimEvent, SimulatedAgent, Simulator, Symbol, TickRequest, Tuning, TuningPatch,
+    Vocabulary, World,
 };
 
 #[derive(Default)]
@@ -96,4 +97,55 @@ pub fn pick_counts(
 
 pub fn count(counts: &std::collections::BTreeMap<String, usize>, id: &str) -> usize {
     counts.get(id).copied().unwrap_or(0)
+}
+
+/// One game minute, in hours: a full-detail tick.
+pub const MINUTE: f64 = 1.0 / 60.0;
+
+/// A simulator deciding under `patch`.
+pub fn simulator(patch: TuningPatch) -> Simulator {
+    Simulator::new(Decider::new(patch.resolve()))
+}
+
+/// A tuning that always picks the best candidate (top-k 1).
+pub fn argmax() -> TuningPatch {
+    TuningPatch {
+        selection_top_k: Some(1),
+        ..Default::default()
+    }
+}
+
+/// Runs full ticks from `start` for `ticks` ticks; returns every tick's events.
+pub fn run(
+    sim: &Simulator,
+    agent: &mut SimulatedAgent,
+    world: &World,
+    start: f64,
+    ticks: usize,
+) -> Vec<Vec<SimEvent>> {
+    (0..ticks)
+        .map(|tick| {
+            let now = start + tick as f64 * MINUTE;
+            let request = TickRequest {
+                now_hours: now,
+                world,
+                level: DetailLevel::Full,
+                simplified_event: None,
+            };
+            sim.advance(agent, request, tick as u64).events
+        })
+        .collect()
+}
+
+/// The action a tick's `events` started, if any.
+pub fn started(events: &[SimEvent]) -> Option<&str> {
+    events.iter().find_map(|e| match e {
+        SimEvent::ActionStarted { action, .. } => Some(action.as_str()),
+        _ => None,
+    })
+}
+
+/// The action `agent` is running, if any.
+pub fn running(agent: &SimulatedAgent) -> Option<&str> {
+    agent.running.as_ref().map(|r| r.action.id.as_str())
 }

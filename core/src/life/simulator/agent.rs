@@ -12,6 +12,7 @@ use crate::life::action::{AggregatedEvent, DetailLevel, QueuedAction, RunningAct
 use crate::life::bark::{BarkMemory, BarkTemplate};
 use crate::life::goals::GoalBook;
 use crate::life::reactive::{SetState, UtilitySet};
+use crate::life::reply::ReplyTemplate;
 use crate::life::schedule::ScheduleLayer;
 use crate::life::wellbeing::{Wellbeing, WellbeingConfig};
 use crate::vocabulary::{Symbol, Vocabulary};
@@ -186,6 +187,8 @@ pub struct SimulatedAgent {
     pub wellbeing: Option<(Arc<WellbeingConfig>, Wellbeing)>,
     /// Its lines and its memory of saying them, if it barks.
     pub barks: Option<(Arc<Vec<BarkTemplate>>, BarkMemory)>,
+    /// Its archetype's reply lines, if it has its own (else the defaults answer).
+    pub replies: Option<Arc<Vec<ReplyTemplate>>>,
     /// Its goals, if it pursues any.
     pub goals: Option<Box<GoalBook>>,
     /// Why the game has taken the agent over (a fight, a dialogue), while it has: its needs
@@ -208,6 +211,7 @@ impl SimulatedAgent {
             schedule: None,
             wellbeing: None,
             barks: None,
+            replies: None,
             goals: None,
             engaged: None,
         }

@@ -8,7 +8,7 @@
 //!    against the view at the tick's start, and every report is recorded;
 //! 2. in zone order, each idle agent with a queue starts its next entry
 //!    ([`Simulator::start_queued_apart`]), recorded before the next one starts;
-//! 3. the agents still idle rank their candidates into an [`Offer`] ([`Simulator::offer`])
+//! 3. the agents still idle rank their candidates into a [`Bid`] ([`Simulator::offer`])
 //!    against one view made [`ZoneView::for_offers`]; the coordinator reconciles the offers,
 //!    in zone order, and each agent applies its grant ([`Simulator::commit`]), recorded;
 //! 4. in zone order, each continuing agent considers preemption
@@ -112,7 +112,7 @@ impl ZoneView {
 
     /// Grants slots among `offers` (in zone order) by proximity, as the zone's batch decision
     /// does: each offer's granted preference, or `None`.
-    pub fn reconcile(&self, offers: &[Offer]) -> Vec<Option<Preference>> {
+    pub fn reconcile(&self, offers: &[Bid]) -> Vec<Option<Preference>> {
         let keep = offers.iter().map(|o| o.preferences.len()).max();
         let mut lists = PreferenceLists::with_capacity(offers.len(), keep.unwrap_or(0));
         for offer in offers {
@@ -126,14 +126,14 @@ impl ZoneView {
 /// An idle agent's part in a zone's batch decision: who it is, as contention orders it, and
 /// its retained preferences (its pick first, then fallbacks by descending utility).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Offer {
+pub struct Bid {
     /// The agent's id and position (contention breaks ties by id); nothing else is kept.
     pub agent: Agent,
     /// Its retained preferences.
     pub preferences: Vec<Preference>,
 }
 
-impl Borrow<Agent> for Offer {
+impl Borrow<Agent> for Bid {
     fn borrow(&self) -> &Agent {
         &self.agent
     }
@@ -151,7 +151,7 @@ impl Simulator {
     }
 
     /// Step 3, agent side: the idle agent's offer, ranked as the zone's batch would rank it.
-    pub fn offer(&self, agent: &SimulatedAgent, view: &ZoneView) -> Offer {
+    pub fn offer(&self, agent: &SimulatedAgent, view: &ZoneView) -> Bid {
         let built;
         let grid = match &view.grid {
             Grid::Free(grid) => grid,
@@ -165,7 +165,7 @@ impl Simulator {
         let lists = self
             .decider
             .preferences(agents, &view.world, (grid, None), batch_seed);
-        Offer {
+        Bid {
             agent: Agent::new(agent.agent.id.clone(), agent.agent.position),
             preferences: lists.of(0).to_vec(),
         }
@@ -324,7 +324,7 @@ mod tests {
         let idle: Vec<usize> = (0..agents.len())
             .filter(|&i| stages[i] == Stage::Idle && agents[i].running.is_none())
             .collect();
-        let offers: Vec<Offer> = idle.iter().map(|&i| sim.offer(&agents[i], &view)).collect();
+        let offers: Vec<Bid> = idle.iter().map(|&i| sim.offer(&agents[i], &view)).collect();
         let grants = view.reconcile(&offers);
         let commits: Vec<(usize, SimEvent)> = idle
             .iter()

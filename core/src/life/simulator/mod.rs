@@ -8,7 +8,8 @@
 //!    run over the simplified tick, and stop — actions are frozen while simplified;
 //! 3. at full level, returning from simplified: apply the profile's aggregated-event effects
 //!    (clamped) for every recorded event at or before now, then drop the log;
-//! 4. update considerations by updater kind;
+//! 4. update considerations by updater kind, and note the needs their decay will take critical
+//!    (`Agent::running_out`, which scoring's foresight reads);
 //! 5. apply the running action's gradual deltas (its promised deltas spread evenly over its
 //!    duration, clamped; unknown considerations ignored) and complete it when its time is up;
 //! 6. if idle, start the next FIFO queue entry, or select autonomously;
@@ -42,11 +43,13 @@
 //! [`values`] (where world-driven considerations read), [`occupancy`] (provider slots taken
 //! and given back), [`advance`] (the [`Simulator`] and one agent's advance), [`prepare`] (the
 //! steps before a new action is chosen), [`start`] (queue, autonomous pick and preemption),
-//! [`zone`] (a whole zone's tick, with contested slots decided in one batch) and [`apart`] (the
-//! same tick with each agent owned apart from the zone's world — an actor each, say).
+//! [`zone`] (a whole zone's tick, with contested slots decided in one batch) and, with the
+//! feature `apart` (the actor benchmark's), `apart` (the same tick with each agent owned apart
+//! from the zone's world — an actor each, say).
 
 mod advance;
 mod agent;
+#[cfg(feature = "apart")]
 mod apart;
 mod occupancy;
 mod prepare;
@@ -57,7 +60,8 @@ mod zone;
 
 pub use advance::Simulator;
 pub use agent::{AffectLayer, DEFAULT_MAX_AFFECT_TICKS_PER_ADVANCE, ReactiveLayer, SimulatedAgent};
-pub use apart::{Offer, ZoneView};
+#[cfg(feature = "apart")]
+pub use apart::{Bid, ZoneView};
 pub use occupancy::{ProviderIndex, apply_occupancy};
 pub use tick::{Prepared, SimEvent, SimEventKind, Stage, TickRequest, TickResult};
 pub use values::{ValueSource, WorldMaps};

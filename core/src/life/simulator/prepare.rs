@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::advance::Simulator;
 use super::agent::SimulatedAgent;
 use super::tick::{Prepared, SimEvent, Stage, TickRequest, TickResult};
-use crate::decision::agent::lookup;
+use crate::decision::agent::{Agent, lookup};
 use crate::decision::consideration::Updater;
 use crate::decision::world::World;
 use crate::life::action::{AggregatedEvent, DetailLevel};
@@ -306,6 +306,27 @@ impl Simulator {
                 let consideration = &mut inner.considerations[index];
                 consideration.value = value;
                 consideration.clamp_value();
+            }
+        }
+        Self::note_running_out(inner, rate_adjustments);
+    }
+
+    /// Lists the agent's needs that their decay will take below their critical threshold,
+    /// with the hours until each does ([`Agent::running_out`]).
+    fn note_running_out(agent: &mut Agent, rate_adjustments: &[(Symbol, f64)]) {
+        agent.running_out.clear();
+        for c in &agent.considerations {
+            let adjustment = lookup(rate_adjustments, c.name).unwrap_or(0.0);
+            let (per_hour, floor) = match c.updater {
+                Updater::LinearDecay { rate } => (-(rate + adjustment), c.min),
+                Updater::LinearRegen { rate } => (rate + adjustment, c.min),
+                Updater::TowardBaseline { rate, baseline } if c.value > baseline => {
+                    (-(rate + adjustment).max(0.0), baseline)
+                }
+                _ => continue,
+            };
+            if let Some(hours) = c.hours_until_critical(per_hour, floor) {
+                agent.running_out.push((c.name, hours));
             }
         }
     }

@@ -183,7 +183,7 @@ pub enum SimEvent {
     },
 }
 
-crate::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// Which [`SimEvent`] happened, by the snake_case name it goes out under (`lash_out`).
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum SimEventKind {

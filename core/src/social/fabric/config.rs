@@ -114,6 +114,26 @@ pub struct FabricConfig {
     pub mood_change_min: f64,
     /// A need below this (0–1) is a story event; default 0.2.
     pub need_low_below: f64,
+    /// Trust an NPC gains in a player who helped it (a quest done for it), and loses in one
+    /// who harmed it; default 0.3.
+    pub deed_trust: f64,
+    /// Respect, likewise; default 0.15.
+    pub deed_respect: f64,
+    /// Affinity, likewise; default 0.2.
+    pub deed_affinity: f64,
+    /// The share of a harm's effects a failed quest has (trust lost in one who took the quest
+    /// on and let it fail); default 0.25.
+    pub deed_failed_share: f64,
+    /// Confidence of the rumour an NPC holds about a deed done to it; default 1.
+    pub deed_confidence: f64,
+    /// How a deed feels to an NPC with a wellbeing layer: this mood for help, its negative for
+    /// harm (a failure its `deed_failed_share`); default 0.5.
+    pub deed_mood: f64,
+    /// A player regarded this warmly or more (the mean of trust and affinity, 0–1) hears an
+    /// NPC's warm replies; default 0.65.
+    pub reply_warm_above: f64,
+    /// At or below this, its cold ones; default 0.35.
+    pub reply_cold_below: f64,
 }
 
 impl Default for FabricConfig {
@@ -143,6 +163,14 @@ impl Default for FabricConfig {
             acquire_bonus: 0.1,
             mood_change_min: 0.15,
             need_low_below: 0.2,
+            deed_trust: 0.3,
+            deed_respect: 0.15,
+            deed_affinity: 0.2,
+            deed_failed_share: 0.25,
+            deed_confidence: 1.0,
+            deed_mood: 0.5,
+            reply_warm_above: 0.65,
+            reply_cold_below: 0.35,
         }
     }
 }

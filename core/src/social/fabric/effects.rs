@@ -7,9 +7,9 @@ use super::record::StepAt;
 use super::state::SocialFabric;
 use crate::decision::agent::Agent;
 use crate::life::simulator::SimulatedAgent;
+use crate::social::chronicle::StoryEventKind;
 use crate::social::interaction::{FacetDeltas, NeedDeltas};
 use crate::social::relationships::Facet;
-use crate::story::event::StoryEventKind;
 
 impl SocialFabric {
     pub(in crate::social) fn change_regard(

@@ -38,10 +38,11 @@
 //! and profiles), [`place`] (where NPCs are for a step), [`record`] (what a step produces and the
 //! handle that adds to it), [`needs`] (the five needs the social life moves, by role),
 //! [`state`] (the [`SocialFabric`] and its members), [`effects`] (regard, needs and mood moved by
-//! what happens), [`witness`] (hostile acts seen and threats felt) and [`step`] (the step's
-//! order over the zone).
+//! what happens), [`witness`] (hostile acts seen and threats felt), [`deeds`] (a player's deed
+//! remembered by the NPCs a quest was about) and [`step`] (the step's order over the zone).
 
 mod config;
+mod deeds;
 mod effects;
 pub(super) mod needs;
 mod place;
@@ -51,6 +52,7 @@ mod step;
 mod witness;
 
 pub use config::{FabricConfig, NeedNames, SocialProfile};
+pub use deeds::Deed;
 pub use place::{SocialPlace, Whereabouts};
 pub use record::{InteractionRecord, SocialStep, StepAt};
 pub use state::{Member, SocialFabric};

@@ -1,7 +1,7 @@
 //! Where a zone's NPCs are for a step: a [`SocialPlace`] (location and players present) and the
 //! [`Whereabouts`] of everyone, grouped by place. It decides nothing.
 
-use crate::story::event::{StoryEvent, StoryEventKind};
+use crate::social::chronicle::{StoryEvent, StoryEventKind};
 
 /// Where an NPC is this step and which players are there.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -3,9 +3,9 @@
 
 use super::place::SocialPlace;
 use crate::life::goals::GoalNote;
+use crate::social::chronicle::{GoalChange, StoryEvent, StoryEventKind};
 use crate::social::gossip::Gossip;
 use crate::social::interaction::InteractionKind;
-use crate::story::event::{GoalChange, StoryEvent, StoryEventKind};
 
 /// One interaction as it happened.
 #[derive(Clone, Debug, PartialEq)]

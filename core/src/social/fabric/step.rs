@@ -12,7 +12,7 @@ use super::state::SocialFabric;
 use crate::decision::decider::Decider;
 use crate::life::simulator::SimulatedAgent;
 use crate::rng::{DetRng, derive_seed, stable_hash};
-use crate::story::event::StoryEventKind;
+use crate::social::chronicle::StoryEventKind;
 
 /// Which NPCs a call of the step covers: indices `offset, offset + stride, …`, with at most
 /// `cap` interactions.

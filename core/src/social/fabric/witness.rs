@@ -8,9 +8,9 @@ use super::record::{SocialStep, StepAt};
 use super::state::SocialFabric;
 use crate::life::simulator::SimulatedAgent;
 use crate::rng::{DetRng, derive_seed, stable_hash};
+use crate::social::chronicle::StoryEventKind;
 use crate::social::gossip::{Gossip, GossipIntent, RumourTopic};
 use crate::social::interaction::FacetDeltas;
-use crate::story::event::StoryEventKind;
 
 impl SocialFabric {
     pub(super) fn witness_hostile_acts(

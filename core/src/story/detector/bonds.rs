@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::detecting::StoryDetector;
 use super::found::{Candidate, Found, pair, ratio};
 use super::window::Reading;
+use crate::social::chronicle::{StoryEvent, StoryEventKind};
 use crate::social::interaction::InteractionKind;
 use crate::social::relationships::Facet;
-use crate::story::event::{StoryEvent, StoryEventKind};
 use crate::story::history::EventClass;
 use crate::story::signal::SignalType;
 

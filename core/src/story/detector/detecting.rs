@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::config::DetectorConfig;
 use super::found::{Candidate, Found};
+use crate::social::chronicle::{EventBuffer, StoryEvent, StoryEventKind};
 use crate::social::relationships::Facet;
-use crate::story::event::{EventBuffer, StoryEvent, StoryEventKind};
 use crate::story::history::History;
-use crate::story::signal::{SignalType, StorySignal};
+use crate::story::signal::{SignalChange, SignalClaimError, SignalEnd, SignalType, StorySignal};
 
 /// A detection rule over the history at a game hour (power shift, which keeps state, aside).
 type Rule = for<'d> fn(&'d StoryDetector, f64) -> Vec<Found<'d>>;
@@ -66,6 +66,13 @@ pub struct StoryDetector {
     /// New signals not raised because the day's budget was spent, ever.
     #[serde(default)]
     suppressed: u64,
+    /// Ids of live signals merged into or taken since [`StoryDetector::take_changes`].
+    #[serde(default)]
+    changed: BTreeSet<String>,
+    /// Signals that left the live set since then, and why (at most `max_live_signals`, the
+    /// oldest dropped, for a caller that never asks).
+    #[serde(default)]
+    ended: Vec<(StorySignal, SignalEnd)>,
 }
 
 impl StoryDetector {
@@ -91,7 +98,77 @@ impl StoryDetector {
             top: None,
             raised_today: Vec::new(),
             suppressed: 0,
+            changed: BTreeSet::new(),
+            ended: Vec::new(),
         }
+    }
+
+    /// What became of live signals since the last call: those merged into or taken (their
+    /// state now, by id), then those that ended, in the order they did.
+    pub fn take_changes(&mut self) -> Vec<SignalChange> {
+        let changed = std::mem::take(&mut self.changed);
+        let live = &self.live;
+        let updated = changed.into_iter().filter_map(|id| {
+            let (_, signal) = live.iter().find(|(_, s)| s.id == id)?;
+            Some(SignalChange::Updated(signal.clone()))
+        });
+        let mut changes: Vec<SignalChange> = updated.collect();
+        changes.extend(
+            self.ended
+                .drain(..)
+                .map(|(signal, end)| SignalChange::Ended(signal, end)),
+        );
+        changes
+    }
+
+    /// Consumer `by` takes live signal `id` (taking one it holds again changes nothing).
+    pub fn take(&mut self, id: &str, by: &str) -> Result<&StorySignal, SignalClaimError> {
+        let (_, signal) = self
+            .live
+            .iter_mut()
+            .find(|(_, s)| s.id == id)
+            .ok_or_else(|| SignalClaimError::NotLive(id.to_owned()))?;
+        match &signal.taken_by {
+            Some(holder) if holder != by => Err(SignalClaimError::TakenByAnother {
+                signal: id.to_owned(),
+                by: holder.clone(),
+            }),
+            Some(_) => Ok(signal),
+            None => {
+                signal.taken_by = Some(by.to_owned());
+                self.changed.insert(id.to_owned());
+                Ok(signal)
+            }
+        }
+    }
+
+    /// Consumer `by` resolves live signal `id`: it leaves the live set and is returned. A
+    /// signal another consumer took is refused; an untaken one any consumer may resolve.
+    pub fn resolve(&mut self, id: &str, by: &str) -> Result<StorySignal, SignalClaimError> {
+        let index = self
+            .live
+            .iter()
+            .position(|(_, s)| s.id == id)
+            .ok_or_else(|| SignalClaimError::NotLive(id.to_owned()))?;
+        if let Some(holder) = &self.live[index].1.taken_by
+            && holder != by
+        {
+            return Err(SignalClaimError::TakenByAnother {
+                signal: id.to_owned(),
+                by: holder.clone(),
+            });
+        }
+        self.changed.remove(id);
+        Ok(self.live.remove(index).1)
+    }
+
+    /// Notes that `signal` left the live set for `end`.
+    fn end(&mut self, signal: StorySignal, end: SignalEnd) {
+        self.changed.remove(&signal.id);
+        if self.ended.len() >= self.config.max_live_signals.max(1) {
+            self.ended.remove(0);
+        }
+        self.ended.push((signal, end));
     }
 
     /// New signals not raised because `max_signals_per_day` were raised already, ever.
@@ -201,7 +278,13 @@ impl StoryDetector {
         let capacity = self.config.history_capacity;
         self.history
             .trim_front(|oldest, len| oldest.at_hours < keep_from || len > capacity);
-        self.live.retain(|(_, s)| s.expires_at_hours > now_hours);
+        let (live, lapsed) = std::mem::take(&mut self.live)
+            .into_iter()
+            .partition(|(_, s)| s.expires_at_hours > now_hours || s.taken_by.is_some());
+        self.live = live;
+        for (_, signal) in lapsed {
+            self.end(signal, SignalEnd::Lapsed);
+        }
         self.detecting = Some(Detecting {
             now_hours,
             next_step: 0,
@@ -283,20 +366,26 @@ impl StoryDetector {
                 live.expires_at_hours = expires;
                 live.context.extend(context);
                 live.merged += 1;
+                self.changed.insert(live.id.clone());
                 continue;
             }
             if !self.within_budget(signal_type, now_hours) {
                 continue;
             }
             if self.live.len() >= self.config.max_live_signals.max(1) {
+                // The soonest to lapse gives way, a signal nobody took before a taken one.
                 let soonest = self
                     .live
                     .iter()
                     .enumerate()
-                    .min_by(|a, b| a.1.1.expires_at_hours.total_cmp(&b.1.1.expires_at_hours))
+                    .min_by(|(_, (_, a)), (_, (_, b))| {
+                        (a.taken_by.is_some().cmp(&b.taken_by.is_some()))
+                            .then(a.expires_at_hours.total_cmp(&b.expires_at_hours))
+                    })
                     .map(|(i, _)| i);
                 if let Some(i) = soonest {
-                    self.live.remove(i);
+                    let (_, displaced) = self.live.remove(i);
+                    self.end(displaced, SignalEnd::Displaced);
                 }
             }
             self.sequence += 1;
@@ -311,6 +400,7 @@ impl StoryDetector {
                 created_at_hours: now_hours,
                 expires_at_hours: expires,
                 merged: 0,
+                taken_by: None,
             };
             self.live.push((anchor, signal.clone()));
             raised.push(signal);

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::story::event::StoryEvent;
+use crate::social::chronicle::StoryEvent;
 use crate::story::history::History;
 use crate::story::signal::SignalType;
 

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::detecting::StoryDetector;
 use super::found::{Found, pair};
 use super::window::Reading;
+use crate::social::chronicle::{StoryEvent, StoryEventKind};
 use crate::social::gossip::RumourTopic;
-use crate::story::event::{StoryEvent, StoryEventKind};
 use crate::story::history::EventClass;
 use crate::story::signal::SignalType;
 

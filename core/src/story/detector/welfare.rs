@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use super::detecting::StoryDetector;
 use super::found::{Found, Gathering, joined, most_common, ratio};
 use super::window::Reading;
+use crate::social::chronicle::{GoalChange, StoryEvent, StoryEventKind};
 use crate::social::gossip::RumourTopic;
 use crate::social::interaction::InteractionKind;
-use crate::story::event::{GoalChange, StoryEvent, StoryEventKind};
 use crate::story::history::EventClass;
 use crate::story::signal::SignalType;
 

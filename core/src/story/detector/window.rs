@@ -3,7 +3,7 @@
 //! touched.
 
 use super::detecting::StoryDetector;
-use crate::story::event::StoryEvent;
+use crate::social::chronicle::StoryEvent;
 use crate::story::history::{EventClass, EventKeys};
 
 /// What of the history a rule reads.

@@ -1,4 +1,4 @@
-//! [`wire_enum!`](crate::wire_enum): an enum of unit variants whose wire names are declared
+//! [`wire_enum!`]: an enum of unit variants whose wire names are declared
 //! once, beside the variants. From that one list it derives `as_str`, `from_wire`, the
 //! declaration-order `VARIANTS` and `WIRE_NAMES`, serde's `Serialize` and `Deserialize`, and
 //! the JSON Schema (`schemars::JsonSchema`: a string, one of the names),
@@ -9,7 +9,7 @@
 /// Declares an enum of unit variants with its wire names, once.
 ///
 /// ```
-/// geppetto_core::wire_enum! {
+/// geppetto_wire_enum::wire_enum! {
 ///     /// Whether a door lets anyone through.
 ///     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 ///     pub enum DoorState {
@@ -115,7 +115,7 @@ macro_rules! wire_enum {
     };
 }
 
-/// Asserts that the wire names of a [`wire_enum!`](crate::wire_enum) enum agree everywhere: for
+/// Asserts that the wire names of a [`wire_enum!`] enum agree everywhere: for
 /// every variant, `as_str` gives its name and JSON writes and reads it back under that name.
 /// For the agreement tests of the crates that declare such enums; it panics on a mismatch.
 pub fn assert_wire_names_agree<T>(variants: &[T], names: &[&str], as_str: fn(T) -> &'static str)
@@ -132,7 +132,7 @@ where
     }
 }
 
-/// What [`wire_enum!`](crate::wire_enum) expands to refers to; not an API.
+/// What [`wire_enum!`] expands to refers to; not an API.
 #[doc(hidden)]
 pub mod __private {
     use std::fmt;
@@ -270,62 +270,5 @@ mod tests {
         );
         let from_yaml: Door = serde_saphyr::from_str("half_open").expect("yaml");
         assert_eq!(from_yaml, Door::HalfOpen);
-    }
-
-    /// Serde and `as_str` agree for every variant of every wire enum of this crate.
-    #[test]
-    fn every_core_wire_enum_agrees_with_serde() {
-        use super::assert_wire_names_agree as check;
-        use crate::decision::scoring::IneligibleReason;
-        use crate::life::action::DetailLevel;
-        use crate::life::goals::GoalCategory;
-        use crate::life::planner::NoPlan;
-        use crate::life::simulator::SimEventKind;
-        use crate::social::gossip::{GossipIntent, RumourTopic};
-        use crate::social::interaction::InteractionKind;
-        use crate::social::relationships::Facet;
-        use crate::story::signal::SignalType;
-        check(
-            IneligibleReason::VARIANTS,
-            IneligibleReason::WIRE_NAMES,
-            IneligibleReason::as_str,
-        );
-        check(
-            DetailLevel::VARIANTS,
-            DetailLevel::WIRE_NAMES,
-            DetailLevel::as_str,
-        );
-        check(
-            GoalCategory::VARIANTS,
-            GoalCategory::WIRE_NAMES,
-            GoalCategory::as_str,
-        );
-        check(NoPlan::VARIANTS, NoPlan::WIRE_NAMES, NoPlan::as_str);
-        check(
-            SimEventKind::VARIANTS,
-            SimEventKind::WIRE_NAMES,
-            SimEventKind::as_str,
-        );
-        check(
-            GossipIntent::VARIANTS,
-            GossipIntent::WIRE_NAMES,
-            GossipIntent::as_str,
-        );
-        check(
-            RumourTopic::VARIANTS,
-            RumourTopic::WIRE_NAMES,
-            RumourTopic::as_str,
-        );
-        check(
-            InteractionKind::VARIANTS,
-            InteractionKind::WIRE_NAMES,
-            InteractionKind::as_str,
-        );
-        check(Facet::VARIANTS, Facet::WIRE_NAMES, Facet::as_str);
-        check(
-            SignalType::VARIANTS,
-            SignalType::WIRE_NAMES,
-            SignalType::as_str,
-        );
     }
 }

@@ -1,6 +1,8 @@
-//! What the story detector reads: the events NPCs' lives produce —
-//! interactions, relationship changes, rumours, witnessed acts, goal lifecycle, mood, moves,
-//! needs running low — and the bounded buffer they accumulate in between detections.
+//! The chronicle of what NPCs' lives produce — interactions, relationship changes, rumours,
+//! witnessed acts, goal lifecycle, mood, moves, needs running low — which the story detector
+//! reads, and the bounded buffer the events accumulate in between detections. It sits with
+//! the social fabric, its main writer (the zone adds its NPCs' goals, moods and moves), below
+//! the story layer that reads it.
 //!
 //! The buffer holds at most `capacity` events (default 1000); past that the oldest is dropped
 //! and counted. [`EventBuffer::take`] swaps the buffer for an empty one in one step, so no event
@@ -9,9 +11,9 @@
 
 use std::collections::VecDeque;
 
-use crate::social::gossip::{GossipIntent, RumourTopic};
-use crate::social::interaction::InteractionKind;
-use crate::social::relationships::Facet;
+use super::gossip::{GossipIntent, RumourTopic};
+use super::interaction::InteractionKind;
+use super::relationships::Facet;
 
 /// Something that happened, where, when, and which players saw it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
