@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::BreakerConfig;
 
-geppetto_core::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// The breaker's externally visible state.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum BreakerState {

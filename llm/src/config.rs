@@ -2,6 +2,7 @@
 //! documented on the field. This module owns
 //! parsing and validating those numbers; it does not read files or the environment.
 
+use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
@@ -9,6 +10,11 @@ use governor::Quota;
 use serde::Deserialize;
 
 use crate::structured_mode::StructuredMode;
+use crate::usage::Price;
+
+mod budget;
+
+pub use budget::BudgetConfig;
 
 /// A config value that cannot work, refused before anything starts.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -59,10 +65,26 @@ pub struct LlmConfig {
     /// Longest narrative text delivered, in characters; longer model output is cut at a
     /// character boundary. Default 400.
     pub narration_max_chars: usize,
+    /// How long a provider that answered HTTP 429 without a `Retry-After` is left alone;
+    /// requests in that window fall back with reason `rate_limited`. A 429 never counts
+    /// against the breaker. Default 30000 ms.
+    pub rate_limited_backoff_ms: u64,
+    /// The longest back-off a `Retry-After` (seconds or an HTTP date) may ask for; a longer
+    /// ask is cut to this. Default 600000 ms (ten minutes).
+    pub rate_limited_max_backoff_ms: u64,
+    /// Model calls kept one by one in the spend's record of recent calls (provider, seam,
+    /// zone, class, tier, usage, cost, latency, outcome), the oldest dropped first; a bound,
+    /// so a long run holds no more. Default 256.
+    pub recent_calls: usize,
     /// The per-provider circuit breaker.
     pub breaker: BreakerConfig,
     /// Bounds applied to perceived events.
     pub perception: PerceptionLimits,
+    /// What each model costs, by model name (`[llm.prices.<model>]`); a model not listed
+    /// costs nothing (its tokens are still counted). Default empty.
+    pub prices: BTreeMap<String, ModelPrice>,
+    /// Token and money allowances over rolling windows (`[llm.budget]`). Default: none.
+    pub budget: BudgetConfig,
     /// The OpenAI-compatible endpoint. Default none: only the template provider runs.
     pub provider: Option<OpenAiProviderConfig>,
 }
@@ -78,8 +100,13 @@ impl Default for LlmConfig {
             witnessed_narration_timeout_ms: 8_000,
             max_in_flight_calls: 4,
             narration_max_chars: 400,
+            rate_limited_backoff_ms: 30_000,
+            rate_limited_max_backoff_ms: 600_000,
+            recent_calls: 256,
             breaker: BreakerConfig::default(),
             perception: PerceptionLimits::default(),
+            prices: BTreeMap::new(),
+            budget: BudgetConfig::default(),
             provider: None,
         }
     }
@@ -102,7 +129,7 @@ impl LlmConfig {
     /// # Errors
     /// The first field that cannot work.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let nonzero: [(&'static str, u64); 7] = [
+        let nonzero: [(&'static str, u64); 9] = [
             ("queue_capacity", self.queue_capacity as u64),
             ("max_qps", u64::from(self.max_qps)),
             ("rate_burst", u64::from(self.rate_burst)),
@@ -113,12 +140,27 @@ impl LlmConfig {
             ),
             ("max_in_flight_calls", self.max_in_flight_calls as u64),
             ("narration_max_chars", self.narration_max_chars as u64),
+            ("recent_calls", self.recent_calls as u64),
+            (
+                "rate_limited_max_backoff_ms",
+                self.rate_limited_max_backoff_ms,
+            ),
         ];
         if let Some((field, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
             return Err(ConfigError::Zero { field });
         }
+        if self.rate_limited_backoff_ms > self.rate_limited_max_backoff_ms {
+            return Err(ConfigError::Invalid {
+                field: "rate_limited_backoff_ms",
+                reason: "is above rate_limited_max_backoff_ms",
+            });
+        }
         self.breaker.validate()?;
         self.perception.validate()?;
+        for price in self.prices.values() {
+            price.validate()?;
+        }
+        self.budget.validate()?;
         if let Some(provider) = &self.provider {
             provider.validate()?;
         }
@@ -147,6 +189,54 @@ impl LlmConfig {
     #[must_use]
     pub fn witnessed_narration_timeout(&self) -> Duration {
         Duration::from_millis(self.witnessed_narration_timeout_ms)
+    }
+
+    /// The back-off after a 429 that names no `Retry-After`.
+    #[must_use]
+    pub fn rate_limited_backoff(&self) -> Duration {
+        Duration::from_millis(self.rate_limited_backoff_ms)
+    }
+
+    /// The longest back-off a 429 may start.
+    #[must_use]
+    pub fn rate_limited_max_backoff(&self) -> Duration {
+        Duration::from_millis(self.rate_limited_max_backoff_ms)
+    }
+
+    /// The price of `model` (nothing when it is not listed).
+    #[must_use]
+    pub fn price_of(&self, model: &str) -> Price {
+        self.prices
+            .get(model)
+            .map(|price| Price::per_million(price.input_per_million, price.output_per_million))
+            .unwrap_or_default()
+    }
+}
+
+/// One model's price, in money (whatever unit the studio plans in) per million tokens.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelPrice {
+    /// Per million prompt tokens. Default 0.
+    pub input_per_million: f64,
+    /// Per million completion tokens. Default 0.
+    pub output_per_million: f64,
+}
+
+impl ModelPrice {
+    fn validate(&self) -> Result<(), ConfigError> {
+        for (field, value) in [
+            ("prices.input_per_million", self.input_per_million),
+            ("prices.output_per_million", self.output_per_million),
+        ] {
+            if !value.is_finite() || value < 0.0 {
+                return Err(ConfigError::Invalid {
+                    field,
+                    reason: "must be a finite number, 0 or more",
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -294,6 +384,21 @@ pub struct OpenAiProviderConfig {
     pub structured_output: StructuredMode,
     /// TCP connect timeout. Default 1000 ms.
     pub connect_timeout_ms: u64,
+    /// Characters a token, for estimating a call's tokens from its text when the server's
+    /// answer carries no `usage` (the estimate is marked as such). Default 4.0 (English prose
+    /// under common tokenizers).
+    pub chars_per_token: f64,
+    /// Characters a token when reserving budget for a prompt before the call: low, so the
+    /// reservation stays above what the server will count. Default 2.0.
+    pub reserve_chars_per_token: f64,
+    /// Tokens a chat template adds around each message (role markers, separators), reserved
+    /// on top of a prompt's estimate for each of a call's two messages. Default 8.
+    pub message_overhead_tokens: u64,
+    /// Sends `cache_prompt: true` with every call, asking the server to keep the prompt's
+    /// evaluated prefix and evaluate only what follows it next time (llama.cpp's server; the
+    /// prompts put their stable text first for it). Off by default: hosted OpenAI-compatible
+    /// APIs refuse fields they do not know, and hosted prefix caches need no field.
+    pub cache_prompt: bool,
 }
 
 impl Default for OpenAiProviderConfig {
@@ -309,6 +414,10 @@ impl Default for OpenAiProviderConfig {
             temperature: 0.2,
             structured_output: StructuredMode::JsonSchema,
             connect_timeout_ms: 1000,
+            chars_per_token: 4.0,
+            reserve_chars_per_token: 2.0,
+            message_overhead_tokens: 8,
+            cache_prompt: false,
         }
     }
 }
@@ -359,6 +468,20 @@ impl OpenAiProviderConfig {
                 field: "provider.connect_timeout_ms",
             });
         }
+        for (field, ratio) in [
+            ("provider.chars_per_token", self.chars_per_token),
+            (
+                "provider.reserve_chars_per_token",
+                self.reserve_chars_per_token,
+            ),
+        ] {
+            if !(ratio.is_finite() && ratio > 0.0) {
+                return Err(ConfigError::Invalid {
+                    field,
+                    reason: "must be a positive finite number",
+                });
+            }
+        }
         Ok(())
     }
 }
@@ -379,6 +502,26 @@ mod tests {
         assert_eq!(config.breaker.failure_threshold, 5);
         assert_eq!(config.breaker.recovery_window(), Duration::from_secs(60));
         assert!(config.provider.is_none());
+        assert_eq!(config.rate_limited_backoff(), Duration::from_secs(30));
+        assert_eq!(config.rate_limited_max_backoff(), Duration::from_secs(600));
+        assert_eq!(config.budget.tokens_per_hour, None);
+        assert_eq!(config.budget.save_within(), Duration::from_millis(500));
+        assert_eq!(config.budget.witnessed_reserve, 0.2);
+        assert_eq!(config.price_of("any"), Price::default());
+        assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_budget_and_prices_parse_with_their_shares() {
+        let config = LlmConfig::from_yaml_str(
+            "prices:\n  small:\n    input_per_million: 0.5\n    output_per_million: 1.5\nbudget:\n  tokens_per_hour: 1000\n  money_per_day: 2.5\n  classes:\n    guard: 0.25\n  seams:\n    narration: 0.5\n",
+        )
+        .expect("parses");
+        assert_eq!(config.budget.tokens_per_hour, Some(1000));
+        assert_eq!(config.budget.money_per_day, Some(2.5));
+        assert_eq!(config.budget.classes["guard"], 0.25);
+        assert_eq!(config.budget.seams["narration"], 0.5);
+        assert_eq!(config.price_of("small"), Price::per_million(0.5, 1.5));
         assert_eq!(config.validate(), Ok(()));
     }
 
@@ -474,6 +617,77 @@ mod tests {
                     ..LlmConfig::default()
                 },
                 "provider.base_url",
+            ),
+            (
+                LlmConfig {
+                    rate_limited_backoff_ms: 700_000,
+                    ..LlmConfig::default()
+                },
+                "rate_limited_backoff_ms",
+            ),
+            (
+                LlmConfig {
+                    budget: BudgetConfig {
+                        witnessed_reserve: 1.0,
+                        ..BudgetConfig::default()
+                    },
+                    ..LlmConfig::default()
+                },
+                "budget.witnessed_reserve",
+            ),
+            (
+                LlmConfig {
+                    budget: BudgetConfig {
+                        classes: [("guard".to_owned(), 1.5)].into(),
+                        ..BudgetConfig::default()
+                    },
+                    ..LlmConfig::default()
+                },
+                "budget.classes",
+            ),
+            (
+                LlmConfig {
+                    budget: BudgetConfig {
+                        seams: [("gossip".to_owned(), 0.5)].into(),
+                        ..BudgetConfig::default()
+                    },
+                    ..LlmConfig::default()
+                },
+                "budget.seams",
+            ),
+            (
+                LlmConfig {
+                    budget: BudgetConfig {
+                        money_per_day: Some(f64::NAN),
+                        ..BudgetConfig::default()
+                    },
+                    ..LlmConfig::default()
+                },
+                "budget.money_per_day",
+            ),
+            (
+                LlmConfig {
+                    prices: [(
+                        "m".to_owned(),
+                        ModelPrice {
+                            input_per_million: -1.0,
+                            output_per_million: 0.0,
+                        },
+                    )]
+                    .into(),
+                    ..LlmConfig::default()
+                },
+                "prices.input_per_million",
+            ),
+            (
+                LlmConfig {
+                    provider: Some(OpenAiProviderConfig {
+                        chars_per_token: 0.0,
+                        ..OpenAiProviderConfig::default()
+                    }),
+                    ..LlmConfig::default()
+                },
+                "provider.chars_per_token",
             ),
         ];
         for (config, field) in cases {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::budget::TickBudget;
+use crate::clock::{Clock, SystemClock};
 use crate::config::LlmConfig;
 use crate::narration::{DeliveryGuard, NarrationTicket};
 use crate::queue::{LlmQueue, PushOutcome};
@@ -88,7 +89,8 @@ pub struct Started {
 }
 
 /// Builds the queue (`queue_capacity`), the budget (`calls_per_tick`) and an output channel
-/// of `output_capacity` messages, and spawns the worker until `shutdown` resolves.
+/// of `output_capacity` messages, and spawns the worker on the machine's clock until
+/// `shutdown` resolves.
 ///
 /// # Errors
 /// As `spawn_worker`.
@@ -97,6 +99,31 @@ pub fn start<S>(
     providers: Providers,
     guard: Arc<dyn DeliveryGuard>,
     output_capacity: usize,
+    shutdown: S,
+) -> Result<Started, SpawnError>
+where
+    S: Future<Output = ()> + Send + 'static,
+{
+    start_with_clock(
+        config,
+        providers,
+        guard,
+        output_capacity,
+        Arc::new(SystemClock),
+        shutdown,
+    )
+}
+
+/// As [`start`], on `clock` (the spend budget's windows, the 429 back-off, the breakers).
+///
+/// # Errors
+/// As `spawn_worker`.
+pub fn start_with_clock<S>(
+    config: &LlmConfig,
+    providers: Providers,
+    guard: Arc<dyn DeliveryGuard>,
+    output_capacity: usize,
+    clock: Arc<dyn Clock>,
     shutdown: S,
 ) -> Result<Started, SpawnError>
 where
@@ -111,6 +138,7 @@ where
         providers,
         WorkerIo {
             budget: budget.clone(),
+            clock,
             guard,
             output: sender,
         },

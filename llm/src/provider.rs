@@ -7,11 +7,32 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
-use crate::request::{NarrationRequest, PerceptionRequest};
+use crate::backoff::RetryAfter;
+use crate::request::{LlmRequest, NarrationRequest, PerceptionRequest};
+use crate::usage::Usage;
+
+/// A provider's answer and the tokens it took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metered<T> {
+    /// The answer.
+    pub value: T,
+    /// What the call read and wrote, as the server reported it or estimated.
+    pub usage: Usage,
+}
+
+impl<T> Metered<T> {
+    /// An answer that cost nothing (no model was called).
+    pub fn free(value: T) -> Self {
+        Self {
+            value,
+            usage: Usage::default(),
+        }
+    }
+}
 
 /// The future of one provider call.
 pub type ProviderFuture<'a, T> =
-    Pin<Box<dyn Future<Output = Result<T, ProviderError>> + Send + 'a>>;
+    Pin<Box<dyn Future<Output = Result<Metered<T>, ProviderError>> + Send + 'a>>;
 
 /// How one provider call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,9 +40,13 @@ pub enum ProviderError {
     /// The call outlived its ceiling.
     #[error("call timed out")]
     Timeout,
-    /// The provider refused for rate (HTTP 429).
+    /// The provider refused for rate (HTTP 429). It is up and asks for less: this does not
+    /// count against its breaker; the worker backs off instead.
     #[error("provider rate limited the call (HTTP 429)")]
-    RateLimited,
+    RateLimited {
+        /// When it said to come back (`Retry-After`), if it did.
+        retry_after: Option<RetryAfter>,
+    },
     /// Any other non-success HTTP status.
     #[error("provider answered HTTP {status}: {message}")]
     Http {
@@ -46,10 +71,14 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
-    /// Whether the provider itself failed (counts toward opening its breaker).
+    /// Whether the provider itself failed (counts toward opening its breaker). Malformed
+    /// output and a 429 do not: the provider answered.
     #[must_use]
     pub fn is_provider_failure(&self) -> bool {
-        !matches!(self, ProviderError::MalformedOutput)
+        !matches!(
+            self,
+            ProviderError::MalformedOutput | ProviderError::RateLimited { .. }
+        )
     }
 
     /// Whether the error may be the server refusing a request's structured-output mode: an
@@ -73,7 +102,7 @@ impl ProviderError {
     pub fn as_str(&self) -> &'static str {
         match self {
             ProviderError::Timeout => "timeout",
-            ProviderError::RateLimited => "rate_limited",
+            ProviderError::RateLimited { .. } => "rate_limited",
             ProviderError::Http { .. } => "http_error",
             ProviderError::Transport(_) => "transport_error",
             ProviderError::InvalidResponse(_) => "invalid_response",
@@ -93,6 +122,19 @@ pub trait Provider: Send + Sync {
     /// echo (the worker refuses an answer that repeats them). Default: none.
     fn narration_instructions(&self) -> &str {
         ""
+    }
+
+    /// The model whose price applies to this provider's calls. Default: its name.
+    fn model(&self) -> &str {
+        self.name()
+    }
+
+    /// What to reserve of the spend budget before calling for `request`: an estimate of its
+    /// prompt that the server's count should not pass, and the completion cap. Default:
+    /// nothing (a provider that costs nothing).
+    fn reservation(&self, request: &LlmRequest) -> Usage {
+        let _ = request;
+        Usage::default()
     }
 
     /// Writes flavour text for an interaction.

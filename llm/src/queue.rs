@@ -235,6 +235,7 @@ mod tests {
             present: Vec::new(),
             priority,
             seed: 1,
+            tags: crate::request::SpendTags::default(),
         })
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-geppetto_core::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// Importance class of a request. The queue serves higher classes first and, when full, drops
     /// the lowest class first.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,6 +35,19 @@ impl Priority {
             Priority::Witnessed => 2,
         }
     }
+}
+
+/// What a request's spend is filed under besides its seam and zone: the NPC it is about (the
+/// narration's initiator, the perceived line's addressee), where the caller knows it. Budget
+/// shares (`[llm.budget.classes]`, `[llm.budget.tiers]`) are matched against these names.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SpendTags {
+    /// The NPC's class (its archetype).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// The NPC's simulation tier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
 }
 
 /// One side of an interaction, as the narrator may name it.
@@ -75,6 +88,9 @@ pub struct NarrationRequest {
     pub priority: Priority,
     /// Seed for every deterministic choice made for this request.
     pub seed: u64,
+    /// The initiator's class and tier, for accounting and budget shares.
+    #[serde(default)]
+    pub tags: SpendTags,
 }
 
 impl NarrationRequest {
@@ -130,11 +146,14 @@ pub struct PerceptionRequest {
     pub priority: Priority,
     /// Seed for every deterministic choice made for this request.
     pub seed: u64,
+    /// The addressee's class and tier, for accounting and budget shares.
+    #[serde(default)]
+    pub tags: SpendTags,
 }
 
-geppetto_core::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// Which of the two seams a request uses.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum Seam {
         /// Events → text.
         Narration = "narration",
@@ -169,6 +188,24 @@ impl LlmRequest {
         match self {
             LlmRequest::Narration(request) => &request.interaction_id,
             LlmRequest::Perception(request) => &request.utterance_id,
+        }
+    }
+
+    /// The zone it belongs to.
+    #[must_use]
+    pub fn zone(&self) -> &str {
+        match self {
+            LlmRequest::Narration(request) => &request.zone,
+            LlmRequest::Perception(request) => &request.context.zone,
+        }
+    }
+
+    /// What its spend is filed under.
+    #[must_use]
+    pub fn tags(&self) -> &SpendTags {
+        match self {
+            LlmRequest::Narration(request) => &request.tags,
+            LlmRequest::Perception(request) => &request.tags,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The structured-output modes a perception call can ask for, strongest first, and their
 //! order; what a provider has learned of them is [`crate::structured`]'s.
 
-geppetto_core::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// How a perception call asks for JSON, strongest first.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum StructuredMode {

@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::breaker::BreakerState;
 use crate::request::{Priority, Seam};
 use crate::structured_mode::StructuredMode;
+use crate::usage::Usage;
 
 /// Gauge: requests waiting in the queue.
 pub const QUEUE_DEPTH: &str = "geppetto_llm_queue_depth";
@@ -38,6 +39,13 @@ pub const STRUCTURED_DOWNGRADES: &str = "geppetto_llm_structured_mode_downgrades
 /// Counter: model narratives refused by the answer check (the template stands), label
 /// `reason`.
 pub const NARRATIVES_REJECTED: &str = "geppetto_llm_narratives_rejected_total";
+
+/// Counter: tokens of model calls, labels `seam`, `direction` (`in` the prompt, `out` the
+/// completion), `source` (`usage` as the server reported, `estimated` from the text).
+pub const TOKENS: &str = "geppetto_llm_tokens_total";
+/// Counter: cost of model calls in nanos (billionths) of the `[llm.prices]` unit, label
+/// `seam`.
+pub const COST_NANOS: &str = "geppetto_llm_cost_nanos_total";
 
 pub(crate) fn queue_depth(depth: usize) {
     metrics::gauge!(QUEUE_DEPTH).set(depth as f64);
@@ -107,4 +115,25 @@ pub(crate) fn structured_downgrade(provider: &str, from: StructuredMode, to: Str
 
 pub(crate) fn narrative_rejected(reason: &'static str) {
     metrics::counter!(NARRATIVES_REJECTED, "reason" => reason).increment(1);
+}
+
+pub(crate) fn spend(seam: Seam, usage: &Usage, cost_nanos: u64) {
+    let source = if usage.estimated {
+        "estimated"
+    } else {
+        "usage"
+    };
+    for (direction, tokens) in [
+        ("in", usage.prompt_tokens),
+        ("out", usage.completion_tokens),
+    ] {
+        metrics::counter!(
+            TOKENS,
+            "seam" => seam.as_str(),
+            "direction" => direction,
+            "source" => source
+        )
+        .increment(tokens);
+    }
+    metrics::counter!(COST_NANOS, "seam" => seam.as_str()).increment(cost_nanos);
 }

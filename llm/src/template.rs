@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::assets::{NarrationTemplates, PerceptionRules, render};
 use crate::perception::{EventType, truncate_chars};
-use crate::provider::{Provider, ProviderFuture};
+use crate::provider::{Metered, Provider, ProviderFuture};
 use crate::request::{NarrationRequest, NpcRef, PerceptionRequest};
 
 /// Name the template provider reports.
@@ -108,11 +108,11 @@ impl Provider for TemplateProvider {
     }
 
     fn narrate<'a>(&'a self, request: &'a NarrationRequest) -> ProviderFuture<'a, String> {
-        Box::pin(ready(Ok(self.narrate_now(request))))
+        Box::pin(ready(Ok(Metered::free(self.narrate_now(request)))))
     }
 
     fn perceive<'a>(&'a self, request: &'a PerceptionRequest) -> ProviderFuture<'a, Vec<Value>> {
-        Box::pin(ready(Ok(self.perceive_now(request))))
+        Box::pin(ready(Ok(Metered::free(self.perceive_now(request)))))
     }
 }
 
@@ -197,6 +197,7 @@ mod tests {
             present: Vec::new(),
             priority: Priority::Witnessed,
             seed,
+            tags: crate::request::SpendTags::default(),
         }
     }
 
@@ -222,6 +223,7 @@ mod tests {
             },
             priority: Priority::Witnessed,
             seed: 1,
+            tags: crate::request::SpendTags::default(),
         }
     }
 

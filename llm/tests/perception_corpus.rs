@@ -35,6 +35,7 @@ fn request(text: &str) -> PerceptionRequest {
         },
         priority: Priority::Witnessed,
         seed: 3,
+        tags: geppetto_llm::SpendTags::default(),
     }
 }
 

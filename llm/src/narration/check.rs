@@ -11,7 +11,7 @@ use crate::perception::truncate_chars;
 use crate::request::NarrationRequest;
 use crate::template::find_phrase;
 
-geppetto_core::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// Why a model's narration was refused.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum NarrativeRejection {
@@ -205,6 +205,7 @@ mod tests {
             ],
             priority: Priority::Witnessed,
             seed: 1,
+            tags: crate::request::SpendTags::default(),
         }
     }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::telemetry;
 
-geppetto_core::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// The event types a perception may produce.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum EventType {
@@ -34,7 +34,7 @@ pub fn kind_is_known(event_type: EventType, kind: &str) -> bool {
     event_type.kinds().contains(&kind)
 }
 
-geppetto_core::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// What the speaker did to the target.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum SocialKind {
@@ -53,7 +53,7 @@ geppetto_core::wire_enum! {
     }
 }
 
-geppetto_core::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// What the speaker said about the subject.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum GossipTone {
@@ -123,7 +123,7 @@ impl PerceivedEvent {
     }
 }
 
-geppetto_core::wire_enum! {
+geppetto_wire_enum::wire_enum! {
     /// Why a candidate was refused.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum RejectionReason {

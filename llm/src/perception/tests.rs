@@ -33,6 +33,7 @@ fn request() -> PerceptionRequest {
         },
         priority: Priority::Witnessed,
         seed: 9,
+        tags: crate::request::SpendTags::default(),
     }
 }
 
@@ -245,7 +246,7 @@ fn schema_lists_only_same_zone_npcs_and_known_kinds() {
 /// Serde and `as_str` agree for every variant of every wire enum of this crate.
 #[test]
 fn wire_names_agree_with_serde() {
-    use geppetto_core::assert_wire_names_agree as check;
+    use geppetto_wire_enum::assert_wire_names_agree as check;
     check(
         EventType::VARIANTS,
         EventType::WIRE_NAMES,

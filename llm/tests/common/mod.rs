@@ -1,6 +1,7 @@
 //! Test support: a chat-completions server on 127.0.0.1:0 that answers normally, slowly, with
-//! 500, with 429, behind a gate the test opens, or never; plus request builders and an output
-//! reader. Nothing here points anywhere but loopback.
+//! 500, with 429 (with the `Retry-After` the test sets, if any), behind a gate the test opens,
+//! or never, with or without `usage`; plus request builders and an output reader. Nothing here
+//! points anywhere but loopback.
 
 #![allow(dead_code)]
 
@@ -17,7 +18,7 @@ use axum::routing::post;
 use geppetto_llm::{
     DeliveryGuard, LlmAssets, LlmConfig, LlmOutput, NarrationRequest, NpcRef, OpenAiProviderConfig,
     Participant, PerceptionContext, PerceptionRequest, Priority, Providers, Started,
-    load_assets_from_dir, start,
+    load_assets_from_dir, start_with_clock,
 };
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -51,6 +52,8 @@ struct ServerState {
     bodies: Mutex<Vec<Value>>,
     narration_reply: Mutex<String>,
     perception_reply: Mutex<String>,
+    usage: Mutex<Option<(u64, u64)>>,
+    retry_after: Mutex<Option<String>>,
     gate: Semaphore,
 }
 
@@ -75,6 +78,8 @@ impl TestServer {
                 "Gundren and Mira argue about the price of iron.".to_owned(),
             ),
             perception_reply: Mutex::new(r#"{"events": []}"#.to_owned()),
+            usage: Mutex::new(None),
+            retry_after: Mutex::new(None),
             gate: Semaphore::new(0),
         });
         let router = Router::new()
@@ -104,6 +109,17 @@ impl TestServer {
 
     pub fn set_perception_reply(&self, text: &str) {
         *lock(&self.state.perception_reply) = text.to_owned();
+    }
+
+    /// Answers report `usage` with these prompt and completion tokens (`None`: `usage: null`,
+    /// the default).
+    pub fn set_usage(&self, usage: Option<(u64, u64)>) {
+        *lock(&self.state.usage) = usage;
+    }
+
+    /// 429 answers carry this `Retry-After` value (`None`: no header, the default).
+    pub fn set_retry_after(&self, value: Option<&str>) {
+        *lock(&self.state.retry_after) = value.map(str::to_owned);
     }
 
     /// Lets `count` gated requests answer.
@@ -161,7 +177,14 @@ async fn chat_completions(
         }
         Mode::RateLimited => {
             let error = json!({"error": {"message": "slow down", "type": "rate_limit_error", "param": null, "code": null}});
-            return (StatusCode::TOO_MANY_REQUESTS, Json(error)).into_response();
+            let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(error)).into_response();
+            if let Some(value) = lock(&state.retry_after).clone() {
+                response.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    value.parse().expect("a header value"),
+                );
+            }
+            return response;
         }
         Mode::Gated => {
             if let Ok(permit) = state.gate.acquire().await {
@@ -189,6 +212,9 @@ async fn chat_completions(
             }
         }
     }
+    let usage = lock(&state.usage).map_or(Value::Null, |(prompt, completion)| {
+        json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
+    });
     let content = if perception {
         lock(&state.perception_reply).clone()
     } else {
@@ -204,7 +230,7 @@ async fn chat_completions(
             "message": {"role": "assistant", "content": content},
             "finish_reason": "stop"
         }],
-        "usage": null
+        "usage": usage
     }))
     .into_response()
 }
@@ -229,9 +255,18 @@ impl Running {
 
 /// The worker over `config`'s providers and the shipped assets, until `stop`.
 pub fn run(config: &LlmConfig, guard: Arc<dyn DeliveryGuard>) -> Running {
+    run_with_clock(config, guard, Arc::new(geppetto_llm::SystemClock))
+}
+
+/// As [`run`], on `clock`.
+pub fn run_with_clock(
+    config: &LlmConfig,
+    guard: Arc<dyn DeliveryGuard>,
+    clock: Arc<dyn geppetto_llm::Clock>,
+) -> Running {
     let providers = Providers::from_config(config, assets()).expect("providers build");
     let (stop, stopped) = oneshot::channel::<()>();
-    let started = start(config, providers, guard, 64, async move {
+    let started = start_with_clock(config, providers, guard, 64, clock, async move {
         let _ = stopped.await;
     })
     .expect("worker starts");
@@ -284,6 +319,7 @@ pub fn narration(id: &str, room: &str, priority: Priority) -> NarrationRequest {
         present: Vec::new(),
         priority,
         seed: 42,
+        tags: geppetto_llm::SpendTags::default(),
     }
 }
 
@@ -312,6 +348,7 @@ pub fn perception(id: &str, text: &str) -> PerceptionRequest {
         },
         priority: Priority::Witnessed,
         seed: 7,
+        tags: geppetto_llm::SpendTags::default(),
     }
 }
 
