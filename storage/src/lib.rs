@@ -11,13 +11,13 @@
 //! - [`embedded`]: the embedded default, snapshots and the event log in one redb file.
 //! - [`redis_snapshots`]: snapshots in Redis for shared deployments.
 //! - [`lease_fence`]: the lease a leased zone's writes are checked against.
-//! - [`redis_target`]: one Redis server or a Redis Cluster, behind one connection type.
 //! - [`memory`]: in-memory store and log for tests.
 //! - [`event_log`]: the [`EventLog`] trait and [`EventId`].
 //! - [`config`]: every tunable number, with its default.
 //!
 //! This crate never interprets a payload (the service owns the NPC state type, its JSON and its
-//! schema migrations), never decides when to snapshot, and depends on no other geppetto crate.
+//! schema migrations), never decides when to snapshot, and depends on no other geppetto crate
+//! but `geppetto-redis-target`, how every part of geppetto reaches Redis.
 
 pub mod config;
 pub mod embedded;
@@ -25,7 +25,6 @@ pub mod event_log;
 pub mod lease_fence;
 pub mod memory;
 pub mod redis_snapshots;
-pub mod redis_target;
 pub mod snapshot;
 pub mod store;
 pub mod zone;
@@ -38,7 +37,6 @@ pub use event_log::{EventId, EventIdParseError, EventLog, EventLogError};
 pub use lease_fence::LeaseFence;
 pub use memory::{MemoryEventLog, MemorySnapshotStore};
 pub use redis_snapshots::{RedisConnectError, RedisSnapshotStore};
-pub use redis_target::{RedisConnection, RedisTarget, SharedSettings};
 pub use snapshot::{EncodeError, Snapshot, SnapshotDefect, SnapshotHeader};
 pub use store::{
     LatestValid, ListedSnapshot, PutOutcome, SkippedSnapshot, SnapshotError, SnapshotStore,

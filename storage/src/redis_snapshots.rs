@@ -28,11 +28,11 @@ use std::future::Future;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
+use geppetto_redis_target::{RedisConnection, RedisTarget, SharedSettings};
 use redis::{Client, RedisError, Script};
 
 use crate::config::{ConfigError, StorageConfig};
 use crate::lease_fence::LeaseFence;
-use crate::redis_target::{RedisConnection, RedisTarget, SharedSettings};
 use crate::snapshot::{MAX_HEADER_BYTES, Snapshot, SnapshotDefect, SnapshotHeader};
 use crate::store::{
     LatestValid, ListedSnapshot, PutOutcome, SnapshotError, SnapshotStore, StoreFuture,

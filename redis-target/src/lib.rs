@@ -2,7 +2,8 @@
 //! ([`RedisTarget::Cluster`]), from the same code.
 //!
 //! Owns the choice of connection kind and the [`RedisConnection`] that hides it: every user
-//! (the snapshot store here, the event bus and the zone leases in the service) sends commands,
+//! (the snapshot store of `geppetto-storage`, the event bus and the zone leases of the service)
+//! sends commands,
 //! pipelines and scripts through `redis::aio::ConnectionLike` and never asks which kind it has.
 //! With a cluster, commands are routed by key slot; geppetto's keys carry the zone as a hash tag
 //! (`geppetto:{zone}:…`), so everything one script or pipeline touches lives on one shard.
