@@ -14,10 +14,10 @@
 use std::time::Instant;
 
 use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
-use geppetto_service::cli::load::{LOAD_ZONE, synthetic_world};
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::content::world_file::{WorldFile, parse_world_json};
+use geppetto_service::drive::load::{LOAD_ZONE, synthetic_world};
 use geppetto_service::runtime::recovery::replay_messages;
 use geppetto_service::zone::isolation::IsolationState;
 use geppetto_service::zone::{TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState};

@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
-use geppetto_service::cli::load::{LOAD_ZONE, build_zone};
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
+use geppetto_service::drive::load::{LOAD_ZONE, build_zone};
 use geppetto_service::runtime::wall_clock;
 use geppetto_service::zone::{TickInputs, ZoneOutput};
 

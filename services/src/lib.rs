@@ -5,6 +5,8 @@
 //! - [`cli`]: the `geppetto` command line, every subcommand (`demo`, `serve`, `load`,
 //!   `decide`, `simulate`, `replay`, …); `main.rs` only parses arguments and maps errors to
 //!   exit codes.
+//! - [`drive`]: the service run whole in one process for a purpose of its own — the demo's
+//!   live feed, the load generator's measurements.
 //! - [`runtime`]: what runs zones — the zone actor, the zone loop (world stream in, outputs
 //!   out, snapshots), recovery, leases and the cluster, the LLM link, metrics.
 //! - [`zone`]: one zone's NPCs and the policies of its tick (tiers, governor, isolation,
@@ -20,6 +22,7 @@ pub mod bus;
 pub mod cli;
 pub mod config;
 pub mod content;
+pub mod drive;
 pub mod history;
 pub mod http;
 pub mod runtime;

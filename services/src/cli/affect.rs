@@ -1,17 +1,69 @@
 //! `geppetto affect run --persona P --events FILE [--time-scale X] [--resolution R]`: runs one
 //! persona through a timed list of events and prints the per-tick trace (JSONL) and a summary
 //! of peaks, bursts and lash-outs.
+//!
+//! Owns the `affect` subcommands ([`AffectCommand`], [`command`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use geppetto_core::affect::{AffectEvent, AffectModel};
 use geppetto_core::wire::response::round4 as wire_round;
 use serde::{Deserialize, Serialize};
 
 use super::error::CommandError;
+use super::input::read_file;
 use crate::content::affect::{load_persona, with_tick};
+
+/// The `affect` subcommands.
+#[derive(clap::Subcommand)]
+pub enum AffectCommand {
+    /// Print the per-tick trace (JSONL on stdout) and a summary of peaks, bursts and lash-outs
+    /// (on stderr, or alone on stdout with --summary).
+    Run {
+        /// A persona file, or a shipped persona (`halgrim`, `mira`).
+        #[arg(long)]
+        persona: String,
+        /// The events file (YAML: `initial`, `seconds`, `events: [{at_s, kind, source}]`).
+        #[arg(long)]
+        events: PathBuf,
+        /// Relabel the clock (every half-life ×X; the per-tick trace is unchanged).
+        #[arg(long)]
+        time_scale: Option<f64>,
+        /// Refine the tick (dt ÷ R; real-time behaviour kept).
+        #[arg(long)]
+        resolution: Option<f64>,
+        /// Print only the summary.
+        #[arg(long)]
+        summary: bool,
+    },
+}
+
+/// Runs an `affect` subcommand: the trace to print, the summary on stderr (or the summary
+/// alone to print, with `--summary`).
+pub fn command(command: AffectCommand) -> Result<String, CommandError> {
+    let AffectCommand::Run {
+        persona,
+        events,
+        time_scale,
+        resolution,
+        summary,
+    } = command;
+    let text = read_file(&events)?;
+    let options = AffectRunOptions {
+        time_scale,
+        resolution,
+        summary_only: summary,
+    };
+    let (trace, report) = run(&persona, &events, &text, &options)?;
+    if summary {
+        Ok(report)
+    } else {
+        eprintln!("{report}");
+        Ok(trace)
+    }
+}
 
 /// An events file.
 #[derive(Clone, Debug, Deserialize)]
@@ -83,10 +135,8 @@ pub fn run(
     events_text: &str,
     options: &AffectRunOptions,
 ) -> Result<(String, String), CommandError> {
-    let (config, _) =
-        load_persona(persona, None).map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let model: AffectModel = with_tick(&config, options.time_scale, options.resolution)
-        .map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let (config, _) = load_persona(persona, None)?;
+    let model: AffectModel = with_tick(&config, options.time_scale, options.resolution)?;
     let file: EventsFile = serde_saphyr::from_str(events_text).map_err(|e| {
         let message = e.to_string();
         CommandError::BadInput(format!(

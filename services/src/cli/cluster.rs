@@ -13,28 +13,21 @@ use crate::runtime::cluster::{ClusterStatus, status};
 /// `geppetto cluster status --config FILE`: the status of every zone the config's worlds
 /// name, as a table (or JSON).
 pub fn status_command(config_path: &Path, json: bool) -> Result<String, CommandError> {
-    let config = load_config(config_path).map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let config = load_config(config_path)?;
     let zones = config
         .worlds
         .iter()
-        .map(|path| {
-            load_world_file(path)
-                .map(|world| world.zone)
-                .map_err(|e| CommandError::BadInput(e.to_string()))
-        })
+        .map(|path| load_world_file(path).map(|world| world.zone))
         .collect::<Result<Vec<_>, _>>()?;
     let read = async {
-        let bus = RedisBus::connect(config.bus.redis.clone())
-            .await
-            .map_err(|e| CommandError::Environment(e.to_string()))?;
-        status(&bus, &config.cluster.lease, &zones, &config.consumer.group)
-            .await
-            .map_err(|e| CommandError::Environment(e.to_string()))
+        let bus = RedisBus::connect(config.bus.redis.clone()).await?;
+        Ok::<_, CommandError>(
+            status(&bus, &config.cluster.lease, &zones, &config.consumer.group).await?,
+        )
     };
-    let status = crate::runtime::block_on(1, read)
-        .map_err(|e| CommandError::Environment(e.to_string()))??;
+    let status = crate::runtime::block_on(1, read)??;
     if json {
-        serde_json::to_string_pretty(&status).map_err(|e| CommandError::Environment(e.to_string()))
+        Ok(serde_json::to_string_pretty(&status)?)
     } else {
         Ok(status_text(&status))
     }

@@ -6,6 +6,8 @@
 //! cannot forge a second record, and no escape sequence reaches the terminal but the colours
 //! the formatter itself writes — and those only when stderr is a terminal. JSON records are
 //! escaped by the JSON writer.
+//!
+//! Owns the commands' `--log-format` ([`LogArgs`]).
 
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
@@ -14,6 +16,21 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
 use crate::cli::error::CommandError;
+
+/// Options of the commands that run zones.
+#[derive(clap::Args)]
+pub struct LogArgs {
+    /// Log format on stderr: `text` or `json`.
+    #[arg(long, default_value = "text")]
+    log_format: String,
+}
+
+impl LogArgs {
+    /// Installs the global subscriber in the format asked for (see [`init`]).
+    pub fn init(&self) -> Result<(), CommandError> {
+        init(&self.log_format)
+    }
+}
 
 /// Default filter when `RUST_LOG` is unset.
 pub const DEFAULT_LOG_FILTER: &str = "warn";

@@ -15,13 +15,11 @@ use crate::cli::error::CommandError;
 use crate::config::{BusKind, ServiceConfig, load_config};
 use crate::http::{self, AdminState};
 use crate::runtime::actor::ActorRuntime;
+use crate::runtime::llm_spend::SpendKeeper;
 use crate::runtime::world_log::WorldLog;
+use crate::zone::Completion;
 
 use crate::runtime::starter::{Content, ZoneStarter, open_durable, start_llm};
-
-fn environment(error: impl std::fmt::Display) -> CommandError {
-    CommandError::Environment(error.to_string())
-}
 
 /// What `serve`'s command line overrides in the config file.
 #[derive(Clone, Debug, Default)]
@@ -34,7 +32,7 @@ pub struct Overrides {
 
 /// The config as `serve` runs it: the file, then the command line's `overrides`.
 fn load(path: &Path, overrides: &Overrides) -> Result<ServiceConfig, CommandError> {
-    let mut config = load_config(path).map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let mut config = load_config(path)?;
     if let Some(instance) = &overrides.instance {
         config.cluster.instance = instance.clone();
     }
@@ -45,7 +43,23 @@ fn load(path: &Path, overrides: &Overrides) -> Result<ServiceConfig, CommandErro
         // Each instance reads every zone's world stream under its own consumer name.
         config.consumer.name = config.cluster.instance_name(&config.consumer);
     }
+    if config.bus.kind == BusKind::Memory {
+        // No game can reach an in-process bus: geppetto's own timer ends actions and moves
+        // NPCs, or every walk would fail at its deadline and every job at its timeout. The
+        // banner says so.
+        config.integration.completion = Completion::Simulated;
+        config.integration.zones.clear();
+    }
     Ok(config)
+}
+
+/// Whose LLM spend this instance keeps: a clustered instance's own, else the service's.
+fn spend_owner(config: &ServiceConfig) -> String {
+    if config.cluster.enabled {
+        config.cluster.instance_name(&config.consumer)
+    } else {
+        "service".to_owned()
+    }
 }
 
 /// What `serve` prints on stderr as it starts: the zones, the bus, the clock, the admin API and
@@ -81,6 +95,18 @@ pub fn start_banner(config: &ServiceConfig, zones: &[String], admin_token_set: b
         zones.len(),
         zones.join(", ")
     ));
+    let modes: Vec<String> = zones
+        .iter()
+        .map(|zone| format!("{zone} {}", config.integration.completion_in(zone).as_str()))
+        .collect();
+    let why = match config.bus.kind {
+        BusKind::Memory => {
+            " (the in-process bus has no game on it: geppetto ends actions and moves NPCs \
+             itself; a game needs [bus] kind = \"redis\")"
+        }
+        BusKind::Redis => "",
+    };
+    lines.push(format!("  completion: {}{why}", modes.join(", ")));
     if config.admin.address.is_empty() {
         lines.push("admin API: off (admin.address is empty)".to_owned());
     } else {
@@ -133,6 +159,20 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
             &bus,
             &stopped,
         )?;
+        // The spend the budget held before a restart is back before any zone asks the model.
+        let keeper = SpendKeeper {
+            store: Arc::clone(&durable.store),
+            owner: spend_owner(&config),
+            budget: seams.spend.clone(),
+        };
+        let llm_admin = http::llm::LlmAdmin {
+            spend: seams.spend.clone(),
+            stats: seams.stats.clone(),
+            started: std::time::Instant::now(),
+        };
+        let after = keeper.restore().await;
+        let keeping =
+            tokio::spawn(keeper.keep(after, config.llm.budget.save_within(), stopped.clone()));
         let mut whatif = BTreeMap::new();
         if !matches!(durable.log, WorldLog::Volatile) {
             for (world, world_path) in content.worlds.iter().zip(&config.worlds) {
@@ -179,8 +219,7 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
         let mut tasks = Vec::new();
         let ownership = if clustered {
             let cluster =
-                crate::runtime::cluster::Ownership::new(Arc::clone(&starter), zone_names.clone())
-                    .map_err(|e| CommandError::BadInput(e.to_string()))?;
+                crate::runtime::cluster::Ownership::new(Arc::clone(&starter), zone_names.clone())?;
             Some(tokio::spawn(cluster.run(stopped.clone())))
         } else {
             for zone in &zone_names {
@@ -207,14 +246,20 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
                 metrics,
                 token: admin_token,
                 max_body_bytes: admin_config.max_body_bytes,
+                llm: Some(llm_admin),
             };
             let server = http::start(state, &admin_config.address)
-                .map_err(|e| environment(format!("admin {}: {e}", admin_config.address)))?;
+                .map_err(CommandError::io(format!("admin {}", admin_config.address)))?;
             tokio::spawn(server);
             tracing::info!(address = %admin_config.address, "admin API listening");
         }
-        tokio::signal::ctrl_c().await.map_err(environment)?;
+        tokio::signal::ctrl_c()
+            .await
+            .map_err(CommandError::io("cannot wait for Ctrl-C"))?;
         let _ = stop.send(true);
+        if let Err(error) = keeping.await {
+            tracing::error!(%error, "saving the LLM spend failed");
+        }
         if let Some(ownership) = ownership
             && let Err(error) = ownership.await
         {
@@ -240,7 +285,7 @@ pub fn serve(path: &Path, overrides: &Overrides) -> Result<(), CommandError> {
         }
         Ok(())
     };
-    crate::runtime::block_on(crate::runtime::cores(), future).map_err(environment)?
+    crate::runtime::block_on(crate::runtime::cores(), future)?
 }
 
 #[cfg(test)]
@@ -274,5 +319,40 @@ mod tests {
         assert!(!with_token.contains("warning"), "{with_token}");
         config.admin.address.clear();
         assert!(start_banner(&config, &zones, false).contains("admin API: off"));
+        config
+            .integration
+            .zones
+            .insert("mine".into(), Completion::Simulated);
+        let modes = start_banner(&config, &zones, false);
+        assert!(
+            modes.contains("completion: village game, mine simulated\n"),
+            "{modes}"
+        );
+    }
+
+    #[test]
+    fn on_the_in_process_bus_every_zone_runs_simulated_and_the_banner_says_why() {
+        let dir = std::env::temp_dir().join(format!("geppetto-serve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("memory.toml");
+        std::fs::write(
+            &path,
+            "worlds = [\"config/worlds/village\"]\n[bus]\nkind = \"memory\"\n[integration]\ncompletion = \"game\"\nzones = { mine = \"game\" }\n",
+        )
+        .expect("config");
+        let config = load(&path, &Overrides::default()).expect("config");
+        assert_eq!(
+            config.integration.completion_in("village"),
+            Completion::Simulated
+        );
+        assert_eq!(
+            config.integration.completion_in("mine"),
+            Completion::Simulated
+        );
+        let banner = start_banner(&config, &["village".to_owned()], true);
+        assert!(
+            banner.contains("completion: village simulated (the in-process bus has no game"),
+            "{banner}"
+        );
     }
 }

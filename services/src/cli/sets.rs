@@ -1,6 +1,8 @@
 //! `geppetto sets eval` and `geppetto sets simulate`: try a reactive utility set without a
 //! running world — score it for given inputs, or run it against wobbling inputs and count how
 //! often it changes its mind.
+//!
+//! Owns the `sets` subcommands ([`SetsCommand`], [`command`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,10 +12,78 @@ use geppetto_core::rng::DetRng;
 use geppetto_core::vocabulary::Vocabulary;
 
 use super::error::CommandError;
+use super::input::sets;
 use crate::content::sets::SetLibrary;
 
 /// Frames a second `sets simulate` runs at unless told otherwise.
 pub const DEFAULT_FRAME_HZ: f64 = 30.0;
+
+/// The `sets` subcommands.
+#[derive(clap::Subcommand)]
+pub enum SetsCommand {
+    /// Score every action of a set for some inputs and show the pick.
+    Eval {
+        /// A set file, or the name of an embedded set (`villager`, `duel`).
+        #[arg(long)]
+        set: String,
+        /// Raw input values as a JSON object, e.g. '{"THREAT": 80}' (missing: the input's min).
+        #[arg(long)]
+        inputs: Option<String>,
+        /// Seed for the random selectors.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Run a set against inputs that wobble by ±W each frame; print the choices and the
+    /// number of switches.
+    Simulate {
+        /// A set file, or the name of an embedded set.
+        #[arg(long)]
+        set: String,
+        /// Seconds to run.
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        /// Jitter of each input per frame, as a fraction of its range.
+        #[arg(long, default_value_t = 0.0)]
+        wobble: f64,
+        /// Base input values as a JSON object (default: the middle of each range).
+        #[arg(long)]
+        inputs: Option<String>,
+        /// Frames per second.
+        #[arg(long, default_value_t = DEFAULT_FRAME_HZ)]
+        fps: f64,
+        /// Turn inertia off (no commitment bonus, no cooldowns, re-score every frame).
+        #[arg(long)]
+        no_inertia: bool,
+        /// Seed of the jitter and the selector.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+}
+
+/// Runs a `sets` subcommand over the embedded sets (or a set file); the text to print.
+pub fn command(command: SetsCommand) -> Result<String, CommandError> {
+    match command {
+        SetsCommand::Eval { set, inputs, seed } => eval(&sets()?, &set, inputs.as_deref(), seed),
+        SetsCommand::Simulate {
+            set,
+            seconds,
+            wobble,
+            inputs,
+            fps,
+            no_inertia,
+            seed,
+        } => {
+            let options = WobbleOptions {
+                seconds,
+                wobble,
+                frame_hz: fps,
+                no_inertia,
+                seed,
+            };
+            simulate(&sets()?, &set, inputs.as_deref(), &options)
+        }
+    }
+}
 
 /// A set compiled with its own vocabulary, so input names can be shown.
 struct NamedSet {
@@ -22,9 +92,7 @@ struct NamedSet {
 }
 
 fn load(library: &SetLibrary, set: &str) -> Result<NamedSet, CommandError> {
-    let loaded = library
-        .resolve(set)
-        .map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let loaded = library.resolve(set)?;
     let mut vocabulary = Vocabulary::new();
     let set = loaded.compile(&mut vocabulary);
     let input_names = set

@@ -1,9 +1,12 @@
 //! `geppetto simulate --scenario FILE [--hours H] [--seed S] [--summary]`: runs one agent
 //! through a scenario (YAML or JSON) and prints a JSONL trace, one line per tick, or with
-//! `--summary` an hour-by-hour table for humans.
+//! `--summary` an hour-by-hour table for humans; with `--world` it hands the run to
+//! [`super::world`].
+//!
+//! Owns the command's arguments ([`SimulateArgs`]) and its run ([`run`]).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use geppetto_core::life::scenario::TickRecord;
@@ -13,8 +16,98 @@ use geppetto_core::wire::scenario::{EventOut, ScenarioSpec, TraceLine, compile_s
 use geppetto_core::wire::{self, WireError};
 
 use super::error::CommandError;
+use super::input::{config, profiles, read_file, sets};
+use super::world::{WorldRun, simulate_world};
+use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
 use crate::content::sets::SetLibrary;
+use crate::history::scorecard::{Seeds, parse_seeds};
+use crate::zone::ZoneConfig;
+
+/// The arguments of `geppetto simulate`.
+#[derive(clap::Args)]
+pub struct SimulateArgs {
+    /// The scenario (YAML, or JSON when it ends in .json).
+    #[arg(long, required_unless_present = "world")]
+    scenario: Option<PathBuf>,
+    /// Run a whole world instead — a world file or directory, or a shipped world by name
+    /// (`village`, `harbour`) — every NPC at full detail, and print its scorecard.
+    #[arg(long, conflicts_with = "scenario")]
+    world: Option<String>,
+    /// Game days to run a world.
+    #[arg(long, default_value_t = 1.0)]
+    days: f64,
+    /// Game hours to run (overrides the scenario's hours, or a world's `--days`).
+    #[arg(long)]
+    hours: Option<f64>,
+    /// Seed (overrides the scenario's or the world file's).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Run a world under several seeds (`1..10`, inclusive, or `1,4,9`) and report each
+    /// scorecard and the spread (min / median / max) of the world's figures.
+    #[arg(long, conflicts_with_all = ["seed", "scenario"], value_parser = parse_seeds)]
+    seeds: Option<Seeds>,
+    /// Print a world's whole scorecard as JSON.
+    #[arg(long, conflicts_with = "scenario")]
+    json: bool,
+    /// Write a self-contained HTML page of the world's run (the first seed's): a timeline
+    /// per NPC, its needs over the days, the story signals on the same axis.
+    #[arg(long, conflicts_with = "scenario")]
+    report: Option<PathBuf>,
+    /// Run a world with the settings of this service config (`[social]`, `[story]`,
+    /// `[tick]`, `[tiers]`…); default: the documented defaults.
+    #[arg(long, conflicts_with = "scenario")]
+    config: Option<PathBuf>,
+    /// Print an hour-by-hour table instead of JSONL.
+    #[arg(long)]
+    summary: bool,
+    /// Also load profiles from this directory.
+    #[arg(long)]
+    profiles_dir: Option<PathBuf>,
+}
+
+/// `geppetto simulate`: a world's run (`--world`) or a scenario's trace, as text to print.
+pub fn run(mut args: SimulateArgs) -> Result<String, CommandError> {
+    if let Some(world) = args.world.take() {
+        return simulate_world(&world, &world_run(args)?);
+    }
+    let scenario = args
+        .scenario
+        .ok_or_else(|| CommandError::BadInput("--scenario or --world is needed".into()))?;
+    let library = profiles(args.profiles_dir.as_deref())?;
+    let text = read_file(&scenario)?;
+    let options = SimulateOptions {
+        hours: args.hours,
+        seed: args.seed,
+        summary: args.summary,
+    };
+    simulate(&scenario, &text, &library, &sets()?, &options)
+}
+
+/// How `--world` runs: `--profiles-dir` first, else the config's; archetypes from the
+/// config's; the config's zone settings.
+fn world_run(args: SimulateArgs) -> Result<WorldRun, CommandError> {
+    let service = args.config.as_deref().map(config).transpose()?;
+    let profiles_dir = args
+        .profiles_dir
+        .or_else(|| service.as_ref().and_then(|s| s.profiles_dir.clone()));
+    let archetypes = service
+        .as_ref()
+        .and_then(|s| s.archetypes_dir.as_ref())
+        .map(|dir| ArchetypeLibrary::embedded_and_dir(dir))
+        .transpose()?;
+    Ok(WorldRun {
+        hours: args.hours.unwrap_or(args.days * 24.0),
+        seeds: args
+            .seeds
+            .map_or_else(|| args.seed.into_iter().collect(), |s| s.0),
+        profiles: profiles(profiles_dir.as_deref())?,
+        archetypes,
+        json: args.json,
+        report: args.report,
+        config: service.map_or_else(ZoneConfig::default, |s| s.zone_config()),
+    })
+}
 
 /// What to run and how to print it.
 #[derive(Clone, Debug, Default)]

@@ -8,6 +8,9 @@
 //! detector reads what happens — the fabric's events and the zone's goal lifecycle — every
 //! `every_ticks`; the summary lists the social life and the signal types that emerged. Nothing
 //! is scripted: every interaction and every signal comes from the NPCs' own choices.
+//!
+//! Owns `brain`'s arguments ([`BrainArgs`]) and its run ([`brain`]); `simulate`'s are
+//! [`super::simulate`]'s.
 
 use crate::content::archetypes::ArchetypeLibrary;
 use std::fmt::Write as _;
@@ -16,6 +19,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::error::CommandError;
+use super::output::print_line;
 use super::report::Timeline;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
@@ -46,10 +50,9 @@ fn offline_zone(
     config.governor.tick_budget_ms_hard = f64::MAX;
     config.tick.npc_budget_ms = f64::MAX;
     config.integration = IntegrationConfig::simulated();
-    let sets = SetLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let sets = SetLibrary::embedded()?;
     let isolation = IsolationState::default();
-    let mut zone = Zone::over(world, profiles, &sets, archetypes, config, isolation, &[])
-        .map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let mut zone = Zone::over(world, profiles, &sets, archetypes, config, isolation, &[])?;
     let mut out = ZoneOutput::default();
     let clock = crate::runtime::wall_clock();
     for room in &world.rooms {
@@ -113,7 +116,7 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
             "--days/--hours: must be a positive number".into(),
         ));
     }
-    let world = load_world(world_path).map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let world = load_world(world_path)?;
     let seeds = if run.seeds.is_empty() {
         vec![world.seed]
     } else {
@@ -133,14 +136,12 @@ pub fn simulate_world(world_path: &str, run: &WorldRun) -> Result<String, Comman
         )?);
     }
     Ok(match cards.as_slice() {
-        [card] if run.json => serde_json::to_string_pretty(card)
-            .map_err(|e| CommandError::Environment(e.to_string()))?,
+        [card] if run.json => serde_json::to_string_pretty(card)?,
         [card] => card.text(&world.zone),
         _ => {
             let spread = SeedSpread::of(cards);
             if run.json {
-                serde_json::to_string_pretty(&spread)
-                    .map_err(|e| CommandError::Environment(e.to_string()))?
+                serde_json::to_string_pretty(&spread)?
             } else {
                 let mut out = String::new();
                 for card in &spread.runs {
@@ -203,10 +204,51 @@ fn score_world(
     Ok(card)
 }
 
+/// The arguments of `geppetto brain`.
+#[derive(clap::Args)]
+pub struct BrainArgs {
+    /// The world file or directory, or a shipped world by name (`village`, `harbour`).
+    #[arg(long, default_value = "village")]
+    world: String,
+    /// The NPC.
+    #[arg(long)]
+    npc: String,
+    /// Game hours to run first.
+    #[arg(long, default_value_t = 0.0)]
+    hours: f64,
+    /// JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Ask a running service instead (its admin API, e.g. `http://127.0.0.1:7878`).
+    #[arg(long, conflicts_with = "hours")]
+    admin: Option<String>,
+    /// With `--admin`: print the view again every second (Ctrl-C stops).
+    #[arg(long, requires = "admin")]
+    follow: bool,
+    /// With `--follow`: stop after this many views.
+    #[arg(long, requires = "follow")]
+    count: Option<u64>,
+}
+
+/// `geppetto brain`: the view live from a running service (`--admin`, printed as it comes),
+/// or from the world run offline (left to print).
+pub fn brain(args: BrainArgs) -> Result<String, CommandError> {
+    match args.admin {
+        Some(admin) => {
+            let follow = args
+                .follow
+                .then_some((std::time::Duration::from_secs(1), args.count));
+            brain_live(&admin, &args.npc, args.json, follow, print_line)?;
+            Ok(String::new())
+        }
+        None => brain_view(&args.world, &args.npc, args.hours, args.json),
+    }
+}
+
 /// The brain view of `npc` in a running service, from its admin API at `admin`
 /// (`http://127.0.0.1:7878`): once, or with `follow` every `every` until `count` views (or
 /// forever), each handed to `write`.
-pub fn brain_live(
+fn brain_live(
     admin: &str,
     npc: &str,
     json: bool,
@@ -216,7 +258,7 @@ pub fn brain_live(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CommandError::Environment(e.to_string()))?;
+        .map_err(CommandError::io("cannot start the async runtime"))?;
     let format = if json { "json" } else { "text" };
     let url = format!(
         "{}/npcs/{npc}/brain?format={format}",
@@ -255,19 +297,14 @@ pub fn brain_live(
 }
 
 /// Runs `world` for `hours` and prints the debug-brain view of `npc`.
-pub fn brain_view(
-    world_path: &str,
-    npc: &str,
-    hours: f64,
-    json: bool,
-) -> Result<String, CommandError> {
+fn brain_view(world_path: &str, npc: &str, hours: f64, json: bool) -> Result<String, CommandError> {
     if !(hours.is_finite() && hours >= 0.0) {
         return Err(CommandError::BadInput(
             "--hours: must be a non-negative number".into(),
         ));
     }
-    let world = load_world(world_path).map_err(|e| CommandError::BadInput(e.to_string()))?;
-    let profiles = ProfileLibrary::embedded().map_err(|e| CommandError::BadInput(e.to_string()))?;
+    let world = load_world(world_path)?;
+    let profiles = ProfileLibrary::embedded()?;
     let mut zone = offline_zone(&world, &profiles, None, ZoneConfig::default())?;
     advance(&mut zone, (hours * 60.0).round() as u64, |_, _| {});
     let view = Brain::of(&zone, npc, BRAIN_TOP_CANDIDATES).ok_or_else(|| {

@@ -6,7 +6,7 @@
 //! and prepares the next page on a thread of its own while the caller works through this one),
 //! the JSONL format ([`JsonlReader`]: export writes each line as the envelope with its log
 //! position as `log_id`; reading it back, a line without `log_id` is numbered by its line, so a
-//! log can leave the machine) and [`position`], what a log holds where a snapshot ends, which
+//! log can leave the machine) and [`entry_at`], what a log holds where a snapshot ends, which
 //! the snapshot's anchor is checked against.
 
 use std::fs::File;
@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::error::HistoryError;
 use crate::bus::StreamKind;
 use crate::bus::redis::{RedisBus, RedisBusConfig};
-use crate::runtime::world_log::{Position, WorldLog};
+use crate::runtime::world_log::{EntryAt, WorldLog};
 
 /// Log entries read at once: a page of a Redis stream or of the redb log, or as many lines of
 /// a JSONL file. A pipelined read holds at most three pages (one read, one waiting, one worked
@@ -490,16 +490,16 @@ pub fn export(
 }
 
 /// What `source` holds at `id` of `zone`'s world log (a snapshot's `last_event_id`).
-pub fn position(source: &LogSource, zone: &str, id: &str) -> Result<Position, HistoryError> {
+pub fn entry_at(source: &LogSource, zone: &str, id: &str) -> Result<EntryAt, HistoryError> {
     let log = match source {
         LogSource::File(path) => {
             let mut failed = None;
             let entries = JsonlReader::open(path)?
                 .map_while(|entry| entry.map_err(|error| failed = Some(error)).ok());
-            let position = Position::within(entries.map(|entry| (entry.id, entry.body)), id);
+            let at = EntryAt::within(entries.map(|entry| (entry.id, entry.body)), id);
             return match failed {
                 Some(error) => Err(error),
-                None => Ok(position),
+                None => Ok(at),
             };
         }
         LogSource::Service { log, .. } => log.clone(),
@@ -516,7 +516,7 @@ pub fn position(source: &LogSource, zone: &str, id: &str) -> Result<Position, Hi
                 .event_log(),
         )),
     };
-    block_on(log.position(zone, id))?.map_err(environment)
+    block_on(log.entry_at(zone, id))?.map_err(environment)
 }
 
 #[cfg(test)]
@@ -668,18 +668,18 @@ mod tests {
             "{\"log_id\":\"1-0\",\"v\":1}\n{\"log_id\":\"2-0\",\"v\":2}\n",
         );
         let source = LogSource::File(path.clone());
-        let held = position(&source, "village", "2-0").expect("reads");
+        let held = entry_at(&source, "village", "2-0").expect("reads");
         assert!(
-            matches!(&held, Position::Holds(d) if d.body == "{\"v\":2}"),
+            matches!(&held, EntryAt::Holds(d) if d.body == "{\"v\":2}"),
             "{held:?}"
         );
         assert_eq!(
-            position(&source, "village", "3-0").expect("reads"),
-            Position::Missing
+            entry_at(&source, "village", "3-0").expect("reads"),
+            EntryAt::Missing
         );
         assert_eq!(
-            position(&source, "village", "0-5").expect("reads"),
-            Position::Gone
+            entry_at(&source, "village", "0-5").expect("reads"),
+            EntryAt::Gone
         );
         let _ = std::fs::remove_file(path);
     }

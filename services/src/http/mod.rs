@@ -8,6 +8,8 @@
 //! | `POST /npcs`, `DELETE /npcs/{id}`, `POST /npcs/{id}/schedule_override`, `POST /npcs/{id}/reinstate` | [`npcs`] | bearer |
 //! | `POST /zones/{zone}/snapshot`, `POST /content/reload`, `POST /archetypes/{name}/reset-breaker` | [`zones`] | bearer |
 //! | `POST /whatif` (JSON only) | [`zones`] | bearer |
+//! | `GET /llm/spend` | [`llm`] | — |
+//! | `GET /llm/budget`, `PUT /llm/budget`, `PATCH /llm/budget` (JSON only) | [`llm`] | bearer |
 //!
 //! Mutating calls need `Authorization: Bearer <token>` ([`auth`]); every refusal is an
 //! [`error::ApiError`] answered as `{"error": "…"}` with its status. This module owns what the
@@ -18,6 +20,7 @@
 pub mod auth;
 pub mod error;
 pub mod feed;
+pub mod llm;
 pub mod npcs;
 pub mod pages;
 pub mod zones;
@@ -37,7 +40,7 @@ pub use feed::story_feed;
 /// Reads the content files again (world files, profile and archetype directories) and hands
 /// out one rebuild per running zone; an error names the file, path and reason.
 pub type ContentReload = Arc<
-    dyn Fn(&[String]) -> Result<Vec<(String, crate::runtime::zone_loop::Rebuild)>, String>
+    dyn Fn(&[String]) -> Result<Vec<(String, crate::runtime::zone_control::Rebuild)>, String>
         + Send
         + Sync,
 >;
@@ -77,6 +80,8 @@ pub struct AdminState {
     pub token: Option<Secret>,
     /// Largest request body, bytes (`admin.max_body_bytes`); bigger ones are answered 413.
     pub max_body_bytes: usize,
+    /// The LLM worker's spend and budget, when the seams run here.
+    pub llm: Option<llm::LlmAdmin>,
 }
 
 /// Binds `address` and returns the running server (spawn or await it).
@@ -92,6 +97,10 @@ pub fn start(state: AdminState, address: &str) -> std::io::Result<actix_web::dev
             .route("/inspector", web::get().to(pages::inspector))
             .route("/events", web::get().to(feed::events))
             .route("/whatif", web::post().to(zones::whatif))
+            .route("/llm/spend", web::get().to(llm::spend))
+            .route("/llm/budget", web::get().to(llm::budget))
+            .route("/llm/budget", web::put().to(llm::replace_budget))
+            .route("/llm/budget", web::patch().to(llm::patch_budget))
             .route(
                 "/zones/{zone}/snapshot",
                 web::post().to(zones::snapshot_now),

@@ -19,7 +19,7 @@ use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::history::log_source::LogSource;
 use crate::history::replay::{ReplayOptions, SnapshotPick};
 use crate::history::whatif::{Change, what_if};
-use crate::runtime::zone_loop::{ReloadRequest, ZoneControl};
+use crate::runtime::zone_control::{ReloadRequest, ZoneControl};
 
 /// `POST /zones/{zone}/snapshot`: writes a snapshot of the zone now; answers with its sequence,
 /// the last world-log id it covers, tick, game time and size.
@@ -183,6 +183,7 @@ pub async fn whatif(
             from_snapshot: from_snapshot.then_some(SnapshotPick::Latest),
             store: None,
             compare: None,
+            stream: crate::bus::StreamKind::Intents,
             threads: 1,
         };
         what_if(&options, &request.npc, &changes, request.ticks)

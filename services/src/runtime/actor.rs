@@ -5,7 +5,7 @@
 //! isolation): contention has to see the whole zone at once, and an actor per NPC — each
 //! preparing itself and ranking its options, a coordinator reconciling them, for the same
 //! events — costs a message round trip per due NPC a tick: on the same synthetic zone
-//! (`services/benches/actors.rs`, BENCHMARKS.md) its tick p99 is 2.5× this actor's with
+//! (`services/benches/actors/`, BENCHMARKS.md) its tick p99 is 2.5× this actor's with
 //! 10,000 Active NPCs (39–45 ms against 16–17 ms) and 2.4–3.2× with 100,000 residents in
 //! tiers, for 1.1–1.4× the memory. Zones are spread over one Arbiter (one thread) per core,
 //! and a zone's loop runs on its actor's thread ([`ZoneHandle::run_beside`]). Handlers are

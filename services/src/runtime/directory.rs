@@ -19,7 +19,7 @@ pub struct RunningZone {
     /// The zone's actor.
     pub handle: ZoneHandle,
     /// Snapshot and reload requests to its loop (absent when the zone takes none).
-    pub controls: Option<tokio::sync::mpsc::Sender<crate::runtime::zone_loop::ZoneControl>>,
+    pub controls: Option<tokio::sync::mpsc::Sender<crate::runtime::zone_control::ZoneControl>>,
     /// The lease it runs under in a cluster: the zone is served here only while the lease
     /// certainly holds by this instance's clock (absent: no lease, always served).
     pub lease: Option<LeaseGuard>,

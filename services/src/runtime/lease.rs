@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use geppetto_storage::RedisConnection;
+use geppetto_redis_target::RedisConnection;
 use redis::{RedisError, Script};
 
 use crate::bus::redis::Fence;

@@ -9,7 +9,10 @@
 //! - perceived events as ordinary `social_event`s on the zone's `world` stream, so they are
 //!   logged before any NPC sees them and a replay never calls a model (whether the model or,
 //!   standing in for it, the keyword rules read the line);
-//! - `llm_breaker` on every zone's `npc_events` when a provider's breaker changes state.
+//! - `llm_breaker` on every zone's `npc_events` when a provider's breaker changes state;
+//!
+//! and, after each message, the worker's spend by zone, NPC class and tier as the service's
+//! Prometheus counters (`metrics::llm_spend`; by seam the seams count it themselves).
 //!
 //! Nothing here reaches NPC state: requests are owned copies, results are bus messages.
 
@@ -17,7 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
 
 use geppetto_llm::{
-    LlmAssets, LlmConfig, LlmHandle, LlmOutput, LlmRequest, PerceivedEvent, Providers, Worker,
+    BreakerEvent, LlmAssets, LlmConfig, LlmHandle, LlmOutput, LlmRequest, NarrativeReady,
+    PerceivedEvent, PerceptionResult, Providers, Worker, WorkerStats,
 };
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -202,83 +206,119 @@ pub fn as_world_event(event: &PerceivedEvent) -> WorldEvent {
     }
 }
 
-/// Publishes what the worker says until its channel closes. Returns how many messages it
-/// published.
+/// Publishes what the worker says until its channel closes, and the spend in `stats` as
+/// metrics after each message. Returns how many messages it published.
 pub async fn run_output(
     mut output: mpsc::Receiver<LlmOutput>,
     bus: Arc<dyn EventBus>,
     rooms: RoomsWithPlayers,
+    stats: WorkerStats,
 ) -> u64 {
     let mut published = 0;
     while let Some(message) = output.recv().await {
-        match message {
-            LlmOutput::NarrativeReady(ready) => {
-                let game_time = rooms.game_time(&ready.zone);
-                let h = header(
-                    format!("{}:narrative:{}", ready.zone, ready.interaction_id),
-                    &ready.zone,
-                    game_time,
-                );
-                let body = NarrativeMessage::NarrativeReady {
-                    interaction_id: &ready.interaction_id,
-                    room: &ready.room,
-                    text: &ready.text,
-                    provider: &ready.provider,
-                };
-                bus.publish(&ready.zone, StreamKind::Narrative, to_envelope(&h, &body));
-                published += 1;
-            }
+        crate::runtime::metrics::llm_spend(&stats.snapshot().spend);
+        published += match message {
+            LlmOutput::NarrativeReady(ready) => publish_narrative(&ready, &*bus, &rooms),
             LlmOutput::NarrationSkipped(skipped) => {
                 tracing::debug!(interaction = %skipped.interaction_id, reason = skipped.reason.as_str(), "placeholder stands");
+                0
             }
-            LlmOutput::Perception(result) => {
-                let game_time = rooms.game_time(&result.zone);
-                for (n, event) in result.outcome.events.iter().enumerate() {
-                    let message = WorldMessage {
-                        header: header(
-                            format!("{}:perceived:{}:{n}", result.zone, result.utterance_id),
-                            &result.zone,
-                            game_time,
-                        ),
-                        event: as_world_event(event),
-                    };
-                    bus.publish(&result.zone, StreamKind::World, message.to_json());
-                    published += 1;
-                }
-                if !result.outcome.rejections.is_empty() {
-                    tracing::info!(
-                        utterance = %result.utterance_id,
-                        rejected = result.outcome.rejections.len(),
-                        "perceived candidates refused"
-                    );
-                }
-                if let Some(reason) = result.fallback {
-                    tracing::debug!(
-                        utterance = %result.utterance_id,
-                        reason = reason.as_str(),
-                        events = result.outcome.events.len(),
-                        "the keyword rules read the line in the model's place"
-                    );
-                }
-            }
-            LlmOutput::Breaker(change) => {
-                tracing::warn!(provider = %change.provider, from = ?change.from, to = ?change.to, "llm breaker");
-                for zone in rooms.zones() {
-                    let h = header(
-                        format!("{zone}:llm_breaker:{}:{published}", change.provider),
-                        &zone,
-                        rooms.game_time(&zone),
-                    );
-                    let body = SeamEvent::LlmBreaker {
-                        provider: &change.provider,
-                        from: change.from,
-                        to: change.to,
-                    };
-                    bus.publish(&zone, StreamKind::NpcEvents, to_envelope(&h, &body));
-                    published += 1;
-                }
-            }
-        }
+            LlmOutput::Perception(result) => publish_perceived(&result, &*bus, &rooms),
+            LlmOutput::Breaker(change) => publish_breaker(&change, &*bus, &rooms, published),
+        };
+    }
+    published
+}
+
+/// A model's line on the zone's `narrative` stream. Returns the messages published (1).
+fn publish_narrative(ready: &NarrativeReady, bus: &dyn EventBus, rooms: &RoomsWithPlayers) -> u64 {
+    let game_time = rooms.game_time(&ready.zone);
+    let h = header(
+        format!("{}:narrative:{}", ready.zone, ready.interaction_id),
+        &ready.zone,
+        game_time,
+    );
+    let body = NarrativeMessage::NarrativeReady {
+        interaction_id: &ready.interaction_id,
+        room: &ready.room,
+        text: &ready.text,
+        provider: &ready.provider,
+    };
+    bus.publish(&ready.zone, StreamKind::Narrative, to_envelope(&h, &body));
+    1
+}
+
+/// The events perception read from a line, written to the zone's world stream. Returns the
+/// messages published.
+fn publish_perceived(
+    result: &PerceptionResult,
+    bus: &dyn EventBus,
+    rooms: &RoomsWithPlayers,
+) -> u64 {
+    let game_time = rooms.game_time(&result.zone);
+    let mut published = 0;
+    for (n, event) in result.outcome.events.iter().enumerate() {
+        let message = WorldMessage {
+            header: header(
+                format!("{}:perceived:{}:{n}", result.zone, result.utterance_id),
+                &result.zone,
+                game_time,
+            ),
+            event: as_world_event(event),
+        };
+        bus.publish(&result.zone, StreamKind::World, message.to_json());
+        published += 1;
+    }
+    if !result.outcome.rejections.is_empty() {
+        tracing::info!(
+            utterance = %result.utterance_id,
+            rejected = result.outcome.rejections.len(),
+            "perceived candidates refused"
+        );
+    }
+    if let Some(reason) = result.fallback {
+        tracing::debug!(
+            utterance = %result.utterance_id,
+            reason = reason.as_str(),
+            events = result.outcome.events.len(),
+            "the keyword rules read the line in the model's place"
+        );
+    }
+    published
+}
+
+/// A breaker transition, told to every zone's `npc_events` (`seq`: the messages published so
+/// far, to keep ids apart within a millisecond). Returns the messages published.
+fn publish_breaker(
+    change: &BreakerEvent,
+    bus: &dyn EventBus,
+    rooms: &RoomsWithPlayers,
+    seq: u64,
+) -> u64 {
+    tracing::warn!(provider = %change.provider, from = ?change.from, to = ?change.to, "llm breaker");
+    // A transition is a wall-clock event: its id names the millisecond, so ids stay unique
+    // across restarts (the count alone starts again at 0).
+    let at_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis());
+    let mut published = 0;
+    for zone in rooms.zones() {
+        let h = header(
+            format!(
+                "{zone}:llm_breaker:{}:{at_ms}:{}",
+                change.provider,
+                seq + published
+            ),
+            &zone,
+            rooms.game_time(&zone),
+        );
+        let body = SeamEvent::LlmBreaker {
+            provider: &change.provider,
+            from: change.from,
+            to: change.to,
+        };
+        bus.publish(&zone, StreamKind::NpcEvents, to_envelope(&h, &body));
+        published += 1;
     }
     published
 }

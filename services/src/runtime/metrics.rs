@@ -1,7 +1,10 @@
 //! Prometheus metrics (via the `metrics` facade): tick duration histogram, NPCs per tier,
-//! world events in, messages out per stream, bus drops and errors, dead letters, demotions.
-//! The admin API renders them; without an installed recorder every call is a no-op.
+//! world events in, messages out per stream, bus drops and errors, dead letters, demotions,
+//! and the LLM spend by NPC class and tier (the seams count tokens, cost and fallbacks by seam
+//! and reason themselves: `geppetto_llm::telemetry`). The admin API renders them; without an
+//! installed recorder every call is a no-op.
 
+use geppetto_llm::{SpendCounts, SpendTotals};
 use metrics::{counter, gauge, histogram};
 
 use crate::bus::StreamKind;
@@ -52,4 +55,48 @@ pub fn zone_status(zone: &str, status: &ZoneStatus) {
         gauge!("geppetto_npcs", "zone" => zone.clone(), "tier" => tier.as_str()).set(*count as f64);
     }
     gauge!("geppetto_npcs_demoted", "zone" => zone).set(status.held as f64);
+}
+
+/// The LLM spend so far by zone, NPC class and tier (absolute):
+/// `geppetto_llm_{zone,class,tier}_tokens_total` with `direction` (`in`, `out`), and
+/// `geppetto_llm_{zone,class,tier}_cost_nanos_total` in nanos (billionths) of the
+/// `[llm.prices]` unit.
+pub fn llm_spend(spend: &SpendCounts) {
+    let by = |totals: &SpendTotals,
+              tokens: &'static str,
+              cost: &'static str,
+              label: &'static str,
+              name: &str| {
+        for (direction, value) in [("in", totals.tokens_in), ("out", totals.tokens_out)] {
+            counter!(tokens, label => name.to_owned(), "direction" => direction).absolute(value);
+        }
+        counter!(cost, label => name.to_owned()).absolute(totals.cost_nanos);
+    };
+    for (zone, totals) in &spend.by_zone {
+        by(
+            totals,
+            "geppetto_llm_zone_tokens_total",
+            "geppetto_llm_zone_cost_nanos_total",
+            "zone",
+            zone,
+        );
+    }
+    for (class, totals) in &spend.by_class {
+        by(
+            totals,
+            "geppetto_llm_class_tokens_total",
+            "geppetto_llm_class_cost_nanos_total",
+            "class",
+            class,
+        );
+    }
+    for (tier, totals) in &spend.by_tier {
+        by(
+            totals,
+            "geppetto_llm_tier_tokens_total",
+            "geppetto_llm_tier_cost_nanos_total",
+            "tier",
+            tier,
+        );
+    }
 }

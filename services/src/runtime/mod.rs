@@ -1,7 +1,8 @@
 //! What runs zones: each zone in an actor ([`actor`]), its loop over the world stream
-//! ([`zone_loop`]), the world log ([`world_log`]), recovery from snapshots and the log
+//! ([`zone_loop`]) and what the admin API asks of it ([`zone_control`]), the world log ([`world_log`]), recovery from snapshots and the log
 //! ([`recovery`]), leases and the cluster
-//! ([`lease`], [`cluster`]), the zones running here ([`directory`]), the link to the LLM seams ([`llm_bridge`]) and metrics
+//! ([`lease`], [`cluster`]), the zones running here ([`directory`]), the link to the LLM seams ([`llm_bridge`]) and their spend kept across restarts
+//! ([`llm_spend`]), and metrics
 //! ([`metrics`]).
 //!
 //! This file starts the async world: an actix `System` on a multi-threaded tokio runtime (actors
@@ -12,10 +13,12 @@ pub mod cluster;
 pub mod directory;
 pub mod lease;
 pub mod llm_bridge;
+pub mod llm_spend;
 pub mod metrics;
 pub mod recovery;
 pub mod starter;
 pub mod world_log;
+pub mod zone_control;
 pub mod zone_loop;
 
 use std::future::Future;

@@ -28,9 +28,9 @@ use crate::runtime::lease::LeaseGuard;
 use crate::runtime::llm_bridge::{self, LlmLink};
 use crate::runtime::recovery::{SnapshotKeeper, recover};
 use crate::runtime::world_log::WorldLog;
+use crate::runtime::zone_control::Rebuild;
 use crate::runtime::zone_loop::{
-    IsolationPersistence, LoopStats, Persistence, Rebuild, ServiceError, load_isolation, run_clock,
-    run_zone,
+    IsolationPersistence, LoopStats, Persistence, ServiceError, load_isolation, run_clock, run_zone,
 };
 use crate::zone::isolation::IsolationState;
 use crate::zone::{Zone, ZoneConfig, ZoneError};
@@ -59,6 +59,9 @@ pub struct StartedSeams {
     pub narrator: Arc<TemplateProvider>,
     /// Calls, fallbacks by reason, deliveries and latency so far.
     pub stats: WorkerStats,
+    /// The spend budget: what the calls spent (to keep across restarts and read) and the
+    /// allowances in force (to read and change).
+    pub spend: geppetto_llm::SpendBudgetHandle,
 }
 
 /// Starts the seams of `config` (inside the runtime) and the task that publishes what they
@@ -81,11 +84,13 @@ pub fn start_llm(
         seams.output,
         Arc::clone(bus),
         seams.link.rooms.clone(),
+        seams.worker.stats.clone(),
     ));
     Ok(StartedSeams {
         link: seams.link,
         narrator,
         stats: seams.worker.stats,
+        spend: seams.worker.spend,
     })
 }
 

@@ -3,7 +3,7 @@
 //! Owns [`WorldLog`] — the Redis world stream itself, or (with the in-process bus, which does
 //! not outlive the process) the embedded redb log, appended before a batch is applied — how far
 //! a recovery replays it ([`ReplayEnd`]), and what it holds at a snapshot's position
-//! ([`Position`]): the entry a snapshot's anchor is checked against, or why there is none.
+//! ([`EntryAt`]): the entry a snapshot's anchor is checked against, or why there is none.
 
 use std::sync::Arc;
 
@@ -93,7 +93,7 @@ impl WorldLog {
     }
 
     /// What the log holds at `id` (a snapshot's `last_event_id`).
-    pub async fn position(&self, zone: &str, id: &str) -> Result<Position, LogError> {
+    pub async fn entry_at(&self, zone: &str, id: &str) -> Result<EntryAt, LogError> {
         let held = match self {
             Self::Volatile => None,
             Self::Stream(bus) => bus.read_at(zone, StreamKind::World, id).await?,
@@ -109,10 +109,10 @@ impl WorldLog {
             },
         };
         if let Some(entry) = held {
-            return Ok(Position::Holds(entry));
+            return Ok(EntryAt::Holds(entry));
         }
         let first = self.read_after(zone, None, 1).await?;
-        let position = Position::within(
+        let at = EntryAt::within(
             first
                 .iter()
                 .map(|entry| (entry.id.as_str(), entry.body.as_str())),
@@ -120,12 +120,12 @@ impl WorldLog {
         );
         // A stream that starts after `id` was trimmed past it, or is another stream made
         // since (its ids are later too): one that never lost an entry never held `id`.
-        if let (Position::Gone, Self::Stream(bus)) = (&position, self)
+        if let (EntryAt::Gone, Self::Stream(bus)) = (&at, self)
             && bus.entries_removed(zone, StreamKind::World).await? == Some(0)
         {
-            return Ok(Position::Missing);
+            return Ok(EntryAt::Missing);
         }
-        Ok(position)
+        Ok(at)
     }
 
     /// Up to `limit` entries after `after` (from the start when `None`), in log order.
@@ -178,7 +178,7 @@ impl WorldLog {
 
 /// What a log holds at a position.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Position {
+pub enum EntryAt {
     /// The entry there.
     Holds(Delivery),
     /// Nothing there, and nothing before it: the log was trimmed past it (or is empty), so
@@ -189,7 +189,7 @@ pub enum Position {
     Missing,
 }
 
-impl Position {
+impl EntryAt {
     /// What `entries` (a log's ids and bodies, in order, read until `id` is found) hold at
     /// `id`.
     pub fn within<I: AsRef<str>, B: Into<String>>(
@@ -256,13 +256,13 @@ mod tests {
     #[test]
     fn a_position_is_held_missing_or_gone_before_the_log_starts() {
         let log = [("3", "c"), ("4", "d"), ("5", "e")];
-        assert!(matches!(Position::within(log, "4"), Position::Holds(d) if d.body == "d"));
-        assert_eq!(Position::within(log, "9"), Position::Missing);
-        assert_eq!(Position::within(log, "2"), Position::Gone);
-        assert_eq!(Position::within::<&str, &str>([], "2"), Position::Gone);
+        assert!(matches!(EntryAt::within(log, "4"), EntryAt::Holds(d) if d.body == "d"));
+        assert_eq!(EntryAt::within(log, "9"), EntryAt::Missing);
+        assert_eq!(EntryAt::within(log, "2"), EntryAt::Gone);
+        assert_eq!(EntryAt::within::<&str, &str>([], "2"), EntryAt::Gone);
         let stream = [("1700-5", "x")];
-        assert_eq!(Position::within(stream, "1700-4"), Position::Gone);
-        assert_eq!(Position::within(stream, "1700-6"), Position::Missing);
+        assert_eq!(EntryAt::within(stream, "1700-4"), EntryAt::Gone);
+        assert_eq!(EntryAt::within(stream, "1700-6"), EntryAt::Missing);
     }
 
     #[test]
@@ -278,22 +278,22 @@ mod tests {
                 .collect();
             let ids = log.record("village", &batch).await.expect("recorded");
             assert_eq!(ids, ["1", "2", "3"]);
-            let at = log.position("village", "2").await.expect("reads");
-            assert!(matches!(at, Position::Holds(d) if d.body == "b" && d.id == "2"));
+            let at = log.entry_at("village", "2").await.expect("reads");
+            assert!(matches!(at, EntryAt::Holds(d) if d.body == "b" && d.id == "2"));
             assert_eq!(
-                log.position("village", "7").await.expect("reads"),
-                Position::Missing
+                log.entry_at("village", "7").await.expect("reads"),
+                EntryAt::Missing
             );
             assert_eq!(
-                log.position("other", "2").await.expect("reads"),
-                Position::Gone
+                log.entry_at("other", "2").await.expect("reads"),
+                EntryAt::Gone
             );
             assert_eq!(
                 WorldLog::Volatile
-                    .position("village", "2")
+                    .entry_at("village", "2")
                     .await
                     .expect("reads"),
-                Position::Gone
+                EntryAt::Gone
             );
         });
     }

@@ -6,6 +6,11 @@
 //! next, in one round trip on Redis ([`Consumer::exchange`]). Also the internal clock, which
 //! writes `time_advanced` events into the world stream so they are logged like the game's.
 //!
+//! The loop runs in named phases, one method each of its state (`ZoneLoop`): open the
+//! consumer, answer the admin API's requests ([`crate::runtime::zone_control`]) between two
+//! reads, read, record in the log, sort out what is refused, apply, keep (the entry the state
+//! ends at, isolation counts, snapshots), and finish.
+//!
 //! Every dependency (bus, store, shutdown signal) comes from the caller, so tests run it against
 //! a private Redis or the in-process bus.
 
@@ -13,23 +18,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use geppetto_storage::{Snapshot, SnapshotStore, ZoneName};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 
 use crate::bus::envelope::{
     DeadLetter, EnvelopeError, WorldEvent, WorldMessage, dead_letter_envelope, header,
     parse_world_within,
 };
-use crate::bus::{BusError, Consumer, ConsumerConfig, EventBus, Outgoing, StreamKind};
+use crate::bus::{BusError, Consumer, ConsumerConfig, Delivery, EventBus, Outgoing, StreamKind};
 use crate::config::clock::ClockConfig;
 use crate::runtime::actor::{ZoneGone, ZoneHandle};
 use crate::runtime::lease::LeaseGuard;
 use crate::runtime::llm_bridge::LlmLink;
 use crate::runtime::metrics;
 use crate::runtime::recovery::{SnapshotKeeper, SnapshotReport};
-use crate::runtime::world_log::{Position, WorldLog};
+use crate::runtime::world_log::{EntryAt, WorldLog};
+use crate::runtime::zone_control::{ReloadRequest, ZoneControl, reload};
 use crate::zone::anchor::LogMark;
 use crate::zone::isolation::IsolationState;
-use crate::zone::{Zone, ZoneError, ZoneState};
+use crate::zone::{ZoneOutput, ZoneStatus};
 
 /// Why a zone loop stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -112,76 +118,6 @@ async fn persist(
     }
 }
 
-/// Asks a zone loop for a snapshot now (`POST /zones/{zone}/snapshot`); answered with what
-/// was written or why not.
-pub type SnapshotRequest = oneshot::Sender<Result<SnapshotReport, String>>;
-
-/// Builds a zone from reloaded content over a vocabulary (the running zone's).
-pub type Rebuild = Box<dyn FnOnce(&[String]) -> Result<Zone, ZoneError> + Send>;
-
-/// Asks a zone loop to rebuild its zone from reloaded content, keeping its state
-/// (`POST /content/reload`).
-pub struct ReloadRequest {
-    /// The rebuild.
-    pub rebuild: Rebuild,
-    /// Where the outcome goes.
-    pub reply: oneshot::Sender<Result<ReloadReport, String>>,
-}
-
-/// A zone rebuilt from reloaded content.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct ReloadReport {
-    /// Zone.
-    pub zone: String,
-    /// NPCs after the reload.
-    pub npcs: usize,
-    /// Names the new content brought (appended to the zone's vocabulary).
-    pub names_added: usize,
-    /// The snapshot written right after, so a restart starts from the reloaded state.
-    pub snapshot: Option<u64>,
-}
-
-/// What the admin API asks of a zone loop; handled between two reads of the world stream
-/// (never by cancelling a read, which could leave delivered entries behind).
-pub enum ZoneControl {
-    /// Write a snapshot now.
-    Snapshot(SnapshotRequest),
-    /// Rebuild the zone from reloaded content.
-    Reload(ReloadRequest),
-}
-
-/// Swaps `zone` for one rebuilt from new content with the same state: the state is captured,
-/// the new zone built over its vocabulary, and the state laid over it — as a restart on the
-/// new content would. On any refusal the running zone is left as it was.
-async fn reload(zone: &ZoneHandle, rebuild: Rebuild) -> Result<ReloadReport, String> {
-    // Only this loop changes the zone, so the state cannot move on between capture and swap;
-    // the build runs off the actor, which keeps answering the admin API meanwhile.
-    let saved = zone
-        .with(|running| running.capture())
-        .await
-        .map_err(|e| e.to_string())?;
-    let before = saved.vocabulary.len();
-    let restored = tokio::task::spawn_blocking(move || rebuild_over(rebuild, saved))
-        .await
-        .map_err(|e| e.to_string())??;
-    let report = ReloadReport {
-        zone: restored.name.clone(),
-        npcs: restored.agents.len(),
-        names_added: restored.vocabulary.len().saturating_sub(before),
-        snapshot: None,
-    };
-    zone.with(move |running| *running = restored)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(report)
-}
-
-/// The zone `rebuild` makes over `saved`'s vocabulary, with `saved` laid over it.
-fn rebuild_over(rebuild: Rebuild, saved: ZoneState) -> Result<Zone, String> {
-    let fresh = rebuild(&saved.vocabulary).map_err(|e| e.to_string())?;
-    Zone::restored(fresh, saved).map_err(|e| e.to_string())
-}
-
 /// Everything a zone loop keeps durable: isolation counts, the world log it records batches in
 /// before applying them, its snapshots, where recovery left the log, and on-demand requests.
 pub struct Persistence {
@@ -212,36 +148,6 @@ impl Persistence {
             lease: None,
         }
     }
-}
-
-/// Writes a snapshot anchored at `last`, after `link` has written the outputs it covers.
-async fn take_snapshot(
-    snapshots: Option<&mut SnapshotKeeper>,
-    zone: &ZoneHandle,
-    bus: &dyn EventBus,
-    last: &LastEntry,
-    link: &mut Link,
-) -> Result<SnapshotReport, String> {
-    let Some(keeper) = snapshots else {
-        return Err("this zone keeps no snapshots".into());
-    };
-    let mark = match last {
-        LastEntry::Nothing => return Err("nothing has been applied yet".into()),
-        LastEntry::Unread(id) => {
-            return Err(format!(
-                "log entry `{id}`, where the zone resumed, could not be read back to anchor a \
-                 snapshot to; the next batch gives one"
-            ));
-        }
-        LastEntry::Read { log_id, body } => LogMark::of(log_id, body),
-    };
-    link.settle()
-        .await
-        .map_err(|error| format!("the outputs it covers were not written: {error}"))?;
-    keeper
-        .write(zone, bus, &mark)
-        .await
-        .map_err(|e| e.to_string())
 }
 
 /// The zone loop's side of its world stream: the consumer, the outputs waiting to be written
@@ -286,8 +192,8 @@ impl LastEntry {
         let Some(id) = resume_after else {
             return Self::Nothing;
         };
-        match log.position(zone, id).await {
-            Ok(Position::Holds(entry)) => Self::Read {
+        match log.entry_at(zone, id).await {
+            Ok(EntryAt::Holds(entry)) => Self::Read {
                 log_id: id.to_owned(),
                 body: entry.body,
             },
@@ -334,111 +240,253 @@ pub async fn run_zone(
     shutdown: watch::Receiver<bool>,
 ) -> Result<LoopStats, ServiceError> {
     let beside = zone.clone();
-    let zone_loop = zone_loop(zone, bus, consumer_config, persistence, llm, shutdown);
+    let zone_loop = async move {
+        ZoneLoop::open(zone, bus, consumer_config, persistence, llm)
+            .await?
+            .run(shutdown)
+            .await
+    };
     beside.run_beside(zone_loop).await?
 }
 
-/// The loop [`run_zone`] runs.
-async fn zone_loop(
+/// The loop [`run_zone`] runs, one method a phase: `open`, then per batch `answer_controls`,
+/// `read`, `record`, `sort`, `apply` and `keep`, and `finish` when it stops.
+struct ZoneLoop {
     zone: ZoneHandle,
+    name: String,
     bus: Arc<dyn EventBus>,
-    consumer_config: ConsumerConfig,
-    persistence: Persistence,
+    config: ConsumerConfig,
+    isolation: Option<IsolationPersistence>,
+    log: WorldLog,
+    snapshots: Option<SnapshotKeeper>,
+    controls: Option<mpsc::Receiver<ZoneControl>>,
+    lease: Option<LeaseGuard>,
     llm: Option<LlmLink>,
-    mut shutdown: watch::Receiver<bool>,
-) -> Result<LoopStats, ServiceError> {
-    let name = zone.name.clone();
-    let Persistence {
-        isolation: mut isolation_store,
-        log,
-        mut snapshots,
-        resume_after,
-        mut controls,
-        lease,
-    } = persistence;
-    let consumer = bus
-        .consumer(
-            &name,
-            StreamKind::World,
-            &consumer_config.group,
-            &consumer_config.name,
-        )
-        .await?;
-    let mut link = Link {
-        consumer,
-        outgoing: Outgoing::new(),
-        handled: Vec::new(),
-    };
-    if let Some(id) = &resume_after {
-        link.consumer.resume_after(id).await?;
-    }
-    // The settings the zone runs with go into its log, after what is already there, so a
-    // replay or a later recovery reads them like any input.
-    if let Ok(settings) = zone.with(|zone| zone.settings_message().to_json()).await {
-        link.outgoing.push((StreamKind::World, settings));
-    }
-    let mut last = LastEntry::resumed(&log, &name, resume_after.as_deref()).await;
-    let mut stats = LoopStats::default();
-    let block = Duration::from_millis(consumer_config.block_ms);
-    let pause = Duration::from_millis(consumer_config.retry_pause_ms);
-    let mut lease_lapsed = false;
-    let mut failed_reads = 0u64;
-    loop {
-        if *shutdown.borrow() {
-            break;
+    link: Link,
+    /// The log entry the zone's state ends at.
+    last: LastEntry,
+    stats: LoopStats,
+    /// World reads failed in a row, reported when they resume.
+    failed_reads: u64,
+    /// Whether the loop stopped because its lease could no longer be trusted.
+    lease_lapsed: bool,
+    /// The zone's game time after the last batch it applied: what a dead letter says.
+    game_time: u64,
+}
+
+/// A batch read, sorted ([`ZoneLoop::sort`]): the messages for the zone, the position in the
+/// batch of each, and the id of every delivery (acknowledged with the next read).
+struct Sorted {
+    messages: Vec<WorldMessage>,
+    accepted: Vec<usize>,
+    ids: Vec<String>,
+}
+
+/// What applying a batch left to keep ([`ZoneLoop::keep`]): the log ids it was recorded
+/// under, the delivery ids to acknowledge, the isolation counts when they changed and the
+/// batch's last game time.
+struct Applied {
+    log_ids: Vec<String>,
+    ids: Vec<String>,
+    isolation: Option<IsolationState>,
+    game_time: u64,
+}
+
+impl ZoneLoop {
+    /// Opens the zone's consumer after where recovery left the log, and queues the zone's
+    /// settings for its log.
+    async fn open(
+        zone: ZoneHandle,
+        bus: Arc<dyn EventBus>,
+        config: ConsumerConfig,
+        persistence: Persistence,
+        llm: Option<LlmLink>,
+    ) -> Result<Self, ServiceError> {
+        let name = zone.name.clone();
+        let Persistence {
+            isolation,
+            log,
+            snapshots,
+            resume_after,
+            controls,
+            lease,
+        } = persistence;
+        let consumer = bus
+            .consumer(&name, StreamKind::World, &config.group, &config.name)
+            .await?;
+        let mut link = Link {
+            consumer,
+            outgoing: Outgoing::new(),
+            handled: Vec::new(),
+        };
+        if let Some(id) = &resume_after {
+            link.consumer.resume_after(id).await?;
         }
-        if let Some(lease) = &lease
-            && !lease.may_read(block)
-        {
-            tracing::warn!(zone = %name, "the zone's lease can no longer be trusted; the loop stops");
-            lease_lapsed = true;
-            break;
+        // The settings the zone runs with go into its log, after what is already there, so a
+        // replay or a later recovery reads them like any input.
+        if let Ok(settings) = zone.with(|zone| zone.settings_message().to_json()).await {
+            link.outgoing.push((StreamKind::World, settings));
         }
+        let last = LastEntry::resumed(&log, &name, resume_after.as_deref()).await;
+        let game_time = zone.status().await.map_or(0, |status| status.game_time);
+        Ok(Self {
+            zone,
+            name,
+            bus,
+            config,
+            isolation,
+            log,
+            snapshots,
+            controls,
+            lease,
+            llm,
+            link,
+            last,
+            stats: LoopStats::default(),
+            failed_reads: 0,
+            lease_lapsed: false,
+            game_time,
+        })
+    }
+
+    /// Reads, logs and applies batches until `shutdown` turns true or the lease can no longer
+    /// be trusted, then [`finish`](Self::finish)es.
+    async fn run(mut self, mut shutdown: watch::Receiver<bool>) -> Result<LoopStats, ServiceError> {
+        let block = Duration::from_millis(self.config.block_ms);
         loop {
-            let control = match controls.as_mut() {
-                Some(controls) => controls.try_recv().ok(),
-                None => None,
+            if *shutdown.borrow() {
+                break;
+            }
+            if !self.lease_holds(block) {
+                tracing::warn!(zone = %self.name, "the zone's lease can no longer be trusted; the loop stops");
+                break;
+            }
+            self.answer_controls().await;
+            let Some(batch) = self.read(block, &mut shutdown).await else {
+                break;
             };
-            let Some(control) = control else { break };
+            if batch.is_empty() {
+                continue;
+            }
+            // Woken after the lease may have lapsed (a paused process): what was read stays for
+            // the next owner, whose recovery replays everything delivered.
+            if !self.lease_holds(Duration::ZERO) {
+                tracing::warn!(zone = %self.name, "the zone's lease lapsed during a read; the loop stops");
+                break;
+            }
+            let Some(log_ids) = self.record(&batch, &shutdown).await else {
+                return Ok(self.stats);
+            };
+            let sorted = self.sort(&batch);
+            let game_time = sorted.messages.last().map_or(0, |m| m.header.game_time);
+            let (output, status) = self.zone.apply(sorted.messages).await?;
+            let isolation = self.apply(output, &status, &sorted.accepted, &batch);
+            let applied = Applied {
+                log_ids,
+                ids: sorted.ids,
+                isolation,
+                game_time,
+            };
+            self.keep(batch, applied, &status).await;
+        }
+        self.finish().await;
+        Ok(self.stats)
+    }
+
+    /// Whether the lease (if any) holds for `within`; when it does not, the loop is marked as
+    /// stopped for it.
+    fn lease_holds(&mut self, within: Duration) -> bool {
+        let holds = self
+            .lease
+            .as_ref()
+            .is_none_or(|lease| lease.may_read(within));
+        self.lease_lapsed |= !holds;
+        holds
+    }
+
+    /// Answers the admin API's snapshot and reload requests waiting, between two reads.
+    async fn answer_controls(&mut self) {
+        while let Some(control) = self
+            .controls
+            .as_mut()
+            .and_then(|controls| controls.try_recv().ok())
+        {
             match control {
                 ZoneControl::Snapshot(reply) => {
-                    let report =
-                        take_snapshot(snapshots.as_mut(), &zone, &*bus, &last, &mut link).await;
+                    let report = self.snapshot().await;
                     let _ = reply.send(report);
                 }
-                ZoneControl::Reload(request) => {
-                    let mut outcome = reload(&zone, request.rebuild).await;
-                    if let Ok(report) = &mut outcome
-                        && last.id().is_some()
-                    {
-                        match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last, &mut link)
-                            .await
-                        {
-                            Ok(written) => report.snapshot = Some(written.sequence),
-                            Err(error) => {
-                                tracing::warn!(zone = %name, %error, "no snapshot after the reload")
-                            }
-                        }
-                    }
-                    match &outcome {
-                        Ok(report) => {
-                            tracing::info!(zone = %name, npcs = report.npcs, names_added = report.names_added, "content reloaded")
-                        }
-                        Err(error) => {
-                            tracing::warn!(zone = %name, %error, "content reload refused; the zone runs on")
-                        }
-                    }
-                    let _ = request.reply.send(outcome);
+                ZoneControl::Reload(request) => self.answer_reload(request).await,
+            }
+        }
+    }
+
+    /// Rebuilds the zone from reloaded content, snapshots it when it has applied anything (so
+    /// a restart starts from the reloaded state) and answers `request`.
+    async fn answer_reload(&mut self, request: ReloadRequest) {
+        let name = self.name.clone();
+        let mut outcome = reload(&self.zone, request.rebuild).await;
+        if let Ok(report) = &mut outcome
+            && self.last.id().is_some()
+        {
+            match self.snapshot().await {
+                Ok(written) => report.snapshot = Some(written.sequence),
+                Err(error) => {
+                    tracing::warn!(zone = %name, %error, "no snapshot after the reload")
                 }
             }
         }
+        match &outcome {
+            Ok(report) => {
+                tracing::info!(zone = %name, npcs = report.npcs, names_added = report.names_added, "content reloaded")
+            }
+            Err(error) => {
+                tracing::warn!(zone = %name, %error, "content reload refused; the zone runs on")
+            }
+        }
+        let _ = request.reply.send(outcome);
+    }
+
+    /// Writes a snapshot anchored at the last entry, after the outputs it covers are written.
+    async fn snapshot(&mut self) -> Result<SnapshotReport, String> {
+        let Some(keeper) = self.snapshots.as_mut() else {
+            return Err("this zone keeps no snapshots".into());
+        };
+        let mark = match &self.last {
+            LastEntry::Nothing => return Err("nothing has been applied yet".into()),
+            LastEntry::Unread(id) => {
+                return Err(format!(
+                    "log entry `{id}`, where the zone resumed, could not be read back to anchor \
+                     a snapshot to; the next batch gives one"
+                ));
+            }
+            LastEntry::Read { log_id, body } => LogMark::of(log_id, body),
+        };
+        self.link
+            .settle()
+            .await
+            .map_err(|error| format!("the outputs it covers were not written: {error}"))?;
+        keeper
+            .write(&self.zone, &*self.bus, &mark)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Writes the outputs waiting, acknowledges the last batch and reads the next, in one
+    /// round trip; `None` when `shutdown` turned true during a read that wrote nothing. A
+    /// failed read is retried after the pause: it gives an empty batch.
+    async fn read(
+        &mut self,
+        block: Duration,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Option<Vec<Delivery>> {
         // A read that carries writes is not cancelled (it returns within `block`): what it
         // writes is then known written, not written again when the loop stops.
-        let writes = !link.outgoing.is_empty();
-        let read = link.consumer.exchange(
-            &mut link.outgoing,
-            &link.handled,
-            consumer_config.batch_max_messages,
+        let writes = !self.link.outgoing.is_empty();
+        let read = self.link.consumer.exchange(
+            &mut self.link.outgoing,
+            &self.link.handled,
+            self.config.batch_max_messages,
             block,
         );
         let batch = if writes {
@@ -446,63 +494,68 @@ async fn zone_loop(
         } else {
             tokio::select! {
                 batch = read => batch,
-                _ = shutdown.changed() => break,
+                _ = shutdown.changed() => return None,
             }
         };
-        let mut batch = match batch {
+        let name = &self.name;
+        match batch {
             Ok(batch) => {
-                link.handled.clear();
-                if failed_reads > 0 {
+                self.link.handled.clear();
+                if self.failed_reads > 0 {
+                    let failed_reads = self.failed_reads;
                     tracing::info!(zone = %name, failed_reads, "world reads resumed: Redis is back");
-                    failed_reads = 0;
+                    self.failed_reads = 0;
                 }
-                batch
+                Some(batch)
             }
             Err(error) => {
                 tracing::warn!(%error, zone = %name, "world read (with the last batch's outputs and ack) failed; retrying");
                 metrics::bus_error();
-                failed_reads += 1;
-                tokio::time::sleep(pause).await;
-                continue;
+                self.failed_reads += 1;
+                tokio::time::sleep(Duration::from_millis(self.config.retry_pause_ms)).await;
+                Some(Vec::new())
             }
-        };
-        if batch.is_empty() {
-            continue;
         }
-        // Woken after the lease may have lapsed (a paused process): what was read stays for
-        // the next owner, whose recovery replays everything delivered.
-        if let Some(lease) = &lease
-            && !lease.may_read(Duration::ZERO)
-        {
-            tracing::warn!(zone = %name, "the zone's lease lapsed during a read; the loop stops");
-            lease_lapsed = true;
-            break;
-        }
-        // Logged before it is applied (invariant 1); a batch the log refuses is retried, never
-        // applied unlogged.
-        let log_ids = loop {
-            match log.record(&name, &batch).await {
-                Ok(ids) => break ids,
+    }
+
+    /// Records `batch` in the world log before it is applied (invariant 1): a batch the log
+    /// refuses is retried, never applied unlogged. `None` when `shutdown` turned true meanwhile.
+    async fn record(
+        &mut self,
+        batch: &[Delivery],
+        shutdown: &watch::Receiver<bool>,
+    ) -> Option<Vec<String>> {
+        loop {
+            match self.log.record(&self.name, batch).await {
+                Ok(ids) => return Some(ids),
                 Err(error) => {
-                    tracing::error!(%error, zone = %name, "world log refused a batch; retrying");
-                    tokio::time::sleep(pause).await;
+                    tracing::error!(%error, zone = %self.name, "world log refused a batch; retrying");
+                    tokio::time::sleep(Duration::from_millis(self.config.retry_pause_ms)).await;
                     if *shutdown.borrow() {
-                        return Ok(stats);
+                        return None;
                     }
                 }
             }
+        }
+    }
+
+    /// Parses `batch`: the messages for this zone go on to be applied; one that does not parse,
+    /// or is for another zone, goes to `deadletter` with the reason.
+    fn sort(&mut self, batch: &[Delivery]) -> Sorted {
+        let name = &self.name;
+        let mut sorted = Sorted {
+            messages: Vec::with_capacity(batch.len()),
+            accepted: Vec::with_capacity(batch.len()),
+            ids: Vec::with_capacity(batch.len()),
         };
-        let mut messages = Vec::with_capacity(batch.len());
-        let mut accepted = Vec::with_capacity(batch.len());
-        let mut ids = Vec::with_capacity(batch.len());
         for (index, delivery) in batch.iter().enumerate() {
-            ids.push(delivery.id.clone());
+            sorted.ids.push(delivery.id.clone());
             let refused = |event_type: &str, path: &str, reason: String| DeadLetter {
                 source_id: delivery.id.clone(),
                 event_type: event_type.to_owned(),
                 path: path.to_owned(),
                 reason,
-                original: excerpt(&delivery.body, consumer_config.limits.max_bytes).to_owned(),
+                original: excerpt(&delivery.body, self.config.limits.max_bytes).to_owned(),
             };
             let parsed = match delivery.utf8_error_at {
                 Some(at) => Err(EnvelopeError {
@@ -510,36 +563,45 @@ async fn zone_loop(
                     path: ".".into(),
                     reason: format!("not UTF-8: invalid byte at {at}"),
                 }),
-                None => parse_world_within(&delivery.body, &consumer_config.limits),
+                None => parse_world_within(&delivery.body, &self.config.limits),
             };
-            match parsed {
-                Ok(message) if message.header.zone == name => {
+            let letter = match parsed {
+                Ok(message) if message.header.zone == *name => {
                     metrics::event_in(message.event.kind());
-                    messages.push(message);
-                    accepted.push(index);
+                    sorted.messages.push(message);
+                    sorted.accepted.push(index);
+                    continue;
                 }
                 Ok(message) => {
                     let reason = format!(
                         "message for zone `{}` on the stream of `{name}`",
                         message.header.zone
                     );
-                    dead_letter(
-                        &mut link.outgoing,
-                        &name,
-                        refused(message.event.kind(), "zone", reason),
-                    );
-                    stats.dead_lettered += 1;
+                    refused(message.event.kind(), "zone", reason)
                 }
                 Err(error) => {
                     tracing::warn!(zone = %name, %error, "world event refused");
-                    let letter = refused(&error.kind, &error.path, error.reason.clone());
-                    dead_letter(&mut link.outgoing, &name, letter);
-                    stats.dead_lettered += 1;
+                    refused(&error.kind, &error.path, error.reason.clone())
                 }
-            }
+            };
+            dead_letter(&mut self.link.outgoing, (name, self.game_time), letter);
+            self.stats.dead_lettered += 1;
         }
-        let game_time = messages.last().map_or(0, |m| m.header.game_time);
-        let (output, status) = zone.apply(messages).await?;
+        sorted
+    }
+
+    /// Queues what the zone gave for `batch` (its `accepted` deliveries applied): refusals to
+    /// `deadletter`, outputs to be written with the next read, travellers to their zones'
+    /// streams, requests to the LLM seams. Returns the isolation counts when they changed.
+    fn apply(
+        &mut self,
+        output: ZoneOutput,
+        status: &ZoneStatus,
+        accepted: &[usize],
+        batch: &[Delivery],
+    ) -> Option<IsolationState> {
+        let name = &self.name;
+        self.game_time = status.game_time;
         for refusal in &output.refused {
             tracing::warn!(zone = %name, id = %refusal.id, reason = %refusal.reason, "world event refused by the zone");
             // The delivery the refused message came from: `accepted` maps a position in what
@@ -554,76 +616,96 @@ async fn zone_loop(
                 reason: refusal.reason.clone(),
                 original: delivery.map(|d| d.body.clone()).unwrap_or_default(),
             };
-            dead_letter(&mut link.outgoing, &name, letter);
-            stats.dead_lettered += 1;
+            dead_letter(&mut self.link.outgoing, (name, self.game_time), letter);
+            self.stats.dead_lettered += 1;
         }
-        stats.applied += output.applied;
-        stats.duplicates += output.duplicates;
+        self.stats.applied += output.applied;
+        self.stats.duplicates += output.duplicates;
         if output.duplicates > 0 {
             metrics::world_duplicates(output.duplicates);
         }
-        if let Some(llm) = &llm {
+        if let Some(llm) = &self.llm {
             // Presence first, so the delivery guard already sees this batch's rooms; then one
             // budget refill per batch (the tick boundary the seams can see) and the requests.
             llm.rooms
-                .update(&name, status.rooms_with_players.clone(), status.game_time);
+                .update(name, status.rooms_with_players.clone(), status.game_time);
             llm.handle.start_tick();
             llm.submit(output.llm);
         }
         // Written with the next read; travellers go to other zones' streams through the bus.
         for (stream, body) in output.messages {
             metrics::event_out(stream);
-            link.outgoing.push((stream, body));
-            stats.published += 1;
+            self.link.outgoing.push((stream, body));
+            self.stats.published += 1;
         }
         for (target, body) in output.handovers {
             metrics::event_out(StreamKind::World);
-            bus.publish(&target, StreamKind::World, body);
-            stats.published += 1;
+            self.bus.publish(&target, StreamKind::World, body);
+            self.stats.published += 1;
         }
+        output.isolation_changed
+    }
+
+    /// Keeps what the batch changed: the entry the zone's state now ends at, isolation counts
+    /// when they changed, the ids to acknowledge with the next read, and a snapshot when one
+    /// is due.
+    async fn keep(&mut self, mut batch: Vec<Delivery>, applied: Applied, status: &ZoneStatus) {
+        let name = self.name.clone();
+        let Applied {
+            log_ids,
+            ids,
+            isolation,
+            game_time,
+        } = applied;
         if let (Some(id), Some(entry)) = (log_ids.last(), batch.pop()) {
-            last = LastEntry::Read {
+            self.last = LastEntry::Read {
                 log_id: id.clone(),
                 body: entry.body,
             };
         }
-        if let (Some(state), Some(persistence)) =
-            (output.isolation_changed, isolation_store.as_mut())
-        {
-            let last = last.id().unwrap_or_default();
+        if let (Some(state), Some(persistence)) = (isolation, self.isolation.as_mut()) {
+            let last = self.last.id().unwrap_or_default();
             persist(persistence, &name, &state, last, game_time).await;
         }
-        link.handled = ids;
-        if snapshots.as_ref().is_some_and(|s| s.due(status.tick)) {
-            match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last, &mut link).await {
+        self.link.handled = ids;
+        if self.snapshots.as_ref().is_some_and(|s| s.due(status.tick)) {
+            match self.snapshot().await {
                 Ok(report) => {
                     tracing::info!(zone = %name, sequence = report.sequence, bytes = report.bytes, "snapshot written")
                 }
                 Err(error) => tracing::error!(zone = %name, %error, "snapshot not written"),
             }
         }
-        metrics::zone_status(&name, &status);
-        let stats = bus.stats();
+        metrics::zone_status(&name, status);
+        let stats = self.bus.stats();
         metrics::bus_dropped(stats.dropped);
         metrics::bus_fenced(stats.fenced);
     }
-    if let Err(error) = link.settle().await {
-        tracing::warn!(%error, zone = %name, "the last batch's outputs and ack were not written; the batch will be redelivered");
-        metrics::bus_error();
-    }
-    // The messages fenced off when the lease was lost, which ended the loop.
-    metrics::bus_fenced(bus.stats().fenced);
-    let lease_lost = lease.as_ref().is_some_and(LeaseGuard::is_lost);
-    tracing::info!(zone = %name, lease_lapsed, lease_lost, "zone loop stopped");
-    if snapshots.is_some() && last.id().is_some() && !lease_lapsed && !lease_lost {
-        match take_snapshot(snapshots.as_mut(), &zone, &*bus, &last, &mut link).await {
-            Ok(report) => {
-                tracing::info!(zone = %name, sequence = report.sequence, "shutdown snapshot written")
+
+    /// Writes what waits and acknowledges the last batch; then, unless the lease lapsed or was
+    /// lost, writes a last snapshot.
+    async fn finish(&mut self) {
+        let name = self.name.clone();
+        if let Err(error) = self.link.settle().await {
+            tracing::warn!(%error, zone = %name, "the last batch's outputs and ack were not written; the batch will be redelivered");
+            metrics::bus_error();
+        }
+        // The messages fenced off when the lease was lost, which ended the loop.
+        metrics::bus_fenced(self.bus.stats().fenced);
+        let lease_lapsed = self.lease_lapsed;
+        let lease_lost = self.lease.as_ref().is_some_and(LeaseGuard::is_lost);
+        tracing::info!(zone = %name, lease_lapsed, lease_lost, "zone loop stopped");
+        if self.snapshots.is_some() && self.last.id().is_some() && !lease_lapsed && !lease_lost {
+            match self.snapshot().await {
+                Ok(report) => {
+                    tracing::info!(zone = %name, sequence = report.sequence, "shutdown snapshot written")
+                }
+                Err(error) => {
+                    tracing::error!(zone = %name, %error, "shutdown snapshot not written")
+                }
             }
-            Err(error) => tracing::error!(zone = %name, %error, "shutdown snapshot not written"),
         }
     }
-    Ok(stats)
 }
 
 /// The first `max_bytes` of `body` (on a character boundary): a dead letter keeps at most what
@@ -636,10 +718,14 @@ fn excerpt(body: &str, max_bytes: usize) -> &str {
     &body[..end]
 }
 
-/// Queues `letter` for `zone`'s `deadletter` stream.
-fn dead_letter(outgoing: &mut Outgoing, zone: &str, letter: DeadLetter) {
+/// Queues `letter` for `zone`'s `deadletter` stream, at the zone's `game_time`.
+fn dead_letter(outgoing: &mut Outgoing, (zone, game_time): (&str, u64), letter: DeadLetter) {
     metrics::dead_letter();
-    let h = header(format!("{zone}:deadletter:{}", letter.source_id), zone, 0);
+    let h = header(
+        format!("{zone}:deadletter:{}", letter.source_id),
+        zone,
+        game_time,
+    );
     outgoing.push((StreamKind::Deadletter, dead_letter_envelope(&h, &letter)));
 }
 

@@ -1,20 +1,27 @@
-//! Applying one world message to the zone: players' moves, spawns and hand-overs (through
-//! `travel`), provider updates, social events (needs, mood, temper, reactive goals, witnesses),
-//! schedule overrides, a player's `say` (to perception), failed actions, weather, and time
-//! (ticks, through `tick`). A message naming what the zone does not hold is refused with the
-//! field at fault. Turning the core's events into messages is `emit`'s.
+//! Applying one world message to the zone, once: the check for an envelope id applied lately,
+//! then the event's family applied by a file of its own under `apply/` — time (ticks, through
+//! `tick`) in `time`, players and NPCs coming and going (through `travel`) in `roster`, the
+//! world's providers, weather, contexts and settings in `world`, what befalls one NPC (social
+//! events, schedule overrides, a player's `say` to perception) in `npc`, and the game's reports
+//! (through `game`) in `reports`, a consumer's claim on a story signal in `story`, what the
+//! game does for and about quests (facts, a goal withdrawn, a quest's outcome) in `quests`. A
+//! message naming what the zone does not hold is refused with
+//! the field at fault. Turning the core's events into messages is `emit`'s.
 
-use geppetto_core::affect::AffectEvent;
-use geppetto_core::life::schedule::{ScheduleBlock, ScheduleOverride};
 use geppetto_core::life::simulator::SimEvent;
 use geppetto_core::vocabulary::{Symbol, Vocabulary};
-use geppetto_llm::LlmRequest;
 
 use super::game::Refused;
-use super::{Refusal, TickInputs, Zone, ZoneConfig, ZoneOutput, room_key, unknown_npc};
-use crate::bus::StreamKind;
-use crate::bus::envelope::{NpcEvent, WorldEvent, WorldMessage};
-use crate::content::world_file::SpawnRecord;
+use super::{Refusal, TickInputs, Zone, ZoneConfig, ZoneOutput};
+use crate::bus::envelope::{WorldEvent, WorldMessage};
+
+mod npc;
+mod quests;
+mod reports;
+mod roster;
+mod story;
+mod time;
+mod world;
 
 impl Zone {
     /// Applies one world message, once: one naming what this zone does not hold is refused
@@ -30,13 +37,8 @@ impl Zone {
         let id = &message.header.id;
         if once && self.recent_ids.contains(id) {
             if !message.header.is_from_geppetto() {
-                out.refused.push(Refusal {
-                    id: id.clone(),
-                    kind: message.event.kind(),
-                    path: "id".to_owned(),
-                    reason: format!("duplicate: an event with id `{id}` was applied already"),
-                    position: 0,
-                });
+                let reason = format!("duplicate: an event with id `{id}` was applied already");
+                out.refuse(message, "id", reason);
             }
             out.duplicates += 1;
             return;
@@ -55,388 +57,50 @@ impl Zone {
         }
     }
 
-    /// Applies one world message (see [`Zone::apply`]).
+    /// Applies one world message (see [`Zone::apply`]): each family of events is applied by
+    /// its own file under `apply/`.
     fn apply_once(
         &mut self,
         message: &WorldMessage,
         inputs: &TickInputs<'_>,
         out: &mut ZoneOutput,
     ) {
-        let refuse = |out: &mut ZoneOutput, path: &str, reason: String| {
-            out.refused.push(Refusal {
-                id: message.header.id.clone(),
-                kind: message.event.kind(),
-                path: path.to_owned(),
-                reason,
-                position: 0,
-            });
-        };
-        let refused = |out: &mut ZoneOutput, result: Result<(), Refused>| {
-            if let Err((path, reason)) = result {
-                refuse(out, path, reason);
-            }
-        };
+        use WorldEvent as E;
         match &message.event {
-            WorldEvent::TimeAdvanced => {
-                let target = message.header.game_time;
-                if target < self.game_time {
-                    let now = self.game_time;
-                    refuse(
-                        out,
-                        "game_time",
-                        format!("game time went backwards: the zone is at {now}, not {target}"),
-                    );
-                    return;
-                }
-                let bound = self.config.tick.max_time_jump_ticks;
-                if target - self.game_time > bound {
-                    let now = self.game_time;
-                    refuse(
-                        out,
-                        "game_time",
-                        format!(
-                            "a jump of {} ticks from {now} is beyond tick.max_time_jump_ticks ({bound})",
-                            target - now
-                        ),
-                    );
-                    return;
-                }
-                let max = self.config.tick.max_catch_up_ticks_per_event.max(1);
-                if target - self.game_time > max {
-                    self.catch_up_all(target - max, out);
-                }
-                while self.game_time < target {
-                    self.game_time += 1;
-                    self.run_tick(inputs, out);
-                }
+            E::TimeAdvanced => self.advance_time(message, inputs, out),
+            E::PlayerEntered { .. }
+            | E::PlayerLeft { .. }
+            | E::NpcSpawned { .. }
+            | E::NpcDespawned { .. }
+            | E::NpcTransfer { .. }
+            | E::NpcArrived(_) => self.apply_roster(message, out),
+            E::ProviderUpdated { .. }
+            | E::WeatherChanged { .. }
+            | E::ContextSet { .. }
+            | E::ContextCleared { .. }
+            | E::ZoneSettings { .. }
+            | E::GovernorDecision(_) => self.apply_world_change(message, out),
+            E::SocialEvent { .. } | E::ScheduleOverride { .. } | E::Say { .. } => {
+                self.apply_to_npc(message, inputs, out);
             }
-            WorldEvent::PlayerEntered { player, room } => match self.rooms.room(room) {
-                Some(room) => {
-                    self.presence.player_entered(&self.rooms, player, room);
-                    self.players_moved();
-                }
-                None => refuse(out, "room", format!("unknown room `{room}`")),
-            },
-            WorldEvent::PlayerLeft { player } => {
-                self.presence.player_left(&self.rooms, player);
-                self.players_moved();
+            E::ActionCompleted { .. }
+            | E::ActionFailed { .. }
+            | E::ResourcesChanged { .. }
+            | E::NpcMoved { .. }
+            | E::Order { .. }
+            | E::OrderCancelled { .. }
+            | E::NpcEngaged { .. }
+            | E::NpcReleased { .. }
+            | E::GoalAssigned { .. }
+            | E::NpcReinstated { .. }
+            | E::BreakerReset { .. } => self.apply_report(message, out),
+            E::StorySignalTaken { .. } | E::StorySignalResolved { .. } => {
+                self.apply_story(message, out);
             }
-            WorldEvent::NpcSpawned { npc } => match self.spawn_from_record("npc", npc) {
-                Ok(index) => {
-                    let event = NpcEvent::NpcSpawned {
-                        npc: self.agents[index].agent.id.clone(),
-                        room: room_key(&self.room_names, self.meta[index].room).to_owned(),
-                    };
-                    self.publish(index, StreamKind::NpcEvents, &event, out);
-                }
-                Err(error) => refuse(out, "npc", error.to_string()),
-            },
-            WorldEvent::NpcDespawned { npc } => {
-                if self.npc_index(npc).is_none() {
-                    refuse(out, "npc", unknown_npc(&self.name, npc));
-                }
-                self.despawn(npc, "despawned", out);
-            }
-            WorldEvent::NpcTransfer { npc, to_zone, room } => {
-                if let Err((path, reason)) = self.hand_over(npc, to_zone, room, out) {
-                    refuse(out, path, reason);
-                }
-            }
-            WorldEvent::NpcArrived(arrival) => {
-                let id = match SpawnRecord::parse(&arrival.npc) {
-                    Ok(record) => record.id().to_owned(),
-                    Err((path, reason)) => {
-                        refuse(
-                            out,
-                            &crate::content::world_file::field_path("npc", &path),
-                            reason,
-                        );
-                        return;
-                    }
-                };
-                if self.npc_index(&id).is_some() {
-                    refuse(
-                        out,
-                        "npc",
-                        format!("an NPC `{id}` already lives in zone `{}`", self.name),
-                    );
-                    return;
-                }
-                match self.spawn_from_record("npc", &arrival.npc) {
-                    Ok(index) => {
-                        self.settle_traveller(index, arrival, out);
-                    }
-                    Err(error) => refuse(out, "npc", error.to_string()),
-                }
-            }
-            WorldEvent::ProviderUpdated {
-                provider,
-                state,
-                capacity,
-            } => {
-                let Some(p) = self.world.providers.iter_mut().find(|p| &p.id == provider) else {
-                    refuse(out, "provider", format!("unknown provider `{provider}`"));
-                    return;
-                };
-                if let Some(state) = state {
-                    match event_symbol(
-                        &mut self.vocabulary,
-                        self.content_names,
-                        &self.config,
-                        state,
-                    ) {
-                        Ok(symbol) => p.state = Some(symbol),
-                        Err(reason) => {
-                            refuse(out, "state", reason);
-                            return;
-                        }
-                    }
-                }
-                if let Some(capacity) = capacity {
-                    p.capacity = *capacity;
-                }
-            }
-            WorldEvent::SocialEvent {
-                kind,
-                source,
-                target,
-                deltas,
-                mood,
-                about: _,
-            } => {
-                if self.npc_index(target).is_none() {
-                    refuse(out, "target", unknown_npc(&self.name, target));
-                }
-                let unknown: Vec<&str> = deltas
-                    .keys()
-                    .map(String::as_str)
-                    .filter(|name| self.vocabulary.lookup(name).is_none())
-                    .collect();
-                if !unknown.is_empty() {
-                    let shown: Vec<&str> = unknown.iter().take(5).copied().collect();
-                    refuse(
-                        out,
-                        "deltas",
-                        format!(
-                            "{} name(s) no consideration of this zone has: {}",
-                            unknown.len(),
-                            shown.join(", ")
-                        ),
-                    );
-                    return;
-                }
-                if let Some(index) = self.npc_index(target) {
-                    self.meta[index].game.felt = Some(kind.clone());
-                    let now_hours = self.now_hours();
-                    let npc = &mut self.agents[index];
-                    for (name, delta) in deltas {
-                        let Some(symbol) = self.vocabulary.lookup(name) else {
-                            continue;
-                        };
-                        match &mut npc.wellbeing {
-                            // An NPC with a wellbeing layer takes external changes damped
-                            // (`max_need_delta_per_tick`) and remembers how the event felt.
-                            Some((config, _)) => {
-                                config.nudge(&mut npc.agent, symbol, *delta);
-                            }
-                            None => {
-                                if let Some(c) = npc
-                                    .agent
-                                    .considerations
-                                    .iter_mut()
-                                    .find(|c| c.name == symbol)
-                                {
-                                    c.value = (c.value + delta).clamp(c.min, c.max.max(c.min));
-                                }
-                            }
-                        }
-                    }
-                    if let Some((config, wellbeing)) = &mut npc.wellbeing {
-                        let felt = mood.unwrap_or_else(|| config.event_mood(kind));
-                        if felt != 0.0 {
-                            config.remember(wellbeing, felt, now_hours);
-                        }
-                    }
-                    self.publish(
-                        index,
-                        StreamKind::NpcEvents,
-                        &NpcEvent::SocialInteraction {
-                            npc: target.clone(),
-                            kind: kind.clone(),
-                            source: source.clone(),
-                        },
-                        out,
-                    );
-                    // An NPC with a temper feels it too: the event joins its affect layer's
-                    // queue under the same kind (its persona's channels decide what it moves).
-                    if let Some(affect) = &mut self.agents[index].affect {
-                        affect
-                            .pending
-                            .push(AffectEvent::new(kind.clone()).from_source(source.clone()));
-                    }
-                    // …and an archetype NPC may take on a reactive goal about it.
-                    if let Some(book) = &mut self.agents[index].goals {
-                        let created: Vec<SimEvent> = book
-                            .react(kind, source, now_hours)
-                            .into_iter()
-                            .map(|goal| SimEvent::GoalCreated { goal })
-                            .collect();
-                        self.emit(index, &created, out);
-                    }
-                    // Whoever is in the room sees a hostile act first-hand (and will talk).
-                    let room = self.meta[index].room;
-                    let by = self.npc_index(source);
-                    let mut witnesses = self.npcs_in(room).to_vec();
-                    witnesses.retain(|&i| Some(i) != by);
-                    let place = self.social_place(index);
-                    let seen = self.social.witness(
-                        &mut self.agents,
-                        &witnesses,
-                        source,
-                        kind,
-                        &place,
-                        now_hours,
-                    );
-                    self.publish_social(seen, out);
-                }
-            }
-            WorldEvent::ScheduleOverride {
-                npc,
-                activity,
-                location,
-                tags,
-                hours,
-            } => {
-                let Some(index) = self.npc_index(npc) else {
-                    refuse(out, "npc", unknown_npc(&self.name, npc));
-                    return;
-                };
-                let now_hours = self.now_hours();
-                let named = self.event_name(activity).and_then(|activity| {
-                    let tags: Result<Vec<Symbol>, String> =
-                        tags.iter().map(|tag| self.event_name(tag)).collect();
-                    Ok((activity, tags?))
-                });
-                let (activity, tags) = match named {
-                    Ok(named) => named,
-                    Err(reason) => {
-                        refuse(out, "activity", reason);
-                        return;
-                    }
-                };
-                let block = ScheduleBlock {
-                    start_hour: 0.0,
-                    end_hour: 24.0,
-                    activity,
-                    tags,
-                    location: location.clone(),
-                    priority: 0.0,
-                    conditions: Vec::new(),
-                    coarse_event: None,
-                    binding: false,
-                };
-                match &mut self.agents[index].schedule {
-                    Some(layer) => layer.overrides.push(ScheduleOverride {
-                        block,
-                        expires_at_hours: now_hours + hours,
-                    }),
-                    None => refuse(out, "npc", format!("NPC `{npc}` has no schedule")),
-                }
-            }
-            WorldEvent::Say {
-                speaker,
-                room,
-                text,
-                addressee,
-            } => {
-                if inputs.replay.is_none() {
-                    let request = self.perception_request(message, speaker, room, text, addressee);
-                    out.llm.push(LlmRequest::Perception(request));
-                }
-            }
-            WorldEvent::ActionCompleted {
-                npc,
-                intent,
-                outcome,
-                resources,
-            } => {
-                let result = self.reported(
-                    npc,
-                    intent.as_deref(),
-                    Ok((outcome.clone(), resources)),
-                    out,
-                );
-                refused(out, result);
-            }
-            WorldEvent::ResourcesChanged { npc, changes, .. } => {
-                let result = self
-                    .npc_index(npc)
-                    .ok_or_else(|| ("npc", unknown_npc(&self.name, npc)))
-                    .map(|index| self.change_resources(index, changes));
-                refused(out, result);
-            }
-            WorldEvent::ActionFailed {
-                npc,
-                intent,
-                reason,
-            } => {
-                let result = self.reported(npc, intent.as_deref(), Err(reason.clone()), out);
-                refused(out, result);
-            }
-            WorldEvent::NpcMoved { npc, room } => {
-                let result = self.npc_moved(npc, room, out);
-                refused(out, result);
-            }
-            WorldEvent::Order {
-                npc,
-                provider,
-                action,
-                by,
-            } => {
-                let id = &message.header.id;
-                let result = self.order(id, npc, provider, action, by, out);
-                refused(out, result);
-            }
-            WorldEvent::OrderCancelled { npc, order } => {
-                let result = self.order_cancelled(npc, order, out);
-                refused(out, result);
-            }
-            WorldEvent::NpcEngaged { npc, reason } => {
-                let result = self.engage(npc, reason, out);
-                refused(out, result);
-            }
-            WorldEvent::NpcReleased { npc } => {
-                let result = self.release(npc, out);
-                refused(out, result);
-            }
-            WorldEvent::GoalAssigned { npc, goal } => {
-                let result = self.assign_goal(npc, goal, out);
-                refused(out, result);
-            }
-            WorldEvent::ContextSet {
-                name,
-                tag_multipliers,
-                until,
-            } => {
-                let result = self.set_context(name, tag_multipliers, *until);
-                refused(out, result);
-            }
-            WorldEvent::ContextCleared { name } => {
-                let result = self.clear_context(name);
-                refused(out, result);
-            }
-            WorldEvent::NpcReinstated { npc } => {
-                let result = self.reinstate(npc, out);
-                refused(out, result);
-            }
-            WorldEvent::BreakerReset { archetype } => {
-                let result = self.reset_breaker(&message.header.id, archetype, out);
-                refused(out, result);
-            }
-            WorldEvent::WeatherChanged { weather } => self.set_weather(weather),
-            WorldEvent::ZoneSettings { completion } => self.set_completion(*completion),
-            // Recorded by this zone when it decided; a replay applies it by tick.
-            WorldEvent::GovernorDecision(_) => {}
+            E::FactsGranted { .. }
+            | E::FactsRevoked { .. }
+            | E::GoalWithdrawn { .. }
+            | E::QuestOutcome { .. } => self.apply_quest(message, out),
         }
     }
 
@@ -455,6 +119,26 @@ impl Zone {
                     action: running.action.id,
                 }],
             );
+        }
+    }
+}
+
+impl ZoneOutput {
+    /// Refuses `message`: the field at fault and why.
+    fn refuse(&mut self, message: &WorldMessage, path: &str, reason: String) {
+        self.refused.push(Refusal {
+            id: message.header.id.clone(),
+            kind: message.event.kind(),
+            path: path.to_owned(),
+            reason,
+            position: 0,
+        });
+    }
+
+    /// Refuses `message` when `result` says why.
+    fn refuse_on(&mut self, message: &WorldMessage, result: Result<(), Refused>) {
+        if let Err((path, reason)) = result {
+            self.refuse(message, path, reason);
         }
     }
 }

@@ -11,6 +11,7 @@ use std::fmt;
 
 use geppetto_core::decision::consideration::Updater;
 use geppetto_core::life::goal_registry::GoalRecord;
+use geppetto_core::life::simulator::{ReactiveLayer, SimulatedAgent};
 use geppetto_core::rng::derive_seed;
 use geppetto_core::wire::response::{IneligibleOut, RankedOut, round4};
 use geppetto_core::wire::{ineligible_out, ranked_out};
@@ -58,7 +59,7 @@ pub struct Brain {
     /// Its persona's feelings (anger, stress, fear…), a separate model from `mood`.
     pub feelings: Vec<Feeling>,
     /// Its queued actions, next first.
-    pub plan: Vec<PlanStep>,
+    pub plan: Vec<QueuedStep>,
     /// Its reactive utility set, if it has one.
     pub reactive_set: Option<ReactiveView>,
     /// Consecutive failed updates (isolation).
@@ -116,7 +117,7 @@ pub struct Feeling {
 
 /// A queued action.
 #[derive(Clone, Debug, Serialize)]
-pub struct PlanStep {
+pub struct QueuedStep {
     /// Provider id.
     pub provider: String,
     /// Action id.
@@ -225,11 +226,7 @@ impl Brain {
             &zone.world,
             derive_seed(zone.tick, index as u64),
         );
-        let convex_exponent = zone.decider().tuning().convex_exponent;
         let running = agent.running.as_ref();
-        let at = running.map(|r| r.provider.as_str());
-        let fabric = &zone.social.fabric;
-        let owned = |names: Vec<&str>| names.into_iter().map(str::to_owned).collect();
         Some(Self {
             id: id.to_owned(),
             name: meta.name.clone(),
@@ -237,25 +234,7 @@ impl Brain {
             tier: meta.tier.tier.as_str(),
             room: zone.room_name(meta.room).0.to_owned(),
             game_time: zone.game_time,
-            considerations: agent
-                .agent
-                .considerations
-                .iter()
-                .map(|c| ConsiderationView {
-                    name: zone.vocabulary.name(c.name).to_owned(),
-                    value: round4(c.value),
-                    min: c.min,
-                    max: c.max,
-                    weight: c.weight,
-                    critical: c.is_critical(),
-                    decay_per_hour: match c.updater {
-                        Updater::LinearDecay { rate } => rate,
-                        Updater::LinearRegen { rate } => -rate,
-                        _ => 0.0,
-                    },
-                    curve: curve_preview(c, convex_exponent),
-                })
-                .collect(),
+            considerations: considerations(zone, agent),
             mood: agent.wellbeing.as_ref().map(|(_, w)| round4(w.mood)),
             stress: agent.wellbeing.as_ref().map(|(_, w)| round4(w.stress)),
             mood_note: agent.wellbeing.is_none().then_some(NO_MOOD),
@@ -264,81 +243,12 @@ impl Brain {
                 .as_ref()
                 .and_then(|s| s.current)
                 .map(|a| zone.vocabulary.name(a).to_owned()),
-            goals: agent
-                .goals
-                .as_ref()
-                .map(|book| {
-                    book.goals
-                        .iter()
-                        .map(|g| GoalView {
-                            record: zone.goal_predicates.goal_record(g, &zone.vocabulary),
-                            progress: round4(g.progress(&agent.agent, &zone.world, at)),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            feelings: agent
-                .affect
-                .as_ref()
-                .map(|layer| {
-                    layer
-                        .model
-                        .state_names()
-                        .iter()
-                        .zip(&layer.state.values)
-                        .map(|(name, value)| Feeling {
-                            name: name.to_string(),
-                            value: round4(*value),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            plan: agent
-                .queue
-                .iter()
-                .map(|q| PlanStep {
-                    provider: q.provider.clone(),
-                    action: q.action.clone(),
-                    player_queued: q.player_queued,
-                    from_plan: q.from_plan,
-                })
-                .collect(),
-            reactive_set: agent.reactive.as_ref().map(|layer| ReactiveView {
-                name: layer.set.name.clone(),
-                running: layer
-                    .state
-                    .running
-                    .and_then(|i| layer.set.actions.get(i))
-                    .map(|a| a.name.clone()),
-                curves: layer
-                    .set
-                    .actions
-                    .iter()
-                    .flat_map(|action| {
-                        action.considerations.iter().map(|c| SetCurve {
-                            action: action.name.clone(),
-                            consideration: c.name.clone(),
-                            curve: shape_preview(&c.shape),
-                        })
-                    })
-                    .collect(),
-            }),
+            goals: goals(zone, agent),
+            feelings: feelings(agent),
+            plan: plan(agent),
+            reactive_set: agent.reactive.as_deref().map(reactive_view),
             errors: zone.isolation.failures(id),
-            social: SocialView {
-                friends: owned(fabric.relationships.friends(id)),
-                rivals: owned(fabric.relationships.rivals(id)),
-                allies: owned(fabric.relationships.allies(id)),
-                rumours: fabric
-                    .rumours(id)
-                    .iter()
-                    .map(|r| RumourView {
-                        subject: r.subject.clone(),
-                        kind: r.kind.as_str(),
-                        depth: r.depth,
-                        confidence: round4(r.confidence),
-                    })
-                    .collect(),
-            },
+            social: social_view(zone, id),
             current_action: running.map(|r| CurrentAction {
                 provider: r.provider.clone(),
                 action: r.action.id.clone(),
@@ -361,6 +271,127 @@ impl Brain {
                 })
                 .collect(),
         })
+    }
+}
+
+/// `agent`'s considerations with their curves.
+fn considerations(zone: &Zone, agent: &SimulatedAgent) -> Vec<ConsiderationView> {
+    let convex_exponent = zone.decider().tuning().convex_exponent;
+    agent
+        .agent
+        .considerations
+        .iter()
+        .map(|c| ConsiderationView {
+            name: zone.vocabulary.name(c.name).to_owned(),
+            value: round4(c.value),
+            min: c.min,
+            max: c.max,
+            weight: c.weight,
+            critical: c.is_critical(),
+            decay_per_hour: match c.updater {
+                Updater::LinearDecay { rate } => rate,
+                Updater::LinearRegen { rate } => -rate,
+                _ => 0.0,
+            },
+            curve: curve_preview(c, convex_exponent),
+        })
+        .collect()
+}
+
+/// `agent`'s goals with their progress.
+fn goals(zone: &Zone, agent: &SimulatedAgent) -> Vec<GoalView> {
+    let at = agent.running.as_ref().map(|r| r.provider.as_str());
+    agent
+        .goals
+        .as_ref()
+        .map(|book| {
+            book.goals
+                .iter()
+                .map(|g| GoalView {
+                    record: zone.goal_predicates.goal_record(g, &zone.vocabulary),
+                    progress: round4(g.progress(&agent.agent, &zone.world, at)),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `agent`'s feelings, when it has a temper.
+fn feelings(agent: &SimulatedAgent) -> Vec<Feeling> {
+    agent
+        .affect
+        .as_ref()
+        .map(|layer| {
+            layer
+                .model
+                .state_names()
+                .iter()
+                .zip(&layer.state.values)
+                .map(|(name, value)| Feeling {
+                    name: name.to_string(),
+                    value: round4(*value),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `agent`'s queued plan.
+fn plan(agent: &SimulatedAgent) -> Vec<QueuedStep> {
+    agent
+        .queue
+        .iter()
+        .map(|q| QueuedStep {
+            provider: q.provider.clone(),
+            action: q.action.clone(),
+            player_queued: q.player_queued,
+            from_plan: q.from_plan,
+        })
+        .collect()
+}
+
+/// A reactive set's running action and its actions' curves.
+fn reactive_view(layer: &ReactiveLayer) -> ReactiveView {
+    ReactiveView {
+        name: layer.set.name.clone(),
+        running: layer
+            .state
+            .running
+            .and_then(|i| layer.set.actions.get(i))
+            .map(|a| a.name.clone()),
+        curves: layer
+            .set
+            .actions
+            .iter()
+            .flat_map(|action| {
+                action.considerations.iter().map(|c| SetCurve {
+                    action: action.name.clone(),
+                    consideration: c.name.clone(),
+                    curve: shape_preview(&c.shape),
+                })
+            })
+            .collect(),
+    }
+}
+
+/// NPC `id`'s social ties and the rumours it holds.
+fn social_view(zone: &Zone, id: &str) -> SocialView {
+    let fabric = &zone.social.fabric;
+    let owned = |names: Vec<&str>| names.into_iter().map(str::to_owned).collect();
+    SocialView {
+        friends: owned(fabric.relationships.friends(id)),
+        rivals: owned(fabric.relationships.rivals(id)),
+        allies: owned(fabric.relationships.allies(id)),
+        rumours: fabric
+            .rumours(id)
+            .iter()
+            .map(|r| RumourView {
+                subject: r.subject.clone(),
+                kind: r.kind.as_str(),
+                depth: r.depth,
+                confidence: round4(r.confidence),
+            })
+            .collect(),
     }
 }
 
@@ -437,25 +468,35 @@ impl fmt::Display for Brain {
             None => writeln!(out, "doing: nothing")?,
         }
         for (i, c) in self.top_candidates.iter().enumerate() {
-            let b = &c.breakdown;
-            writeln!(
-                out,
-                "{}. {}/{} -> {:.2}  (benefit {:?}, priority {:?}, schedule {:?}, personality {:?}, context {:?}, distance {:?}, cost {:?})",
-                i + 1,
-                c.provider,
-                c.action,
-                c.utility,
-                b.benefit,
-                b.priority,
-                b.schedule,
-                b.personality,
-                b.context,
-                b.distance,
-                b.cost
-            )?;
+            write_candidate(out, i + 1, c)?;
         }
         Ok(())
     }
+}
+
+/// One ranked candidate as the text view lists it, `rank` from 1.
+fn write_candidate(out: &mut fmt::Formatter<'_>, rank: usize, c: &RankedOut) -> fmt::Result {
+    let b = &c.breakdown;
+    // Foresight shows only where it bites: an action outlasting a need running out.
+    let foresight = if b.foresight == 1.0 {
+        String::new()
+    } else {
+        format!(", foresight {:?}", b.foresight)
+    };
+    writeln!(
+        out,
+        "{rank}. {}/{} -> {:.2}  (benefit {:?}, priority {:?}, schedule {:?}, personality {:?}, context {:?}, distance {:?}{foresight}, cost {:?})",
+        c.provider,
+        c.action,
+        c.utility,
+        b.benefit,
+        b.priority,
+        b.schedule,
+        b.personality,
+        b.context,
+        b.distance,
+        b.cost
+    )
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! providers, weather, NPCs and archetype residents), and adding one NPC or resident. What
 //! happens to an NPC once it lives in the zone is elsewhere (`apply`, `tick`, `travel`).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use geppetto_core::archetype::NpcRecord;
@@ -14,12 +14,15 @@ use geppetto_core::life::simulator::{AffectLayer, ReactiveLayer, SimulatedAgent,
 use geppetto_core::rng::stable_hash;
 use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::{self, compile};
-use geppetto_core::{Decider, TuningPatch};
+use geppetto_core::{Decider, Profile, TuningPatch};
 
 use super::game::WorldContexts;
 use super::llm::default_narrator;
 use super::status::Derived;
-use super::{NpcGameState, NpcMeta, ProviderPlace, Zone, ZoneConfig, ZoneError, living};
+use super::{
+    NpcGameState, NpcMeta, NpcRecords, ProviderPlace, Zone, ZoneConfig, ZoneContent, ZoneError,
+    living,
+};
 use crate::content::affect::load_persona;
 use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::{DEFAULT_PROFILE, ProfileLibrary};
@@ -61,63 +64,13 @@ impl Zone {
             .ok_or_else(|| ZoneError::UnknownProfile(profile_name.to_owned()))?;
         let mut vocabulary = Vocabulary::from_names(vocabulary)
             .map_err(|e| ZoneError::Spec(format!("saved vocabulary: {e}")))?;
-        let decider = wire::decider_for(&TuningPatch::default(), profile, &mut vocabulary)
-            .map_err(|e| ZoneError::Spec(e.to_string()))?;
-        let tuning = decider.tuning().clone();
-        let weights = profile.weights_in(&mut vocabulary);
-        let effects = profile.aggregated_effects_in(&mut vocabulary);
-        let mut nearby_tuning = tuning.clone();
-        nearby_tuning.full_tick_hours =
-            tuning.full_tick_hours * config.tiers.nearby_every_ticks.max(1) as f64;
-        let nearby = Decider::new(nearby_tuning).with_consideration_weights(weights);
-        let simulator = Arc::new(Simulator::new(decider).with_aggregated_effects(effects.clone()));
-        let nearby_simulator = Arc::new(Simulator::new(nearby).with_aggregated_effects(effects));
+        let (simulator, nearby_simulator) = simulators(profile, &mut vocabulary, &config)?;
+        let full_tick_hours = simulator.decider().tuning().full_tick_hours;
         let completion = config.integration.completion_in(&world_file.zone);
-        let rooms = RoomGraph::new(
-            world_file
-                .rooms
-                .iter()
-                .map(|r| (r.id.as_str(), r.neighbours.as_slice())),
-        );
-        let room_names = world_file
-            .rooms
-            .iter()
-            .map(|r| (r.id.clone(), r.name.clone().unwrap_or_else(|| r.id.clone())))
-            .collect();
-        let mut providers = BTreeMap::new();
-        let mut world = World::default();
-        for (i, placed) in world_file.providers.iter().enumerate() {
-            let provider =
-                compile::provider(&format!("providers[{i}]"), &placed.spec, &mut vocabulary)
-                    .map_err(|e| ZoneError::Spec(e.to_string()))?;
-            let room = rooms
-                .room(&placed.room)
-                .ok_or_else(|| ZoneError::Spec(format!("providers[{i}].room: unknown room")))?;
-            providers.insert(
-                provider.id.clone(),
-                ProviderPlace {
-                    room,
-                    name: placed.name.clone().unwrap_or_else(|| provider.id.clone()),
-                },
-            );
-            world.providers.push(provider);
-        }
+        let (rooms, room_names) = rooms(world_file);
+        let (mut world, providers) = place_providers(world_file, &rooms, &mut vocabulary)?;
         living::mark_sleep(&mut world, &mut vocabulary, &config.living);
-        let mut weather = BTreeMap::new();
-        for (name, contexts) in &world_file.weather {
-            let compiled = contexts
-                .iter()
-                .map(|c| Context {
-                    name: vocabulary.intern(&c.name),
-                    tag_multipliers: c
-                        .tag_multipliers
-                        .iter()
-                        .map(|(tag, m)| (vocabulary.intern(tag), *m))
-                        .collect(),
-                })
-                .collect();
-            weather.insert(name.clone(), compiled);
-        }
+        let weather = compile_weather(world_file, &mut vocabulary);
         let presence = Presence::new(config.tiers.clone(), &rooms);
         let social = SocialLife::new(
             &mut vocabulary,
@@ -126,8 +79,17 @@ impl Zone {
             config.story.clone(),
         );
         let contexts = WorldContexts::from_weather(world.contexts.clone());
+        let content = ZoneContent {
+            simulator,
+            nearby_simulator,
+            sets: sets.clone(),
+            archetypes: BTreeMap::new(),
+            weather,
+            narrator: default_narrator()?,
+        };
         let mut zone = Self {
             name: world_file.zone.clone(),
+            content,
             seed: world_file.seed,
             governor: Governor::new(config.governor.clone()),
             isolation: Isolation::new(config.isolation.clone(), isolation),
@@ -135,13 +97,10 @@ impl Zone {
             vocabulary,
             content_names: 0,
             goals_unannounced: false,
-            simulator,
-            nearby_simulator,
             world,
             rooms,
             room_names,
             providers,
-            weather,
             contexts,
             completion,
             agents: Vec::new(),
@@ -149,17 +108,12 @@ impl Zone {
             presence,
             tick: 0,
             game_time: world_file.start_game_time,
-            full_tick_hours: tuning.full_tick_hours,
-            sets: sets.clone(),
-            archetypes: BTreeMap::new(),
+            full_tick_hours,
             catch_up_cache: CatchUpCache::default(),
             goal_predicates: GoalPredicateRegistry::default(),
-            narrator: default_narrator()?,
             social,
-            spawned: BTreeMap::new(),
-            resident_specs: BTreeMap::new(),
+            records: NpcRecords::default(),
             recent_ids: super::recent_ids::RecentIds::default(),
-            departed: BTreeSet::new(),
             world_fingerprint: world_file.fingerprint.clone(),
             running_by_provider: None,
             derived: Derived::default(),
@@ -167,8 +121,20 @@ impl Zone {
         };
         zone.world.now_hours = zone.now_hours();
         zone.set_completion(completion);
+        zone.add_content_npcs(world_file, archetypes)?;
+        zone.content_names = zone.vocabulary.len();
+        Ok(zone)
+    }
+
+    /// Adds the world file's NPCs and its residents (built from `archetypes` when given, else
+    /// the shipped ones), and keeps the residents' homes private when `[living]` says so.
+    fn add_content_npcs(
+        &mut self,
+        world_file: &WorldFile,
+        archetypes: Option<&ArchetypeLibrary>,
+    ) -> Result<(), ZoneError> {
         for (i, npc) in world_file.npcs.iter().enumerate() {
-            zone.add_npc(&format!("npcs[{i}]"), npc)?;
+            self.add_npc(&format!("npcs[{i}]"), npc)?;
         }
         if !world_file.residents.is_empty() {
             let embedded;
@@ -180,20 +146,19 @@ impl Zone {
                     &embedded
                 }
             };
-            zone.archetypes = library.compile_all(&mut zone.vocabulary);
+            self.content.archetypes = library.compile_all(&mut self.vocabulary);
         }
         for (i, resident) in world_file.residents.iter().enumerate() {
-            zone.add_resident(&format!("residents[{i}]"), resident)?;
+            self.add_resident(&format!("residents[{i}]"), resident)?;
         }
-        if zone.config.living.private_homes {
+        if self.config.living.private_homes {
             let homes = world_file
                 .residents
                 .iter()
                 .filter_map(|r| r.places.get("home").map(String::as_str));
-            living::keep_homes_private(&mut zone.world, &mut zone.vocabulary, homes);
+            living::keep_homes_private(&mut self.world, &mut self.vocabulary, homes);
         }
-        zone.content_names = zone.vocabulary.len();
-        Ok(zone)
+        Ok(())
     }
 
     /// Adds an NPC; `path` names it in errors.
@@ -223,11 +188,12 @@ impl Zone {
             .room(&spec.room)
             .ok_or_else(|| ZoneError::Spec(format!("{path}.room: unknown room `{}`", spec.room)))?;
         let archetype = self
+            .content
             .archetypes
             .get(&spec.archetype)
             .cloned()
             .ok_or_else(|| {
-                let known: Vec<&str> = self.archetypes.keys().map(String::as_str).collect();
+                let known: Vec<&str> = self.content.archetypes.keys().map(String::as_str).collect();
                 ZoneError::Spec(format!(
                     "{path}.archetype: unknown archetype `{}` (known: {})",
                     spec.archetype,
@@ -264,7 +230,9 @@ impl Zone {
         }
         let name = spec.name.clone().unwrap_or_else(|| spec.id.clone());
         self.insert_npc(path, simulated, name, Some(spec.archetype.clone()), room)?;
-        self.resident_specs.insert(spec.id.clone(), spec.clone());
+        self.records
+            .resident_specs
+            .insert(spec.id.clone(), spec.clone());
         Ok(())
     }
 
@@ -274,6 +242,7 @@ impl Zone {
         set: &str,
     ) -> Result<Box<ReactiveLayer>, ZoneError> {
         let loaded = self
+            .content
             .sets
             .resolve(set)
             .map_err(|e| ZoneError::Spec(format!("{path}: {e}")))?;
@@ -310,7 +279,7 @@ impl Zone {
         };
         let profile = archetype
             .as_deref()
-            .and_then(|name| self.archetypes.get(name).map(|c| (name, &c.spec)));
+            .and_then(|name| self.content.archetypes.get(name).map(|c| (name, &c.spec)));
         self.social.join(&simulated.agent.id, profile);
         self.roster_changed();
         self.agents.insert(index, simulated);
@@ -331,4 +300,90 @@ impl Zone {
         );
         Ok(())
     }
+}
+
+/// The zone's two simulators under `profile`: the full tick's, and the Nearby tier's, whose
+/// full tick is `nearby_every_ticks` ticks long.
+fn simulators(
+    profile: &Profile,
+    vocabulary: &mut Vocabulary,
+    config: &ZoneConfig,
+) -> Result<(Arc<Simulator>, Arc<Simulator>), ZoneError> {
+    let decider = wire::decider_for(&TuningPatch::default(), profile, vocabulary)
+        .map_err(|e| ZoneError::Spec(e.to_string()))?;
+    let tuning = decider.tuning().clone();
+    let weights = profile.weights_in(vocabulary);
+    let effects = profile.aggregated_effects_in(vocabulary);
+    let mut nearby_tuning = tuning.clone();
+    nearby_tuning.full_tick_hours =
+        tuning.full_tick_hours * config.tiers.nearby_every_ticks.max(1) as f64;
+    let nearby = Decider::new(nearby_tuning).with_consideration_weights(weights);
+    let simulator = Arc::new(Simulator::new(decider).with_aggregated_effects(effects.clone()));
+    let nearby_simulator = Arc::new(Simulator::new(nearby).with_aggregated_effects(effects));
+    Ok((simulator, nearby_simulator))
+}
+
+/// The world file's room graph, and each room's id and display name.
+fn rooms(world_file: &WorldFile) -> (RoomGraph, Vec<(String, String)>) {
+    let graph = RoomGraph::new(
+        world_file
+            .rooms
+            .iter()
+            .map(|r| (r.id.as_str(), r.neighbours.as_slice())),
+    );
+    let names = world_file
+        .rooms
+        .iter()
+        .map(|r| (r.id.clone(), r.name.clone().unwrap_or_else(|| r.id.clone())))
+        .collect();
+    (graph, names)
+}
+
+/// The world file's providers compiled into a world, with their places by id.
+fn place_providers(
+    world_file: &WorldFile,
+    rooms: &RoomGraph,
+    vocabulary: &mut Vocabulary,
+) -> Result<(World, BTreeMap<String, ProviderPlace>), ZoneError> {
+    let mut providers = BTreeMap::new();
+    let mut world = World::default();
+    for (i, placed) in world_file.providers.iter().enumerate() {
+        let provider = compile::provider(&format!("providers[{i}]"), &placed.spec, vocabulary)
+            .map_err(|e| ZoneError::Spec(e.to_string()))?;
+        let room = rooms
+            .room(&placed.room)
+            .ok_or_else(|| ZoneError::Spec(format!("providers[{i}].room: unknown room")))?;
+        providers.insert(
+            provider.id.clone(),
+            ProviderPlace {
+                room,
+                name: placed.name.clone().unwrap_or_else(|| provider.id.clone()),
+            },
+        );
+        world.providers.push(provider);
+    }
+    Ok((world, providers))
+}
+
+/// The world file's weather table: each weather's contexts, compiled.
+fn compile_weather(
+    world_file: &WorldFile,
+    vocabulary: &mut Vocabulary,
+) -> BTreeMap<String, Vec<Context>> {
+    let mut weather = BTreeMap::new();
+    for (name, contexts) in &world_file.weather {
+        let compiled = contexts
+            .iter()
+            .map(|c| Context {
+                name: vocabulary.intern(&c.name),
+                tag_multipliers: c
+                    .tag_multipliers
+                    .iter()
+                    .map(|(tag, m)| (vocabulary.intern(tag), *m))
+                    .collect(),
+            })
+            .collect();
+        weather.insert(name.clone(), compiled);
+    }
+    weather
 }

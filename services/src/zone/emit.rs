@@ -2,7 +2,8 @@
 //! `reactive`, `bark`, `cancel`) and NPC events. [`message_for`] is the pure part — a core
 //! event and the names of its symbols in, a message out — and [`Zone::emit`] adds the zone's
 //! bookkeeping the starts and ends carry (the intent being carried out, the decision trace, the
-//! NPC's room and position, the story detector's goal changes). Which events happen is the
+//! NPC's room and position, the story detector's goal changes, and — given by `game` when the
+//! game reported the action carried out — the intent and outcome an `action_completed` names). Which events happen is the
 //! core's; publishing with ids is the zone's (`mod.rs`).
 
 use std::collections::BTreeMap;
@@ -34,7 +35,6 @@ pub(super) enum Wire {
 /// report) and for goal events (their predicates written by the zone's registry): see
 /// [`Zone::emit`]. Pure.
 pub(super) fn message_for(npc: &str, event: &SimEvent, vocabulary: &Vocabulary) -> Option<Wire> {
-    let npc = npc.to_owned();
     Some(match event {
         SimEvent::ActionStarted { .. }
         | SimEvent::ReactiveStarted { .. }
@@ -43,90 +43,108 @@ pub(super) fn message_for(npc: &str, event: &SimEvent, vocabulary: &Vocabulary) 
         | SimEvent::GoalCompleted { .. }
         | SimEvent::GoalFailed { .. }
         | SimEvent::GoalBlocked { .. } => return None,
-        SimEvent::ActionCompleted { provider, action } => Wire::Event(NpcEvent::ActionCompleted {
+        SimEvent::Bark { text, .. } => Wire::Intent(Intent::Bark {
+            npc: npc.to_owned(),
+            text: text.clone(),
+        }),
+        _ => {
+            Wire::Event(action_end(npc, event).unwrap_or_else(|| npc_event(npc, event, vocabulary)))
+        }
+    })
+}
+
+/// How an action of NPC `npc` ended, when `event` ends one (completed, preempted, interrupted,
+/// a reactive one ended, a queued one dropped).
+fn action_end(npc: &str, event: &SimEvent) -> Option<NpcEvent> {
+    let npc = npc.to_owned();
+    Some(match event {
+        SimEvent::ActionCompleted { provider, action } => NpcEvent::ActionCompleted {
             npc,
             provider: provider.clone(),
             action: action.clone(),
             intent: None,
             outcome: None,
-        }),
+        },
         SimEvent::ActionPreempted {
             provider,
             action,
             by_provider,
             by_action,
-        } => Wire::Event(NpcEvent::ActionPreempted {
+        } => NpcEvent::ActionPreempted {
             npc,
             provider: provider.clone(),
             action: action.clone(),
             by_provider: by_provider.clone(),
             by_action: by_action.clone(),
-        }),
+        },
         SimEvent::ActionInterrupted {
             provider,
             action,
             by_set,
             by_action,
-        } => Wire::Event(NpcEvent::ActionInterrupted {
+        } => NpcEvent::ActionInterrupted {
             npc,
             provider: provider.clone(),
             action: action.clone(),
             by_set: by_set.clone(),
             by_action: by_action.clone(),
-        }),
-        SimEvent::ReactiveEnded { set, action } => Wire::Event(NpcEvent::ReactiveEnded {
+        },
+        SimEvent::ReactiveEnded { set, action } => NpcEvent::ReactiveEnded {
             npc,
             set: set.clone(),
             action: action.clone(),
-        }),
+        },
         SimEvent::QueueEntryDropped {
             provider,
             action,
             reason,
             ..
-        } => Wire::Event(NpcEvent::QueueEntryDropped {
+        } => NpcEvent::QueueEntryDropped {
             npc,
             provider: provider.clone(),
             action: action.clone(),
             reason: (*reason).to_owned(),
-        }),
-        SimEvent::CommitmentExpired { forbid_tags, .. } => {
-            Wire::Event(NpcEvent::CommitmentExpired {
-                npc,
-                forbid_tags: forbid_tags
-                    .iter()
-                    .map(|t| vocabulary.name(*t).to_owned())
-                    .collect(),
-            })
-        }
-        SimEvent::LevelChanged { from, to } => Wire::Event(NpcEvent::LevelChanged {
+        },
+        _ => return None,
+    })
+}
+
+/// Any other core event of NPC `npc` as an NPC event: commitments, detail levels, aggregated
+/// events and activities with their payloads; the rest under their snake_case names.
+fn npc_event(npc: &str, event: &SimEvent, vocabulary: &Vocabulary) -> NpcEvent {
+    let npc = npc.to_owned();
+    match event {
+        SimEvent::CommitmentExpired { forbid_tags, .. } => NpcEvent::CommitmentExpired {
+            npc,
+            forbid_tags: forbid_tags
+                .iter()
+                .map(|t| vocabulary.name(*t).to_owned())
+                .collect(),
+        },
+        SimEvent::LevelChanged { from, to } => NpcEvent::LevelChanged {
             npc,
             from: from.as_str().into(),
             to: to.as_str().into(),
-        }),
+        },
         SimEvent::AggregatedEventsApplied { count } => {
-            Wire::Event(NpcEvent::AggregatedEventsApplied { npc, count: *count })
+            NpcEvent::AggregatedEventsApplied { npc, count: *count }
         }
-        SimEvent::Bark { text, .. } => Wire::Intent(Intent::Bark {
-            npc,
-            text: text.clone(),
-        }),
         SimEvent::ActivityChanged { from, to } => {
             let name =
                 |activity: &Option<_>| activity.map(|symbol| vocabulary.name(symbol).to_owned());
-            Wire::Event(NpcEvent::ActivityChanged {
+            NpcEvent::ActivityChanged {
                 npc,
                 from: name(from),
                 to: name(to),
-            })
+            }
         }
         // Events the core adds over time (affect bursts, reactive layers…) go out under their
         // own snake_case name until they get a dedicated payload.
-        other => Wire::Event(NpcEvent::CoreEvent {
+        other => NpcEvent::CoreEvent {
             npc,
             event: other.name().to_owned(),
-        }),
-    })
+        },
+    }
 }
 
 /// A goal event of the core as the change and description the story detector reads.
@@ -231,31 +249,24 @@ impl Zone {
     /// preemption or an interruption closes it (a preempted or interrupted one is cancelled
     /// first); a goal change is told to the story detector. The rest are [`message_for`]'s.
     pub(super) fn emit(&mut self, index: usize, events: &[SimEvent], out: &mut ZoneOutput) {
+        self.emit_reported(index, events, None, out);
+    }
+
+    /// [`Zone::emit`], where the action that ends is one the game reported carried out:
+    /// `report` (its intent id and outcome) goes on its `action_completed`.
+    pub(super) fn emit_reported(
+        &mut self,
+        index: usize,
+        events: &[SimEvent],
+        mut report: Option<(String, Option<String>)>,
+        out: &mut ZoneOutput,
+    ) {
         let npc = self.agents[index].agent.id.clone();
         for event in events {
             match event {
                 SimEvent::ActionStarted { .. } => self.start_action(index, &npc, event, out),
                 SimEvent::ReactiveStarted { set, action, .. } => {
-                    let h = self.publish(
-                        index,
-                        StreamKind::Intents,
-                        &Intent::Reactive {
-                            npc: npc.clone(),
-                            set: set.clone(),
-                            action: action.clone(),
-                        },
-                        out,
-                    );
-                    self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Reactive));
-                    self.publish(
-                        index,
-                        StreamKind::Intents,
-                        &Intent::Bark {
-                            npc: npc.clone(),
-                            text: bark_for(action),
-                        },
-                        out,
-                    );
+                    self.start_reactive(index, &npc, set, action, out);
                 }
                 SimEvent::ActionTimedOut { .. } => self.timed_out(index, out),
                 _ => {
@@ -294,11 +305,8 @@ impl Zone {
                                 intent, outcome, ..
                             } = &mut body
                             {
-                                (*intent, *outcome) = self.meta[index]
-                                    .game
-                                    .report
-                                    .take()
-                                    .map_or((None, None), |(i, o)| (Some(i), o));
+                                (*intent, *outcome) =
+                                    report.take().map_or((None, None), |(i, o)| (Some(i), o));
                             }
                             self.publish(index, StreamKind::NpcEvents, &body, out);
                         }
@@ -308,6 +316,30 @@ impl Zone {
                 }
             }
         }
+    }
+
+    /// NPC `index` (`npc`) starts `action` of reactive set `set`: the `reactive` intent it
+    /// carries out from now, and the bark that goes with it.
+    fn start_reactive(
+        &mut self,
+        index: usize,
+        npc: &str,
+        set: &str,
+        action: &str,
+        out: &mut ZoneOutput,
+    ) {
+        let intent = Intent::Reactive {
+            npc: npc.to_owned(),
+            set: set.to_owned(),
+            action: action.to_owned(),
+        };
+        let h = self.publish(index, StreamKind::Intents, &intent, out);
+        self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Reactive));
+        let bark = Intent::Bark {
+            npc: npc.to_owned(),
+            text: bark_for(action),
+        };
+        self.publish(index, StreamKind::Intents, &bark, out);
     }
 
     /// NPC `index` starts an action (`event`, an [`SimEvent::ActionStarted`]): its decision is
@@ -459,7 +491,7 @@ impl Zone {
                 let narration = witnessed.then(|| {
                     let request =
                         self.narration_request(&h.id, index, &with[0], provider_room, &action);
-                    let placeholder = self.narrator.narrate_now(&request);
+                    let placeholder = self.content.narrator.narrate_now(&request);
                     out.llm.push(LlmRequest::Narration(request));
                     placeholder
                 });

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use geppetto_core::rng::{derive_seed, stable_hash};
 use geppetto_llm::{
     LlmConfig, NarrationRequest, NpcRef, Participant, PerceptionContext, PerceptionRequest,
-    Priority, TemplateProvider,
+    Priority, SpendTags, TemplateProvider,
 };
 
 use super::status::Roster;
@@ -34,7 +34,7 @@ impl Zone {
     /// Uses `narrator` for placeholder lines (narration templates loaded from elsewhere than
     /// the embedded ones).
     pub fn set_narrator(&mut self, narrator: Arc<TemplateProvider>) {
-        self.narrator = narrator;
+        self.content.narrator = narrator;
     }
 
     pub(super) fn display_name(&self, id: &str) -> String {
@@ -73,13 +73,24 @@ impl Zone {
             present,
             priority: Priority::Witnessed,
             seed: derive_seed(self.seed, stable_hash(interaction_id)),
+            tags: self.spend_tags(index),
         }
+    }
+
+    /// NPC `index`'s class (archetype) and tier, which its LLM spend is filed under.
+    pub(super) fn spend_tags(&self, index: usize) -> SpendTags {
+        self.meta
+            .get(index)
+            .map_or_else(SpendTags::default, |meta| SpendTags {
+                class: meta.archetype.clone(),
+                tier: Some(meta.tier.tier.as_str().to_owned()),
+            })
     }
 
     /// What a narration in `room` is checked against: the names of the NPCs near players
     /// (shared) and of those in the room. Those far from every player are left out, so the
     /// check grows with the players' surroundings, not with the zone.
-    fn names_for_narration(&mut self, room: usize) -> (Arc<[String]>, Vec<String>) {
+    pub(super) fn names_for_narration(&mut self, room: usize) -> (Arc<[String]>, Vec<String>) {
         let (meta, presence, rooms) = (&self.meta, &self.presence, self.room_names.len());
         let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, presence, rooms));
         let present = roster
@@ -92,7 +103,7 @@ impl Zone {
         (Arc::clone(&roster.known_names), present)
     }
 
-    fn mood_word(&self, index: usize) -> &'static str {
+    pub(super) fn mood_word(&self, index: usize) -> &'static str {
         let (low, high, [gloomy, calm, cheerful]) = MOOD_WORDS;
         match self.agents[index].wellbeing.as_ref().map(|(_, w)| w.mood) {
             Some(mood) if mood < low => gloomy,
@@ -135,6 +146,12 @@ impl Zone {
             },
             priority: Priority::Witnessed,
             seed: derive_seed(self.seed, stable_hash(&message.header.id)),
+            // The spend of reading a line is the addressee's, when it is one of ours.
+            tags: addressee
+                .as_deref()
+                .and_then(|id| self.npc_index(id))
+                .map(|index| self.spend_tags(index))
+                .unwrap_or_default(),
         }
     }
 }
@@ -162,11 +179,27 @@ mod tests {
         };
         let mut out = ZoneOutput::default();
         zone.apply(&message, &live(), &mut out);
-        let [LlmRequest::Perception(request)] = &out.llm[..] else {
+        // Bram answers (a narration request for the model's line, see `zone::reply`), and
+        // perception reads the line.
+        let perceptions: Vec<_> = out
+            .llm
+            .iter()
+            .filter_map(|r| match r {
+                LlmRequest::Perception(p) => Some(p),
+                LlmRequest::Narration(_) => None,
+            })
+            .collect();
+        let [request] = perceptions[..] else {
             panic!("one perception request: {:?}", out.llm);
         };
         assert_eq!(request.utterance_id, "say-1");
         assert_eq!(request.context.addressee.as_deref(), Some("bram"));
+        let bram = zone.npc_index("bram").expect("bram");
+        assert_eq!(request.tags.class, zone.meta[bram].archetype);
+        assert_eq!(
+            request.tags.tier.as_deref(),
+            Some(zone.meta[bram].tier.tier.as_str())
+        );
         let forge = zone.rooms.room("forge").expect("forge");
         let expected: Vec<&str> = zone
             .agents
@@ -182,6 +215,11 @@ mod tests {
         let script = GovernorScript::new();
         let mut out = ZoneOutput::default();
         zone.apply(&message, &TickInputs::replaying(&still, &script), &mut out);
-        assert!(out.llm.is_empty(), "a replayed say is not perceived again");
+        assert!(
+            !out.llm
+                .iter()
+                .any(|r| matches!(r, LlmRequest::Perception(_))),
+            "a replayed say is not perceived again"
+        );
     }
 }

@@ -10,13 +10,15 @@
 //! Nearby NPCs run at full detail with a step of `nearby_every_ticks` minutes (a second
 //! simulator whose full tick is that long); Background NPCs run simplified (one hour a step).
 //!
-//! This file owns the [`Zone`] itself, what it records of each NPC beside its simulated state,
-//! its outputs, and how it names and publishes a message (deterministic ids). Each job lives
+//! This file owns the [`Zone`] itself — with what it runs with and never saves (its content:
+//! simulators, sets, archetypes, weather, narration templates) and what it keeps of the NPCs
+//! that came and went apart — what it records of each NPC beside its simulated state, its
+//! outputs, and how it names and publishes a message (deterministic ids). Each job lives
 //! in a module of its own, every one an `impl Zone` block over the state declared here:
 //!
 //! - `config`: the zone's settings and build errors;
 //! - `build`: building a zone from a world file and adding NPCs and residents;
-//! - `apply`: world events → state;
+//! - `apply`: world events → state, one family of events a file (`apply/`);
 //! - `tick`: the tick (tiers, governor, isolation, decision cap), the catch-up over a time
 //!   jump, and what the tick is given ([`TickInputs`]: clock, replay script, hooks);
 //! - `emit`: the core's events → intents and NPC events;
@@ -25,6 +27,7 @@
 //! - `social`: the zone's share of social life and the story detector's signals;
 //! - `travel`: spawns, despawns and hand-overs between zones;
 //! - `llm`: narration and perception requests;
+//! - `reply`: what an NPC says back to a player who speaks to it;
 //! - `status`: views derived from the state, kept until what they count changes;
 //! - `state`: snapshots (capture and restore); [`anchor`]: what ties a snapshot to its world
 //!   file and log;
@@ -57,6 +60,7 @@ pub mod isolation;
 mod living;
 mod llm;
 mod recent_ids;
+mod reply;
 mod social;
 pub mod social_life;
 mod state;
@@ -130,10 +134,6 @@ pub struct NpcGameState {
     /// The kind of the latest social event it felt since its last `mood_changed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub felt: Option<String>,
-    /// The game's report on the action now ending (intent id, outcome), for its
-    /// `action_completed`.
-    #[serde(skip)]
-    pub report: Option<(String, Option<String>)>,
 }
 
 geppetto_core::wire_enum! {
@@ -183,6 +183,8 @@ pub struct Zone {
     pub name: String,
     seed: u64,
     config: ZoneConfig,
+    /// What the zone runs with and never saves (see [`ZoneContent`]).
+    content: ZoneContent,
     /// Names interned for this zone's agents and world.
     pub vocabulary: Vocabulary,
     /// Whether an NPC joined whose goals (innate ones, a traveller's) the game has not been
@@ -191,8 +193,6 @@ pub struct Zone {
     /// How many of them the content brought (the rest came with world events, bounded by
     /// `tick.max_event_names`).
     content_names: usize,
-    simulator: Arc<Simulator>,
-    nearby_simulator: Arc<Simulator>,
     /// The shared world (providers with occupancy).
     pub world: World,
     /// Room graph.
@@ -200,7 +200,6 @@ pub struct Zone {
     room_names: Vec<(String, String)>,
     /// Provider places by id.
     pub providers: BTreeMap<String, ProviderPlace>,
-    weather: BTreeMap<String, Vec<Context>>,
     /// The world's contexts by source: the weather's and those the game set.
     contexts: game::WorldContexts,
     /// Who ends actions and moves NPCs in this zone.
@@ -218,28 +217,16 @@ pub struct Zone {
     /// Game time in ticks.
     pub game_time: u64,
     full_tick_hours: f64,
-    sets: SetLibrary,
-    /// The shipped archetypes, compiled with this zone's vocabulary.
-    archetypes: BTreeMap<String, CompiledArchetype>,
     /// Daily cycles for analytic catch-up, by archetype (or NPC id) and start hour.
     catch_up_cache: CatchUpCache,
     /// How goal predicates are written and read (brain view, snapshots).
     pub goal_predicates: GoalPredicateRegistry,
-    /// Writes the placeholder line of a witnessed interaction (the narration templates).
-    narrator: Arc<TemplateProvider>,
     /// The social fabric and story detector.
     pub social: SocialLife,
-    /// The records of NPCs spawned by `npc_spawned` or handed over by another zone since the
-    /// world file, by id (a snapshot rebuilds them from these; see `SpawnRecord`).
-    spawned: BTreeMap<String, serde_json::Value>,
-    /// The spec each archetype resident was built from (the world file's, or a traveller's),
-    /// by id: what it is handed over as when it leaves for another zone.
-    resident_specs: BTreeMap<String, ResidentSpec>,
+    /// What the zone keeps of the NPCs that came and went since the world file.
+    records: NpcRecords,
     /// Ids of the world events applied lately (`tick.event_ids_remembered`).
     recent_ids: recent_ids::RecentIds,
-    /// Content NPCs that left at run time (despawned or handed over), so a snapshot restored
-    /// over the content keeps them gone.
-    departed: BTreeSet<String>,
     /// The fingerprint of the world file the zone was built from (a snapshot's anchor).
     world_fingerprint: String,
     /// Who runs what where, while a tick's events are emitted (see `running_at`).
@@ -249,6 +236,40 @@ pub struct Zone {
     derived: Derived,
     /// Tick durations measured, milliseconds (drained by the service for metrics).
     pub tick_durations_ms: Vec<f64>,
+}
+
+/// What a zone runs with beside its state, built from the content and never saved (a
+/// snapshot is laid over a zone built anew): the simulators under the profile's tuning, the
+/// reactive sets, the archetypes, the weather table and the narration templates.
+struct ZoneContent {
+    /// Full-detail ticks (Active and Background NPCs).
+    simulator: Arc<Simulator>,
+    /// Nearby NPCs' ticks, each `nearby_every_ticks` ticks long.
+    nearby_simulator: Arc<Simulator>,
+    /// The reactive sets NPCs may carry.
+    sets: SetLibrary,
+    /// The shipped archetypes, compiled with this zone's vocabulary.
+    archetypes: BTreeMap<String, CompiledArchetype>,
+    /// Each weather's contexts.
+    weather: BTreeMap<String, Vec<Context>>,
+    /// Writes the placeholder line of a witnessed interaction (the narration templates).
+    narrator: Arc<TemplateProvider>,
+}
+
+/// What a zone keeps of the NPCs that came and went since its world file: what a snapshot
+/// rebuilds its roster from, and what a resident leaving for another zone is handed over as
+/// (see `travel`; saved in snapshots).
+#[derive(Default)]
+struct NpcRecords {
+    /// The records of NPCs spawned by `npc_spawned` or handed over by another zone, by id (a
+    /// snapshot rebuilds them from these; see `SpawnRecord`).
+    spawned: BTreeMap<String, serde_json::Value>,
+    /// The spec each archetype resident was built from (the world file's, or a traveller's),
+    /// by id: what it is handed over as when it leaves for another zone.
+    resident_specs: BTreeMap<String, ResidentSpec>,
+    /// Content NPCs that left at run time (despawned or handed over), so a snapshot restored
+    /// over the content keeps them gone.
+    departed: BTreeSet<String>,
 }
 
 /// The zone's outputs, in publication order.
@@ -321,7 +342,7 @@ impl Zone {
 
     /// The decider of full-detail ticks (for the inspector).
     pub fn decider(&self) -> &Decider {
-        self.simulator.decider()
+        self.content.simulator.decider()
     }
 
     pub(super) fn next_id(&mut self, index: usize) -> String {

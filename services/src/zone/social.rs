@@ -7,6 +7,7 @@ use geppetto_core::social::{SocialPlace, SocialStep, Whereabouts};
 use geppetto_core::story::StoryEventKind;
 use geppetto_llm::LlmRequest;
 
+use super::social_life::StoryMessage;
 use super::status::{Roster, room_place};
 use super::{Zone, ZoneOutput};
 use crate::bus::StreamKind;
@@ -44,17 +45,24 @@ impl Zone {
             },
             now_hours,
             self.tick,
-            self.simulator.decider(),
+            self.content.simulator.decider(),
         );
         self.publish_social(step, out);
-        for signal in self.social.signals(now_hours) {
-            let h = header(
-                format!("{}:story:{}", self.name, signal.signal),
-                &self.name,
-                self.game_time,
-            );
-            out.push(StreamKind::Story, &h, &signal);
+        for message in self.social.signals(now_hours, self.full_tick_hours) {
+            self.push_story(&message, out);
         }
+    }
+
+    /// `message` on the `story` stream, under an id made of the signal's.
+    pub(super) fn push_story(&self, message: &StoryMessage, out: &mut ZoneOutput) {
+        let id = format!(
+            "{}:story:{}{}",
+            self.name,
+            message.signal().signal,
+            message.id_suffix(self.game_time)
+        );
+        let h = header(id, &self.name, self.game_time);
+        out.push(StreamKind::Story, &h, message);
     }
 
     /// A social step's interactions (narrated when witnessed), rumours and goals as messages.
@@ -68,7 +76,7 @@ impl Zone {
             let narration = interaction.witnessed.then(|| {
                 let room = self.meta[index].room;
                 let request = self.narration_request(&h.id, index, &interaction.target, room, kind);
-                let placeholder = self.narrator.narrate_now(&request);
+                let placeholder = self.content.narrator.narrate_now(&request);
                 out.llm.push(LlmRequest::Narration(request));
                 placeholder
             });
@@ -121,6 +129,7 @@ impl Zone {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bus::envelope::{WorldEvent, WorldMessage};
     use crate::zone::testing::*;
     use crate::zone::tiers::Tier;
 
@@ -220,6 +229,59 @@ mod tests {
         assert_eq!(request.known.len(), zone.agents.len(), "every NPC's name");
     }
 
+    /// The village with story signals lapsing after `ttl_hours` without new evidence.
+    fn village_with_signal_ttl(ttl_hours: f64) -> Zone {
+        let mut world = crate::content::world_file::embedded_village().expect("village");
+        world.zone = "village".into();
+        let mut config = crate::zone::ZoneConfig::default();
+        config.governor.tick_budget_ms_soft = 60_000.0;
+        config.governor.tick_budget_ms_hard = 60_000.0;
+        config.tick.npc_budget_ms = 60_000.0;
+        config.integration = crate::zone::IntegrationConfig::simulated();
+        config.story.signal_ttl_hours = ttl_hours;
+        Zone::new(
+            &world,
+            &crate::content::profiles::ProfileLibrary::embedded().expect("profiles"),
+            &crate::content::sets::SetLibrary::embedded().expect("sets"),
+            config,
+            crate::zone::isolation::IsolationState::default(),
+        )
+        .expect("zone")
+    }
+
+    #[test]
+    fn a_signal_nobody_takes_lapses_on_the_wire_and_every_story_message_fits_its_schema() {
+        let mut zone = village_with_signal_ttl(1.0);
+        enter(&mut zone, "market");
+        let mut out = advance(&mut zone, 60);
+        out.extend(send(&mut zone, social("theft", "piet", &[], None)));
+        out.extend(advance(&mut zone, 8 * 60));
+        let day: Vec<serde_json::Value> = out
+            .into_iter()
+            .filter(|(stream, _)| *stream == StreamKind::Story)
+            .map(|(_, m)| serde_json::from_str(&m).expect("json"))
+            .collect();
+        for message in &day {
+            support::schema::check_schema("story", message);
+        }
+        let raised: Vec<&str> = day
+            .iter()
+            .filter(|m| m["type"] == "story_signal")
+            .filter_map(|m| m["signal"].as_str())
+            .collect();
+        let lapsed: Vec<&serde_json::Value> = day
+            .iter()
+            .filter(|m| m["type"] == "story_signal_expired" && m["reason"] == "lapsed")
+            .collect();
+        assert!(!lapsed.is_empty(), "raised {raised:?}, none lapsed");
+        for m in &lapsed {
+            let signal = m["signal"].as_str().expect("signal");
+            assert!(raised.contains(&signal), "{signal} lapsed, never raised");
+            let expires_at = m["expires_at"].as_u64().expect("expires_at");
+            assert!(m["game_time"].as_u64() >= Some(expires_at), "{m}");
+        }
+    }
+
     #[test]
     fn a_theft_in_the_market_is_seen_talked_about_and_becomes_a_story() {
         let mut zone = village();
@@ -289,6 +351,55 @@ mod tests {
                     .as_f64()
                     .is_some_and(|i| (0.0..=1.0).contains(&i))
                 && m["expires_at_hours"].as_f64().is_some()
+                && m["expires_at"].as_u64().is_some()
         }));
+        // A quest board takes the first signal, then resolves it; a second resolution is
+        // refused with the field at fault.
+        let id = signals[0].1["signal"].as_str().expect("id").to_owned();
+        let taken = WorldEvent::StorySignalTaken {
+            signal: id.clone(),
+            by: "board".into(),
+        };
+        send(&mut zone, taken);
+        let next = advance(&mut zone, 1);
+        let updated: Vec<serde_json::Value> = (next.iter())
+            .filter(|(s, m)| *s == StreamKind::Story && m.contains("story_signal_updated"))
+            .map(|(_, m)| serde_json::from_str(m).expect("json"))
+            .collect();
+        assert!(
+            updated
+                .iter()
+                .any(|m| m["signal"] == id.as_str() && m["taken_by"] == "board"),
+            "{updated:?}"
+        );
+        let resolve = || WorldEvent::StorySignalResolved {
+            signal: id.clone(),
+            by: "board".into(),
+            outcome: "completed".into(),
+        };
+        let resolved = send(&mut zone, resolve());
+        let [(StreamKind::Story, message)] = resolved.as_slice() else {
+            panic!("one story message: {resolved:?}");
+        };
+        let message: serde_json::Value = serde_json::from_str(message).expect("json");
+        assert_eq!(message["type"], "story_signal_resolved");
+        assert_eq!(
+            (&message["signal"], &message["outcome"]),
+            (&id.clone().into(), &"completed".into())
+        );
+        assert_eq!(message["id"], format!("village:story:{id}:resolved"));
+        let mut out = ZoneOutput::default();
+        let again = WorldMessage {
+            header: header("again", "village", zone.game_time),
+            event: resolve(),
+        };
+        zone.apply(&again, &crate::zone::testing::live(), &mut out);
+        assert_eq!(out.refused.len(), 1);
+        assert_eq!(out.refused[0].path, "signal");
+        assert!(
+            out.refused[0].reason.contains("no live story signal"),
+            "{}",
+            out.refused[0].reason
+        );
     }
 }

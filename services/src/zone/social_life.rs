@@ -9,18 +9,22 @@
 //! - `interaction` on `npc_events` (initiator, partner, kind, success, witnessed — with a
 //!   placeholder line when a player saw it, whose narration request goes to the LLM seams);
 //! - `rumour_heard` on `npc_events` (listener, teller, subject, whether it was believed);
-//! - `story_signal` on `story` (type, importance, NPCs and players involved, location,
-//!   context, expiry) for a quest generator.
+//! - on `story`, for a quest generator: `story_signal` (type, importance, NPCs and players
+//!   involved, location, context, expiry), then under the same `signal` id
+//!   `story_signal_updated` (later evidence merged in, or a consumer took it),
+//!   `story_signal_expired` (lapsed or displaced) or `story_signal_resolved` (a consumer
+//!   resolved it).
 
 use geppetto_core::Decider;
 use geppetto_core::archetype::ArchetypeSpec;
 use geppetto_core::life::simulator::SimulatedAgent;
 use geppetto_core::rng::{derive_seed, stable_hash};
 use geppetto_core::social::{
-    FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep, StepAt, Whereabouts,
+    Deed, FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep, StepAt, Whereabouts,
 };
 use geppetto_core::story::{
-    DetectorConfig, GoalChange, StoryDetector, StoryEventKind, StorySignal,
+    DetectorConfig, GoalChange, SignalChange, SignalClaimError, StoryDetector, StoryEventKind,
+    StorySignal,
 };
 use geppetto_core::vocabulary::Vocabulary;
 use serde::Serialize;
@@ -41,11 +45,10 @@ pub struct SocialLife {
     pub hostile_acts: Vec<String>,
 }
 
-/// A story signal as it goes out on the `story` stream.
+/// A story signal's state as the `story` stream carries it.
 #[derive(Clone, Debug, Serialize)]
-#[serde(tag = "type", rename = "story_signal")]
-pub struct SignalMessage {
-    /// The signal's id within the zone's detector.
+pub struct SignalBody {
+    /// The signal's id within the zone's detector: every message about it carries it.
     pub signal: String,
     /// Its type (`rivalry_escalation`…).
     pub signal_type: &'static str,
@@ -61,12 +64,18 @@ pub struct SignalMessage {
     pub context: std::collections::BTreeMap<String, String>,
     /// Game hour it lapses if nobody acts on it.
     pub expires_at_hours: f64,
+    /// The same instant in the envelope's unit: the `game_time` it lapses at.
+    pub expires_at: u64,
     /// Later detections of the same situation merged into it.
     pub merged: u32,
+    /// The consumer that took it, if one did (a taken signal does not lapse).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taken_by: Option<String>,
 }
 
-impl From<StorySignal> for SignalMessage {
-    fn from(signal: StorySignal) -> Self {
+impl SignalBody {
+    /// `signal` on the wire, in a zone of `tick_hours` game hours a tick.
+    pub fn of(signal: StorySignal, tick_hours: f64) -> Self {
         Self {
             signal: signal.id,
             signal_type: signal.signal_type.as_str(),
@@ -75,8 +84,62 @@ impl From<StorySignal> for SignalMessage {
             players: signal.involved_players,
             location: signal.location,
             context: signal.context,
+            expires_at: (signal.expires_at_hours / tick_hours).round() as u64,
             expires_at_hours: signal.expires_at_hours,
             merged: signal.merged,
+            taken_by: signal.taken_by,
+        }
+    }
+}
+
+/// A message of the `story` stream: what happens to a story signal, from raised to ended.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StoryMessage {
+    /// A new signal.
+    StorySignal(SignalBody),
+    /// A live signal changed: evidence merged in, or a consumer took it.
+    StorySignalUpdated(SignalBody),
+    /// A signal left the live set without being resolved.
+    StorySignalExpired {
+        /// Its last state.
+        #[serde(flatten)]
+        signal: SignalBody,
+        /// `lapsed` (no evidence for its time to live, nobody took it) or `displaced` (the
+        /// live set was full).
+        reason: &'static str,
+    },
+    /// A consumer resolved the signal.
+    StorySignalResolved {
+        /// Its last state.
+        #[serde(flatten)]
+        signal: SignalBody,
+        /// Who resolved it.
+        by: String,
+        /// How, in the consumer's words (`completed`, `failed`, …).
+        outcome: String,
+    },
+}
+
+impl StoryMessage {
+    /// The signal the message is about.
+    pub fn signal(&self) -> &SignalBody {
+        match self {
+            Self::StorySignal(signal)
+            | Self::StorySignalUpdated(signal)
+            | Self::StorySignalExpired { signal, .. }
+            | Self::StorySignalResolved { signal, .. } => signal,
+        }
+    }
+
+    /// The message's id suffix after `{zone}:story:{signal}` (a signal's raise keeps the bare
+    /// id; an update is one a game minute at most).
+    pub fn id_suffix(&self, game_time: u64) -> String {
+        match self {
+            Self::StorySignal(_) => String::new(),
+            Self::StorySignalUpdated(_) => format!(":updated:{game_time}"),
+            Self::StorySignalExpired { .. } => ":expired".to_owned(),
+            Self::StorySignalResolved { .. } => ":resolved".to_owned(),
         }
     }
 }
@@ -193,12 +256,80 @@ impl SocialLife {
         ));
     }
 
-    /// The signals due at this tick (the detector runs every `every_ticks`).
-    pub fn signals(&mut self, now_hours: f64) -> Vec<SignalMessage> {
-        self.detector
-            .tick(now_hours)
-            .into_iter()
-            .map(SignalMessage::from)
-            .collect()
+    /// The story messages due at this tick in a zone of `tick_hours` game hours a tick: new
+    /// signals (the detector runs every `every_ticks`), then what became of live ones.
+    pub fn signals(&mut self, now_hours: f64, tick_hours: f64) -> Vec<StoryMessage> {
+        let raised = self.detector.tick(now_hours).into_iter();
+        let mut messages: Vec<StoryMessage> = raised
+            .map(|s| StoryMessage::StorySignal(SignalBody::of(s, tick_hours)))
+            .collect();
+        messages.extend(
+            self.detector
+                .take_changes()
+                .into_iter()
+                .map(|change| match change {
+                    SignalChange::Updated(s) => {
+                        StoryMessage::StorySignalUpdated(SignalBody::of(s, tick_hours))
+                    }
+                    SignalChange::Ended(s, end) => StoryMessage::StorySignalExpired {
+                        signal: SignalBody::of(s, tick_hours),
+                        reason: end.as_str(),
+                    },
+                }),
+        );
+        messages
+    }
+
+    /// The NPCs live signal `id` is about, but those its context names as the wrongdoer
+    /// (`subject`, `traitor`, `against`): whom a quest about it helped. `None`: not live.
+    pub fn signal_npcs(&self, id: &str) -> Option<Vec<String>> {
+        let signal = self.detector.live().find(|s| s.id == id)?;
+        let wrongdoers: Vec<&String> = ["subject", "traitor", "against"]
+            .iter()
+            .filter_map(|key| signal.context.get(*key))
+            .collect();
+        Some(
+            (signal.involved_npcs.iter())
+                .filter(|npc| !wrongdoers.contains(npc))
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// `npc` at `place` remembers `by`'s deed (see [`SocialFabric::remember_deed`]); the
+    /// detector reads what changed.
+    pub fn remember_deed(
+        &mut self,
+        npc: &str,
+        by: &str,
+        deed: (Deed, &str),
+        (place, now_hours): (&SocialPlace, f64),
+    ) {
+        let mut step = SocialStep::default();
+        let at = &mut StepAt::new(place, now_hours, &mut step);
+        self.fabric.remember_deed(npc, by, deed, at);
+        for event in step.events {
+            self.detector.push(event);
+        }
+    }
+
+    /// Consumer `by` takes signal `id`; its update goes out with the next tick's messages.
+    pub fn take_signal(&mut self, id: &str, by: &str) -> Result<(), SignalClaimError> {
+        self.detector.take(id, by).map(|_| ())
+    }
+
+    /// Consumer `by` resolves signal `id` with `outcome`: the message that says so.
+    pub fn resolve_signal(
+        &mut self,
+        id: &str,
+        (by, outcome): (&str, &str),
+        tick_hours: f64,
+    ) -> Result<StoryMessage, SignalClaimError> {
+        let signal = self.detector.resolve(id, by)?;
+        Ok(StoryMessage::StorySignalResolved {
+            signal: SignalBody::of(signal, tick_hours),
+            by: by.to_owned(),
+            outcome: outcome.to_owned(),
+        })
     }
 }

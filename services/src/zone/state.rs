@@ -16,7 +16,7 @@
 //! Serialised as JSON with string enums and game time as integer ticks; floats round-trip
 //! exactly (`serde_json`'s `float_roundtrip`).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use geppetto_core::decision::world::World;
 use geppetto_core::life::agent_state::{AgentState, StateMismatch};
@@ -165,7 +165,7 @@ impl Zone {
             game_time: self.game_time,
             vocabulary: self.vocabulary.names().to_vec(),
             world: self.world.clone(),
-            spawned: self.spawned.clone(),
+            spawned: self.records.spawned.clone(),
             npcs: self
                 .agents
                 .iter()
@@ -188,7 +188,7 @@ impl Zone {
             detector: self.social.detector().clone(),
             recent_ids,
             recent_id_times,
-            departed: Some(self.departed.clone()),
+            departed: Some(self.records.departed.clone()),
             contexts: Some(self.contexts.clone()),
             completion: Some(self.completion),
             anchor: None,
@@ -209,79 +209,10 @@ impl Zone {
     /// `fresh` — a zone just built from the world file and content — carrying on from `saved`.
     /// On an error `fresh` is dropped: build another (and replay the whole log).
     pub fn restored(mut fresh: Zone, saved: ZoneState) -> Result<Zone, RestoreError> {
-        if saved.zone != fresh.name {
-            return Err(RestoreError::OtherZone {
-                zone: fresh.name,
-                saved: saved.zone,
-            });
-        }
-        let rooms = fresh.rooms.len();
-        let saved_rooms = saved.presence.room_count();
-        if saved_rooms != rooms || saved.npcs.iter().any(|npc| npc.room >= rooms) {
-            return Err(RestoreError::Rooms {
-                saved: saved_rooms,
-                current: rooms,
-            });
-        }
+        fresh.check_fits(&saved)?;
         fresh.vocabulary.extend_to(&saved.vocabulary)?;
-        // The NPC set: content NPCs that left at run time stay gone (older snapshots, which
-        // do not say, keep exactly the NPCs they saved); NPCs the content added since join as
-        // the content builds them; spawned ones are rebuilt from their records (their names
-        // are interned already, so symbols agree) — also one that shares its id with a
-        // content NPC (a villager who left and came back), whose record then stands.
-        let saved_ids: std::collections::BTreeSet<&str> =
-            saved.npcs.iter().map(|npc| npc.id.as_str()).collect();
-        let keep = |id: &str| {
-            !saved.spawned.contains_key(id)
-                && match &saved.departed {
-                    Some(departed) => !departed.contains(id),
-                    None => saved_ids.contains(id),
-                }
-        };
-        let mut left = std::collections::BTreeSet::new();
-        let mut index = 0;
-        while index < fresh.agents.len() {
-            let id = fresh.agents[index].agent.id.as_str();
-            if keep(id) {
-                index += 1;
-            } else {
-                if !saved.spawned.contains_key(id) {
-                    left.insert(id.to_owned());
-                }
-                fresh.agents.remove(index);
-                fresh.meta.remove(index);
-            }
-        }
-        for (npc, record) in &saved.spawned {
-            fresh
-                .spawn_from_record("npc", record)
-                .map_err(|source| RestoreError::Spawn {
-                    npc: npc.clone(),
-                    source,
-                })?;
-        }
-        for npc in saved.npcs {
-            let Some(index) = fresh.npc_index(&npc.id) else {
-                if saved.departed.is_some() {
-                    // Taken out of the content since: it goes.
-                    continue;
-                }
-                return Err(RestoreError::UnknownNpc(npc.id.clone()));
-            };
-            npc.state
-                .restore_onto(&mut fresh.agents[index])
-                .map_err(|source| RestoreError::Npc {
-                    npc: npc.id.clone(),
-                    source,
-                })?;
-            let meta = &mut fresh.meta[index];
-            meta.room = npc.room;
-            meta.tier = npc.tier;
-            meta.current_intent = npc.current_intent;
-            meta.seq = npc.seq;
-            meta.decisions = npc.decisions;
-            meta.game = npc.game;
-        }
+        let left = fresh.keep_saved_npcs(&saved)?;
+        fresh.restore_npcs(saved.npcs, saved.departed.is_some())?;
         fresh.tick = saved.tick;
         fresh.game_time = saved.game_time;
         fresh.contexts = saved
@@ -289,11 +220,11 @@ impl Zone {
             .unwrap_or_else(|| WorldContexts::from_weather(saved.world.contexts.clone()));
         fresh.world = saved.world;
         fresh.set_completion(saved.completion.unwrap_or(Completion::Simulated));
-        fresh.spawned = saved.spawned;
+        fresh.records.spawned = saved.spawned;
         fresh.recent_ids =
             RecentIds::restored(saved.recent_ids, &saved.recent_id_times, saved.game_time);
         // An older snapshot's departures are the content NPCs it did not hold.
-        fresh.departed = saved.departed.unwrap_or(left);
+        fresh.records.departed = saved.departed.unwrap_or(left);
         fresh.presence.adopt_state(saved.presence);
         fresh.governor.adopt_state(saved.governor);
         fresh.isolation.state = saved.isolation;
@@ -301,6 +232,92 @@ impl Zone {
         fresh.derived = Derived::default();
         fresh.goals_unannounced = true;
         Ok(fresh)
+    }
+
+    /// Whether `saved` is a snapshot of this zone, over its rooms.
+    fn check_fits(&self, saved: &ZoneState) -> Result<(), RestoreError> {
+        if saved.zone != self.name {
+            return Err(RestoreError::OtherZone {
+                zone: self.name.clone(),
+                saved: saved.zone.clone(),
+            });
+        }
+        let rooms = self.rooms.len();
+        let saved_rooms = saved.presence.room_count();
+        if saved_rooms != rooms || saved.npcs.iter().any(|npc| npc.room >= rooms) {
+            return Err(RestoreError::Rooms {
+                saved: saved_rooms,
+                current: rooms,
+            });
+        }
+        Ok(())
+    }
+
+    /// Makes this zone's NPC set `saved`'s: content NPCs that left at run time stay gone
+    /// (older snapshots, which do not say, keep exactly the NPCs they saved); NPCs the content
+    /// added since join as the content builds them; spawned ones are rebuilt from their
+    /// records (their names are interned already, so symbols agree) — also one that shares
+    /// its id with a content NPC (a villager who left and came back), whose record then
+    /// stands. Answers the content NPCs that left.
+    fn keep_saved_npcs(&mut self, saved: &ZoneState) -> Result<BTreeSet<String>, RestoreError> {
+        let saved_ids: BTreeSet<&str> = saved.npcs.iter().map(|npc| npc.id.as_str()).collect();
+        let keep = |id: &str| {
+            !saved.spawned.contains_key(id)
+                && match &saved.departed {
+                    Some(departed) => !departed.contains(id),
+                    None => saved_ids.contains(id),
+                }
+        };
+        let mut left = BTreeSet::new();
+        let mut index = 0;
+        while index < self.agents.len() {
+            let id = self.agents[index].agent.id.as_str();
+            if keep(id) {
+                index += 1;
+            } else {
+                if !saved.spawned.contains_key(id) {
+                    left.insert(id.to_owned());
+                }
+                self.agents.remove(index);
+                self.meta.remove(index);
+            }
+        }
+        for (npc, record) in &saved.spawned {
+            self.spawn_from_record("npc", record)
+                .map_err(|source| RestoreError::Spawn {
+                    npc: npc.clone(),
+                    source,
+                })?;
+        }
+        Ok(left)
+    }
+
+    /// Lays each saved NPC's state and record over the NPC of its id; one the zone does not
+    /// hold was taken out of the content since (it goes) when the snapshot says who
+    /// `departed`, and is an error when it does not.
+    fn restore_npcs(&mut self, npcs: Vec<NpcState>, departed: bool) -> Result<(), RestoreError> {
+        for npc in npcs {
+            let Some(index) = self.npc_index(&npc.id) else {
+                if departed {
+                    continue;
+                }
+                return Err(RestoreError::UnknownNpc(npc.id.clone()));
+            };
+            npc.state
+                .restore_onto(&mut self.agents[index])
+                .map_err(|source| RestoreError::Npc {
+                    npc: npc.id.clone(),
+                    source,
+                })?;
+            let meta = &mut self.meta[index];
+            meta.room = npc.room;
+            meta.tier = npc.tier;
+            meta.current_intent = npc.current_intent;
+            meta.seq = npc.seq;
+            meta.decisions = npc.decisions;
+            meta.game = npc.game;
+        }
+        Ok(())
     }
 }
 
@@ -383,6 +400,7 @@ mod tests {
             330,
             WorldEvent::PlayerLeft {
                 player: "ann".into(),
+                room: None,
             },
         ));
         events.push((360, WorldEvent::NpcDespawned { npc: "nell".into() }));

@@ -242,6 +242,7 @@ mod tests {
                 header: header(fresh_id("l"), "village", zone.game_time),
                 event: WorldEvent::PlayerLeft {
                     player: "ann".into(),
+                    room: None,
                 },
             },
             &live(),

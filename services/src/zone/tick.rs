@@ -1,9 +1,11 @@
 //! The tick: tier steps, who is due and in which order, each due NPC prepared in isolation
 //! under the governor's ceilings, the decision cap, one contention-resolving finish for the
 //! whole zone, the governor's record and isolation's events, then the core's events emitted
-//! (`emit`) and the social step (`social`). Also the analytic catch-up over a time jump.
+//! (`emit`) and the social step (`social`), each phase a function of its own. Also the analytic
+//! catch-up over a time jump.
 //! Measuring NPC work needs a clock, which the tick is given, never reads.
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
@@ -120,7 +122,7 @@ impl Zone {
                 archetype: self.meta[index].archetype.as_deref().unwrap_or(&id),
                 seed: derive_seed(self.seed, stable_hash(&id) ^ to),
             };
-            let report = self.simulator.catch_up(
+            let report = self.content.simulator.catch_up(
                 &mut self.agents[index],
                 &self.world,
                 &request,
@@ -145,7 +147,8 @@ impl Zone {
         self.game_time = to;
     }
 
-    /// Runs one tick at the current game time, measured by `inputs.clock`.
+    /// Runs one tick at the current game time, measured by `inputs.clock`: its phases in
+    /// order, each a function below.
     pub fn run_tick(&mut self, inputs: &TickInputs<'_>, out: &mut ZoneOutput) {
         let started = (inputs.clock)();
         let measure_ms = || (inputs.clock)().saturating_sub(started).as_secs_f64() * 1000.0;
@@ -157,22 +160,66 @@ impl Zone {
         let _span =
             tracing::debug_span!("tick", zone = %self.name, tick, game_time = self.game_time)
                 .entered();
-        let mut zone_seq = 0u32;
-        // 1. Tiers. Every NPC steps towards its room's tier; promotions out of Background (a
-        // catch-up each) are limited per tick and go to those near a player first (Active
-        // targets, then Nearby), by id. Nothing to do while every NPC is settled at its room's
-        // tier (until a player or an NPC moves).
+        // 1. Tiers.
+        self.step_tiers(out);
+        // 2. Who is due, in priority order.
+        let due = self.due_npcs(tick);
+        // 3. Prepare each due NPC in isolation, under the governor; then the decision cap.
+        let zone_seed = derive_seed(self.seed, tick);
+        let mut work = self.prepare_due(&due, inputs, zone_seed, &measure_ms);
+        self.cap_decisions(&mut work.prepared);
+        // 4. One contention-resolving finish for the whole zone.
+        let now_hours = self.world.now_hours;
+        let providers =
+            (self.derived.providers).get_or_insert_with(|| ProviderIndex::new(&self.world));
+        let results = self.content.simulator.finish_zone(
+            &mut self.agents,
+            std::mem::take(&mut work.prepared),
+            now_hours,
+            &mut self.world,
+            providers,
+            zone_seed,
+            self.config.tick.decision_workers.max(1),
+        );
+        // 5. Governor record first (logged before the outputs it shapes), then isolation.
+        self.record_governor(
+            inputs,
+            work.decision,
+            work.processed.len(),
+            measure_ms(),
+            out,
+        );
+        self.isolate(work.failures, work.isolation_changed, out);
+        // 6. Intents and events.
+        self.running_by_provider = None;
+        for (index, result) in results {
+            if !result.events.is_empty() {
+                self.emit(index, &result.events, out);
+            }
+        }
+        self.running_by_provider = None;
+        self.report_moods(&work.processed, out);
+        // 7. Social life: this tick's share of the social step, then story signals.
+        self.social_tick(out);
+        self.record_duration(inputs, measure_ms());
+    }
+
+    /// Every NPC steps towards its room's tier; promotions out of Background (a catch-up
+    /// each) are limited per tick and go to those near a player first (Active targets, then
+    /// Nearby), by id. Nothing to do while every NPC is settled at its room's tier (until a
+    /// player or an NPC moves).
+    fn step_tiers(&mut self, out: &mut ZoneOutput) {
         let hysteresis = self.config.tiers.demotion_hysteresis_ticks;
         let mut promotions_left = self.config.tiers.catch_up_per_tick;
         let mut tier_events = Vec::new();
         let mut settled = true;
         if !self.derived.tiers_settled {
-            let mut catching_up: Vec<(std::cmp::Reverse<Tier>, usize)> = Vec::new();
+            let mut catching_up: Vec<(Reverse<Tier>, usize)> = Vec::new();
             for (index, meta) in self.meta.iter_mut().enumerate() {
                 let target = self.presence.room_tier(meta.room);
                 let current = meta.tier.tier;
                 if current == Tier::Background && target > current {
-                    catching_up.push((std::cmp::Reverse(target), index));
+                    catching_up.push((Reverse(target), index));
                     continue;
                 }
                 if let Some(new) = meta.tier.step(target, true, hysteresis) {
@@ -181,7 +228,7 @@ impl Zone {
                 settled &= meta.tier.is_settled_at(target);
             }
             catching_up.sort_unstable();
-            for (std::cmp::Reverse(target), index) in catching_up {
+            for (Reverse(target), index) in catching_up {
                 let tier = &mut self.meta[index].tier;
                 if let Some(new) = tier.step(target, promotions_left > 0, hysteresis) {
                     promotions_left -= 1;
@@ -211,9 +258,12 @@ impl Zone {
                 },
             );
         }
-        // 2. Who is due, in priority order: by tier (Active first), those in a room with a
-        // player first, then by id. Only the due NPCs are looked at (see `cadence`); an Active
-        // NPC the governor has demoted keeps the Nearby cadence.
+    }
+
+    /// The NPCs due at `tick`, in priority order: by tier (Active first), those in a room with
+    /// a player first, then by id. Only the due NPCs are looked at (see `cadence`); an Active
+    /// NPC the governor has demoted keeps the Nearby cadence; one isolation holds is not due.
+    fn due_npcs(&mut self, tick: u64) -> Vec<Due> {
         let (nearby_every, background_every) = (
             self.config.tiers.nearby_every_ticks,
             self.config.tiers.background_every_ticks,
@@ -221,8 +271,7 @@ impl Zone {
         let cadence = (self.derived.cadence)
             .get_or_insert_with(|| Cadence::of(&self.meta, nearby_every, background_every));
         // Most due NPCs are the Active ones: the list is sized for them once.
-        let mut due: Vec<(std::cmp::Reverse<Tier>, bool, usize)> =
-            Vec::with_capacity(cadence.active().len());
+        let mut due: Vec<Due> = Vec::with_capacity(cadence.active().len());
         let candidates = cadence
             .active()
             .iter()
@@ -246,110 +295,132 @@ impl Zone {
                 continue;
             }
             let with_player = self.presence.player_in(meta.room);
-            due.push((std::cmp::Reverse(tier), !with_player, index));
+            due.push((Reverse(tier), !with_player, index));
         }
         due.sort_unstable();
-        // 3. Prepare each due NPC in isolation, under the governor.
-        let zone_seed = derive_seed(self.seed, tick);
-        // The NPCs prepared this tick, in the order of `due` (sorted by index once counted).
-        let mut prepared: Vec<(usize, Prepared)> = Vec::with_capacity(due.len());
-        let mut decision = GovernorDecision {
-            tick,
-            ..GovernorDecision::default()
+        due
+    }
+
+    /// Prepares the `due` NPCs in their order, each as the governor (or a replay's record)
+    /// says: processed, demoted or skipped. An update that panics or runs over
+    /// `tick.npc_budget_ms` is a failure (live, the record names the slow ones; a replay
+    /// reads the record, never its own clock). `measure_ms` is read once an NPC: the reading
+    /// that ends an NPC's update starts the next's.
+    fn prepare_due(
+        &mut self,
+        due: &[Due],
+        inputs: &TickInputs<'_>,
+        zone_seed: u64,
+        measure_ms: &dyn Fn() -> f64,
+    ) -> TickWork {
+        let tick = self.tick;
+        let mut work = TickWork {
+            prepared: Vec::with_capacity(due.len()),
+            decision: GovernorDecision {
+                tick,
+                ..GovernorDecision::default()
+            },
+            failures: Vec::new(),
+            processed: Vec::with_capacity(due.len()),
+            isolation_changed: false,
         };
-        let mut failures = Vec::new();
-        let mut processed = 0usize;
-        let mut processed_npcs = Vec::with_capacity(due.len());
         let npc_budget_ms = self.config.tick.npc_budget_ms;
-        let mut isolation_changed = false;
-        // One clock reading an NPC: the one that ends an NPC's update starts the next's.
+        let logged = inputs.replay.map(|script| script.get(&tick));
         let mut now_ms = measure_ms();
-        for &(std::cmp::Reverse(tier), _, index) in &due {
+        for &(Reverse(tier), _, index) in due {
             let elapsed_ms = now_ms;
             let id = &self.agents[index].agent.id;
-            let verdict = match inputs.replay {
-                Some(script) => Self::scripted_verdict(script.get(&tick), id),
+            let verdict = match logged {
+                Some(logged) => Self::scripted_verdict(logged, id),
                 None => self.governor.verdict(id, tier == Tier::Active, elapsed_ms),
             };
             match verdict {
                 Verdict::Process => {}
                 Verdict::Demote => {
-                    decision.demote.push(id.clone());
+                    work.decision.demote.push(id.clone());
                     continue;
                 }
                 Verdict::Skip => {
-                    decision.skipped.push(id.clone());
+                    work.decision.skipped.push(id.clone());
                     continue;
                 }
             }
-            let (simulator, level) = match tier {
-                Tier::Active => (&self.simulator, DetailLevel::Full),
-                Tier::Nearby => (&self.nearby_simulator, DetailLevel::Full),
-                Tier::Background => (&self.simulator, DetailLevel::Simplified),
-            };
-            let request = TickRequest {
-                now_hours: self.world.now_hours,
-                world: &self.world,
-                level,
-                simplified_event: None,
-            };
-            #[cfg(feature = "fault-injection")]
-            let (fault, id) = (inputs.faults.and_then(|f| f.get(id)).copied(), id.clone());
-            let agent = &mut self.agents[index];
-            // `zone_agent_seed`, with the id's hash kept.
-            let seed = derive_seed(zone_seed, self.meta[index].id_hash);
-            let outcome = catch_unwind(AssertUnwindSafe(|| {
-                #[cfg(feature = "fault-injection")]
-                match fault {
-                    Some(Fault::Panic) => panic!("injected fault in {id}"),
-                    Some(Fault::SlowMs(ms)) => {
-                        std::thread::sleep(std::time::Duration::from_millis(ms))
-                    }
-                    None => {}
-                }
-                simulator.prepare(agent, &request, seed)
-            }));
-            processed += 1;
-            processed_npcs.push(index);
+            let outcome = self.prepare_one(index, tier, inputs, zone_seed);
+            work.processed.push(index);
             now_ms = measure_ms();
-            let took_ms = now_ms - elapsed_ms;
             let id = &self.agents[index].agent.id;
-            // Over its budget counts as a failure, like a panic; live, the record says so
-            // (a replay reads the record, never its own clock).
-            let slow = match inputs.replay {
-                Some(script) => script
-                    .get(&tick)
-                    .is_some_and(|d| d.over_budget.iter().any(|n| n == id)),
-                None => took_ms > npc_budget_ms,
+            let slow = match logged {
+                Some(logged) => logged.is_some_and(|d| d.over_budget.iter().any(|n| n == id)),
+                None => now_ms - elapsed_ms > npc_budget_ms,
             };
-            if slow && inputs.replay.is_none() {
-                decision.over_budget.push(id.clone());
+            if slow && logged.is_none() {
+                work.decision.over_budget.push(id.clone());
             }
             match outcome {
                 Ok(result) if slow => {
-                    prepared.push((index, result));
-                    failures.push((index, format!("over its {npc_budget_ms} ms budget")));
+                    work.prepared.push((index, result));
+                    let reason = format!("over its {npc_budget_ms} ms budget");
+                    work.failures.push((index, reason));
                 }
                 Ok(result) => {
-                    prepared.push((index, result));
-                    isolation_changed |= self.isolation.succeeded(&self.agents[index].agent.id);
+                    work.prepared.push((index, result));
+                    work.isolation_changed |= self.isolation.succeeded(id);
                 }
-                Err(panic) => {
-                    let reason = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                        .unwrap_or_else(|| "panic".into());
-                    failures.push((index, reason));
-                }
+                Err(panic) => work.failures.push((index, panic_reason(panic.as_ref()))),
             }
         }
-        // 3b. At most `max_decisions_per_tick` fresh decisions, by the priority order above
-        // (the order the NPCs were prepared in); the rest stay idle and decide next tick (a
-        // count, so deterministic: no log needed).
+        work
+    }
+
+    /// Prepares NPC `index` at `tier`'s detail under `catch_unwind`, so a panic is its own
+    /// failure, not the zone's.
+    fn prepare_one(
+        &mut self,
+        index: usize,
+        tier: Tier,
+        inputs: &TickInputs<'_>,
+        zone_seed: u64,
+    ) -> std::thread::Result<Prepared> {
+        let (simulator, level) = match tier {
+            Tier::Active => (&self.content.simulator, DetailLevel::Full),
+            Tier::Nearby => (&self.content.nearby_simulator, DetailLevel::Full),
+            Tier::Background => (&self.content.simulator, DetailLevel::Simplified),
+        };
+        let request = TickRequest {
+            now_hours: self.world.now_hours,
+            world: &self.world,
+            level,
+            simplified_event: None,
+        };
+        #[cfg(feature = "fault-injection")]
+        let (fault, id) = {
+            let id = &self.agents[index].agent.id;
+            (inputs.faults.and_then(|f| f.get(id)).copied(), id.clone())
+        };
+        // Only injected faults need the inputs here.
+        #[cfg(not(feature = "fault-injection"))]
+        let _ = inputs;
+        let agent = &mut self.agents[index];
+        // `zone_agent_seed`, with the id's hash kept.
+        let seed = derive_seed(zone_seed, self.meta[index].id_hash);
+        catch_unwind(AssertUnwindSafe(|| {
+            #[cfg(feature = "fault-injection")]
+            match fault {
+                Some(Fault::Panic) => panic!("injected fault in {id}"),
+                Some(Fault::SlowMs(ms)) => std::thread::sleep(std::time::Duration::from_millis(ms)),
+                None => {}
+            }
+            simulator.prepare(agent, &request, seed)
+        }))
+    }
+
+    /// At most `max_decisions_per_tick` fresh decisions, by the priority order the NPCs were
+    /// prepared in; the rest stay idle and decide next tick (a count, so deterministic: no log
+    /// needed). Leaves `prepared` sorted by index.
+    fn cap_decisions(&self, prepared: &mut [(usize, Prepared)]) {
         let cap = self.config.tick.max_decisions_per_tick.max(1);
         let mut deciding = 0usize;
-        for (index, result) in &mut prepared {
+        for (index, result) in prepared.iter_mut() {
             let stage = &mut result.stage;
             if *stage == Stage::Idle && self.agents[*index].queue.is_empty() {
                 deciding += 1;
@@ -360,99 +431,97 @@ impl Zone {
         }
         prepared.sort_unstable_by_key(|(index, _)| *index);
         if deciding > cap {
-            tracing::debug!(zone = %self.name, tick, deferred = deciding - cap, "decisions deferred to the next tick");
+            tracing::debug!(zone = %self.name, tick = self.tick, deferred = deciding - cap, "decisions deferred to the next tick");
         }
-        // 4. One contention-resolving finish for the whole zone.
-        let now_hours = self.world.now_hours;
-        let providers =
-            (self.derived.providers).get_or_insert_with(|| ProviderIndex::new(&self.world));
-        let results = self.simulator.finish_zone(
-            &mut self.agents,
-            prepared,
-            now_hours,
-            &mut self.world,
-            providers,
-            zone_seed,
-            self.config.tick.decision_workers.max(1),
-        );
-        // 5. Governor record first (logged before the outputs it shapes), then isolation. A
-        // replay applies the logged record instead and writes none.
-        let elapsed_ms = measure_ms();
+    }
+
+    /// The governor's record of the tick (`decision`, with `processed` NPCs and the tick
+    /// `elapsed_ms` so far): live, written to the world stream when it decided anything, and
+    /// a `tick_budget_exceeded` past the hard ceiling; a replay applies the logged record
+    /// instead and writes none.
+    fn record_governor(
+        &mut self,
+        inputs: &TickInputs<'_>,
+        mut decision: GovernorDecision,
+        processed: usize,
+        elapsed_ms: f64,
+        out: &mut ZoneOutput,
+    ) {
+        let tick = self.tick;
         let restore = self.governor.end_tick(elapsed_ms);
         if let Some(script) = inputs.replay {
             if let Some(logged) = script.get(&tick) {
                 self.governor.demote(&logged.demote);
                 self.governor.restore(&logged.restore);
             }
-        } else {
-            decision.restore = restore;
-            if !(decision.demote.is_empty()
-                && decision.restore.is_empty()
-                && decision.skipped.is_empty()
-                && decision.over_budget.is_empty())
-            {
-                let h = self.zone_header(&mut zone_seq);
-                out.messages.push((
-                    StreamKind::World,
-                    WorldMessage {
-                        header: h.from_geppetto(),
-                        event: WorldEvent::GovernorDecision(decision.clone()),
-                    }
-                    .to_json(),
-                ));
-                self.governor.demote(&decision.demote);
-                self.governor.restore(&decision.restore);
-            }
-            if self.governor.exceeded(elapsed_ms) {
-                let h = self.zone_header(&mut zone_seq);
-                out.push(
-                    StreamKind::NpcEvents,
-                    &h,
-                    &NpcEvent::TickBudgetExceeded {
-                        tick,
-                        elapsed_ms: (elapsed_ms * 1000.0).round() / 1000.0,
-                        npcs_processed: processed,
-                        npcs_skipped: decision.skipped.len() + decision.demote.len(),
-                    },
-                );
-            }
+            return;
         }
+        let mut zone_seq = 0u32;
+        decision.restore = restore;
+        if !(decision.demote.is_empty()
+            && decision.restore.is_empty()
+            && decision.skipped.is_empty()
+            && decision.over_budget.is_empty())
+        {
+            let h = self.zone_header(&mut zone_seq);
+            out.messages.push((
+                StreamKind::World,
+                WorldMessage {
+                    header: h.from_geppetto(),
+                    event: WorldEvent::GovernorDecision(decision.clone()),
+                }
+                .to_json(),
+            ));
+            self.governor.demote(&decision.demote);
+            self.governor.restore(&decision.restore);
+        }
+        if self.governor.exceeded(elapsed_ms) {
+            let h = self.zone_header(&mut zone_seq);
+            out.push(
+                StreamKind::NpcEvents,
+                &h,
+                &NpcEvent::TickBudgetExceeded {
+                    tick,
+                    elapsed_ms: (elapsed_ms * 1000.0).round() / 1000.0,
+                    npcs_processed: processed,
+                    npcs_skipped: decision.skipped.len() + decision.demote.len(),
+                },
+            );
+        }
+    }
+
+    /// Isolation counts this tick's `failures` (with their events); when its counts changed
+    /// they go out to be persisted, and a held NPC stops: the game is told to drop what it was
+    /// carrying out.
+    fn isolate(&mut self, failures: Vec<(usize, String)>, changed: bool, out: &mut ZoneOutput) {
+        let changed = changed || !failures.is_empty();
         for (index, reason) in failures {
             let id = self.agents[index].agent.id.clone();
             let archetype = self.meta[index].archetype.clone();
-            isolation_changed = true;
             for event in self.isolation.failed(&id, archetype.as_deref(), &reason) {
                 let h = self.header_for(index);
                 out.push(StreamKind::NpcEvents, &h, &event);
             }
         }
-        if isolation_changed {
-            out.isolation_changed = Some(self.isolation.state.clone());
-            // A held NPC stops: the game is told to drop what it was carrying out.
-            for index in 0..self.agents.len() {
-                let held = self.isolation.is_held(
-                    &self.agents[index].agent.id,
-                    self.meta[index].archetype.as_deref(),
-                );
-                if held && self.meta[index].current_intent.is_some() {
-                    self.cancel(index, "demoted", out);
-                    self.release_running(index);
-                    self.order_ended(index, "interrupted", Some("demoted"), out);
-                }
+        if !changed {
+            return;
+        }
+        out.isolation_changed = Some(self.isolation.state.clone());
+        for index in 0..self.agents.len() {
+            let held = self.isolation.is_held(
+                &self.agents[index].agent.id,
+                self.meta[index].archetype.as_deref(),
+            );
+            if held && self.meta[index].current_intent.is_some() {
+                self.cancel(index, "demoted", out);
+                self.release_running(index);
+                self.order_ended(index, "interrupted", Some("demoted"), out);
             }
         }
-        // 6. Intents and events.
-        self.running_by_provider = None;
-        for (index, result) in results {
-            if !result.events.is_empty() {
-                self.emit(index, &result.events, out);
-            }
-        }
-        self.running_by_provider = None;
-        self.report_moods(&processed_npcs, out);
-        // 7. Social life: this tick's share of the social step, then story signals.
-        self.social_tick(out);
-        let duration_ms = measure_ms();
+    }
+
+    /// Keeps the tick's duration for the metrics (and the load generator's sink).
+    fn record_duration(&mut self, inputs: &TickInputs<'_>, duration_ms: f64) {
         if self.tick_durations_ms.len() < MAX_BUFFERED_TICK_DURATIONS {
             self.tick_durations_ms.push(duration_ms);
         }
@@ -460,6 +529,32 @@ impl Zone {
             sink.push(duration_ms);
         }
     }
+}
+
+/// A due NPC: its tier (highest first), whether no player is in its room, its index.
+type Due = (Reverse<Tier>, bool, usize);
+
+/// What preparing a tick's due NPCs leaves for its later phases.
+struct TickWork {
+    /// The NPCs prepared, in the order they were due (sorted by index once capped).
+    prepared: Vec<(usize, Prepared)>,
+    /// The governor's decisions so far: NPCs demoted, skipped and over budget.
+    decision: GovernorDecision,
+    /// NPCs whose update failed, with why.
+    failures: Vec<(usize, String)>,
+    /// The NPCs processed, in order.
+    processed: Vec<usize>,
+    /// Whether an NPC's success changed isolation's counts.
+    isolation_changed: bool,
+}
+
+/// What a caught panic says (`panic` when it says nothing readable).
+fn panic_reason(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "panic".into())
 }
 
 #[cfg(test)]

@@ -193,6 +193,11 @@ impl Presence {
         self.recompute(graph)
     }
 
+    /// The room player `player` is in, if it is in the zone.
+    pub fn room_of(&self, player: &str) -> Option<usize> {
+        self.players.get(player).copied()
+    }
+
     /// Removes a player; returns the rooms whose tier changed.
     pub fn player_left(&mut self, graph: &RoomGraph, player: &str) -> Vec<usize> {
         let Some(room) = self.players.remove(player) else {

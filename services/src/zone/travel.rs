@@ -26,8 +26,8 @@ impl Zone {
             SpawnRecord::Resident(spec) => self.add_resident(path, spec)?,
         }
         let id = parsed.id().to_owned();
-        self.spawned.insert(id.clone(), record.clone());
-        self.departed.remove(&id);
+        self.records.spawned.insert(id.clone(), record.clone());
+        self.records.departed.remove(&id);
         self.npc_index(&id)
             .ok_or_else(|| ZoneError::Spec(format!("{path}: `{id}` was not added")))
     }
@@ -57,7 +57,10 @@ impl Zone {
                 format!("no zone `{to_zone}` in this service's config: `{npc}` stays"),
             ));
         }
-        let mut record = match (self.spawned.get(npc), self.resident_specs.get(npc)) {
+        let mut record = match (
+            self.records.spawned.get(npc),
+            self.records.resident_specs.get(npc),
+        ) {
             (Some(record), _) => record.clone(),
             (None, Some(resident)) => serde_json::json!({ "resident": resident }),
             (None, None) => {
@@ -161,10 +164,10 @@ impl Zone {
         self.roster_changed();
         self.agents.remove(index);
         self.meta.remove(index);
-        if self.spawned.remove(npc).is_none() {
-            self.departed.insert(npc.to_owned());
+        if self.records.spawned.remove(npc).is_none() {
+            self.records.departed.insert(npc.to_owned());
         }
-        self.resident_specs.remove(npc);
+        self.records.resident_specs.remove(npc);
         self.isolation.forget(npc);
         self.governor.forget(npc);
         let h = header(

@@ -56,6 +56,19 @@ pub enum Intent {
         /// The line.
         text: String,
     },
+    /// Answer a player who spoke to the NPC (a `say`): show the line to them at once; with a
+    /// model configured, an in-character line may follow as `narrative_ready` under this
+    /// intent's id.
+    Reply {
+        /// NPC id.
+        npc: String,
+        /// The speaker answered (the `say`'s `speaker`).
+        to: String,
+        /// The line.
+        text: String,
+        /// The id of the `say` answered.
+        in_reply_to: String,
+    },
     /// Stop carrying out an earlier intent.
     Cancel {
         /// NPC id.
@@ -85,6 +98,7 @@ impl Intent {
             | Self::Use { npc, .. }
             | Self::Social { npc, .. }
             | Self::Bark { npc, .. }
+            | Self::Reply { npc, .. }
             | Self::Cancel { npc, .. }
             | Self::Reactive { npc, .. } => npc,
         }

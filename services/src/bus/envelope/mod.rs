@@ -22,7 +22,7 @@ pub mod world;
 
 pub use dead_letter::{DeadLetter, dead_letter_envelope};
 pub use intent::Intent;
-pub use npc_event::NpcEvent;
+pub use npc_event::{NpcEvent, Regard};
 pub use world::{
     Arrival, AssignedGoal, Completion, EnvelopeError, EnvelopeLimits, GovernorDecision, WorldEvent,
     WorldMessage, parse_world, parse_world_within,
@@ -376,7 +376,8 @@ mod tests {
         assert_eq!(type_name(&WorldEvent::TimeAdvanced), "time_advanced");
         assert_eq!(
             type_name(&WorldEvent::PlayerLeft {
-                player: "ann".into()
+                player: "ann".into(),
+                room: None,
             }),
             "player_left"
         );

@@ -355,7 +355,8 @@ pub enum NpcEvent {
         cause: String,
     },
     /// geppetto placed an NPC where its schedule and catch-up put it (promoted out of
-    /// Background): the game moves the NPC object there.
+    /// Background): the game moves the NPC object there, showing `leave` to the room it was
+    /// in and `arrive` to the room it is in now.
     NpcRelocated {
         /// NPC id.
         npc: String,
@@ -363,6 +364,13 @@ pub enum NpcEvent {
         from: String,
         /// The room it is in now.
         to: String,
+        /// Why: the activity its schedule has it at (`work`, `sleep`…), if it names one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        activity: Option<String>,
+        /// The line for the room it leaves ("Pip leaves: time for work.").
+        leave: String,
+        /// The line for the room it arrives in ("Pip arrives: time for work.").
+        arrive: String,
     },
     /// The game took an NPC over: it makes no decisions until released.
     NpcEngaged {
@@ -380,6 +388,32 @@ pub enum NpcEvent {
     NpcReinstated {
         /// NPC id.
         npc: String,
+    },
+    /// A goal the game assigned was refused (the `goal_assigned` also goes to `deadletter`).
+    GoalRefused {
+        /// NPC id, as the assignment named it.
+        npc: String,
+        /// The goal's id.
+        goal_id: String,
+        /// The field at fault and why (`goal.predicate: …`, `goal.id: … already pursues …`).
+        reason: String,
+    },
+    /// An NPC remembers a player's deed (`quest_outcome`): its regard for the player before
+    /// and after.
+    DeedRemembered {
+        /// NPC id.
+        npc: String,
+        /// The player.
+        by: String,
+        /// `helped`, `failed` or `harmed`.
+        outcome: &'static str,
+        /// The quest, when the game named it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        quest: Option<String>,
+        /// Its regard for the player before.
+        before: Regard,
+        /// And after.
+        after: Regard,
     },
     /// An archetype's circuit breaker was reset (admin).
     BreakerReset {
@@ -421,6 +455,31 @@ impl NpcEvent {
     /// The `type` tag (see [`type_name`]).
     pub fn kind(&self) -> String {
         type_name(self).into_owned()
+    }
+}
+
+/// How one NPC regards another, as `deed_remembered` shows it (each 0–1, 0.5 neutral).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Regard {
+    /// Trust.
+    pub trust: f64,
+    /// Respect.
+    pub respect: f64,
+    /// Loyalty.
+    pub loyalty: f64,
+    /// Affinity.
+    pub affinity: f64,
+}
+
+impl From<&geppetto_core::social::Relationship> for Regard {
+    fn from(r: &geppetto_core::social::Relationship) -> Self {
+        let round = |v: f64| (v * 10_000.0).round() / 10_000.0;
+        Self {
+            trust: round(r.trust),
+            respect: round(r.respect),
+            loyalty: round(r.loyalty),
+            affinity: round(r.affinity),
+        }
     }
 }
 

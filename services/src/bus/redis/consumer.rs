@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use geppetto_storage::{RedisConnection, RedisTarget};
+use geppetto_redis_target::{RedisConnection, RedisTarget};
 use redis::streams::{StreamAutoClaimOptions, StreamAutoClaimReply, StreamReadOptions};
 use redis::{RedisError, Value};
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{Applied, EventSource};
+use crate::bus::StreamKind;
 use crate::history::error::HistoryError;
 use crate::history::log_source::JsonlReader;
 
@@ -44,11 +45,17 @@ pub(super) struct Comparison {
     /// The last world event applied while the streams were the same.
     last: Option<EventSource>,
     state: Compared,
+    /// What the stream's messages are called in a difference (`intents`).
+    noun: String,
 }
 
 impl Comparison {
-    pub(super) fn new(path: &Path) -> Self {
+    pub(super) fn new(path: &Path, stream: StreamKind) -> Self {
         Self {
+            noun: match stream {
+                StreamKind::Intents => "intents".to_owned(),
+                other => format!("`{}` messages", other.as_str()),
+            },
             path: path.to_owned(),
             recorded: None,
             recorded_ids: HashSet::new(),
@@ -116,8 +123,9 @@ impl Comparison {
     /// where the streams part.
     pub(super) fn finish(mut self) -> Result<Option<String>, HistoryError> {
         let replayed = self.replayed;
+        let noun = std::mem::take(&mut self.noun);
         let emitted = |holds: usize| {
-            format!("the replay emitted {replayed} intents, the recording holds {holds}")
+            format!("the replay emitted {replayed} {noun}, the recording holds {holds}")
         };
         Ok(match std::mem::replace(&mut self.state, Compared::Same) {
             Compared::Differs(difference) => Some(difference),

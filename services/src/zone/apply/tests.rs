@@ -2,6 +2,7 @@
 //! damped needs) and schedule overrides.
 
 use super::*;
+use crate::bus::StreamKind;
 use crate::bus::envelope::header;
 use crate::zone::testing::*;
 use std::collections::BTreeMap;
@@ -385,5 +386,40 @@ fn a_window_restored_from_a_snapshot_still_knows_its_ids() {
     assert_eq!(
         again.duplicates, 1,
         "a recovered zone drops what the live one applied"
+    );
+}
+
+#[test]
+fn a_player_leaves_the_room_it_names_only_while_it_is_still_there() {
+    let mut zone = village();
+    let left = |room: Option<&str>| WorldEvent::PlayerLeft {
+        player: "ann".into(),
+        room: room.map(str::to_owned),
+    };
+    let market = zone.rooms.room("market").expect("market");
+    enter(&mut zone, "square");
+    // The game reports the next room before it reports leaving the last.
+    enter(&mut zone, "market");
+    send(&mut zone, left(Some("square")));
+    assert_eq!(
+        zone.presence.room_of("ann"),
+        Some(market),
+        "still in the market"
+    );
+    let mut out = ZoneOutput::default();
+    let unknown = WorldMessage {
+        header: header(fresh_id("l"), "village", zone.game_time),
+        event: left(Some("atlantis")),
+    };
+    zone.apply(&unknown, &live(), &mut out);
+    assert_eq!(out.refused[0].path, "room");
+    send(&mut zone, left(Some("market")));
+    assert_eq!(zone.presence.room_of("ann"), None);
+    enter(&mut zone, "square");
+    send(&mut zone, left(None));
+    assert_eq!(
+        zone.presence.room_of("ann"),
+        None,
+        "without a room: wherever it is"
     );
 }

@@ -54,6 +54,18 @@ impl WorldContexts {
     }
 }
 
+/// The lines a game shows for an NPC relocated by its schedule: to the room it leaves and to
+/// the room it arrives in, naming the activity that calls it when there is one.
+fn relocation_lines(name: &str, activity: Option<&str>) -> (String, String) {
+    match activity {
+        Some(activity) => (
+            format!("{name} leaves: time for {activity}."),
+            format!("{name} arrives: time for {activity}."),
+        ),
+        None => (format!("{name} leaves."), format!("{name} arrives.")),
+    }
+}
+
 impl Zone {
     /// The settings this zone is configured with, as the world message its loop writes when it
     /// starts: applied from the log, they hold from there on, in a replay or a recovery too.
@@ -92,7 +104,12 @@ impl Zone {
 
     /// The weather is now `weather`: its contexts replace the weather's, beside the game's.
     pub(super) fn set_weather(&mut self, weather: &str) {
-        self.contexts.weather = self.weather.get(weather).cloned().unwrap_or_default();
+        self.contexts.weather = self
+            .content
+            .weather
+            .get(weather)
+            .cloned()
+            .unwrap_or_default();
         self.world.contexts = self.contexts.combined();
     }
 
@@ -181,11 +198,12 @@ impl Zone {
             (Ok((outcome, resources)), IntentKind::Use) => {
                 self.change_resources(index, resources);
                 self.meta[index].current_intent = None;
-                self.meta[index].game.report = Some((current, outcome));
-                let events = self.simulator.complete_running(&mut self.agents[index]);
+                let events = self
+                    .content
+                    .simulator
+                    .complete_running(&mut self.agents[index]);
                 geppetto_core::apply_occupancy(&mut self.world, &events);
-                self.emit(index, &events, out);
-                self.meta[index].game.report = None;
+                self.emit_reported(index, &events, Some((current, outcome)), out);
             }
             (Err(reason), _) => self.fail_running(index, Some(current), &reason, out),
         }
@@ -198,8 +216,8 @@ impl Zone {
     pub(crate) fn set_completion(&mut self, completion: Completion) {
         self.completion = completion;
         let settles = completion == Completion::Simulated;
-        self.simulator.settle(settles);
-        self.nearby_simulator.settle(settles);
+        self.content.simulator.settle(settles);
+        self.content.nearby_simulator.settle(settles);
     }
 
     /// Adds `changes` to what NPC `index` holds (an amount never goes below 0): what the game
@@ -533,6 +551,8 @@ impl Zone {
                 .unwrap_or(self.config.integration.assigned_goal_priority),
             id: Some(goal.id.clone()),
         };
+        // The goals it came with are told first, once, so this one is not told twice.
+        self.announce_goals_of(index, out);
         let note = assigned.note();
         let book = self.agents[index]
             .goals
@@ -564,18 +584,23 @@ impl Zone {
             return;
         }
         for index in 0..self.agents.len() {
-            if std::mem::replace(&mut self.meta[index].game.goals_announced, true) {
-                continue;
-            }
-            let created: Vec<SimEvent> = self.agents[index]
-                .goals
-                .iter()
-                .flat_map(|book| &book.goals)
-                .map(|goal| SimEvent::GoalCreated { goal: goal.note() })
-                .collect();
-            if !created.is_empty() {
-                self.emit(index, &created, out);
-            }
+            self.announce_goals_of(index, out);
+        }
+    }
+
+    /// Announces the goals NPC `index` came with, unless they were announced.
+    fn announce_goals_of(&mut self, index: usize, out: &mut ZoneOutput) {
+        if std::mem::replace(&mut self.meta[index].game.goals_announced, true) {
+            return;
+        }
+        let created: Vec<SimEvent> = self.agents[index]
+            .goals
+            .iter()
+            .flat_map(|book| &book.goals)
+            .map(|goal| SimEvent::GoalCreated { goal: goal.note() })
+            .collect();
+        if !created.is_empty() {
+            self.emit(index, &created, out);
         }
     }
 
@@ -669,10 +694,19 @@ impl Zone {
         if let Some(position) = self.provider_position(&place) {
             self.agents[index].agent.position = position;
         }
+        let activity = self.agents[index]
+            .schedule
+            .as_ref()
+            .and_then(|s| s.activity_at(&self.world, now))
+            .map(|symbol| self.vocabulary.name(symbol).to_owned());
+        let (leave, arrive) = relocation_lines(&self.meta[index].name, activity.as_deref());
         let relocated = NpcEvent::NpcRelocated {
             npc: self.agents[index].agent.id.clone(),
             from,
             to: room_key(&self.room_names, room).to_owned(),
+            activity,
+            leave,
+            arrive,
         };
         self.publish(index, StreamKind::NpcEvents, &relocated, out);
     }

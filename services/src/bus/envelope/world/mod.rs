@@ -73,6 +73,9 @@ pub enum WorldEvent {
     PlayerLeft {
         /// Player id.
         player: String,
+        /// The room it left: when given, the player leaves only if it is still there (a game
+        /// that reports the next room's `player_entered` first keeps its player).
+        room: Option<String>,
     },
     /// A new NPC.
     NpcSpawned {
@@ -262,6 +265,65 @@ pub enum WorldEvent {
     BreakerReset {
         /// The archetype.
         archetype: String,
+    },
+    /// Facts now hold for an NPC (a reward, a clue learned, a key handed over): what a goal's
+    /// `has_fact` condition, a plan or an action's precondition reads.
+    FactsGranted {
+        /// NPC id.
+        npc: String,
+        /// The facts (`has:purse`).
+        facts: Vec<String>,
+    },
+    /// Facts no longer hold for an NPC.
+    FactsRevoked {
+        /// NPC id.
+        npc: String,
+        /// The facts.
+        facts: Vec<String>,
+    },
+    /// The game takes back a goal it assigned (a quest withdrawn): the NPC drops it
+    /// (`goal_failed` with reason `withdrawn`).
+    GoalWithdrawn {
+        /// NPC id.
+        npc: String,
+        /// The goal's id, as `goal_assigned` gave it.
+        goal: String,
+    },
+    /// How a player's quest ended for the NPCs it was about: each remembers the player's deed
+    /// — its regard for the player, its mood, a rumour it tells on (`deed_remembered`).
+    QuestOutcome {
+        /// The player.
+        by: String,
+        /// `helped`, `failed` or `harmed`.
+        outcome: geppetto_core::social::Deed,
+        /// The quest, for the record (the rumour's origin).
+        quest: Option<String>,
+        /// The NPCs it was about; absent: the live story signal `signal`'s NPCs (but those its
+        /// context names as the wrongdoer: `subject`, `traitor`, `against`), or the NPCs
+        /// pursuing goal `goal`.
+        npcs: Option<Vec<String>>,
+        /// The story signal the quest came from.
+        signal: Option<String>,
+        /// The assigned goal the quest gave an NPC.
+        goal: Option<String>,
+    },
+    /// A consumer (a quest board) takes a live story signal: it no longer lapses, and the
+    /// `story` stream says who holds it (`story_signal_updated` with `taken_by`).
+    StorySignalTaken {
+        /// The signal's id (`signal` on the `story` stream).
+        signal: String,
+        /// The consumer.
+        by: String,
+    },
+    /// A consumer resolves a story signal: it leaves the live set, and the `story` stream
+    /// says so (`story_signal_resolved`).
+    StorySignalResolved {
+        /// The signal's id.
+        signal: String,
+        /// The consumer (the one that took it, if one did).
+        by: String,
+        /// How it ended, in the consumer's words (`completed`, `failed`, `withdrawn`, …).
+        outcome: String,
     },
     /// The settings a zone runs with from here on (written by geppetto as the zone starts), so
     /// a replay or a recovery reads them from the log like any input.

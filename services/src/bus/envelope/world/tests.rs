@@ -84,6 +84,7 @@ fn samples() -> Vec<WorldMessage> {
         },
         WorldEvent::PlayerLeft {
             player: "ann".into(),
+            room: None,
         },
         WorldEvent::NpcSpawned {
             npc: serde_json::json!({"id": "kit", "room": "forge", "position": [0.5, 1], "zeta": null, "alpha": {"b": 1, "a": 2.0}}),
