@@ -37,6 +37,7 @@ fuzz_target!(|data: &[u8]| {
         },
         priority: Priority::Witnessed,
         seed: 7,
+        tags: geppetto_llm::SpendTags::default(),
     };
     let limits = PerceptionLimits::default();
     let Some(candidates) = parse_model_output(text) else {

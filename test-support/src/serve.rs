@@ -26,6 +26,27 @@ pub fn game_driven_village(redis_url: &str, admin_port: u16, extra: &str) -> Str
     )
 }
 
+/// Waits (up to a minute) until a `serve` of [`game_driven_village`] is ready for a game: it
+/// reads the village's world stream over the Redis at `redis_url` (its consumer group exists)
+/// and answers on its admin API at `admin_port`. Panics if it does not come up.
+pub fn wait_until_ready_for_a_game(redis_url: &str, admin_port: u16) {
+    let client = redis::Client::open(redis_url).expect("url");
+    let mut connection = client.get_connection().expect("connection");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let groups: redis::RedisResult<Vec<redis::Value>> = redis::cmd("XINFO")
+            .arg("GROUPS")
+            .arg("geppetto:{village}:world")
+            .query(&mut connection);
+        let admin = crate::http::request_with(admin_port, "GET", "/npcs", None, "");
+        if groups.is_ok_and(|g| !g.is_empty()) && admin.is_some_and(|(status, _)| status == 200) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "serve did not come up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A running `geppetto serve`.
 pub struct Serve(Child);
 

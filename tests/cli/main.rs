@@ -7,4 +7,6 @@ mod commands;
 mod corpus;
 mod decide_memory;
 mod demo;
+mod load;
 mod replay_memory;
+mod worlds;

@@ -1,6 +1,7 @@
 //! End-to-end: `geppetto serve` with the in-process bus, its internal clock and the admin API on
 //! a free loopback port: health, NPC list, the debug-brain view, Prometheus metrics, and a
-//! despawn and a schedule override that need the bearer token and go through the world log.
+//! despawn and a schedule override that need the bearer token and go through the world log;
+//! the LLM budget read and changed with the token, and the spend per NPC-hour read without.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -362,5 +363,107 @@ fn content_reloads_into_running_zones_keeping_their_state_and_bad_content_change
         "square",
         "the zone runs on unchanged"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `PATCH` (or another `method`) of `/llm/budget` with `body` and the token; status and JSON.
+fn budget_call(port: u16, method: &str, body: &str) -> (u16, serde_json::Value) {
+    let (status, reply) =
+        request_with(port, method, "/llm/budget", Some("s3cret"), body).expect("reply");
+    (status, serde_json::from_str(&reply).expect("json"))
+}
+
+#[test]
+fn an_operator_reads_and_changes_the_llm_budget_with_the_token() {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("geppetto-budget-{}", std::process::id()));
+    let _serve = serve(
+        &dir,
+        &format!(
+            "[llm.budget]\ntokens_per_hour = 5000\n[admin]\naddress = '127.0.0.1:{port}'\ntoken_env = 'GEPPETTO_TEST_TOKEN'\n"
+        ),
+        &[("GEPPETTO_TEST_TOKEN", "s3cret")],
+        Stdio::null(),
+    );
+    assert!(until(port, "/healthz", |b| b.contains("ok")).contains("\"ok\""));
+    let (status, _) = request(port, "GET", "/llm/budget", None).expect("reply");
+    assert_eq!(status, 401, "the budget is the operator's");
+    let (status, budget) = budget_call(port, "GET", "");
+    assert_eq!(status, 200, "{budget}");
+    assert_eq!(budget["allowances"]["tokens_per_hour"], 5000);
+    assert!(budget["spent"].is_array(), "{budget}");
+
+    // A change applies the fields it names; the others stay.
+    let (status, budget) = budget_call(
+        port,
+        "PATCH",
+        r#"{"money_per_hour": 0.25, "classes": {"guard": 0.5, "smith": 0.2}}"#,
+    );
+    assert_eq!(status, 200, "{budget}");
+    let allowances = &budget["allowances"];
+    assert_eq!(allowances["tokens_per_hour"], 5000);
+    assert_eq!(allowances["money_per_hour"], 0.25);
+    assert_eq!(allowances["classes"]["guard"], 0.5);
+
+    // Refusals name the field and change nothing.
+    for (body, named) in [
+        (r#"{"witnessed_reserve": 1.5}"#, "budget.witnessed_reserve"),
+        (r#"{"classes": {"guard": 2.0}}"#, "budget.classes"),
+        (r#"{"tokens_per_hour": "lots"}"#, "`tokens_per_hour`"),
+        (r#"{"tokens_per_hr": 10}"#, "tokens_per_hr"),
+        (
+            r#"{"save_within_ms": 10}"#,
+            "`save_within_ms` is read at start",
+        ),
+        (r#"[1, 2]"#, "a JSON object"),
+    ] {
+        let (status, refusal) = budget_call(port, "PATCH", body);
+        assert_eq!(status, 400, "{body}: {refusal}");
+        let error = refusal["error"].as_str().expect("error");
+        assert!(error.contains(named), "{body}: {error}");
+    }
+    let (_, after) = budget_call(port, "GET", "");
+    assert_eq!(
+        &after["allowances"], allowances,
+        "refused changes changed nothing"
+    );
+    let (status, _) = support::http::request_typed(
+        port,
+        "PATCH",
+        "/llm/budget",
+        Some("s3cret"),
+        "text/plain",
+        "{}",
+    )
+    .expect("reply");
+    assert_eq!(status, 415);
+
+    // `null` unsets an allowance or removes a share; `PUT` replaces the whole.
+    let (status, budget) = budget_call(
+        port,
+        "PATCH",
+        r#"{"tokens_per_hour": null, "classes": {"smith": null}}"#,
+    );
+    assert_eq!(status, 200, "{budget}");
+    assert!(
+        budget["allowances"]["tokens_per_hour"].is_null(),
+        "{budget}"
+    );
+    assert_eq!(
+        budget["allowances"]["classes"],
+        serde_json::json!({"guard": 0.5})
+    );
+    let (status, budget) = budget_call(port, "PUT", r#"{"tokens_per_day": 100000}"#);
+    assert_eq!(status, 200, "{budget}");
+    assert_eq!(budget["allowances"]["tokens_per_day"], 100_000);
+    assert!(budget["allowances"]["money_per_hour"].is_null(), "{budget}");
+    assert_eq!(budget["allowances"]["classes"], serde_json::json!({}));
+
+    // What the model cost, per hour and per NPC-hour, needs no token (the inspector reads it).
+    let spend = until(port, "/llm/spend", |b| b.contains("\"npcs\":24"));
+    let spend: serde_json::Value = serde_json::from_str(&spend).expect("json");
+    assert_eq!(spend["npcs"], 24, "{spend}");
+    assert_eq!(spend["calls"], 0, "no player, no model call: {spend}");
+    assert_eq!(spend["per_npc_hour"]["tokens"], 0.0, "{spend}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -46,6 +46,20 @@ impl Game {
         out
     }
 
+    /// Advances the zone one game minute and reads what it wrote.
+    fn tick(&mut self) {
+        let next = self.zone.game_time + 1;
+        self.seq += 1;
+        let tick = WorldMessage {
+            header: header(format!("t{}", self.seq), "village", next),
+            event: WorldEvent::TimeAdvanced,
+        };
+        let clock = geppetto_service::runtime::wall_clock();
+        let mut out = ZoneOutput::default();
+        self.zone.apply(&tick, &TickInputs::live(&clock), &mut out);
+        self.read(&out);
+    }
+
     /// Checks and notes every message; keeps what each NPC carries out.
     fn read(&mut self, out: &ZoneOutput) {
         for (stream, body) in &out.messages {
@@ -203,16 +217,7 @@ fn every_message_of_the_integration_contract_matches_its_schema() {
                 false,
             );
         }
-        let next = game.zone.game_time + 1;
-        game.seq += 1;
-        let tick = WorldMessage {
-            header: header(format!("t{}", game.seq), "village", next),
-            event: WorldEvent::TimeAdvanced,
-        };
-        let clock = geppetto_service::runtime::wall_clock();
-        let mut out = ZoneOutput::default();
-        game.zone.apply(&tick, &TickInputs::live(&clock), &mut out);
-        game.read(&out);
+        game.tick();
     }
     game.send(
         WorldEvent::ContextCleared {
@@ -220,6 +225,7 @@ fn every_message_of_the_integration_contract_matches_its_schema() {
         },
         false,
     );
+    quests(&mut game);
     game.send(
         WorldEvent::ZoneSettings {
             completion: geppetto_service::zone::Completion::Game,
@@ -250,6 +256,18 @@ fn every_message_of_the_integration_contract_matches_its_schema() {
         "npc_events:action_completed",
         "npc_events:action_failed",
         "npc_events:mood_changed",
+        "world:facts_granted",
+        "world:facts_revoked",
+        "world:goal_withdrawn",
+        "world:quest_outcome",
+        "world:story_signal_taken",
+        "world:story_signal_resolved",
+        "npc_events:goal_refused",
+        "npc_events:goal_failed",
+        "npc_events:deed_remembered",
+        "story:story_signal",
+        "story:story_signal_updated",
+        "story:story_signal_resolved",
     ];
     let seen: BTreeSet<&str> = game.seen.keys().map(String::as_str).collect();
     let missing: Vec<_> = expected.iter().filter(|k| !seen.contains(*k)).collect();
@@ -263,5 +281,84 @@ fn every_message_of_the_integration_contract_matches_its_schema() {
         "checked against schema/: {} kinds of message, {} world events sent",
         seen.len(),
         game.seq
+    );
+}
+
+/// What a quest board and the game do about quests: a story signal taken and resolved, facts
+/// granted and revoked, a refused and a withdrawn assignment, a quest's outcome remembered.
+fn quests(game: &mut Game) {
+    let signal = game.seen["story:story_signal"]["signal"]
+        .as_str()
+        .expect("a signal in a day")
+        .to_owned();
+    game.send(
+        WorldEvent::StorySignalTaken {
+            signal: signal.clone(),
+            by: "board".into(),
+        },
+        false,
+    );
+    game.tick();
+    game.send(
+        WorldEvent::QuestOutcome {
+            by: "ann".into(),
+            outcome: geppetto_core::social::Deed::Helped,
+            quest: Some("the stolen purse".into()),
+            npcs: Some(vec!["marla".into()]),
+            signal: None,
+            goal: None,
+        },
+        false,
+    );
+    game.send(
+        WorldEvent::StorySignalResolved {
+            signal,
+            by: "board".into(),
+            outcome: "completed".into(),
+        },
+        false,
+    );
+    game.send(
+        WorldEvent::FactsGranted {
+            npc: "bjorn".into(),
+            facts: vec!["has:medal".into()],
+        },
+        false,
+    );
+    game.send(
+        WorldEvent::FactsRevoked {
+            npc: "bjorn".into(),
+            facts: vec!["has:medal".into()],
+        },
+        false,
+    );
+    let goal = |id: &str, predicate: Value| WorldEvent::GoalAssigned {
+        npc: "bjorn".into(),
+        goal: AssignedGoal {
+            id: id.into(),
+            description: "find the medal".into(),
+            predicate,
+            deadline_hours: None,
+            priority: None,
+        },
+    };
+    let refused = game.send(
+        goal("quest-x", json!({"predicate_type": "no_such_thing"})),
+        false,
+    );
+    assert_eq!(refused.refused.len(), 1, "also dead-lettered");
+    game.send(
+        goal(
+            "quest-2",
+            json!({"predicate_type": "has_fact", "fact": "has:medal"}),
+        ),
+        false,
+    );
+    game.send(
+        WorldEvent::GoalWithdrawn {
+            npc: "bjorn".into(),
+            goal: "quest-2".into(),
+        },
+        false,
     );
 }

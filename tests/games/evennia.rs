@@ -14,7 +14,8 @@
 //! player on telnet who imports the village, walks into the square and gives Piet an order;
 //! the server's own clock and reader loop carry it out until Piet reports it done.
 //!
-//! A third runs the package's unit tests, which need no service.
+//! The others run the package's unit tests, which need no service, on Evennia 5.0.1 and on
+//! Evennia 6.1 (`scripts/evennia6-venv`).
 //!
 //! A missing environment fails the test with the command that builds it (`scripts/test` runs
 //! it), never skips it.
@@ -28,7 +29,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::http;
 use support::model_server::{MODEL, ModelServer};
 use support::redis_server::RedisServer;
 use support::serve::{self, Serve};
@@ -46,6 +46,18 @@ fn venv() -> PathBuf {
         || {
             let home = std::env::var_os("HOME").unwrap_or_default();
             Path::new(&home).join(".cache/geppetto/evennia-venv")
+        },
+        PathBuf::from,
+    )
+}
+
+/// The Evennia 6.1 environment `scripts/evennia6-venv` builds: `GEPPETTO_EVENNIA6_VENV`, else
+/// `~/.cache/geppetto/evennia6-venv`.
+fn venv6() -> PathBuf {
+    std::env::var_os("GEPPETTO_EVENNIA6_VENV").map_or_else(
+        || {
+            let home = std::env::var_os("HOME").unwrap_or_default();
+            Path::new(&home).join(".cache/geppetto/evennia6-venv")
         },
         PathBuf::from,
     )
@@ -82,21 +94,8 @@ fn serve_village(dir: &Path, redis_url: &str, model: Option<&str>) -> (Serve, u1
     });
     std::fs::write(&config, serve::game_driven_village(redis_url, port, &llm)).expect("config");
     let serve = Serve::start(env!("CARGO_BIN_EXE_geppetto"), &config, &[]);
-    let client = redis::Client::open(redis_url).expect("url");
-    let mut connection = client.get_connection().expect("connection");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let groups: redis::RedisResult<Vec<redis::Value>> = redis::cmd("XINFO")
-            .arg("GROUPS")
-            .arg("geppetto:{village}:world")
-            .query(&mut connection);
-        let admin = http::request_with(port, "GET", "/npcs", None, "");
-        if groups.is_ok_and(|g| !g.is_empty()) && admin.is_some_and(|(status, _)| status == 200) {
-            return (serve, port);
-        }
-        assert!(Instant::now() < deadline, "serve did not come up");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    serve::wait_until_ready_for_a_game(redis_url, port);
+    (serve, port)
 }
 
 /// A game folder made by `evennia --init` in `dir`.
@@ -123,24 +122,40 @@ fn figure(figures: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("figure {name} in {figures}"))
 }
 
-/// The package's own unit tests (`integrations/evennia/tests/unit/`): Evennia's test runner
-/// in a throw-away game folder, the bus a list in memory — no service, no Redis.
-#[test]
-fn the_evennia_package_passes_its_unit_tests() {
-    evennia();
+/// The package's own unit tests (`integrations/evennia/tests/unit/`) in the environment
+/// `venv`: Evennia's test runner in a throw-away game folder, the bus a list in memory or a
+/// private `redis-server` the runner starts — no service.
+fn unit_tests_pass_in(venv: &Path, builder: &str) {
+    assert!(
+        venv.join("bin/evennia").exists(),
+        "the Evennia unit tests need Evennia and geppetto-evennia in {}: run ./scripts/{builder} \
+         (./scripts/test runs it)",
+        venv.display()
+    );
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../integrations/evennia/run-unit-tests");
     let output = Command::new(&script)
         .arg("--venv")
-        .arg(venv())
+        .arg(venv)
         .output()
         .expect("run-unit-tests runs");
     assert!(
         output.status.success(),
-        "the Evennia package's unit tests failed:\n{}\n{}",
+        "the Evennia package's unit tests failed in {}:\n{}\n{}",
+        venv.display(),
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[test]
+fn the_evennia_package_passes_its_unit_tests_on_evennia_5() {
+    unit_tests_pass_in(&venv(), "evennia-venv");
+}
+
+#[test]
+fn the_evennia_package_passes_its_unit_tests_on_evennia_6() {
+    unit_tests_pass_in(&venv6(), "evennia6-venv");
 }
 
 #[test]

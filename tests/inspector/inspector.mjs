@@ -1,7 +1,7 @@
 // Drives the geppetto inspector of a running demo in headless Chromium (playwright-core with
 // Debian's /usr/bin/chromium): the NPC list, one NPC's page with its breakdown and a chart with
-// data points, and a story signal arriving live. Screenshots go to the directory given as the
-// second argument. Exits non-zero with a message on the first expectation that fails.
+// data points, the LLM spend per NPC-hour, and a story signal arriving live. Screenshots go to
+// the directory given as the second argument. Exits non-zero with a message on the first expectation that fails.
 import { chromium } from "playwright-core";
 
 const [base, shots] = process.argv.slice(2);
@@ -36,6 +36,12 @@ try {
   // have bars.
   await page.waitForSelector("#curves canvas.curve[data-points='21']", { timeout: 30000 });
   await page.waitForSelector("#feelings .feeling", { timeout: 30000 });
+  // The LLM spend since start, per hour and per NPC-hour over the village's NPCs.
+  await page.waitForFunction(n => Number(document.getElementById("llm-spend").dataset.npcs) === n,
+                             rows, { timeout: 30000 });
+  const spend = await page.textContent("#llm-spend .per-npc-hour");
+  if (!/^per NPC-hour: \d+\.\d\d tokens, \d+\.\d{8} \(\d+ NPCs\)$/.test(spend))
+    throw new Error("no LLM spend per NPC-hour: " + spend);
   const moods = await page.locator("tr.npc td:nth-child(4)").allTextContents();
   if (!moods.some(m => /^-?\d\.\d\d$/.test(m))) throw new Error("no mood in the NPC list: " + moods);
   // A story signal arrives over Server-Sent Events.

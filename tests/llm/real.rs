@@ -11,6 +11,9 @@
 //!   structured mode into events that pass the closed schema, and nothing outside it;
 //! - the server killed mid-run: the world ticks on, lines are read by the keyword rules, the
 //!   breaker opens, and closes again once the server is back.
+//! - a burst of said lines under an hourly `[llm.budget]` token allowance: the model reads
+//!   what the allowance holds, the keyword rules the rest, and what its `usage` counted never
+//!   passes the allowance.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -56,11 +59,16 @@ fn llm_config(base_url: &str, mode: StructuredMode) -> LlmConfig {
     }
 }
 
-/// One line of figures, as the demo closes with them.
+/// One line of figures, as the demo closes with them, and the tokens the calls took (what
+/// BENCHMARKS.md's cost model reads a perceived line's tokens from).
 fn figures(label: &str, counts: &WorkerCounts) -> String {
+    let total = &counts.spend.total;
     format!(
-        "{label}: {}",
-        geppetto_service::cli::demo::llm_summary(MODEL, counts)
+        "{label}: {}; tokens {} in + {} out over {} calls",
+        geppetto_service::drive::demo::llm_summary(MODEL, counts),
+        total.tokens_in,
+        total.tokens_out,
+        total.calls
     )
 }
 
@@ -98,6 +106,8 @@ fn the_demo_over_redis_narrates_the_scenes_a_player_witnesses_with_a_real_model(
             "demo", "--hours", "4", "--speed", "10", "--redis", &redis.url,
         ])
         .args(["--llm-url", &model.base_url(), "--llm-model", MODEL])
+        // A hosted model's price (money per million tokens in and out), to see the cost model.
+        .args(["--llm-price-input", "0.15", "--llm-price-output", "0.6"])
         .output()
         .expect("run the demo");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -136,9 +146,13 @@ fn the_demo_over_redis_narrates_the_scenes_a_player_witnesses_with_a_real_model(
         .lines()
         .find(|line| line.starts_with("-- llm "))
         .unwrap_or_default();
+    let spend = stdout
+        .lines()
+        .find(|line| line.starts_with("-- llm spend: "))
+        .unwrap_or_default();
     let ratio = ready.len() as f64 / witnessed.len().max(1) as f64;
     println!(
-        "demo over Redis, 4 game hours at 10 game minutes a second: {} of {} witnessed scenes got the model's text (ratio {ratio:.2})\n{summary}",
+        "demo over Redis, 4 game hours at 10 game minutes a second: {} of {} witnessed scenes got the model's text (ratio {ratio:.2})\n{summary}\n{spend}",
         ready.len(),
         witnessed.len()
     );
@@ -153,6 +167,18 @@ fn the_demo_over_redis_narrates_the_scenes_a_player_witnesses_with_a_real_model(
         witnessed.len() >= 3,
         "the traveller sees the square's chatter"
     );
+    // The closing spend line: tokens counted from the server's usage, priced, per NPC-hour.
+    let number_after = |label: &str| -> f64 {
+        let rest = spend.split(label).nth(1).unwrap_or_default();
+        rest.trim_start()
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_default()
+    };
+    assert!(number_after("calls,") > 0.0, "tokens counted: {spend}");
+    assert!(number_after("cost") > 0.0, "tokens priced: {spend}");
+    assert!(spend.contains("per NPC-hour"), "{spend}");
     for message in &ready {
         let id = message["interaction_id"].as_str().unwrap_or_default();
         assert!(
@@ -196,10 +222,9 @@ const LINES: [(&str, &str, &str); 4] = [
 /// Runs the village with the seams against `base_url` in structured mode `mode`, says every
 /// line of [`LINES`] as player `p1`, and returns the events logged for them (by line) and the
 /// worker's figures.
-fn perceive_lines(base_url: &str, mode: StructuredMode) -> (Vec<Vec<Value>>, WorkerCounts) {
+fn perceive_lines(config: LlmConfig) -> (Vec<Vec<Value>>, WorkerCounts) {
     let zone = village::village(village::calm(), IsolationState::default());
     let start = zone.game_time;
-    let config = llm_config(base_url, mode);
     geppetto_service::runtime::block_on(2, async move {
         let bus: Arc<dyn EventBus> = Arc::new(InProcessBus::new(100_000));
         let actors = ActorRuntime::new(2);
@@ -260,7 +285,7 @@ fn said_lines_become_validated_events_in_either_structured_mode() {
         .map(|agent| agent.agent.id.clone())
         .collect();
     for mode in [StructuredMode::JsonSchema, StructuredMode::Text] {
-        let (by_line, counts) = perceive_lines(&model.base_url(), mode);
+        let (by_line, counts) = perceive_lines(llm_config(&model.base_url(), mode));
         println!(
             "{}",
             figures(&format!("perception from {}", mode.as_str()), &counts)
@@ -460,5 +485,46 @@ fn a_killed_model_server_changes_nothing_but_the_counters() {
     assert!(
         during.perceptions > before.perceptions,
         "lines said while the model was down were read by the keyword rules"
+    );
+}
+
+/// The hourly token allowance of the burst test: less than the four lines of `LINES` need with
+/// the shipped prompts (a line is some 560 tokens), more than one line's reservation before its
+/// call (the prompt at `reserve_chars_per_token` and the completion cap, some 1,200).
+const BURST_ALLOWANCE: u64 = 2_000;
+
+/// `[llm.budget]` against the real model: a burst of said lines, each reserved at the
+/// provider's estimate before its call, is read by the model while the hourly allowance has
+/// room and by the keyword rules after (`spend_budget`), and the tokens the model's `usage`
+/// counted never pass the allowance.
+#[test]
+fn a_burst_of_said_lines_never_spends_past_the_hourly_allowance() {
+    let model = ModelServer::start();
+    let mut config = llm_config(&model.base_url(), StructuredMode::JsonSchema);
+    config.budget.tokens_per_hour = Some(BURST_ALLOWANCE);
+    let (_, counts) = perceive_lines(config);
+    println!(
+        "{}",
+        figures(
+            &format!("perception under {BURST_ALLOWANCE} tokens an hour"),
+            &counts
+        )
+    );
+    assert_eq!(
+        counts.perceptions,
+        LINES.len() as u64,
+        "every line was read"
+    );
+    let total = &counts.spend.total;
+    assert!(
+        total.tokens_in + total.tokens_out <= BURST_ALLOWANCE,
+        "{} + {} tokens spent past the allowance of {BURST_ALLOWANCE}",
+        total.tokens_in,
+        total.tokens_out
+    );
+    assert!(total.calls >= 1, "the model read what the allowance held");
+    assert!(
+        fallbacks(&counts, FallbackReason::SpendBudget) >= 1,
+        "the rest fell back to the keyword rules"
     );
 }

@@ -5,7 +5,9 @@
 //! candidate events; the valid one is written to the world log as an ordinary `social_event`
 //! and only then reaches the NPC, while the out-of-schema one (1000 gold) is refused. The
 //! deadlines only stop a broken run from hanging; nothing asserts a duration. The seams'
-//! metrics (queue depth, calls, latency, deliveries, perception outcomes) reach the recorder.
+//! metrics (queue depth, calls, latency, deliveries, perception outcomes, tokens and cost by
+//! seam, zone, NPC class and tier) reach the recorder, and every call's `usage` is accounted under
+//! the class and tier of the NPC it was about.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -13,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use geppetto_llm::{LlmConfig, OpenAiProviderConfig};
+use geppetto_llm::{LlmConfig, ModelPrice, OpenAiProviderConfig};
 use geppetto_service::bus::ConsumerConfig;
 use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
 use geppetto_service::bus::memory::InProcessBus;
@@ -31,6 +33,9 @@ use tokio::sync::watch;
 /// How long a reader waits for what it expects (only a broken run waits that long).
 const READ_WITHIN: Duration = Duration::from_secs(60);
 
+/// The `usage` every answer reports: prompt and completion tokens.
+pub(crate) const USAGE: (u64, u64) = (11, 5);
+
 /// What the server adds to the scene it is given, as the narration.
 const NARRATION: &str = "Steam curls from the well as they trade the news.";
 const PERCEPTION: &str = r#"{"events": [
@@ -42,7 +47,7 @@ const PERCEPTION: &str = r#"{"events": [
 /// `response_format`) get [`PERCEPTION`], narration calls the scene they were given (the user
 /// message, which names the participants) followed by [`NARRATION`]. Returns the base URL and
 /// the call counter.
-fn model_server() -> (String, Arc<AtomicUsize>) {
+pub(crate) fn model_server() -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let calls = Arc::new(AtomicUsize::new(0));
@@ -83,7 +88,9 @@ fn model_server() -> (String, Arc<AtomicUsize>) {
                 "id": "chatcmpl-loopback", "object": "chat.completion", "created": 0,
                 "model": "loopback",
                 "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}]
+                             "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": USAGE.0, "completion_tokens": USAGE.1,
+                          "total_tokens": USAGE.0 + USAGE.1}
             })
             .to_string();
             let _ = write!(
@@ -113,7 +120,7 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
     let (base_url, calls) = model_server();
     let zone = village::village(village::calm(), IsolationState::default());
     let start = zone.game_time;
-    let (intents, narrative, world_log, npc_events) =
+    let (intents, narrative, world_log, npc_events, spend) =
         geppetto_service::runtime::block_on(2, async move {
             let bus: Arc<dyn EventBus> = Arc::new(InProcessBus::new(100_000));
             let actors = ActorRuntime::new(2);
@@ -127,9 +134,18 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
                     api_key_env: "GEPPETTO_TEST_NO_KEY".into(),
                     ..OpenAiProviderConfig::default()
                 }),
+                prices: [(
+                    "loopback".to_owned(),
+                    ModelPrice {
+                        input_per_million: 1.0,
+                        output_per_million: 3.0,
+                    },
+                )]
+                .into(),
                 ..LlmConfig::default()
             };
             let seams = start_llm(&config, None, &bus, &stopped).expect("seams");
+            let stats = seams.stats.clone();
             let loop_task = tokio::spawn(run_zone(
                 handle,
                 Arc::clone(&bus),
@@ -183,7 +199,13 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
             let _ = stop.send(true);
             let _ = loop_task.await;
             actors.stop();
-            (intents, narrative, world_log, npc_events)
+            (
+                intents,
+                narrative,
+                world_log,
+                npc_events,
+                stats.snapshot().spend,
+            )
         })
         .expect("runtime");
 
@@ -264,8 +286,34 @@ fn witnessed_interactions_are_narrated_and_said_lines_become_logged_events() {
         calls.load(Ordering::SeqCst) >= 2,
         "both seams called the model"
     );
+    // Every call's usage, priced (1 and 3 a million tokens: 1000 and 3000 nanos a token),
+    // under the class and tier of the NPC it was about.
+    let calls = spend.total.calls;
+    assert!(calls >= 2, "{spend:?}");
+    assert_eq!(spend.total.tokens_in, USAGE.0 * calls);
+    assert_eq!(spend.total.tokens_out, USAGE.1 * calls);
+    assert_eq!(spend.total.estimated_tokens_in, 0);
+    assert_eq!(
+        spend.total.cost_nanos,
+        (USAGE.0 * 1000 + USAGE.1 * 3000) * calls
+    );
+    assert!(
+        spend.by_class.values().map(|t| t.calls).sum::<u64>() >= 1,
+        "{spend:?}"
+    );
+    assert_eq!(
+        spend.by_tier.values().map(|t| t.calls).sum::<u64>(),
+        calls,
+        "every call is about an NPC of the zone: {spend:?}"
+    );
     let exposed = metrics.render();
     for name in [
+        "geppetto_llm_tokens_total",
+        "geppetto_llm_cost_nanos_total",
+        "geppetto_llm_class_tokens_total",
+        "geppetto_llm_tier_cost_nanos_total",
+        "geppetto_llm_zone_tokens_total{zone=\"village\",direction=\"in\"}",
+        "geppetto_llm_zone_cost_nanos_total{zone=\"village\"}",
         "geppetto_llm_queue_depth",
         "geppetto_llm_calls_total",
         "geppetto_llm_call_duration_seconds",

@@ -5,4 +5,5 @@
 
 mod hardening;
 mod replay;
+mod tiers_and_faults;
 mod zone_loop;

@@ -181,7 +181,7 @@ fn malformed_log_lines_are_reported_each_with_its_line_and_fail_under_strict() {
 #[test]
 fn a_snapshot_position_in_a_stream_is_held_trimmed_away_or_of_another_stream() {
     use geppetto_service::bus::redis::{RedisBus, RedisBusConfig};
-    use geppetto_service::runtime::world_log::{Position, WorldLog};
+    use geppetto_service::runtime::world_log::{EntryAt, WorldLog};
 
     let server = redis_server::RedisServer::start();
     let key = "geppetto:{village}:world";
@@ -204,9 +204,9 @@ fn a_snapshot_position_in_a_stream_is_held_trimmed_away_or_of_another_stream() {
         ));
         let entries = log.read_after("village", None, 10).await.expect("read");
         let third = entries[2].id.clone();
-        let at = log.position("village", &third).await.expect("position");
+        let at = log.entry_at("village", &third).await.expect("position");
         assert!(
-            matches!(&at, Position::Holds(entry) if entry.body == "m2"),
+            matches!(&at, EntryAt::Holds(entry) if entry.body == "m2"),
             "{at:?}"
         );
         redis::cmd("XTRIM")
@@ -215,14 +215,14 @@ fn a_snapshot_position_in_a_stream_is_held_trimmed_away_or_of_another_stream() {
             .arg(1)
             .query::<()>(&mut redis)
             .expect("trim");
-        let trimmed = log.position("village", &third).await.expect("position");
-        assert_eq!(trimmed, Position::Gone);
+        let trimmed = log.entry_at("village", &third).await.expect("position");
+        assert_eq!(trimmed, EntryAt::Gone);
         redis::cmd("DEL")
             .arg(key)
             .query::<()>(&mut redis)
             .expect("del");
         server.xadd(key, "another log");
-        let other = log.position("village", &third).await.expect("position");
-        assert_eq!(other, Position::Missing);
+        let other = log.entry_at("village", &third).await.expect("position");
+        assert_eq!(other, EntryAt::Missing);
     });
 }
