@@ -10,7 +10,7 @@ Run `geppetto serve` with the village world, `[bus] kind = "redis"`, `[clock] ki
 and `[integration] completion = "game"` (config/geppetto-redis.toml), then:
 
     python3 examples/mud_world.py --redis redis://127.0.0.1:6379/0 \\
-        --admin http://127.0.0.1:7878 --world config/worlds/village --hours 12 [--verbose]
+        --admin http://127.0.0.1:7878 --world config/worlds/village --hours 12 [--verbose] [--quests]
 
 It takes the NPCs where `GET /npcs` says they are and carries out the intents that come after.
 
@@ -25,8 +25,16 @@ has applied that tick (the zone's `game_time` in the admin API's brain view), ha
 intents and NPC events that came out (its own consumer groups, acknowledged once handled,
 duplicates dropped by id) and checks that geppetto's room of every NPC is the game's. At the
 end it prints its figures and exits 1 if any check failed, each failure saying what went wrong.
+
+With `--quests` the reference quest board (integrations/quests) runs against the zone too: every
+game hour Ann looks at the quests offered in her room (else on the whole board), takes one,
+walks to its place and back and completes it. The game then checks that geppetto answered each
+completed quest: NPCs remembering Ann's deed (`deed_remembered`, their regard before and
+after), the rumour of it reaching another NPC (`rumour_heard` about Ann, topic `person`,
+heard by an NPC that did not remember the deed itself) and the signal
+resolved on the story stream; and that the board offered at least one quest.
 """
-import argparse, json, random, re, sys, time, urllib.error, urllib.request
+import argparse, json, os, random, re, sys, time, urllib.error, urllib.request
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 
@@ -43,6 +51,10 @@ QUEST_AT, FIGHT_AT, FIGHT_MINUTES = 45, 240, 30   # minutes after the start
 QUEST_NPC, FOE, FIGHT_REASON = "piet", "vex", "combat"
 ORDER = {"provider": "gatehouse", "action": "report_a_theft"}      # what Ann asks of Piet
 SYNC_TIMEOUT_S, DRIFT_WAIT_S = 10.0, 1.0   # geppetto applies a tick; then rooms must agree
+BOARD = "quest-board"             # the quest board's name (--quests)
+DEED_GOSSIP = "person"            # the topic of the rumour an NPC tells of a player's deed
+QUEST_STEP_MINUTES = 5            # Ann on a quest's errand walks on after this, not lingering
+QUEST_LAST_HOURS = 8              # Ann takes no quest this close to the end: its echo needs time
 
 
 def clock(t):
@@ -214,10 +226,15 @@ class Game:
         self.figures, self.failures = Counter(), []
         self.drifting = {}         # NPC out of step -> its failure's index
         self.now = start           # the game's clock
+        self.end = start           # the last tick to play (main sets it)
         self.ann = {"room": "square", "next": start + LINGER_MINUTES, "route": [], "stop": 0}
         self.fight = {}            # started, ends, engaged_at, released_at, refusal order id
         self.orders = {}           # order id -> what became of it
         self.goals, self.quest = set(), f"quest-{gp.run}"
+        self.board, self.taken = None, []  # --quests: the board; Ann's quests, oldest first
+        self.deeds = defaultdict(list)     # quest -> (npc, regard before, after) remembered
+        self.rumours = []                  # rumour_heard about Ann: (tick, hearer, teller, gossip)
+        self.spoken = {}                   # Ann's say id -> [tick, NPC spoken to, answered]
 
     def engaged(self, npc):
         return npc == FOE and "engaged_at" in self.fight and "released_at" not in self.fight
@@ -250,7 +267,11 @@ class Game:
                       "an engaged NPC emits no intents")
         if kind == "cancel":
             return self.on_cancel(m)
-        if kind in ("bark", "social"):
+        if kind in ("bark", "social", "reply"):
+            if self.rooms.get(npc) == self.ann["room"] and (kind != "social" or m["witnessed"]):
+                self.figures["lines Ann heard"] += 1
+            if kind == "reply":
+                return self.on_reply(m)
             text = m.get("text") or m.get("narration") or f"{m['action']} with {', '.join(m['with'])}"
             return self.say(f"{npc}: {text}")
         previous = self.current.get(npc)
@@ -288,6 +309,35 @@ class Game:
         else:
             self.say(f"{npc} reacts: {m['action']} ({m['set']})", always=True)
 
+    def on_reply(self, m):
+        """An NPC answers Ann: the one she spoke to, within a tick of her line."""
+        spoken, t = self.spoken.get(m["in_reply_to"]), m["game_time"]
+        if spoken is None or m["to"] != PLAYER:
+            return self.fail(f"tick {t}: reply {m['id']} answers {m['in_reply_to']} of {m['to']}, "
+                             "which Ann never said")
+        said_at, npc, answered = spoken
+        if answered:
+            return self.fail(f"tick {t}: a second reply {m['id']} to {m['in_reply_to']}")
+        if m["npc"] != npc or t > said_at + 1:
+            self.fail(f"tick {t}: reply {m['id']} by {m['npc']} to Ann's line to {npc} of tick "
+                      f"{said_at}: the NPC spoken to answers within a tick")
+        spoken[2] = True
+        self.figures["replies to Ann"] += 1
+        self.say(f"{m['npc']} answers Ann: {m['text']}", always=True)
+
+    def speak(self, t):
+        """Ann greets an NPC of the room she walked into by name (the first by id; not one the
+        game holds in a fight)."""
+        here = sorted(n for n, room in self.rooms.items() if room == self.ann["room"] and not self.engaged(n))
+        if not here:
+            return
+        npc = here[0]
+        text = f"Good day, {npc.capitalize()}!"
+        said = self.gp.send("say", t, speaker=PLAYER, room=self.ann["room"], text=text)
+        self.spoken[said] = [t, npc, False]
+        self.figures["lines Ann said"] += 1
+        self.say(f"Ann says to {npc}: {text}", always=True)
+
     def on_cancel(self, m):
         job, t = self.jobs.get(m["cancelled"]), m["game_time"]
         if job is None and self.gp.joined_late:
@@ -311,7 +361,8 @@ class Game:
                           f"the game had it in the {self.rooms.get(npc)}")
             self.rooms[npc] = m["to"]
             self.figures["relocations"] += 1
-            self.say(f"{npc} is found in the {m['to']} (relocated)")
+            self.say(f"{m['leave']} ({m['from']}) / {m['arrive']} ({m['to']})",
+                     always=self.ann["room"] in (m["from"], m["to"]))
         elif kind == "action_failed" and m.get("reason") == "timeout":
             job = self.jobs.get(m.get("intent"))
             if job is None and self.gp.joined_late:
@@ -354,6 +405,10 @@ class Game:
             self.say(f"{npc}: {kind} {m.get('outcome') or m.get('reason') or ''}", always=True)
         elif kind in ("npc_engaged", "npc_released"):
             self.figures[f"echo {kind}"] += 1
+        elif kind == "deed_remembered" and m["by"] == PLAYER:
+            self.deeds[m.get("quest")].append((npc, m["before"], m["after"]))
+        elif kind == "rumour_heard" and m["subject"] == PLAYER:
+            self.rumours.append((t, npc, m["teller"], m["gossip"]))
         elif kind == "npc_spawned":
             self.rooms[npc] = m["room"]
         elif kind == "npc_despawned":
@@ -365,6 +420,13 @@ class Game:
         try:
             original = json.loads(letter["original"])
         except (ValueError, TypeError):
+            return
+        if str(original.get("id", "")).startswith(f"{BOARD}:"):
+            if original["type"] == "goal_withdrawn":    # the goal ended as the quest did: a race
+                self.figures["board's goal withdrawals crossing the goal's end"] += 1
+            else:
+                self.fail(f"tick {original['game_time']}: geppetto refused the quest board's "
+                          f"{original['type']} {original['id']}: {letter['reason']}")
             return
         if not str(original.get("id", "")).startswith(f"mud-{self.gp.run}-"):
             return                                          # not ours
@@ -439,10 +501,14 @@ class Game:
             self.gp.send("npc_released", t, npc=FOE)
             fight["released_at"] = t
             self.say("Vex breaks free and runs", always=True)
+        if self.board and (t - self.start) % 60 == 0:
+            self.look_for_quest(t)
         if t < ann["next"] or self.engaged(FOE):
             return
         if chasing:                                         # one exit a minute, towards Vex
             ann["route"] = self.map.path(ann["room"], self.rooms[FOE])
+        elif not ann["route"] and ann.get("quest"):
+            self.on_quest(t)
         elif not ann["route"]:
             ann["stop"] = (ann["stop"] + 1) % len(TOUR)
             ann["route"] = self.map.path(ann["room"], TOUR[ann["stop"]])
@@ -451,7 +517,43 @@ class Game:
             ann["room"] = ann["route"].pop(0)
             self.gp.send("player_entered", t, player=PLAYER, room=ann["room"])
             self.say(f"Ann walks into the {ann['room']}")
-        ann["next"] = t + (1 if chasing else LINGER_MINUTES)
+            self.speak(t)
+        on_an_errand = ann.get("quest") and ann["route"]      # a quest's walk: no lingering
+        ann["next"] = t + (1 if chasing else QUEST_STEP_MINUTES if on_an_errand else LINGER_MINUTES)
+
+    def look_for_quest(self, t):
+        """Ann's hour: with no quest on her hands (and time left to see it through) she takes
+        the best quest offered in her room, else the best on the board."""
+        ann = self.ann
+        if ann.get("quest") or t > self.end - QUEST_LAST_HOURS * 60:
+            return
+        here = self.board.offers(room=ann["room"])
+        offers = here or self.board.offers()
+        if not offers:
+            return
+        offer = self.board.accept(offers[0].id, PLAYER)
+        ann.update(quest=offer.id, home=ann["room"], back=False)
+        self.taken.append({"offer": offer.id, "accepted": t})
+        self.figures["quests taken " + ("in her room" if here else "from the whole board")] += 1
+        self.say(f"Ann takes the quest \"{offer.title}\" from {offer.giver} ({offer.reward} gold, "
+                 f"at the {offer.place})", always=True)
+
+    def on_quest(self, t):
+        """Ann on her quest: out to its place, a while there, back where she took it; there
+        she completes it."""
+        ann = self.ann
+        offer = self.board.quests[ann["quest"]]
+        goal = ann["home"] if ann["back"] else offer.place
+        if ann["room"] != goal:
+            ann["route"] = self.map.path(ann["room"], goal) or []
+        elif not ann["back"]:
+            ann["back"] = True
+            self.say(f"Ann does what the quest asks at the {offer.place}", always=True)
+        else:
+            self.board.complete(offer.id, PLAYER, "helped")
+            self.taken[-1]["completed"] = t
+            ann["quest"] = None
+            self.say(f"Ann completes \"{offer.title}\" for {offer.giver}", always=True)
 
     def give_quest(self, t):
         """A quest (a goal the game assigns), a coin and an order, all for Piet."""
@@ -530,10 +632,54 @@ class Game:
         if fight.get("quest") != "goal_completed":
             self.fail(f"quest {self.quest} of {QUEST_NPC} (has_fact theft_reported) was not completed "
                       f"({fight.get('quest')})")
+        if self.board:
+            self.check_quests()
         if not self.figures["mood events"]:
             self.fail("no mood_changed event in the whole run")
         if not self.goals:
             self.fail("no goal_created event in the whole run")
+        unanswered = [i for i, (at, _, answered) in self.spoken.items() if not answered and at < self.end - 1]
+        if not self.spoken or unanswered:
+            self.fail(f"Ann spoke {len(self.spoken)} times; unanswered: {unanswered[:5]}")
+
+    def check_quests(self):
+        """Every completed quest was answered: deeds remembered, a rumour spread, the signal
+        resolved on the story stream; and the board offered at least one quest."""
+        if not self.board.stats()["offers made"]:
+            self.fail("the quest board never made an offer")
+        for quest in self.taken:
+            if "completed" not in quest:
+                continue
+            offer = self.board.quests[quest["offer"]]
+            deeds = self.deeds.get(offer.id, [])
+            rememberers = {npc for npc, _, _ in deeds}
+            quest["rumour"] = next((r for r in self.rumours if r[0] >= quest["completed"]
+                                    and r[1] not in rememberers and r[3] == DEED_GOSSIP), None)
+            changed = [d for d in deeds if d[1] != d[2]]
+            if not changed:
+                self.fail(f"quest {offer.id} completed at tick {quest['completed']}: no NPC's regard for "
+                          f"{PLAYER} changed ({deeds or 'no deed_remembered'})")
+            if quest["rumour"] is None:
+                self.fail(f"quest {offer.id}: no rumour about {PLAYER} reached an NPC but "
+                          f"{sorted(rememberers)} after tick {quest['completed']}")
+            if not offer.resolved_seen:
+                self.fail(f"quest {offer.id}: story_signal_resolved of {offer.signal} never came back")
+
+    def report_quests(self):
+        stats = self.board.stats()
+        for quest in self.taken:
+            offer = self.board.quests[quest["offer"]]
+            print(f"  quest {offer.id}: \"{offer.title}\" from {offer.giver}, accepted at tick "
+                  f"{quest['accepted']}, {offer.status} at tick {quest.get('completed')}, signal "
+                  f"resolved on story: {offer.resolved_seen}")
+            for npc, before, after in self.deeds.get(offer.id, []):
+                regard = " ".join(f"{k} {before[k]:.2f}->{after[k]:.2f}" for k in sorted(before))
+                print(f"    {npc} remembers Ann's deed: {regard}")
+            if quest.get("rumour"):
+                tick, hearer, teller, gossip = quest["rumour"]
+                print(f"    tick {tick}: {hearer} hears from {teller} about Ann ({gossip})")
+        print("quests: " + " ".join(f"{name.replace(' ', '_')}={n}" for name, n in stats.items())
+              + f" rumours_about_ann={len(self.rumours)}")
 
     def report(self, t):
         fig, ended = self.figures, Counter(str(j.end) for j in self.jobs.values())
@@ -542,6 +688,10 @@ class Game:
         for name, count in sorted(fig.items()):
             print(f"  {name}: {count}")
         print(f"  intents ended: {dict(sorted(ended.items()))}")
+        hours = max(t - self.start, 1) / 60
+        print(f"  lines Ann heard a game hour: {fig['lines Ann heard'] / hours:.1f}")
+        if self.board:
+            self.report_quests()
         for failure in self.failures[:30]:
             print(f"FAILED: {failure}")
         if len(self.failures) > 30:
@@ -553,6 +703,8 @@ class Game:
               f"open={ended['None']} drift={fig['drift']} orders={len(self.orders)} "
               f"obeyed={fig['orders obeyed']} moods={fig['mood events']} goals={fig['goal events']} "
               f"relocations={fig['relocations']} resent={len(self.gp.resent)} "
+              f"said={fig['lines Ann said']} replies={fig['replies to Ann']} "
+              f"heard_per_hour={fig['lines Ann heard'] / hours:.1f} "
               f"duplicates={fig['duplicates refused']} "
               f"outages={sum(self.gp.outages.values())} failures={len(self.failures)}")
 
@@ -571,6 +723,8 @@ def main():
                         help="chance that an event is sent twice under its id (a game's retry)")
     parser.add_argument("--seed", type=int, default=7, help="which doors are locked")
     parser.add_argument("--verbose", action="store_true", help="tell every walk, action and line")
+    parser.add_argument("--quests", action="store_true",
+                        help="run the quest board (integrations/quests); Ann takes its quests")
     args = parser.parse_args()
     gp = Geppetto(args.redis, args.admin, args.zone, args.patience, args.resend_rate, args.seed)
     npcs = [n for n in gp.admin("/npcs") if n["zone"] == args.zone]
@@ -579,7 +733,15 @@ def main():
     probe = npcs[0]["id"]
     start = gp.run = gp.admin(f"/npcs/{probe}/brain")["game_time"]   # the zone's time
     game = Game(gp, Map(args.world), npcs, start, args.seed, args.verbose)
-    end = start + int(args.hours * 60)
+    end = game.end = start + int(args.hours * 60)
+    if args.quests:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "integrations", "quests"))
+        from geppetto_quests import QuestBoard
+        places = {}                                 # a provider of each room: where givers wait
+        for provider, room in sorted(game.map.provider_room.items()):
+            places.setdefault(room, provider)
+        game.board = QuestBoard(gp.r, args.zone, name=BOARD, seed=args.seed, places=places)
     until = time.monotonic() + args.seconds if args.seconds else None
     t = start
     while t < end if until is None else (time.monotonic() < until or t < start + 360):
@@ -590,6 +752,8 @@ def main():
         game.wait_until_applied(t, probe)
         game.drain()
         game.check_rooms(t)
+        if game.board:
+            game.board.tick(t)
     game.final_checks()
     game.report(t)
     sys.exit(1 if game.failures else 0)

@@ -8,9 +8,10 @@ The package's public names, each from the module that owns it:
 - `Bridge` (bridge): Evennia events out as world events, geppetto's intents in as what NPC
   objects do; subclass it and name it in GEPPETTO_BRIDGE;
 - `Bus` (bus): the zone's Redis streams;
-- `GeppettoRoomMixin`, `GeppettoRoom`, `GeppettoNPCMixin`, `GeppettoNPC` (typeclasses);
-- `GeppettoCmdSet`, `CmdOrder`, `CmdGeppettoSay`, `CmdGeppettoImport`, `CmdGeppettoExport`
-  (commands);
+- `GeppettoRoomMixin`, `GeppettoRoom`, `GeppettoNPCMixin`, `GeppettoNPC`, `GeppettoThing`
+  (typeclasses);
+- `GeppettoCmdSet`, `CmdOrder`, `CmdGeppettoSay`, `CmdQuests`, `CmdAccept`,
+  `CmdGeppettoImport`, `CmdGeppettoExport` (commands);
 - `ROOM`, `NPC`, `PROVIDER` (world): the tag categories of geppetto's rooms, NPCs and
   providers; `world.build` / `world.export` import and export a geppetto world directory.
 
@@ -24,16 +25,19 @@ from importlib import import_module
 _OWNERS = {
     "Bridge": "bridge",
     "Bus": "bus",
+    "CmdAccept": "commands",
     "CmdGeppettoExport": "commands",
     "CmdGeppettoImport": "commands",
     "CmdGeppettoSay": "commands",
     "CmdOrder": "commands",
+    "CmdQuests": "commands",
     "GeppettoCmdSet": "commands",
     "GeppettoNPC": "typeclasses",
     "GeppettoNPCMixin": "typeclasses",
     "GeppettoRoom": "typeclasses",
     "GeppettoRoomMixin": "typeclasses",
     "GeppettoScript": "scripts",
+    "GeppettoThing": "typeclasses",
     "NPC": "world",
     "PROVIDER": "world",
     "ROOM": "world",
@@ -44,16 +48,19 @@ _OWNERS = {
 __all__ = [
     "Bridge",
     "Bus",
+    "CmdAccept",
     "CmdGeppettoExport",
     "CmdGeppettoImport",
     "CmdGeppettoSay",
     "CmdOrder",
+    "CmdQuests",
     "GeppettoCmdSet",
     "GeppettoNPC",
     "GeppettoNPCMixin",
     "GeppettoRoom",
     "GeppettoRoomMixin",
     "GeppettoScript",
+    "GeppettoThing",
     "NPC",
     "PROVIDER",
     "ROOM",

@@ -49,6 +49,13 @@ class Bus:
         self.seq += 1
         message = {"v": 1, "type": kind, "id": f"evennia-{self.run}-{self.seq}",
                    "zone": self.zone, "game_time": int(game_time), **payload}
+        return self.post(message)
+
+    def post(self, message):
+        """Queues one world event already in geppetto's envelope (a quest board's, under its
+        own id) behind what was sent before; returns its id."""
+        if message.get("zone") != self.zone or "id" not in message or "type" not in message:
+            raise ValueError(f"not a world event of zone {self.zone}: {message!r}")
         self.outbox.append(message)
         return message["id"]
 
@@ -70,6 +77,25 @@ class Bus:
             return []
         with self.read_lock:
             return self._guard(lambda: self._read(block_ms), [])
+
+    def probe(self, scan=2000):
+        """What this Redis shows of geppetto for the zone, for telling whether the game and
+        geppetto share it: {"answered": Redis answered, "from_geppetto": entries geppetto wrote
+        on the zone's intents, npc_events and story streams, "completion": the mode of the
+        newest `zone_settings` among the last `scan` world events (None if none)}."""
+        def look():
+            written = sum(self.redis.xlen(self.key(s)) for s in ("intents", "npc_events", "story"))
+            completion = None
+            for _, fields in self.redis.xrevrange(self.key("world"), count=scan):
+                try:
+                    message = json.loads(fields["m"])
+                except (KeyError, TypeError, ValueError):
+                    continue
+                if message.get("type") == "zone_settings" and message.get("origin") == "geppetto":
+                    completion = message.get("completion")
+                    break
+            return {"answered": True, "from_geppetto": written, "completion": completion}
+        return self._guard(look, {"answered": False, "from_geppetto": 0, "completion": None})
 
     def _guard(self, work, failed):
         try:

@@ -10,21 +10,49 @@ hands what it read to the bridge in the reactor thread, so the reactor never blo
 The ids of the messages the bridge handled are kept in the script's attributes — the newest
 GEPPETTO_SEEN_KEPT of them, saved every GEPPETTO_SEEN_SAVE_SECONDS and when the server reloads
 or shuts down — and given back to the bridge the script owns next, so a reload does not carry
-out an intent twice.
+out an intent twice. The quest board's state (GEPPETTO_QUEST_BOARD) is kept the same way, so
+the quests offered and taken outlive a reload.
 
 Settings: the table in the package's README (each optional, with its default there).
 """
+import logging
+
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from evennia import DefaultScript
 from evennia.scripts.models import ScriptDB
 from evennia.utils import gametime, logger
+from evennia.utils.dbserialize import deserialize
 from evennia.utils.utils import class_from_module
 from twisted.internet import reactor, threads
 
+from .address import AddressError, redis_url
 from .bus import Bus
 
 #: The key of the game's geppetto script: the name of its GLOBAL_SCRIPTS entry.
 SCRIPT_KEY = "geppetto"
+
+
+class ServerLogHandler(logging.Handler):
+    """Writes the package's log records (logger `geppetto_evennia`) to Evennia's server log,
+    which does not take Python's logging by itself."""
+
+    def emit(self, record):
+        text = self.format(record)
+        if record.levelno >= logging.ERROR:
+            logger.log_err(text)
+        elif record.levelno >= logging.WARNING:
+            logger.log_warn(text)
+        else:
+            logger.log_info(text)
+
+
+def log_to_server():
+    """Sends the package's log to the server log (once, however often the script starts)."""
+    package_log = logging.getLogger("geppetto_evennia")
+    if not any(isinstance(h, ServerLogHandler) for h in package_log.handlers):
+        package_log.addHandler(ServerLogHandler())
+        package_log.setLevel(logging.INFO)
 
 
 def running_bridge():
@@ -35,18 +63,52 @@ def running_bridge():
     return script.bridge if isinstance(script, GeppettoScript) else None
 
 
+#: What a GEPPETTO_QUEST_BOARD may set: the arguments of geppetto_quests.QuestBoard that are
+#: the game's to choose (the bridge supplies the rest).
+QUEST_BOARD_OPTIONS = ("name", "seed", "max_open", "cooldown_ticks", "min_importance",
+                       "goal_deadline_hours", "places")
+
+
+def make_board(bus, options, names=None):
+    """The quest board GEPPETTO_QUEST_BOARD describes (`options`, a dict of
+    QUEST_BOARD_OPTIONS), fed by the bridge and writing through `bus`; None when `options` is
+    None. A bad setting raises ImproperlyConfigured with the reason."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise ImproperlyConfigured(f"GEPPETTO_QUEST_BOARD is a dict of QuestBoard options, not "
+                                   f"{type(options).__name__}")
+    unknown = sorted(set(options) - set(QUEST_BOARD_OPTIONS))
+    if unknown:
+        raise ImproperlyConfigured(f"GEPPETTO_QUEST_BOARD: unknown option(s) {', '.join(unknown)} "
+                                   f"(known: {', '.join(QUEST_BOARD_OPTIONS)})")
+    try:
+        from geppetto_quests import QuestBoard
+    except ImportError as error:
+        raise ImproperlyConfigured("GEPPETTO_QUEST_BOARD is set but geppetto_quests is not installed "
+                                   "(pip install integrations/quests)") from error
+    return QuestBoard(None, bus.zone, post=bus.post, names=names, **options)
+
+
 def make_bridge():
-    """A bridge from the settings: GEPPETTO_BRIDGE's class over a bus on GEPPETTO_REDIS_URL."""
-    bus = Bus(getattr(settings, "GEPPETTO_REDIS_URL", "redis://127.0.0.1:6379/0"),
+    """A bridge from the settings: GEPPETTO_BRIDGE's class over a bus on GEPPETTO_REDIS_URL,
+    running the quest board GEPPETTO_QUEST_BOARD describes (if set)."""
+    try:
+        url = redis_url(settings)
+    except AddressError as error:
+        raise ImproperlyConfigured(str(error)) from error
+    bus = Bus(url,
               getattr(settings, "GEPPETTO_ZONE", "village"),
               group=getattr(settings, "GEPPETTO_GROUP", "evennia"),
               consumer=getattr(settings, "GEPPETTO_CONSUMER", "evennia-1"),
               read_count=getattr(settings, "GEPPETTO_READ_COUNT", 500),
               retry_seconds=getattr(settings, "GEPPETTO_RETRY_SECONDS", 1.0))
     cls = class_from_module(getattr(settings, "GEPPETTO_BRIDGE", "geppetto_evennia.bridge.Bridge"))
-    return cls(bus, exit_minutes=getattr(settings, "GEPPETTO_EXIT_MINUTES", 3),
-               staff_channel=getattr(settings, "GEPPETTO_STAFF_CHANNEL", "MudInfo"),
-               seen_limit=getattr(settings, "GEPPETTO_SEEN_LIMIT", 100_000))
+    running = cls(bus, exit_minutes=getattr(settings, "GEPPETTO_EXIT_MINUTES", 3),
+                  staff_channel=getattr(settings, "GEPPETTO_STAFF_CHANNEL", "MudInfo"),
+                  seen_limit=getattr(settings, "GEPPETTO_SEEN_LIMIT", 100_000))
+    running.board = make_board(bus, getattr(settings, "GEPPETTO_QUEST_BOARD", None), running.name_of)
+    return running
 
 
 class GeppettoScript(DefaultScript):
@@ -70,25 +132,49 @@ class GeppettoScript(DefaultScript):
         script) and gives it back the handled ids the script kept. `at_start` owns the bridge
         the settings describe; a game or a test may hand it one of its own instead."""
         bridge.restore_handled(self.db.geppetto_handled or [])
+        saved = self.db.geppetto_board
+        if bridge.board is not None and saved:
+            try:
+                bridge.board.restore(deserialize(saved))
+            except (ValueError, KeyError, TypeError) as error:
+                logger.log_warn(f"geppetto: the saved quest board is not this one ({error}); "
+                                "it starts empty")
         self.ndb.bridge = bridge
         self.ndb.saved_at = 0
         return bridge
 
     def at_start(self, **kwargs):
+        log_to_server()
         running = self.own(make_bridge())
         running.flusher = lambda: threads.deferToThread(running.bus.flush)
         running.now = game_minute()
         running.announce_positions()
         self.ndb.reader = reader = object()      # a loop runs while it is the script's reader
+        self.ndb.probe_in = 0
         read_next(self, reader)
+        self.check_agreement()
 
     def at_stop(self, **kwargs):
         self.save_handled()
         self.ndb.reader = None
         self.ndb.bridge = None
 
+    def check_agreement(self):
+        """Looks (from a thread) whether geppetto serves the zone on the game's Redis, until it
+        is seen to: at the start, then every GEPPETTO_AGREE_SECONDS."""
+        running = self.bridge
+        if running is None or running.shared:
+            return
+        self.ndb.probe_in = getattr(settings, "GEPPETTO_AGREE_SECONDS", 60)
+        looking = threads.deferToThread(running.bus.probe)
+        looking.addCallback(running.agree)
+        looking.addErrback(lambda failure: logger.log_err(failure.getTraceback()))
+
     def at_repeat(self, **kwargs):
         if self.bridge is not None:
+            self.ndb.probe_in = (self.ndb.probe_in or 0) - 1
+            if self.ndb.probe_in <= 0:
+                self.check_agreement()
             self.bridge.clock(game_minute())
             every = getattr(settings, "GEPPETTO_SEEN_SAVE_SECONDS", 10)
             self.ndb.saved_at = (self.ndb.saved_at or 0) + 1
@@ -102,11 +188,14 @@ class GeppettoScript(DefaultScript):
         self.save_handled()
 
     def save_handled(self):
-        """Keeps the newest handled ids in the script's attributes (bounded)."""
+        """Keeps the newest handled ids in the script's attributes (bounded), and the quest
+        board's state when the bridge runs one."""
         self.ndb.saved_at = 0
         if self.bridge is not None:
             kept = getattr(settings, "GEPPETTO_SEEN_KEPT", 10_000)
             self.db.geppetto_handled = self.bridge.handled_ids(kept)
+            if self.bridge.board is not None:
+                self.db.geppetto_board = self.bridge.board.snapshot()
 
 
 def game_minute():

@@ -1,9 +1,9 @@
 """Typeclasses and mixins: rooms that report who comes and goes, NPCs that carry a geppetto
-id and archetype. Mix the mixins into a game's own typeclasses (before the Evennia parent)
+id and archetype, providers whose names carry their own article. Mix the mixins into a game's own typeclasses (before the Evennia parent)
 or use the ready classes. They report to the game's running bridge (`running_bridge()`) and
 do nothing while none runs.
 """
-from evennia import DefaultCharacter, DefaultRoom
+from evennia import DefaultCharacter, DefaultObject, DefaultRoom
 
 from . import world
 from .scripts import running_bridge
@@ -80,3 +80,25 @@ class GeppettoNPCMixin:
 
 class GeppettoNPC(GeppettoNPCMixin, DefaultCharacter):
     pass
+
+
+ARTICLES = ("a ", "an ", "the ")
+
+
+class NamedWithArticleMixin:
+    """An object whose name may carry its own article ("the well"): listed as it is, not as
+    "a the well"."""
+
+    def get_numbered_name(self, count, looker, **kwargs):
+        as_string = kwargs.pop("return_string", False)
+        singular, plural = super().get_numbered_name(count, looker, **kwargs)
+        key = kwargs.get("key", self.get_display_name(looker))
+        if count == 1 and str(key).lower().startswith(ARTICLES):
+            singular = key
+        if as_string:
+            return singular if count == 1 else plural
+        return singular, plural
+
+
+class GeppettoThing(NamedWithArticleMixin, DefaultObject):
+    """A provider (a well, a forge) as the import makes it."""

@@ -5,8 +5,12 @@ clock) and a private redis-server: run by `evennia test` in a game folder made b
 The village is built from a geppetto world directory and exported back (the same rooms, exits
 and NPCs). A player, Ann, walks into the square, says hello, orders Piet to report a theft at
 the gatehouse, walks a round of the village, later chases Vex through the exits and fights it
-(the NPC is engaged, an order to it refused, then released). In between the bridge carries out
-every intent: NPCs walk exit by exit (for a while doors lock in villagers' way, and their walks
+(the NPC is engaged, an order to it refused, then released); in each room of her round she
+greets an NPC by name, who answers her within a tick (`reply`). The bridge runs the quest board
+(geppetto_quests): every half hour of her round Ann looks at the quests offered (`quests
+all`), takes the first (`accept 1`) and an hour later has done it (`complete_quest`); the NPCs
+it was about remember her for it and the signal is resolved on the story stream. In between
+the bridge carries out every intent: NPCs walk exit by exit (for a while doors lock in villagers' way, and their walks
 fail), act, bark, and social scenes are narrated to the players who saw them. Half-way,
 Redis is shut down and started again: nothing the bridge acknowledged is carried out twice,
 nothing it had not is lost. The test prints its figures and fails on the first broken promise.
@@ -30,14 +34,17 @@ import redis
 from evennia import create_object, create_script
 from evennia.utils.test_resources import EvenniaTestCase
 
-from geppetto_evennia import (NPC, ROOM, SCRIPT_KEY, Bridge, Bus, CmdGeppettoSay, CmdOrder,
-                              GeppettoScript, world)
+from geppetto_quests import QuestBoard
+
+from geppetto_evennia import (NPC, ROOM, SCRIPT_KEY, Bridge, Bus, CmdAccept, CmdGeppettoSay,
+                              CmdOrder, CmdQuests, GeppettoScript, world)
 
 ZONE, QUEST_NPC, FOE = "village", "piet", "vex"
 ORDER_AT, FIGHT_AT, FIGHT_MINUTES = 5, 240, 20      # game minutes after the start
 LOCK_AT, LOCKED_MINUTES = 30, 30  # doors lock on villagers' walks; open this long after a failure
 TOUR = ["market", "square", "tavern", "square", "forge", "square", "chapel", "square"]
 LINGER_MINUTES = 15              # Ann's stay in each room of her round before the fight
+QUEST_LOOK_MINUTES, QUEST_MINUTES = 30, 60  # Ann looks for a quest this often; does one this long
 SYNC_TIMEOUT_S, AGREE_TIMEOUT_S = 20.0, 5.0
 NARRATION_WAIT_S = 10.0          # for the model's narration of a scene (geppetto gives it 8 s)
 NARRATION_WAITS = 4              # scenes waited for at most, until one is narrated
@@ -61,6 +68,15 @@ class QuestBridge(Bridge):
     fails at one."""
 
     lock_walks, locked, first_failure = False, (), None
+
+    def said(self, speaker, text, room, addressee=None):
+        message_id = super().said(speaker, text, room, addressee)
+        self.said_ids.append(message_id)
+        return message_id
+
+    def do_reply(self, npc, npc_id, m):
+        super().do_reply(npc, npc_id, m)
+        self.replies.append((npc_id, m["to"], m["in_reply_to"], self.now))
 
     def do_navigate(self, npc, npc_id, m):
         super().do_navigate(npc, npc_id, m)
@@ -93,7 +109,12 @@ class VillageTest(EvenniaTestCase):
         # the script is not started (no clock of its own, no reader loop).
         self.script = create_script(GeppettoScript, key=SCRIPT_KEY, autostart=False)
         self.bridge = self.script.own(QuestBridge(self.bus))
+        self.bridge.replies, self.bridge.said_ids = [], []  # (npc, to, in reply to, minute); say ids
+        self.greetings = []                               # (say id, npc greeted, minute)
+        self.bridge.board = QuestBoard(None, ZONE, seed=7, post=self.bus.post,
+                                       names=self.bridge.name_of)
         self.heard, self.figures = [], Counter()
+        self.quest = None                                 # Ann's quest: (offer id, minute taken)
 
     def tearDown(self):
         self.script.delete()
@@ -107,8 +128,9 @@ class VillageTest(EvenniaTestCase):
     def build_and_export(self):
         made = world.build(self.world_dir)
         source = world.load(self.world_dir)
-        with tempfile.TemporaryDirectory() as out:
-            counts = world.export(out)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "worlds", ZONE)       # a world directory geppetto validates
+            counts = world.export(out, zone=ZONE)
             exported = world.load(out)
         self.assertEqual(
             {r["id"]: set(r["neighbours"]) for r in exported["rooms"]},
@@ -158,6 +180,32 @@ class VillageTest(EvenniaTestCase):
         cmd = CmdOrder()
         cmd.caller, cmd.args = ann, f" {text}"
         cmd.func()
+
+    def greet(self, ann, minute):
+        """Ann greets an NPC of the room she walked into by name (the first by id): it answers
+        within a tick (a reply intent, shown in the room)."""
+        here = sorted(world.gid(o, NPC) for o in ann.location.contents if world.is_npc(o))
+        if here:
+            self.say(ann, f"Good day, {here[0].capitalize()}!")
+            self.greetings.append((self.bridge.said_ids[-1], here[0], minute))
+
+    def command(self, ann, cls, args):
+        cmd = cls()
+        cmd.caller, cmd.args = ann, f" {args}"
+        cmd.func()
+
+    def quests(self, ann, minute):
+        """Ann's quest: taken from the board through the commands, done an hour later."""
+        if self.quest is None and minute < FIGHT_AT and minute % QUEST_LOOK_MINUTES == 0:
+            self.command(ann, CmdQuests, "all")
+            if self.bridge.quest_offers():
+                self.command(ann, CmdAccept, "1")
+                taken = self.bridge.quests_of(ann)
+                self.assertEqual(len(taken), 1, "accept 1 took the first quest offered")
+                self.quest = (taken[0].id, minute)
+        elif self.quest is not None and len(self.quest) == 2 and minute == self.quest[1] + QUEST_MINUTES:
+            self.bridge.complete_quest(ann, self.quest[0], "helped")
+            self.quest = (*self.quest, "done")
 
     def walk_to(self, ann, room):
         """One exit towards `room`."""
@@ -238,6 +286,8 @@ class VillageTest(EvenniaTestCase):
                 self.order(ann, f"{QUEST_NPC} report_a_theft at gatehouse")
             if minute < FIGHT_AT and minute % LINGER_MINUTES == 0:
                 self.walk_to(ann, TOUR[minute // LINGER_MINUTES % len(TOUR)])
+                self.greet(ann, t)
+            self.quests(ann, minute)
             if minute >= FIGHT_AT and "engaged" not in fight:
                 if ann.location == vex.location:
                     vex.geppetto_engage("combat")
@@ -303,10 +353,11 @@ class VillageTest(EvenniaTestCase):
         """Our world events geppetto refused, by type, with the reasons."""
         client = redis.Redis.from_url(self.redis_url, decode_responses=True)
         refused, reasons = Counter(), []
+        ours = (f"evennia-{self.bus.run}-", f"{self.bridge.board.name}:{ZONE}:")
         for _, fields in client.xrange(f"geppetto:{{{ZONE}}}:deadletter"):
             letter = json.loads(fields["m"])
             original = json.loads(letter.get("original") or "{}")
-            if str(original.get("id", "")).startswith(f"evennia-{self.bus.run}-"):
+            if str(original.get("id", "")).startswith(ours):
                 refused[original.get("type")] += 1
                 reasons.append(f"{original.get('type')} {original.get('id')}: {letter.get('reason')}")
         return refused, reasons
@@ -333,8 +384,12 @@ class VillageTest(EvenniaTestCase):
               f"refused={fig['order_refused']} duplicates={fig['duplicates dropped']} "
               f"reconnects={self.bus.reconnects} failed_messages={fig['messages that failed']} "
               f"intents={fig['intents sent']} lost=0 story={fig['story signals']} "
-              f"locked_walks_failed={fig['navigates failed']}",
+              f"locked_walks_failed={fig['navigates failed']} quests_offered={fig['quests offered']} "
+              f"quests_accepted={fig['quests accepted']} quests_completed={fig['quests completed']} "
+              f"deeds_remembered={fig['deeds remembered']} greetings={len(self.greetings)} "
+              f"replies={fig['replies shown']}",
               flush=True)
+        print(f"  quest board: {self.bridge.board.stats()}")
         self.assertIn("Piet the trader is done with your order (completed).", heard)
         self.assertIn("Vex refuses your order (engaged).", heard)
         self.assertIn("released", fight, f"the fight with {FOE} began and ended")
@@ -348,6 +403,20 @@ class VillageTest(EvenniaTestCase):
         self.assertGreater(fig["narrations shown"], 0, "a narrated scene reached its witness")
         self.assertGreater(fig["story signals"], 0, "story signals reached the quest hook")
         self.assertEqual(fig["messages that failed"], 0)
+        answered = {in_reply_to: (npc, to, at) for npc, to, in_reply_to, at in self.bridge.replies}
+        for say_id, npc, at in self.greetings:
+            self.assertIn(say_id, answered, f"Ann's greeting of {npc} at minute {at} was answered")
+            self.assertEqual(answered[say_id][:2], (npc, "Ann"), "the NPC greeted answered Ann")
+            self.assertLessEqual(answered[say_id][2], at + 1, "within a tick")
+        self.assertGreater(len(self.greetings), 0, "Ann greeted someone")
+        self.assertIn(" says to Ann, ", " ".join(heard))
+        self.assertGreater(fig["quests offered"], 0, "story signals became quests")
+        self.assertIsNotNone(self.quest, "Ann took a quest")
+        self.assertEqual(fig["quests completed"], 1, "Ann's quest was done")
+        offer = self.bridge.board.quests[self.quest[0]]
+        self.assertTrue(offer.resolved_seen, f"the story stream resolved {offer.signal}")
+        self.assertGreater(fig["deeds remembered"], 0, "the NPCs of the quest remember Ann")
+        self.assertIn(" will remember what you did.", " ".join(heard))
         self.assertEqual(sum(refused.values()), fig["reports refused as stale"],
                          f"geppetto refused world events of ours: {reasons}")
 

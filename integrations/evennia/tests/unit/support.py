@@ -1,7 +1,15 @@
-"""What the unit tests share: `MemoryBus` (the bus seam without Redis), `Heard` (what a
-character was shown) and `GeppettoTest`, Evennia's `BaseEvenniaTest` with geppetto rooms,
-NPCs and a game script that owns a bridge over a `MemoryBus`.
+"""What the unit tests share: `MemoryBus` (the bus seam without Redis), `RedisServer` (a
+private redis-server on a free loopback port), `Heard` (what a character was shown) and
+`GeppettoTest`, Evennia's `BaseEvenniaTest` with geppetto rooms, NPCs and a game script that
+owns a bridge over a `MemoryBus`.
 """
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import redis
 from evennia import create_object, create_script
 from evennia.utils.test_resources import BaseEvenniaCommandTest
 
@@ -35,6 +43,10 @@ class MemoryBus(Bus):
         got, self.inbox = self.inbox, []
         return got
 
+    def probe(self, scan=2000):
+        """geppetto is taken to serve the zone here (AgreementTest sets its own answers)."""
+        return {"answered": True, "from_geppetto": 1, "completion": "game"}
+
     def deliver(self, stream, message):
         """Queues one entry of a read stream; returns its entry id."""
         self.entries += 1
@@ -47,6 +59,37 @@ class MemoryBus(Bus):
         self.flush()
         sent, self.world = self.world, []
         return [m for m in sent if kind is None or m["type"] == kind]
+
+
+class RedisServer:
+    """A private redis-server on a free loopback port, without persistence."""
+
+    def __init__(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.dir = tempfile.mkdtemp(prefix="geppetto-evennia-")
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", self.dir],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.client = redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self.client.ping()
+                return
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise
+                time.sleep(0.02)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 class Heard:

@@ -178,6 +178,28 @@ class SceneTest(GeppettoTest):
         self.assertEqual(list(self.bridge.witnesses), ["s-1", "s-2"])
 
 
+class ReplyTest(GeppettoTest):
+    def setUp(self):
+        super().setUp()
+        self.npc("pip", "Pip", self.room1)
+        self.ann, self.other = Heard(self.char1), Heard(self.char2)
+
+    def test_a_reply_is_a_line_in_the_room_and_its_narration_follows_to_who_heard_it(self):
+        self.intent("reply", "pip", "r-1", to="Char", text="Morning! Fine day for it.",
+                    in_reply_to="evennia-x-1")
+        line = 'Pip says to Char, "Morning! Fine day for it."'
+        self.assertEqual((self.ann.texts, self.other.texts), ([line], [line]))
+        self.assertEqual(self.bridge.figures["replies shown"], 1)
+        self.char2.move_to(self.room2, quiet=True)
+        self.other.texts.clear()
+        self.bus.take()
+        self.handle("narrative", {"type": "narrative_ready", "id": "n-1", "interaction_id": "r-1",
+                                  "text": "Pip grins up at you."})
+        self.assertEqual(self.ann.texts[-1], "Pip grins up at you.")
+        self.assertIn("Pip grins up at you.", self.other)    # it heard the reply, then left
+        self.assertEqual(self.bus.take(), [])
+
+
 class NpcEventTest(GeppettoTest):
     def setUp(self):
         super().setUp()
@@ -186,10 +208,37 @@ class NpcEventTest(GeppettoTest):
 
     def test_a_relocation_places_the_npc_and_is_not_reported_back(self):
         self.intent("navigate", "piet", "walk-1", to_room="bakery")
-        self.handle("npc_events", {"type": "npc_relocated", "id": "e-1", "npc": "piet", "to": "bakery"})
+        self.handle("npc_events", {"type": "npc_relocated", "id": "e-1", "npc": "piet",
+                                   "from": "square", "to": "bakery"})
         self.assertEqual(self.piet.location, self.room3)
         self.assertNotIn("piet", self.bridge.jobs)
         self.assertEqual(self.bus.take(), [])
+
+    def test_a_relocation_is_seen_leaving_and_arriving(self):
+        self.room3.key = "the bakery"
+        baker = Heard(self.char2)
+        self.char2.move_to(self.room3, quiet=True)
+        self.bus.take()
+        baker.texts.clear()                                # what char2 saw of the bakery
+        self.handle("npc_events", {"type": "npc_relocated", "id": "e-1", "npc": "piet",
+                                   "from": "square", "to": "bakery"})
+        self.assertEqual(self.ann.texts, ["Piet the trader heads off to the bakery."])
+        self.assertEqual(baker.texts, ["Piet the trader arrives from Room."])
+        self.assertEqual(self.bridge.figures["relocations shown"], 1)
+        self.handle("npc_events", {"type": "npc_relocated", "id": "e-2", "npc": "piet",
+                                   "from": "bakery", "to": "bakery"})
+        self.assertEqual(len(baker.texts), 1)              # already there: nothing to see
+
+    def test_a_relocation_shows_geppettos_lines_when_it_gives_them(self):
+        baker = Heard(self.char2)
+        self.char2.move_to(self.room3, quiet=True)
+        baker.texts.clear()
+        self.handle("npc_events", {"type": "npc_relocated", "id": "e-1", "npc": "piet",
+                                   "from": "square", "to": "bakery", "activity": "work",
+                                   "leave": "Piet the trader leaves: time for work.",
+                                   "arrive": "Piet the trader arrives: time for {work}."})
+        self.assertEqual(self.ann.texts, ["Piet the trader leaves: time for work."])
+        self.assertEqual(baker.texts, ["Piet the trader arrives: time for {work}."])   # verbatim
 
     def test_the_player_hears_an_order_accepted_then_done_and_then_no_more(self):
         order = self.bridge.order(self.char1, "piet", "gatehouse", "report_a_theft")
@@ -214,28 +263,51 @@ class NpcEventTest(GeppettoTest):
 
 
 class StoryTest(GeppettoTest):
-    signal = {"type": "story_signal", "id": "st-1", "signal_type": "theft_witnessed",
-              "location": "market", "npcs": ["piet", "vex"], "importance": 0.8,
-              "context": {"item": "purse", "by": "vex"}}
+    signal = {"type": "story_signal", "id": "st-1", "signal": "theft_witnessed:4",
+              "signal_type": "theft_witnessed", "location": "market", "npcs": ["piet", "vex"],
+              "importance": 0.8, "context": {"item": "purse", "by": "vex"}, "merged": 0}
 
     def test_a_story_signal_goes_to_the_staff_channel_by_default(self):
         channel = create_channel("MudInfo")
         with patch.object(type(channel), "msg") as posted:
             self.handle("story", self.signal)
         posted.assert_called_once_with("[geppetto] theft witnessed at market, piet, vex "
-                                       "(importance 0.80): by: vex; item: purse")
+                                       "(importance 0.80): by: vex; item: purse [theft_witnessed:4]")
+
+    def test_a_signals_later_life_goes_to_the_staff_channel_too(self):
+        channel = create_channel("MudInfo")
+        with patch.object(type(channel), "msg") as posted:
+            self.handle("story", {**self.signal, "id": "st-2", "type": "story_signal_updated",
+                                  "importance": 0.9, "merged": 2, "taken_by": "quest-board"})
+            self.handle("story", {**self.signal, "id": "st-3", "type": "story_signal_expired",
+                                  "reason": "lapsed"})
+            self.handle("story", {**self.signal, "id": "st-4", "type": "story_signal_resolved",
+                                  "by": "quest-board", "outcome": "completed"})
+        self.assertEqual([c.args[0] for c in posted.call_args_list], [
+            "[geppetto] theft_witnessed:4 updated: piet, vex (importance 0.90, merged 2), taken by quest-board",
+            "[geppetto] theft_witnessed:4 expired (lapsed)",
+            "[geppetto] theft_witnessed:4 resolved by quest-board: completed"])
 
     def test_a_quest_system_overrides_the_hook(self):
         taken = []
 
         class Quests(Bridge):
             def on_story_signal(self, m):
-                taken.append(m["signal_type"])
+                taken.append(m["type"])
+
+            on_story_signal_updated = on_story_signal_expired = on_story_signal_resolved = on_story_signal
 
         self.bridge = self.game_script.own(Quests(self.bus))
-        self.handle("story", self.signal)
-        self.handle("story", {**self.signal, "id": "st-2", "type": "story_other"})
-        self.assertEqual(taken, ["theft_witnessed"])
+        for n, kind in enumerate(("story_signal", "story_signal_updated", "story_signal_expired",
+                                  "story_signal_resolved")):
+            self.handle("story", {**self.signal, "id": f"st-{n}", "type": kind})
+        with self.assertLogs("geppetto_evennia", "WARNING") as logged:
+            self.handle("story", {**self.signal, "id": "st-9", "type": "story_other"})
+        self.assertIn("story message st-9 of unknown type story_other", logged.output[0])
+        self.assertEqual(taken, ["story_signal", "story_signal_updated", "story_signal_expired",
+                                 "story_signal_resolved"])
+        self.assertEqual(self.bridge.figures["story messages unknown"], 1)
+        self.assertEqual(self.bridge.figures["messages that failed"], 0)
 
 
 class DeliveryTest(GeppettoTest):

@@ -1,6 +1,7 @@
 """The game owns its bridge: the global script `GeppettoScript` makes it from the settings
 when it starts, `running_bridge()` reaches it while the script runs and not after, its clock
 and reader loop drive it, and the ids it handled outlive it in the script's attributes."""
+import logging
 from unittest.mock import Mock, patch
 
 from django.test import override_settings
@@ -67,8 +68,21 @@ class ScriptStartTest(BaseEvenniaTest):
         outbox = list(script.bridge.bus.outbox)
         self.assertEqual([(m["type"], m["npc"], m["room"], m["game_time"]) for m in outbox],
                          [("npc_moved", "bram", "square", 430)])
-        self.threaded.assert_called_with(script.bridge.bus.flush)
+        self.threaded.assert_any_call(script.bridge.bus.flush)
+        self.threaded.assert_called_with(script.bridge.bus.probe)     # do both sides share Redis?
         script.delete()
+
+    def test_the_packages_log_reaches_the_server_log(self):
+        create_script(GeppettoScript, key=SCRIPT_KEY).delete()
+        create_script(GeppettoScript, key=SCRIPT_KEY).delete()         # started twice: one handler
+        package_log = logging.getLogger("geppetto_evennia")
+        self.assertEqual(sum(isinstance(h, scripts.ServerLogHandler) for h in package_log.handlers), 1)
+        with patch("geppetto_evennia.scripts.logger.log_warn") as warned, \
+                patch("geppetto_evennia.scripts.logger.log_err") as failed:
+            package_log.warning("geppetto: nothing from geppetto yet")
+            package_log.error("geppetto: handling failed")
+        warned.assert_called_once_with("geppetto: nothing from geppetto yet")
+        failed.assert_called_once_with("geppetto: handling failed")
 
     def test_a_stopped_script_runs_no_bridge_and_keeps_the_ids_it_handled(self):
         script = create_script(GeppettoScript, key=SCRIPT_KEY)
