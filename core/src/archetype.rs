@@ -19,7 +19,7 @@ use crate::decision::agent::Agent;
 use crate::decision::consideration::{Consideration, Updater};
 use crate::decision::curve::ResponseCurve;
 use crate::decision::world::Position;
-use crate::life::bark::{BarkMemory, BarkTemplate};
+use crate::life::bark::{BarkLines, BarkMemory, BarkTemplate};
 use crate::life::goals::{Goal, GoalBook, GoalCategory, GoalPredicate, ReactionRule};
 use crate::life::reply::ReplyTemplate;
 use crate::life::schedule::{
@@ -210,6 +210,23 @@ pub struct BarkSpec {
     pub cooldown_minutes: Option<f64>,
 }
 
+/// An idle line as authored: said while nothing presses, at the archetype's
+/// `chatter_per_hour`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ChatterSpec {
+    /// Its id.
+    pub id: String,
+    /// The line (`{name}` is the speaker).
+    pub text: String,
+    /// Mood range; default the whole range.
+    #[serde(default = "default_mood_range")]
+    pub mood: (f64, f64),
+    /// Game minutes between repeats; default the archetype's `bark_cooldown_minutes`.
+    #[serde(default)]
+    pub cooldown_minutes: Option<f64>,
+}
+
 fn default_bark_below() -> f64 {
     0.3
 }
@@ -295,6 +312,13 @@ pub struct ArchetypeSpec {
     /// Its lines.
     #[serde(default)]
     pub barks: Vec<BarkSpec>,
+    /// Idle lines an hour it says, on average, while it runs at full detail (a player in or
+    /// near its room) and no need or mood prompts a bark; default 0 (none).
+    #[serde(default)]
+    pub chatter_per_hour: f64,
+    /// Its idle lines.
+    #[serde(default)]
+    pub chatter: Vec<ChatterSpec>,
     /// What it says back when a player speaks to it (the best fitting line; the defaults when
     /// none fits).
     #[serde(default)]
@@ -430,6 +454,18 @@ pub fn resolve_archetypes(
                 });
             }
         }
+        if !(spec.chatter_per_hour.is_finite() && spec.chatter_per_hour >= 0.0) {
+            return Err(ArchetypeError::Invalid {
+                name: name.clone(),
+                error: WireError {
+                    path: "chatter_per_hour".into(),
+                    message: format!(
+                        "{} is not a rate: idle lines an hour, a number 0 or more",
+                        spec.chatter_per_hour
+                    ),
+                },
+            });
+        }
         resolved.insert(name.clone(), spec);
     }
     Ok(resolved)
@@ -498,7 +534,7 @@ pub struct CompiledArchetype {
     /// The resolved data.
     pub spec: ArchetypeSpec,
     schedule: Option<Arc<Schedule>>,
-    barks: Arc<Vec<BarkTemplate>>,
+    barks: Arc<BarkLines>,
     replies: Option<Arc<Vec<ReplyTemplate>>>,
     wellbeing: Arc<WellbeingConfig>,
     reactions: Arc<[ReactionRule]>,
@@ -551,7 +587,7 @@ impl CompiledArchetype {
                 place_bonus: s.place_bonus,
             })
         });
-        let barks = spec
+        let prompted = spec
             .barks
             .iter()
             .map(|b| BarkTemplate {
@@ -563,6 +599,23 @@ impl CompiledArchetype {
                 cooldown_minutes: b.cooldown_minutes.unwrap_or(spec.bark_cooldown_minutes),
             })
             .collect();
+        let chatter = spec
+            .chatter
+            .iter()
+            .map(|c| BarkTemplate {
+                id: c.id.clone(),
+                text: c.text.clone(),
+                trigger: None,
+                below: 0.0,
+                mood: c.mood,
+                cooldown_minutes: c.cooldown_minutes.unwrap_or(spec.bark_cooldown_minutes),
+            })
+            .collect();
+        let barks = BarkLines {
+            prompted,
+            chatter,
+            chatter_per_hour: spec.chatter_per_hour,
+        };
         let mut wellbeing = WellbeingConfig::with_limits(
             spec.needs
                 .iter()

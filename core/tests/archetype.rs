@@ -174,7 +174,7 @@ fn mood_stress_and_bark_numbers_are_an_archetypes_and_inherited() {
     assert_eq!(config.stress_gain_per_hour, 0.1, "its own");
     assert_eq!(config.memory_bound, 0.2, "the default");
     let (lines, _) = npc.barks.as_ref().expect("barks");
-    let cooldowns: Vec<f64> = lines.iter().map(|l| l.cooldown_minutes).collect();
+    let cooldowns: Vec<f64> = lines.prompted.iter().map(|l| l.cooldown_minutes).collect();
     assert_eq!(
         cooldowns,
         [15.0, 40.0],
@@ -188,4 +188,49 @@ fn mood_stress_and_bark_numbers_are_an_archetypes_and_inherited() {
         resolve_archetypes(&authored).is_err(),
         "unknown fields refused"
     );
+}
+
+/// Idle chatter: a child inherits its parent's rate and lines (or sets its own), a line that
+/// names a need is refused (chatter is what is said when nothing presses), and so is a rate
+/// that is not one.
+#[test]
+fn chatter_is_inherited_and_a_bad_line_or_rate_is_refused() {
+    let mut authored = BTreeMap::new();
+    authored.insert(
+        "base".to_owned(),
+        serde_json::json!({"chatter_per_hour": 2.5,
+                           "chatter": [{"id": "weather", "text": "Rain later."}]}),
+    );
+    authored.insert("quiet".to_owned(), serde_json::json!({"parent": "base"}));
+    authored.insert(
+        "loud".to_owned(),
+        serde_json::json!({"parent": "base", "chatter_per_hour": 6.0}),
+    );
+    let resolved = resolve_archetypes(&authored).expect("resolves");
+    let mut vocabulary = Vocabulary::new();
+    let record = |archetype: &str| -> NpcRecord {
+        serde_json::from_value(serde_json::json!({"id": "ann", "archetype": archetype}))
+            .expect("record")
+    };
+    for (name, rate) in [("quiet", 2.5), ("loud", 6.0)] {
+        let npc = CompiledArchetype::new(resolved[name].clone(), &mut vocabulary)
+            .instantiate(&record(name), &mut vocabulary)
+            .expect("instantiates");
+        let (lines, _) = npc.barks.as_ref().expect("lines");
+        assert_eq!(lines.chatter_per_hour, rate, "{name}");
+        assert_eq!(lines.chatter[0].text, "Rain later.", "{name}");
+        assert_eq!(
+            lines.chatter[0].cooldown_minutes, 15.0,
+            "the default cooldown"
+        );
+    }
+    for bad in [
+        serde_json::json!({"chatter": [{"id": "x", "text": "Hungry.", "need": "COMFORT"}]}),
+        serde_json::json!({"chatter_per_hour": -1.0}),
+    ] {
+        let mut one = BTreeMap::new();
+        one.insert("bad".to_owned(), bad);
+        let error = resolve_archetypes(&one).expect_err("refused").to_string();
+        assert!(error.contains("chatter"), "{error}");
+    }
 }

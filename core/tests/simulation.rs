@@ -567,7 +567,7 @@ fn identical_seeds_give_identical_traces() {
 
 #[test]
 fn a_hungry_npc_barks_on_its_cooldown_and_its_mood_follows_its_needs() {
-    use geppetto_core::life::bark::{BarkMemory, BarkTemplate};
+    use geppetto_core::life::bark::{BarkLines, BarkMemory, BarkTemplate};
     use geppetto_core::life::wellbeing::{Wellbeing, WellbeingConfig};
     use std::sync::Arc;
     let mut scene = Scene::default();
@@ -582,7 +582,11 @@ fn a_hungry_npc_barks_on_its_cooldown_and_its_mood_follows_its_needs() {
         mood: (-1.0, 1.0),
         cooldown_minutes: 20.0,
     };
-    agent.barks = Some((Arc::new(vec![line]), BarkMemory::default()));
+    let lines = BarkLines {
+        prompted: vec![line],
+        ..BarkLines::default()
+    };
+    agent.barks = Some((Arc::new(lines), BarkMemory::default()));
     agent.wellbeing = Some((Arc::new(WellbeingConfig::default()), Wellbeing::default()));
     let events = run(
         &simulator(TuningPatch::default()),
@@ -610,4 +614,62 @@ fn a_hungry_npc_barks_on_its_cooldown_and_its_mood_follows_its_needs() {
         wellbeing.mood
     );
     assert!(wellbeing.stress > 0.0, "an unmet need builds stress");
+}
+
+/// Idle chatter at full detail: about `chatter_per_hour` lines a game hour while nothing
+/// presses (here 3 an hour over 20 hours, a seeded draw), never two in one tick, a pressing
+/// line first; and the same run twice says the same lines at the same ticks.
+#[test]
+fn an_idle_npc_chatters_at_its_archetypes_rate_after_any_pressing_line() {
+    use geppetto_core::life::bark::{BarkLines, BarkMemory, BarkTemplate};
+    use std::sync::Arc;
+    let mut scene = Scene::default();
+    let agent =
+        SimulatedAgent::new(scene.agent("bram", 0.0, 0.0, &[("HUNGER", 10.0), ("FUN", 90.0)]));
+    let hunger = scene.sym("HUNGER");
+    let line = |id: &str, trigger| BarkTemplate {
+        id: id.into(),
+        text: format!("{id}."),
+        trigger,
+        below: 0.2,
+        mood: (-1.0, 1.0),
+        cooldown_minutes: if trigger.is_some() { 600.0 } else { 15.0 },
+    };
+    let lines = BarkLines {
+        prompted: vec![line("starving", Some(hunger))],
+        chatter: (0..6).map(|n| line(&format!("idle{n}"), None)).collect(),
+        chatter_per_hour: 3.0,
+    };
+    let trace = |mut agent: SimulatedAgent| {
+        agent.barks = Some((Arc::new(lines.clone()), BarkMemory::default()));
+        run(
+            &simulator(TuningPatch::default()),
+            &mut agent,
+            &world(Vec::new()),
+            8.0,
+            20 * 60,
+        )
+    };
+    let events = trace(agent.clone());
+    assert_eq!(events, trace(agent), "deterministic");
+    let said: Vec<&str> = events
+        .iter()
+        .flat_map(|tick| {
+            let barks: Vec<&str> = tick
+                .iter()
+                .filter_map(|e| match e {
+                    SimEvent::Bark { id, .. } => Some(id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert!(barks.len() <= 1, "one line a tick: {barks:?}");
+            barks
+        })
+        .collect();
+    assert_eq!(said.first(), Some(&"starving"), "the pressing line first");
+    let idle = said.iter().filter(|id| id.starts_with("idle")).count();
+    assert!(
+        (45..=75).contains(&idle),
+        "about 60 idle lines in 20 hours: {idle}"
+    );
 }

@@ -348,3 +348,31 @@ fn a_village_week_lets_at_least_eight_kinds_of_story_signal_emerge() {
         .unwrap_or(0);
     assert_eq!(distinct, listed, "{signals}");
 }
+
+/// A player standing among NPCs hears them: the shipped archetypes' idle chatter (innkeepers
+/// 4 a waking hour, guards 1) reaches the scorecard as lines a game hour in a room with NPCs
+/// and each archetype's lines an NPC-hour, in the order the designer set the rates; the text
+/// card says it too.
+#[test]
+fn the_scorecard_counts_the_lines_a_player_hears() {
+    let card = json_of(&["simulate", "--world", "village", "--days", "2", "--json"]);
+    let heard = card["lines_heard_per_hour"].as_f64().expect("lines heard");
+    assert!(heard >= 1.0, "a room with NPCs is not silent: {heard}");
+    let rate = |archetype: &str| {
+        card["lines_per_npc_hour"][archetype]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{archetype}: {card}"))
+    };
+    assert!(
+        rate("innkeeper") > 2.0 * rate("guard"),
+        "innkeeper {} against guard {}",
+        rate("innkeeper"),
+        rate("guard")
+    );
+    let text = geppetto(&["simulate", "--world", "village", "--days", "1"], "");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("lines a player hears: ") && text.contains("a game hour in a room with NPCs"),
+        "{text}"
+    );
+}

@@ -1,8 +1,10 @@
 //! Barks: the short lines an NPC says aloud — "Gods, I'm starving" — chosen
-//! from data by need, mood and cooldown, deterministically from a seed. A bark is flavour the
-//! game shows; it never changes state. A line grows stale: its cooldown is × the times the NPC
-//! said it in the last 24 game hours (at least once), so an innkeeper's hourly welcome is heard
-//! some seven times a day, not twenty-four.
+//! from data by need, mood and cooldown, deterministically from a seed; and its idle chatter,
+//! said at a rate its archetype sets while nothing presses and it runs at full detail (a
+//! player in or near its room), so a square a player stands in is not silent. A bark is
+//! flavour the game shows; it never changes state. A line grows stale: its cooldown is × the
+//! times the NPC said it in the last 24 game hours (at least once), so an innkeeper's hourly
+//! welcome is heard some seven times a day, not twenty-four.
 
 use crate::decision::agent::Agent;
 use crate::rng::DetRng;
@@ -23,6 +25,24 @@ pub struct BarkTemplate {
     pub mood: (f64, f64),
     /// Game minutes before the same line may be said again by the same NPC.
     pub cooldown_minutes: f64,
+}
+
+/// An NPC's lines: those its needs and mood prompt, and its idle chatter.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BarkLines {
+    /// Lines a need or a mood prompts; the most pressing is said.
+    pub prompted: Vec<BarkTemplate>,
+    /// Idle lines (no need named), said while nothing presses.
+    pub chatter: Vec<BarkTemplate>,
+    /// Idle lines an hour of full detail, on average (0: none).
+    pub chatter_per_hour: f64,
+}
+
+impl BarkLines {
+    /// Whether there is anything to say.
+    pub fn is_empty(&self) -> bool {
+        self.prompted.is_empty() && (self.chatter.is_empty() || self.chatter_per_hour <= 0.0)
+    }
 }
 
 /// An NPC's memory of its barks.
@@ -72,6 +92,18 @@ pub fn choose(
     memory: &mut BarkMemory,
     seed: u64,
 ) -> Option<Bark> {
+    pick(templates, agent, (mood, now_hours), memory, seed, true)
+}
+
+/// [`choose`], each line's cooldown × the times it was said today when `stale`.
+fn pick(
+    templates: &[BarkTemplate],
+    agent: &Agent,
+    (mood, now_hours): (f64, f64),
+    memory: &mut BarkMemory,
+    seed: u64,
+    stale: bool,
+) -> Option<Bark> {
     memory
         .said_today
         .retain(|(_, at)| now_hours - at < STALE_HOURS);
@@ -81,7 +113,11 @@ pub fn choose(
             .iter()
             .filter(|(said, _)| said == id)
             .count();
-        let cooldown = cooldown * times.max(1) as f64;
+        let cooldown = if stale {
+            cooldown * times.max(1) as f64
+        } else {
+            cooldown
+        };
         memory.last_said.iter().any(|(said, at)| {
             said == id && (now_hours - at) * 60.0 + COOLDOWN_SLACK_MINUTES < cooldown
         })
@@ -120,6 +156,37 @@ pub fn choose(
         id: template.id.clone(),
         text: template.text.replace("{name}", &agent.id),
     })
+}
+
+/// Over an update of `hours` at full detail, an idle line of `lines` for `agent` at
+/// `now_hours` with mood `mood`, or none: one comes with probability
+/// `1 − exp(−chatter_per_hour · hours)` (so `chatter_per_hour` a game hour on average, whatever
+/// the step), a line that fits the mood and is not cooling down, chosen by the seed. Its
+/// cooldown does not grow with the times it was said (a designer's rate is kept while lines
+/// are free; more lines, less repetition).
+pub fn chatter(
+    lines: &BarkLines,
+    agent: &Agent,
+    (mood, now_hours, hours): (f64, f64, f64),
+    memory: &mut BarkMemory,
+    seed: u64,
+) -> Option<Bark> {
+    if lines.chatter.is_empty() || lines.chatter_per_hour <= 0.0 || hours <= 0.0 {
+        return None;
+    }
+    let mut rng = DetRng::new(seed);
+    let chance = 1.0 - (-lines.chatter_per_hour * hours).exp();
+    if rng.next_unit() >= chance {
+        return None;
+    }
+    pick(
+        &lines.chatter,
+        agent,
+        (mood, now_hours),
+        memory,
+        rng.next_u64(),
+        false,
+    )
 }
 
 #[cfg(test)]
@@ -221,6 +288,73 @@ mod tests {
             memory.said_today.len(),
             1,
             "only the last 24 hours are kept"
+        );
+    }
+
+    fn idle(id: &str, mood: (f64, f64)) -> BarkTemplate {
+        BarkTemplate {
+            id: id.into(),
+            text: format!("{id}, says {{name}}."),
+            trigger: None,
+            below: 0.0,
+            mood,
+            cooldown_minutes: 15.0,
+        }
+    }
+
+    #[test]
+    fn chatter_comes_at_its_rate_whatever_the_step_and_fits_the_mood() {
+        let (_, agent) = setup();
+        let lines = BarkLines {
+            prompted: Vec::new(),
+            chatter: (0..8)
+                .map(|n| idle(&format!("line{n}"), (-1.0, 1.0)))
+                .collect(),
+            chatter_per_hour: 3.0,
+        };
+        for step_minutes in [1u32, 5] {
+            let hours = f64::from(step_minutes) / 60.0;
+            let mut memory = BarkMemory::default();
+            let steps = 200 * 60 / step_minutes;
+            let said = (0..steps)
+                .filter(|&n| {
+                    let now = f64::from(n) * hours;
+                    chatter(&lines, &agent, (0.0, now, hours), &mut memory, u64::from(n)).is_some()
+                })
+                .count();
+            // 600 expected over 200 game hours; a seeded draw, well inside ±15 %.
+            assert!(
+                (510..=690).contains(&said),
+                "{step_minutes}-minute steps: {said}"
+            );
+        }
+        let moody = BarkLines {
+            chatter: vec![idle("glum", (-1.0, -0.3)), idle("bright", (0.3, 1.0))],
+            chatter_per_hour: 1000.0,
+            ..BarkLines::default()
+        };
+        let line = chatter(
+            &moody,
+            &agent,
+            (0.8, 1.0, 0.1),
+            &mut BarkMemory::default(),
+            3,
+        );
+        assert_eq!(line.map(|b| b.text), Some("bright, says bram.".into()));
+        let mute = BarkLines {
+            chatter_per_hour: 0.0,
+            ..lines
+        };
+        assert!(mute.chatter.iter().all(|l| l.trigger.is_none()));
+        assert_eq!(
+            chatter(
+                &mute,
+                &agent,
+                (0.0, 1.0, 1.0),
+                &mut BarkMemory::default(),
+                3
+            ),
+            None
         );
     }
 }

@@ -9,7 +9,7 @@ use super::tick::SimEvent;
 use crate::affect::{AffectEvent, AffectModel, AffectState};
 use crate::decision::agent::Agent;
 use crate::life::action::{AggregatedEvent, DetailLevel, QueuedAction, RunningAction};
-use crate::life::bark::{BarkMemory, BarkTemplate};
+use crate::life::bark::{BarkLines, BarkMemory};
 use crate::life::goals::GoalBook;
 use crate::life::reactive::{SetState, UtilitySet};
 use crate::life::reply::ReplyTemplate;
@@ -185,8 +185,8 @@ pub struct SimulatedAgent {
     pub schedule: Option<Box<ScheduleLayer>>,
     /// Its mood and stress, if tracked (with the config that derives them).
     pub wellbeing: Option<(Arc<WellbeingConfig>, Wellbeing)>,
-    /// Its lines and its memory of saying them, if it barks.
-    pub barks: Option<(Arc<Vec<BarkTemplate>>, BarkMemory)>,
+    /// Its lines (prompted and idle) and its memory of saying them, if it barks.
+    pub barks: Option<(Arc<BarkLines>, BarkMemory)>,
     /// Its archetype's reply lines, if it has its own (else the defaults answer).
     pub replies: Option<Arc<Vec<ReplyTemplate>>>,
     /// Its goals, if it pursues any.

@@ -32,7 +32,7 @@
 //! Randomness: the autonomous pick draws from `derive_seed(seed, 1)`, the preemption pick from
 //! `derive_seed(seed, 2)`, the reactive set from `derive_seed(seed, 3)`, the schedule's
 //! adherence roll from `derive_seed(seed, 4)`, the bark choice from `derive_seed(seed, 5)`,
-//! queue-entry ranking from `seed` (it only matters for perception noise). Mood and stress
+//! idle chatter (when no bark was said) from `derive_seed(seed, 6)`, queue-entry ranking from `seed` (it only matters for perception noise). Mood and stress
 //! (when tracked) are derived after the running action's deltas, and a bark may follow.
 //!
 //! A schedule, when the agent has one, is applied after the updaters: its block in force

@@ -154,16 +154,28 @@ impl Simulator {
                 },
             };
         }
-        if let Some((templates, memory)) = agent.barks.as_mut() {
+        if let Some((lines, memory)) = agent.barks.as_mut() {
             let mood = agent.wellbeing.as_ref().map_or(0.0, |(_, w)| w.mood);
-            if let Some(said) = bark::choose(
-                templates,
+            // Idle chatter while nothing presses — never in its sleep.
+            let asleep = agent.running.as_ref().is_some_and(|r| {
+                (agent.wellbeing.as_ref()).is_some_and(|(config, _)| config.sleeps(&r.action.tags))
+            });
+            let said = bark::choose(
+                &lines.prompted,
                 &agent.agent,
                 mood,
                 now,
                 memory,
                 derive_seed(seed, 5),
-            ) {
+            )
+            .or_else(|| {
+                let at = (mood, now, simulated_hours);
+                let seed = derive_seed(seed, 6);
+                (!asleep)
+                    .then(|| bark::chatter(lines, &agent.agent, at, memory, seed))
+                    .flatten()
+            });
+            if let Some(said) = said {
                 events.push(SimEvent::Bark {
                     id: said.id,
                     text: said.text,

@@ -45,6 +45,17 @@ pub struct Scorecard {
     pub interactions: BTreeMap<String, usize>,
     /// Interactions a player saw.
     pub witnessed: usize,
+    /// Lines NPCs said aloud (barks: prompted and idle).
+    pub lines: usize,
+    /// Lines a player hears a game hour in a room that holds NPCs: the lines said over the
+    /// hours rooms held an NPC (every NPC at full detail, as if a player stood in every room).
+    pub lines_heard_per_hour: f64,
+    /// Lines an NPC of each archetype that has lines says a game hour (asleep or awake), by
+    /// archetype.
+    pub lines_per_npc_hour: BTreeMap<String, f64>,
+    /// Game minutes each room holding an NPC counts (rooms × minutes).
+    #[serde(skip)]
+    room_minutes: u64,
     /// Rumours heard.
     pub rumours_heard: usize,
     /// Rumours believed.
@@ -124,12 +135,17 @@ impl Scorecard {
         self.minutes_run += minutes;
         let day_ends = self.minutes_run % DAY_MINUTES < minutes;
         let words = Words::of(&zone.vocabulary);
-        for agent in &zone.agents {
-            self.npcs
-                .entry(agent.agent.id.clone())
-                .or_default()
-                .observe(agent, &zone.vocabulary, words, minutes, day_ends);
+        let mut rooms = std::collections::BTreeSet::new();
+        for (agent, meta) in zone.agents.iter().zip(&zone.meta) {
+            rooms.insert(meta.room);
+            let score = self.npcs.entry(agent.agent.id.clone()).or_default();
+            if score.archetype.is_none() {
+                score.archetype.clone_from(&meta.archetype);
+            }
+            score.speaks |= agent.barks.is_some();
+            score.observe(agent, &zone.vocabulary, words, minutes, day_ends);
         }
+        self.room_minutes += rooms.len() as u64 * minutes;
     }
 
     /// Places a raised signal in its incident: the latest earlier signal of its type at its
@@ -196,7 +212,10 @@ impl Scorecard {
         let score = self.npcs.entry(npc.to_owned()).or_default();
         match kind {
             "action_started" => score.actions += 1,
-            "bark" => score.barks += 1,
+            "bark" => {
+                score.barks += 1;
+                self.lines += 1;
+            }
             "rumour_heard" => {
                 score.rumours_heard += 1;
                 score.rumours_believed += usize::from(believed);
@@ -240,6 +259,23 @@ impl Scorecard {
                 self.stress_at_max_minutes.max(score.stress_at_max_minutes);
         }
         self.adherence = (scheduled > 0).then(|| adherent as f64 / scheduled as f64);
+        self.lines_heard_per_hour = if self.room_minutes > 0 {
+            self.lines as f64 * 60.0 / self.room_minutes as f64
+        } else {
+            0.0
+        };
+        let mut by_archetype: BTreeMap<String, (usize, u64)> = BTreeMap::new();
+        for score in self.npcs.values().filter(|score| score.speaks) {
+            let kind = score.archetype.clone().unwrap_or_else(|| "-".to_owned());
+            let (lines, minutes) = by_archetype.entry(kind).or_default();
+            *lines += score.barks;
+            *minutes += score.minutes;
+        }
+        self.lines_per_npc_hour = by_archetype
+            .into_iter()
+            .filter(|(_, (_, minutes))| *minutes > 0)
+            .map(|(kind, (lines, minutes))| (kind, lines as f64 * 60.0 / minutes as f64))
+            .collect();
         let days = hours / 24.0;
         let raised: usize = self.signals.values().sum();
         self.signals_per_day = if days > 0.0 {
@@ -332,6 +368,13 @@ impl Scorecard {
             self.witnessed,
             self.rumours_heard,
             self.rumours_believed
+        );
+        let _ = writeln!(
+            out,
+            "lines a player hears: {:.1} a game hour in a room with NPCs ({} said; an NPC-hour: {})",
+            self.lines_heard_per_hour,
+            self.lines,
+            listed(&self.lines_per_npc_hour, |rate| format!("{rate:.1}"))
         );
         let raised: usize = self.signals.values().sum();
         let _ = writeln!(
@@ -441,7 +484,7 @@ fn percent(share: Option<f64>) -> String {
 }
 
 /// `name count` pairs joined by commas (`count` written by `show`).
-fn listed(counts: &BTreeMap<String, usize>, show: impl Fn(usize) -> String) -> String {
+fn listed<T: Copy>(counts: &BTreeMap<String, T>, show: impl Fn(T) -> String) -> String {
     counts
         .iter()
         .map(|(name, n)| format!("{name} {}", show(*n)))

@@ -39,6 +39,12 @@ impl Words {
 /// One NPC's figures over a run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct NpcScore {
+    /// Its archetype (`None`: an NPC given inline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archetype: Option<String>,
+    /// Whether it has lines to say (an archetype's; an NPC given inline has none).
+    #[serde(skip)]
+    pub(super) speaks: bool,
     /// Game minutes it was simulated.
     pub minutes: u64,
     /// Actions it started.
