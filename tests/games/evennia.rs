@@ -9,13 +9,15 @@
 //! an NPC, and Redis shut down and started again half-way with no intent lost or carried out
 //! twice. The Evennia test prints its figures and fails on the first broken promise.
 //!
-//! A second test follows the package README on a running server: a game folder set up as the
-//! guide says (the global script, the room typeclass, the command set), `evennia start`, a
-//! player on telnet who imports the village, walks into the square and gives Piet an order;
-//! the server's own clock and reader loop carry it out until Piet reports it done.
+//! Two more follow the package README on a running server, on Evennia 5.0.1 and on Evennia 6.1
+//! (`scripts/evennia6-venv`): a game folder set up as the guide says (the global script with
+//! `GEPPETTO_CONFIG` naming geppetto's own config, `TIME_FACTOR = 60`, the room typeclass, the
+//! command set), `evennia start`, a player on telnet who imports the village, walks in from
+//! Limbo, speaks to Pip and is answered, hears villagers talk, gives Piet an order the server's
+//! own clock and reader loop carry out, and walks a round of the village; the figures say what
+//! the player saw (lines heard a game hour, replies, relocations, walks).
 //!
-//! The others run the package's unit tests, which need no service, on Evennia 5.0.1 and on
-//! Evennia 6.1 (`scripts/evennia6-venv`).
+//! The others run the package's unit tests, which need no service, on both releases.
 //!
 //! A missing environment fails the test with the command that builds it (`scripts/test` runs
 //! it), never skips it.
@@ -65,12 +67,17 @@ fn venv6() -> PathBuf {
 
 /// The `evennia` launcher of the environment, which must be there.
 fn evennia() -> PathBuf {
-    let evennia = venv().join("bin/evennia");
+    evennia_in(&venv(), "evennia-venv")
+}
+
+/// The `evennia` launcher of the environment `venv` that `./scripts/{builder}` builds.
+fn evennia_in(venv: &Path, builder: &str) -> PathBuf {
+    let evennia = venv.join("bin/evennia");
     assert!(
         evennia.exists(),
-        "the Evennia tests need Evennia and geppetto-evennia in {}: run ./scripts/evennia-venv \
+        "the Evennia tests need Evennia and geppetto-evennia in {}: run ./scripts/{builder} \
          (./scripts/test runs it)",
-        venv().display()
+        venv.display()
     );
     evennia
 }
@@ -98,9 +105,9 @@ fn serve_village(dir: &Path, redis_url: &str, model: Option<&str>) -> (Serve, u1
     (serve, port)
 }
 
-/// A game folder made by `evennia --init` in `dir`.
-fn init_game(dir: &Path) -> PathBuf {
-    let init = Command::new(evennia())
+/// A game folder made by `evennia --init` in `dir` with the launcher `evennia`.
+fn init_game(dir: &Path, evennia: &Path) -> PathBuf {
+    let init = Command::new(evennia)
         .args(["--init", "game"])
         .current_dir(dir)
         .output()
@@ -192,7 +199,7 @@ fn villagers_live_in_an_evennia_game() {
     ];
     redis_argv.extend(redis_args);
     let (_serve, port) = serve_village(&dir, &server.url, Some(&model.base_url()));
-    let game = init_game(&dir);
+    let game = init_game(&dir, &evennia());
     std::fs::copy(
         format!("{root}/integrations/evennia/tests/test_village.py"),
         game.join("world/test_village.py"),
@@ -254,6 +261,8 @@ fn villagers_live_in_an_evennia_game() {
 /// A running Evennia server (portal and server) of one game folder, stopped on drop.
 struct EvenniaServer {
     game: PathBuf,
+    /// The environment Evennia runs in.
+    venv: PathBuf,
     /// How far `wait_for_log` has read the server's log.
     log_read: std::cell::Cell<usize>,
 }
@@ -263,9 +272,10 @@ impl EvenniaServer {
     /// environment and restarts the server once. On a busy machine that restart can clash
     /// with the server it replaces (twistd finds its pid file): then once more, stopped and
     /// started.
-    fn start(game: &Path) -> Self {
+    fn start(game: &Path, venv: &Path) -> Self {
         let server = Self {
             game: game.to_owned(),
+            venv: venv.to_owned(),
             log_read: std::cell::Cell::new(0),
         };
         server.run(&["migrate"]);
@@ -297,10 +307,10 @@ impl EvenniaServer {
 
     /// `evennia ARGS` in the game folder, the environment's `twistd` on the path.
     fn command(&self, args: &[&str]) -> Command {
-        let mut path = std::ffi::OsString::from(venv().join("bin"));
+        let mut path = std::ffi::OsString::from(self.venv.join("bin"));
         path.push(":");
         path.push(std::env::var_os("PATH").unwrap_or_default());
-        let mut command = Command::new(evennia());
+        let mut command = Command::new(self.venv.join("bin/evennia"));
         command.args(args).current_dir(&self.game).env("PATH", path);
         command
     }
@@ -394,6 +404,19 @@ impl Telnet {
         true
     }
 
+    /// Reads what the game writes for `within` (twenty game minutes at `TIME_FACTOR = 60`).
+    fn listen(&mut self, within: Duration) {
+        let deadline = Instant::now() + within;
+        let mut buffer = [0u8; 65536];
+        while Instant::now() < deadline {
+            match self.stream.read(&mut buffer) {
+                Ok(0) => return,
+                Ok(n) => self.seen.push_str(&String::from_utf8_lossy(&buffer[..n])),
+                Err(_) => {}
+            }
+        }
+    }
+
     /// Sends `line` and waits for `reply`, failing with everything seen if it never comes.
     fn expect(&mut self, line: &str, reply: &str, within: Duration) {
         let from = self.seen.len();
@@ -406,28 +429,34 @@ impl Telnet {
     }
 }
 
-#[test]
-fn the_readme_game_runs_the_bridge_on_a_live_server() {
+/// The package README's guide on a live server in `venv` (built by `./scripts/{builder}`): a
+/// fresh game folder with the guide's settings (`GEPPETTO_CONFIG` naming the config `geppetto
+/// serve` runs with, the recommended `TIME_FACTOR = 60`) and command set, `evennia migrate`,
+/// `evennia start`, and a player on telnet who imports the village, walks in from Limbo by the
+/// `village` exit (no builder command), speaks to Pip and is answered, hears villagers talk,
+/// orders Piet to report a theft and waits until Piet reports it done, then walks a round of the
+/// village. Prints what the player saw.
+fn a_player_walks_in_through_the_guide(venv: &Path, builder: &str) {
     let root = format!("{}/..", env!("CARGO_MANIFEST_DIR"));
-    let dir = temp_dir("evennia-live");
+    let dir = temp_dir(&format!("evennia-live-{builder}"));
     let server = RedisServer::start();
     let (_serve, _admin) = serve_village(&dir, &server.url, None);
-    let game = init_game(&dir);
-    // The README's settings and command set, on free loopback ports, the web server off, and
-    // a fast game clock (two game minutes a second).
+    let evennia = evennia_in(venv, builder);
+    let game = init_game(&dir, &evennia);
+    // The guide's settings; on free loopback ports and with the web server off for the test.
     let telnet_port = support::free_port();
     let settings = game.join("server/conf/settings.py");
     let mut text = std::fs::read_to_string(&settings).expect("settings");
     text.push_str(&format!(
         "\nGLOBAL_SCRIPTS = {{'geppetto': {{'typeclass': 'geppetto_evennia.scripts.GeppettoScript',\n\
          \x20   'persistent': True, 'interval': 1}}}}\n\
-         GEPPETTO_REDIS_URL = '{}'\nGEPPETTO_ZONE = 'village'\n\
+         GEPPETTO_CONFIG = '{}'\nGEPPETTO_ZONE = 'village'\n\
          GEPPETTO_CLOCK_OFFSET_MINUTES = 420\n\
+         TIME_FACTOR = 60\n\
          BASE_ROOM_TYPECLASS = 'geppetto_evennia.typeclasses.GeppettoRoom'\n\
-         TIME_FACTOR = 120\n\
          TELNET_INTERFACES = ['127.0.0.1']\nTELNET_PORTS = [{telnet_port}]\nAMP_PORT = {}\n\
          WEBSERVER_ENABLED = False\nWEBSOCKET_CLIENT_ENABLED = False\n",
-        server.url,
+        dir.join("serve.toml").display(),
         support::free_port()
     ));
     std::fs::write(&settings, text).expect("settings");
@@ -436,7 +465,7 @@ fn the_readme_game_runs_the_bridge_on_a_live_server() {
         .expect("cmdsets")
         .replacen(
             "from evennia import default_cmds",
-            "from evennia import default_cmds\nfrom geppetto_evennia.commands import GeppettoCmdSet",
+            "from evennia import default_cmds\nfrom geppetto_evennia import GeppettoCmdSet",
             1,
         )
         .replacen(
@@ -445,7 +474,7 @@ fn the_readme_game_runs_the_bridge_on_a_live_server() {
             1,
         );
     std::fs::write(&cmdsets, text).expect("cmdsets");
-    let evennia = EvenniaServer::start(&game);
+    let evennia = EvenniaServer::start(&game, venv);
     let mut player = Telnet::connect(telnet_port);
     let short = Duration::from_secs(60);
     player.expect("connect ann village-square-7", "ann", short);
@@ -454,7 +483,17 @@ fn the_readme_game_runs_the_bridge_on_a_live_server() {
         "Built from",
         short,
     );
-    player.expect("tel the village square", "Teleported", short);
+    // In from Limbo, the way any new character comes.
+    player.expect("village", "the village square", short);
+    let in_square = player.seen.len();
+    let said = Instant::now();
+    player.expect("say Good morning, Pip!", "says to ", short);
+    let reply_seconds = said.elapsed().as_secs_f64();
+    let reply = player.seen[in_square..]
+        .lines()
+        .find(|line| line.contains("says to "))
+        .unwrap_or_default()
+        .to_owned();
     player.expect(
         "order piet report_a_theft at gatehouse",
         "Piet the trader will do as you asked.",
@@ -470,20 +509,67 @@ fn the_readme_game_runs_the_bridge_on_a_live_server() {
         "the order was never reported done:\n{}",
         player.seen
     );
-    let arrivals = player.seen.matches(" arrives to ").count();
-    let departures = player.seen.matches(" is leaving ").count();
-    let clock = server
+    // A round of the village: each room a player enters wakes its villagers.
+    for (exit, room) in [
+        ("market", "the market"),
+        ("square", "the village square"),
+        ("tavern", "the Crooked Tankard"),
+        ("square", "the village square"),
+    ] {
+        player.expect(exit, room, short);
+        player.listen(Duration::from_secs(20));
+    }
+    let seen = &player.seen[in_square..];
+    let lines = seen.matches(" says, \"").count();
+    let replies = seen.matches(" says to ").count();
+    let relocated: Vec<&str> = seen
+        .lines()
+        .filter(|line| {
+            [
+                " leaves: ",
+                " arrives: ",
+                " heads off to ",
+                " arrives from ",
+            ]
+            .iter()
+            .any(|said| line.contains(said))
+        })
+        .collect();
+    let relocations = relocated.len();
+    let walks = seen.matches(" arrives to ").count() + seen.matches(" is leaving ").count();
+    let minutes = server
         .bodies("geppetto:{village}:world")
         .iter()
         .filter(|b| b.contains("\"time_advanced\"") && b.contains("\"evennia-"))
         .count();
-    println!("figures: live_arrivals={arrivals} live_departures={departures} live_minutes={clock}");
-    assert!(clock > 0, "the server's clock reached geppetto");
+    let hours = minutes as f64 / 60.0;
+    println!(
+        "figures: evennia={builder} game_minutes={minutes} lines_heard={lines} \
+         lines_heard_per_hour={:.1} replies={replies} reply_seconds={reply_seconds:.1} \
+         relocations_seen={relocations} walks_seen={walks}\nreply: {reply}\nrelocated: {relocated:?}",
+        lines as f64 / hours.max(1.0 / 60.0)
+    );
+    assert!(minutes > 0, "the server's clock reached geppetto");
     assert!(
-        arrivals + departures > 0,
-        "villagers came and went:\n{}",
-        player.seen
+        reply.contains("Pip") && !reply.contains("\"\""),
+        "Pip answered the player, in quotes once: {reply:?}\n{seen}"
+    );
+    assert!(lines > 0, "villagers talk where the player stands:\n{seen}");
+    assert!(walks > 0, "villagers came and went:\n{seen}");
+    assert!(
+        relocations > 0,
+        "a villager called away by its day left with a line:\n{seen}"
     );
     drop(evennia); // stopped while its game folder is still there
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_player_walks_into_the_village_and_is_answered_on_evennia_5() {
+    a_player_walks_in_through_the_guide(&venv(), "evennia-venv");
+}
+
+#[test]
+fn a_player_walks_into_the_village_and_is_answered_on_evennia_6() {
+    a_player_walks_in_through_the_guide(&venv6(), "evennia6-venv");
 }

@@ -120,42 +120,32 @@ pub fn default_replies() -> Vec<ReplyTemplate> {
     };
     vec![
         line(
-            "\"{speaker}! Good to see you.\"",
+            "{speaker}! Good to see you.",
             Some(Tone::Warm),
             None,
             Some(false),
         ),
         line(
-            "\"For you, {speaker}, I'll stop a moment from {activity}.\"",
+            "For you, {speaker}, I'll stop a moment from {activity}.",
             Some(Tone::Warm),
             None,
             Some(true),
         ),
+        line("Aye? What is it?", Some(Tone::Neutral), None, Some(false)),
         line(
-            "\"Aye? What is it?\"",
-            Some(Tone::Neutral),
-            None,
-            Some(false),
-        ),
-        line(
-            "\"Mm? I'm busy with {activity}, but go on.\"",
+            "Mm? I'm busy with {activity}, but go on.",
             Some(Tone::Neutral),
             None,
             Some(true),
         ),
+        line("What do you want, {speaker}?", Some(Tone::Cold), None, None),
         line(
-            "\"What do you want, {speaker}?\"",
-            Some(Tone::Cold),
-            None,
-            None,
-        ),
-        line(
-            "\"Not now. Today is not the day for it.\"",
+            "Not now. Today is not the day for it.",
             None,
             Some((-1.0, -0.5)),
             None,
         ),
-        line("\"Hm?\"", None, None, None),
+        line("Hm?", None, None, None),
     ]
 }
 
