@@ -17,6 +17,44 @@ pub struct Cast<'a> {
     pub targets: &'a [&'a str],
 }
 
+/// The crowded village's cast: players through seven rooms; thefts, insults, gifts and threats
+/// by Vex at villagers and at residents of [`more_residents`].
+pub const CROWDED_VILLAGE: Cast<'static> = Cast {
+    rooms: &[
+        "square", "market", "forge", "tavern", "farm", "chapel", "lane",
+    ],
+    kinds: &["theft", "insult", "gift", "threat"],
+    targets: &["piet", "bjorn", "ulla", "x010", "x042", "aldo", "x117"],
+};
+
+/// `count` residents `x000`… to add to the village (a `residents:` list of its world file),
+/// cloned from its residents' patterns: a smith at the forge, a guard in the lane, a merchant
+/// and a thief at the market, an innkeeper, a farmer, a priest, a child, each at home in the
+/// hearths.
+pub fn more_residents(count: usize) -> Vec<Value> {
+    let patterns = [
+        ("blacksmith", "forge", "anvil"),
+        ("guard", "lane", "gatehouse"),
+        ("merchant", "market", "market"),
+        ("innkeeper", "tavern", "taproom"),
+        ("farmer", "farm", "barley"),
+        ("priest", "chapel", ""),
+        ("child", "square", ""),
+        ("thief", "market", ""),
+    ];
+    (0..count)
+        .map(|n| {
+            let (archetype, room, work) = patterns[n % patterns.len()];
+            let mut places = json!({"home": "hearths"});
+            if !work.is_empty() {
+                places["workplace"] = json!(work);
+            }
+            json!({"id": format!("x{n:03}"), "archetype": archetype, "room": room,
+                   "position": [(n % 17) as f64 - 8.0, (n % 11) as f64 - 5.0], "places": places})
+        })
+        .collect()
+}
+
 /// Zone `zone`'s world events of ticks `from..=to` (game time 420 + tick): a player entering a
 /// room every 9 ticks, a social event every 7, the game's reports (a completion of the
 /// target's current intent every 5 ticks, an NPC moved every 11, an order every 13, an NPC

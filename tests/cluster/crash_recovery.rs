@@ -14,7 +14,7 @@ use geppetto_storage::{SnapshotStore, StorageConfig, ZoneName};
 use serde_json::{Value, json};
 use support::redis_server::RedisServer;
 use support::serve::Serve;
-use support::world_script::{self, Cast};
+use support::world_script;
 
 const ZONE: &str = "village";
 const EXTRA_RESIDENTS: usize = 200;
@@ -30,27 +30,7 @@ fn world_dir(dir: &Path) -> PathBuf {
         let entry = entry.expect("entry");
         std::fs::copy(entry.path(), world.join(entry.file_name())).expect("copy");
     }
-    let patterns = [
-        ("blacksmith", "forge", "anvil"),
-        ("guard", "lane", "gatehouse"),
-        ("merchant", "market", "market"),
-        ("innkeeper", "tavern", "taproom"),
-        ("farmer", "farm", "barley"),
-        ("priest", "chapel", ""),
-        ("child", "square", ""),
-        ("thief", "market", ""),
-    ];
-    let residents: Vec<Value> = (0..EXTRA_RESIDENTS)
-        .map(|n| {
-            let (archetype, room, work) = patterns[n % patterns.len()];
-            let mut places = json!({"home": "hearths"});
-            if !work.is_empty() {
-                places["workplace"] = json!(work);
-            }
-            json!({"id": format!("x{n:03}"), "archetype": archetype, "room": room,
-                   "position": [(n % 17) as f64 - 8.0, (n % 11) as f64 - 5.0], "places": places})
-        })
-        .collect();
+    let residents = world_script::more_residents(EXTRA_RESIDENTS);
     std::fs::write(
         world.join("residents_more.yaml"),
         serde_json::to_string(&json!({ "residents": residents })).expect("yaml is json"),
@@ -61,14 +41,7 @@ fn world_dir(dir: &Path) -> PathBuf {
 
 /// The script: a tick at a time, players wandering, thefts, insults and gifts.
 fn script() -> Vec<String> {
-    let cast = Cast {
-        rooms: &[
-            "square", "market", "forge", "tavern", "farm", "chapel", "lane",
-        ],
-        kinds: &["theft", "insult", "gift", "threat"],
-        targets: &["piet", "bjorn", "ulla", "x010", "x042", "aldo", "x117"],
-    };
-    world_script::script(ZONE, 1, TICKS, &cast)
+    world_script::script(ZONE, 1, TICKS, &world_script::CROWDED_VILLAGE)
 }
 
 fn config_file(dir: &Path, world: &Path, url: &str) -> PathBuf {

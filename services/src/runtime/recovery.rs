@@ -458,17 +458,22 @@ mod tests {
             .expect("runtime")
     }
 
+    /// `event` (id `id`, at `game_time`) as the log delivers it.
+    fn delivery(id: String, game_time: u64, event: WorldEvent) -> Delivery {
+        Delivery {
+            id: String::new(),
+            utf8_error_at: None,
+            body: WorldMessage {
+                header: header(id, "village", game_time),
+                event,
+            }
+            .to_json(),
+        }
+    }
+
     fn ticks(from: u64, to: u64) -> Vec<Delivery> {
         (from..to)
-            .map(|t| Delivery {
-                id: String::new(),
-                utf8_error_at: None,
-                body: WorldMessage {
-                    header: header(format!("t{t}"), "village", 420 + t),
-                    event: WorldEvent::TimeAdvanced,
-                }
-                .to_json(),
-            })
+            .map(|t| delivery(format!("t{t}"), 420 + t, WorldEvent::TimeAdvanced))
             .collect()
     }
 
@@ -682,31 +687,9 @@ mod tests {
         use crate::content::sets::SetLibrary;
         use crate::content::world_file::{ResidentSpec, embedded_village};
         let mut world = embedded_village().expect("village");
-        let patterns = [
-            ("blacksmith", "forge", "anvil"),
-            ("guard", "lane", "gatehouse"),
-            ("merchant", "market", "market"),
-            ("innkeeper", "tavern", "taproom"),
-            ("farmer", "farm", "barley"),
-            ("priest", "chapel", ""),
-            ("child", "square", ""),
-            ("thief", "market", ""),
-        ];
-        for n in 0..200usize {
-            let (archetype, room, work) = patterns[n % patterns.len()];
-            let mut places = BTreeMap::from([("home".to_owned(), "hearths".to_owned())]);
-            if !work.is_empty() {
-                places.insert("workplace".into(), work.into());
-            }
-            world.residents.push(ResidentSpec {
-                id: format!("x{n:03}"),
-                name: None,
-                archetype: archetype.into(),
-                room: room.into(),
-                position: [(n % 17) as f64 - 8.0, (n % 11) as f64 - 5.0],
-                places,
-                overrides: serde_json::Value::Null,
-            });
+        for resident in support::world_script::more_residents(200) {
+            let spec: ResidentSpec = serde_json::from_value(resident).expect("a resident");
+            world.residents.push(spec);
         }
         let mut config = crate::zone::ZoneConfig::default();
         config.governor.tick_budget_ms_soft = 600_000.0;
@@ -723,14 +706,8 @@ mod tests {
     }
 
     fn crash_script(ticks: u64) -> Vec<WorldMessage> {
-        let cast = support::world_script::Cast {
-            rooms: &[
-                "square", "market", "forge", "tavern", "farm", "chapel", "lane",
-            ],
-            kinds: &["theft", "insult", "gift", "threat"],
-            targets: &["piet", "bjorn", "ulla", "x010", "x042", "aldo", "x117"],
-        };
-        support::world_script::script("village", 1, ticks, &cast)
+        let cast = &support::world_script::CROWDED_VILLAGE;
+        support::world_script::script("village", 1, ticks, cast)
             .iter()
             .map(|line| parse_world_within(line, &EnvelopeLimits::default()).expect("parses"))
             .collect()
@@ -860,18 +837,14 @@ mod tests {
         runtime().block_on(async {
             let store = MemorySnapshotStore::new(&StorageConfig::default()).expect("store");
             let log = WorldLog::Embedded(Arc::new(MemoryEventLog::new()));
-            let player = Delivery {
-                id: String::new(),
-                utf8_error_at: None,
-                body: WorldMessage {
-                    header: header("p1", "village", 420),
-                    event: WorldEvent::PlayerEntered {
-                        player: "ann".into(),
-                        room: "square".into(),
-                    },
-                }
-                .to_json(),
-            };
+            let player = delivery(
+                "p1".into(),
+                420,
+                WorldEvent::PlayerEntered {
+                    player: "ann".into(),
+                    room: "square".into(),
+                },
+            );
             log.record("village", &[player]).await.expect("log");
             log.record("village", &ticks(1, 120)).await.expect("log");
             let bus = HeldBus {
