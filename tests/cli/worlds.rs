@@ -21,9 +21,10 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
     let world = &lines[2 + 24..];
     assert!(world[0].starts_with("schedule adherence"), "{text}");
     assert!(world[1].starts_with("social life: "), "{text}");
-    assert!(world[2].starts_with("story signals: "), "{text}");
-    assert!(world[3].starts_with("a believable world: "), "{text}");
-    let marks: usize = world[3]
+    assert!(world[2].starts_with("lines a player hears: "), "{text}");
+    assert!(world[3].starts_with("story signals: "), "{text}");
+    assert!(world[4].starts_with("a believable world: "), "{text}");
+    let marks: usize = world[4]
         .split(" of ")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
@@ -31,7 +32,7 @@ fn a_village_day_summarises_every_npc_and_a_brain_shows_needs_schedule_and_goals
         .expect("a count of marks");
     assert_eq!(marks, 13, "{text}");
     assert!(
-        world[4..].iter().all(|l| l.starts_with("  missed: ")),
+        world[5..].iter().all(|l| l.starts_with("  missed: ")),
         "every missed mark is named: {text}"
     );
     let again = geppetto(&["simulate", "--world", "village", "--days", "1"], "");
