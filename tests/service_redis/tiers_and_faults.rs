@@ -18,7 +18,7 @@ use serde_json::Value;
 use support::redis_server::RedisServer;
 use support::village::{calm, village};
 
-use crate::zone_loop::{Running, drain, event, key};
+use crate::zone_loop::{Running, advance, ann_enters, drain, event, key};
 #[cfg(feature = "fault-injection")]
 use crate::zone_loop::{ZONE, parsed};
 
@@ -46,25 +46,13 @@ fn tiers_change_with_hysteresis_over_the_bus() {
     let server = RedisServer::start();
     let running = Running::start(&server, village(calm(), IsolationState::default()), None);
     let world = key(StreamKind::World);
-    server.xadd(
-        &world,
-        &event(
-            "player_entered",
-            "p1",
-            420,
-            r#""player":"ann","room":"woods""#,
-        ),
-    );
-    for t in 421..=425 {
-        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
-    }
+    ann_enters(&server, "p1", "woods");
+    advance(&server, 421..=425);
     server.xadd(
         &world,
         &event("player_left", "p2", 425, r#""player":"ann""#),
     );
-    for t in 426..=435 {
-        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
-    }
+    advance(&server, 426..=435);
     let events = drain(&server, 435);
     running.finish();
     let wren: Vec<(u64, String)> = events
@@ -96,19 +84,8 @@ fn a_panicking_npc_is_demoted_after_three_failures_while_the_others_tick() {
             .expect("store"),
     );
     let running = Running::start_with(&server, zone, hooks, Some(Arc::clone(&store)));
-    let world = key(StreamKind::World);
-    server.xadd(
-        &world,
-        &event(
-            "player_entered",
-            "p1",
-            420,
-            r#""player":"ann","room":"forge""#,
-        ),
-    );
-    for t in 421..=440 {
-        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
-    }
+    ann_enters(&server, "p1", "forge");
+    advance(&server, 421..=440);
     let events = drain(&server, 440);
     running.finish();
     let bram: Vec<&str> = events
@@ -175,15 +152,7 @@ fn the_governor_demotes_and_skips_under_a_slow_npc() {
     let hooks = ZoneHooks::default().with_fault("kit", Fault::SlowMs(300));
     let running = Running::start_with(&server, zone, hooks, None);
     let world = key(StreamKind::World);
-    server.xadd(
-        &world,
-        &event(
-            "player_entered",
-            "p1",
-            420,
-            r#""player":"ann","room":"square""#,
-        ),
-    );
+    ann_enters(&server, "p1", "square");
     // The game holds Kit in a conversation, so it stays in the square (free, it may walk off
     // to an action elsewhere and leave the Active tier).
     server.xadd(
@@ -195,9 +164,7 @@ fn the_governor_demotes_and_skips_under_a_slow_npc() {
             r#""npc":"kit","reason":"dialogue""#,
         ),
     );
-    for t in 421..=426 {
-        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
-    }
+    advance(&server, 421..=426);
     let events = drain(&server, 426);
     running.finish();
     let exceeded: Vec<u64> = events

@@ -41,6 +41,25 @@ pub(crate) fn event(kind: &str, id: &str, game_time: u64, extra: &str) -> String
     )
 }
 
+/// Player `ann` enters `room` at game time 420, as world message `id`.
+pub(crate) fn ann_enters(server: &RedisServer, id: &str, room: &str) {
+    let fields = format!(r#""player":"ann","room":"{room}""#);
+    server.xadd(
+        &key(StreamKind::World),
+        &event("player_entered", id, 420, &fields),
+    );
+}
+
+/// A `time_advanced` (id `t{minute}`) for each game minute of `minutes`.
+pub(crate) fn advance(server: &RedisServer, minutes: std::ops::RangeInclusive<u64>) {
+    for t in minutes {
+        server.xadd(
+            &key(StreamKind::World),
+            &event("time_advanced", &format!("t{t}"), t, ""),
+        );
+    }
+}
+
 pub(crate) fn parsed(bodies: &[String]) -> Vec<Value> {
     bodies
         .iter()
@@ -184,18 +203,8 @@ fn events_in_intents_out_with_the_envelope_and_the_schema() {
     let server = RedisServer::start();
     let running = Running::start(&server, village(calm(), IsolationState::default()), None);
     let world = key(StreamKind::World);
-    server.xadd(
-        &world,
-        &event(
-            "player_entered",
-            "g1",
-            420,
-            r#""player":"ann","room":"square""#,
-        ),
-    );
-    for t in 421..=480 {
-        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
-    }
+    ann_enters(&server, "g1", "square");
+    advance(&server, 421..=480);
     let npc_events = drain(&server, 480);
     let intents = parsed(&server.bodies(&key(StreamKind::Intents)));
     running.finish();
@@ -237,19 +246,8 @@ fn the_same_log_gives_the_same_intent_stream() {
     let run = || {
         let server = RedisServer::start();
         let running = Running::start(&server, village(calm(), IsolationState::default()), None);
-        let world = key(StreamKind::World);
-        server.xadd(
-            &world,
-            &event(
-                "player_entered",
-                "g1",
-                420,
-                r#""player":"ann","room":"tavern""#,
-            ),
-        );
-        for t in 421..=450 {
-            server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
-        }
+        ann_enters(&server, "g1", "tavern");
+        advance(&server, 421..=450);
         drain(&server, 450);
         running.finish();
         server.bodies(&key(StreamKind::Intents))
@@ -540,18 +538,8 @@ fn a_poisoned_event_lands_in_deadletter_and_the_loop_goes_on() {
         &world,
         &event("player_entered", "bad", 420, r#""player":"ann","room":7"#),
     );
-    server.xadd(
-        &world,
-        &event(
-            "player_entered",
-            "g1",
-            420,
-            r#""player":"ann","room":"square""#,
-        ),
-    );
-    for t in 421..=440 {
-        server.xadd(&world, &event("time_advanced", &format!("t{t}"), t, ""));
-    }
+    ann_enters(&server, "g1", "square");
+    advance(&server, 421..=440);
     let events = drain(&server, 440);
     let stats = running.finish();
     let letters = parsed(&server.bodies(&key(StreamKind::Deadletter)));
