@@ -141,8 +141,16 @@ fn an_agent_left_out_of_a_zone_tick_is_untouched_and_the_rest_tick_as_in_a_full_
             (i, sim.prepare(&mut agents[i], &request, seed))
         })
         .collect();
-    let providers = ProviderIndex::new(&world);
-    let results = sim.finish_zone(&mut agents, prepared, 12.0, &mut world, &providers, 7, 1);
+    let mut providers = ProviderIndex::new(&world);
+    let results = sim.finish_zone(
+        &mut agents,
+        prepared,
+        12.0,
+        &mut world,
+        &mut providers,
+        7,
+        1,
+    );
     assert_eq!(results.iter().map(|(i, _)| *i).collect::<Vec<_>>(), due);
     for left_out in [0, 2, 5] {
         assert_eq!(agents[left_out], base[left_out], "agent {left_out}");

@@ -1,22 +1,25 @@
 //! The world's actions compiled: one flat record per action, built once per
 //! [`crate::decision::decider::Decider::decide_batch`] (shared by all its agents and worker
-//! threads) or per [`crate::decision::decider::Decider::compile`], holding what scoring a plain
+//! threads), once per zone (see below) or per [`crate::decision::decider::Decider::compile`], holding what scoring a plain
 //! agent reads of an action (its radius, deltas and tags, padded to a fixed length so the
 //! candidate loop has no loop of its own) and what depends only on the world and the tuning
 //! (`M_context`, the weighted intrinsic priority), so scoring a candidate is a few
 //! multiplications over contiguous memory. The names the records read are numbered locally, so
 //! an agent's tables of what they mean to it are as short as they are few, and their distinct
 //! tag sets are listed, so an agent scoring them all multiplies each set's modifiers once.
+//! A zone keeps its records between ticks ([`crate::life::simulator::ProviderIndex`]) and
+//! brings them up to date when the world's contexts change ([`CompiledActions::reprice`]);
+//! whether a provider is full is read from the world, never recorded.
 //!
 //! An action a record cannot stand for — one with an action slot limit, preconditions or
 //! costs, or more deltas or tags than a record holds — is marked general and is gated and
 //! scored from the world itself, as [`crate::decision::decider::Decider::decide`] does. The
-//! records are only valid for the world and tuning they were built from.
+//! records are only valid for the providers and actions they were built from.
 
 use std::collections::BTreeMap;
 
 use crate::decision::tuning::Tuning;
-use crate::decision::world::{AdvertisedAction, Position, World, context_multiplier};
+use crate::decision::world::{AdvertisedAction, Context, Position, World, context_multiplier};
 use crate::vocabulary::Symbol;
 
 /// Deltas a record holds; an action with more is general.
@@ -58,14 +61,12 @@ pub(crate) struct CompiledProvider {
     pub(crate) position: Position,
     /// Where its records start and end in the actions.
     range: (usize, usize),
-    /// Whether it has no free slot.
-    pub(crate) full: bool,
     /// Whether any of its actions is general.
     pub(crate) general: bool,
 }
 
 /// Names numbered in order of first use.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Numbering {
     /// Per symbol index (up to the highest numbered), its local index, or [`NO_LOCAL`].
     local_of: Vec<u32>,
@@ -118,7 +119,7 @@ impl Numbering {
 /// Every provider's actions compiled, in the world's order, with the names their records read
 /// numbered (the deltas' names and the tags apart), so an agent's tables of what they mean to
 /// it are as short as they are few, whatever the vocabulary's size.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct CompiledActions {
     providers: Vec<CompiledProvider>,
     actions: Vec<CompiledAction>,
@@ -131,6 +132,8 @@ pub(crate) struct CompiledActions {
     tag_sets: Vec<[u32; RECORD_TAGS]>,
     /// Whether any action is general.
     any_general: bool,
+    /// The contexts and the priority weight `context` and `priority` were computed under.
+    priced_under: (Vec<Context>, f64),
 }
 
 impl CompiledActions {
@@ -143,6 +146,7 @@ impl CompiledActions {
             tags: Numbering::default(),
             tag_sets: Vec::new(),
             any_general: false,
+            priced_under: (world.contexts.clone(), tuning.priority_weight),
         };
         for provider in &world.providers {
             let start = compiled.actions.len();
@@ -153,7 +157,6 @@ impl CompiledActions {
             compiled.providers.push(CompiledProvider {
                 position: provider.position,
                 range: (start, compiled.actions.len()),
-                full: provider.free_slots() == 0,
                 general: false,
             });
         }
@@ -186,6 +189,37 @@ impl CompiledActions {
             compiled.any_general |= provider.general;
         }
         compiled
+    }
+
+    /// Brings the records up to `world`'s contexts and `tuning`'s priority weight — the only
+    /// inputs of a record that change while the world's providers and actions do not (a
+    /// provider's free slots are read from the world when scoring). Costs nothing unless one
+    /// of them changed since the records were built or last brought up to date.
+    pub(crate) fn reprice(&mut self, world: &World, tuning: &Tuning) {
+        let (contexts, priority_weight) = &self.priced_under;
+        if *contexts == world.contexts
+            && priority_weight.to_bits() == tuning.priority_weight.to_bits()
+        {
+            return;
+        }
+        let actions = world.providers.iter().flat_map(|p| &p.actions);
+        for (record, action) in self.actions.iter_mut().zip(actions) {
+            (record.context, record.priority) = Self::price(action, world, tuning);
+        }
+        self.priced_under = (world.contexts.clone(), tuning.priority_weight);
+    }
+
+    /// An action's `M_context` over `world`'s contexts and its weighted intrinsic priority.
+    fn price(action: &AdvertisedAction, world: &World, tuning: &Tuning) -> (f64, f64) {
+        // The same products in the same order as the scoring loop's.
+        let mut context = 1.0;
+        for tag in &action.tags {
+            context *= context_multiplier(&world.contexts, *tag);
+        }
+        // A plain agent has no goal bonus: its score adds a bonus of 0.
+        let no_goal_bonus = 0.0;
+        let priority = (action.intrinsic_priority + no_goal_bonus) * tuning.priority_weight;
+        (context, priority)
     }
 
     /// The providers, in the world's order.
@@ -240,17 +274,11 @@ impl CompiledActions {
             let unnumbered = |count: usize| count == NO_LOCAL as usize;
             general = unnumbered(self.needs.names.len()) || unnumbered(self.tags.names.len());
         }
-        // The same products in the same order as the scoring loop's.
-        let mut context = 1.0;
-        for tag in &action.tags {
-            context *= context_multiplier(&world.contexts, *tag);
-        }
-        // A plain agent has no goal bonus: its score adds a bonus of 0.
-        let no_goal_bonus = 0.0;
+        let (context, priority) = Self::price(action, world, tuning);
         CompiledAction {
             general,
             radius: action.radius.unwrap_or(f64::INFINITY),
-            priority: (action.intrinsic_priority + no_goal_bonus) * tuning.priority_weight,
+            priority,
             context,
             deltas,
             tags,

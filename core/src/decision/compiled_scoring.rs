@@ -315,7 +315,11 @@ impl ScoringView<'_> {
         let term = |index: u32| terms.at(index);
         for (provider_index, provider, distance) in placed {
             let records = compiled.records(provider);
-            if provider.full {
+            if world
+                .providers
+                .get(provider_index)
+                .is_none_or(|p| p.free_slots() == 0)
+            {
                 // Every action of a full provider fails its first gate.
                 for action_index in 0..records.len() {
                     remove(provider_index, action_index, IneligibleReason::ProviderFull);

@@ -9,6 +9,7 @@
 use std::borrow::Borrow;
 
 use crate::decision::agent::Agent;
+use crate::decision::batch_index::BatchIndex;
 use crate::decision::compiled::CompiledActions;
 use crate::decision::compiled_scoring::{CompiledBuffers, evaluate_compiled};
 use crate::decision::contention::{self, Preference, PreferenceLists};
@@ -278,9 +279,24 @@ impl Decider {
         seed: u64,
         workers: usize,
     ) -> BatchDecision {
-        let grid = ProviderGrid::new(world);
-        let compiled = CompiledActions::new(world, &self.tuning);
-        let near = (&grid, Some(&compiled));
+        let mut index = BatchIndex::new(world, &self.tuning);
+        self.decide_batch_indexed(agents, world, &mut index, seed, workers)
+    }
+
+    /// [`Decider::decide_batch`] over `index`, the world's providers indexed once and kept
+    /// between batches while the providers and their actions stay as they are (a zone's
+    /// tick): a batch then costs what its agents cost, however many providers the world
+    /// holds. The decision is the one `decide_batch` makes.
+    pub fn decide_batch_indexed<A: Borrow<Agent> + Sync>(
+        &self,
+        agents: &[A],
+        world: &World,
+        index: &mut BatchIndex,
+        seed: u64,
+        workers: usize,
+    ) -> BatchDecision {
+        index.compiled.reprice(world, &self.tuning);
+        let near = (&index.grid, Some(&index.compiled));
         let workers = workers.clamp(1, agents.len().max(1));
         let preferences = if workers == 1 {
             self.preferences(agents, world, near, seed)

@@ -20,6 +20,7 @@ const MAX_CELLS_PER_PROVIDER: usize = 4;
 const CELLS_PER_REACH: f64 = 2.0;
 const MIN_CELL_BUDGET: usize = 64;
 
+#[derive(Clone, Debug)]
 pub(crate) struct ProviderGrid {
     origin_x: f64,
     origin_y: f64,
@@ -42,7 +43,9 @@ struct Member {
 }
 
 impl ProviderGrid {
-    /// A grid of the providers with a free slot now (valid while no slot frees up).
+    /// A grid of the providers with a free slot now (valid while no slot frees up): the
+    /// agents-apart tick's offers.
+    #[cfg(any(test, feature = "apart"))]
     pub(crate) fn new(world: &World) -> Self {
         Self::build(world, true)
     }

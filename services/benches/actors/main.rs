@@ -334,7 +334,7 @@ impl Handler<RunTick> for ZoneActor {
             prepared,
             now_hours,
             &mut work.world,
-            &self.providers,
+            &mut self.providers,
             zone_seed,
             1,
         );

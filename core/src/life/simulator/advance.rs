@@ -86,7 +86,13 @@ impl Simulator {
             Stage::Idle => self.start_next(agent, &request, seed, &mut result.events),
             Stage::Continuing => {
                 let seed = derive_seed(seed, 2);
-                self.consider_preemption(agent, &request, seed, &mut None, &mut result.events);
+                self.consider_preemption(
+                    agent,
+                    &request,
+                    seed,
+                    (None, &mut None),
+                    &mut result.events,
+                );
             }
             Stage::Settled => {}
         }

@@ -374,13 +374,13 @@ mod tests {
                     )
                 })
                 .collect();
-            let providers = ProviderIndex::new(&world);
+            let mut providers = ProviderIndex::new(&world);
             let results = sim.finish_zone(
                 &mut together,
                 prepared,
                 now,
                 &mut world,
-                &providers,
+                &mut providers,
                 tick,
                 1,
             );

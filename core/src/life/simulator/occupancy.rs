@@ -1,8 +1,10 @@
 //! Provider and action occupancy kept in step with the actions that start and stop
-//! ([`apply_occupancy`]), and the by-id [`ProviderIndex`] a zone tick looks providers up with.
+//! ([`apply_occupancy`]), and the [`ProviderIndex`] a zone tick looks providers up with.
 //! It reads [`SimEvent`]s only; it decides nothing.
 
 use super::tick::SimEvent;
+use crate::decision::batch_index::BatchIndex;
+use crate::decision::tuning::Tuning;
 use crate::decision::world::World;
 use crate::rng::stable_hash;
 
@@ -15,14 +17,18 @@ pub fn apply_occupancy(world: &mut World, events: &[SimEvent]) {
     });
 }
 
-/// A world's providers by id: each id's [`stable_hash`] with the provider's position, sorted,
-/// so a look-up is a binary search over a flat list of numbers and one comparison of ids
-/// instead of a scan (a zone tick looks up every action that starts or stops). Valid while the
-/// world's provider list does not change; finds the first provider of an id, as a scan would.
+/// A world's providers indexed for a zone's ticks. By id: each id's [`stable_hash`] with the
+/// provider's position, sorted, so a look-up is a binary search over a flat list of numbers
+/// and one comparison of ids instead of a scan (a zone tick looks up every action that starts
+/// or stops); finds the first provider of an id, as a scan would. In space, with their actions
+/// compiled: the [`BatchIndex`] a tick's batch decision and its preemptions read, built at the
+/// first decision. Valid while the world's providers, their places and actions do not change.
 #[derive(Clone, Debug, Default)]
 pub struct ProviderIndex {
     /// (hash of the id, position in `world.providers`), by hash then position.
     by_hash: Vec<(u64, usize)>,
+    /// The providers in space and their actions compiled, once a tick has needed them.
+    batch: Option<BatchIndex>,
 }
 
 impl ProviderIndex {
@@ -35,7 +41,21 @@ impl ProviderIndex {
             .map(|(at, provider)| (stable_hash(&provider.id), at))
             .collect();
         by_hash.sort_unstable();
-        Self { by_hash }
+        Self {
+            by_hash,
+            batch: None,
+        }
+    }
+
+    /// The providers in space and their actions compiled under `tuning` (built on first use).
+    pub(super) fn batch(&mut self, world: &World, tuning: &Tuning) -> &mut BatchIndex {
+        self.batch
+            .get_or_insert_with(|| BatchIndex::new(world, tuning))
+    }
+
+    /// The batch index, if a tick has built it.
+    pub(super) fn built_batch(&self) -> Option<&BatchIndex> {
+        self.batch.as_ref()
     }
 
     /// The position in `world.providers` of the first provider with id `id`.

@@ -208,22 +208,30 @@ impl Simulator {
             && running.carried_by_game.is_none()
     }
 
-    /// `near` holds a grid of every provider and scoring buffers, built by the first agent
-    /// that needs them and reused by the next (positions and radii do not change within a
-    /// tick; occupancy does, so the grid keeps full providers too).
+    /// `grid` is every provider's (a zone's, kept between ticks; built here when `None`),
+    /// `scratch` the scoring buffers, made by the first agent that needs them and reused by
+    /// the next (positions and radii do not change; occupancy does, so the grid keeps full
+    /// providers too).
     pub(super) fn consider_preemption(
         &self,
         agent: &mut SimulatedAgent,
         request: &TickRequest<'_>,
         seed: u64,
-        near: &mut Option<(ProviderGrid, Scratch)>,
+        (grid, scratch): (Option<&ProviderGrid>, &mut Option<Scratch>),
         events: &mut Vec<SimEvent>,
     ) {
         let Some(off_routine) = self.may_preempt(agent, events) else {
             return;
         };
-        let (grid, scratch) =
-            near.get_or_insert_with(|| (ProviderGrid::of_all(request.world), Scratch::default()));
+        let built;
+        let grid = match grid {
+            Some(grid) => grid,
+            None => {
+                built = ProviderGrid::of_all(request.world);
+                &built
+            }
+        };
+        let scratch = scratch.get_or_insert_with(Scratch::default);
         self.preempt_near(agent, request, seed, off_routine, (grid, scratch), events);
     }
 

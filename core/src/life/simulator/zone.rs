@@ -8,6 +8,7 @@ use super::agent::SimulatedAgent;
 use super::occupancy::{ProviderIndex, occupy};
 use super::tick::{Prepared, SimEvent, Stage, TickRequest, TickResult};
 use crate::decision::agent::Agent;
+use crate::decision::batch_index::BatchIndex;
 use crate::decision::world::World;
 use crate::life::action::DetailLevel;
 use crate::rng::{derive_seed, stable_hash};
@@ -62,9 +63,15 @@ impl Simulator {
                 )
             })
             .collect();
-        let providers = ProviderIndex::new(world);
+        let mut providers = ProviderIndex::new(world);
         self.finish_zone(
-            agents, prepared, now_hours, world, &providers, seed, workers,
+            agents,
+            prepared,
+            now_hours,
+            world,
+            &mut providers,
+            seed,
+            workers,
         )
         .into_iter()
         .map(|(_, result)| result)
@@ -86,7 +93,7 @@ impl Simulator {
         prepared: Vec<(usize, Prepared)>,
         now_hours: f64,
         world: &mut World,
-        providers: &ProviderIndex,
+        providers: &mut ProviderIndex,
         seed: u64,
         workers: usize,
     ) -> Vec<(usize, TickResult)> {
@@ -101,12 +108,13 @@ impl Simulator {
                 results.push((index, p.result));
             }
         }
-        let apply_occupancy = |world: &mut World, events: &[SimEvent]| {
-            occupy(world, events, |w, id| providers.find(w, id))
-        };
+        let apply_occupancy =
+            |providers: &ProviderIndex, world: &mut World, events: &[SimEvent]| {
+                occupy(world, events, |w, id| providers.find(w, id))
+            };
         // Completions and interruptions free their slots before anyone chooses.
         for (_, result) in &results {
-            apply_occupancy(world, &result.events);
+            apply_occupancy(providers, world, &result.events);
         }
         for (slot, (agent_index, stage)) in stages.iter_mut().enumerate() {
             let agent = &mut agents[*agent_index];
@@ -117,7 +125,7 @@ impl Simulator {
             let events = &mut results[slot].1.events;
             let from = events.len();
             self.start_queued(agent, &request, zone_agent_seed(seed, agent), events);
-            apply_occupancy(world, &events[from..]);
+            apply_occupancy(providers, world, &events[from..]);
             if agent.running.is_some() {
                 *stage = Stage::Settled;
             }
@@ -131,20 +139,28 @@ impl Simulator {
                 .iter()
                 .map(|&slot| &agents[stages[slot].0].agent)
                 .collect();
-            let batch = self
-                .decider
-                .decide_batch(&deciders, world, derive_seed(seed, 1), workers);
+            let index = providers.batch(world, self.decider.tuning());
+            let batch = self.decider.decide_batch_indexed(
+                &deciders,
+                world,
+                index,
+                derive_seed(seed, 1),
+                workers,
+            );
             for (place, &slot) in choosing.iter().enumerate() {
                 let Some(granted) = batch.assignments.get(place).copied().flatten() else {
                     continue;
                 };
                 let agent = &mut agents[stages[slot].0];
                 let event = Self::start_granted(agent, world, granted, now_hours);
-                apply_occupancy(world, std::slice::from_ref(&event));
+                apply_occupancy(providers, world, std::slice::from_ref(&event));
                 results[slot].1.events.push(event);
             }
         }
-        let mut near = None;
+        if stages.iter().any(|(_, stage)| *stage == Stage::Continuing) {
+            providers.batch(world, self.decider.tuning());
+        }
+        let mut scratch = None;
         for (slot, (agent_index, stage)) in stages.iter().enumerate() {
             if *stage != Stage::Continuing {
                 continue;
@@ -154,8 +170,15 @@ impl Simulator {
             let preemption_seed = derive_seed(zone_agent_seed(seed, agent), 2);
             let events = &mut results[slot].1.events;
             let from = events.len();
-            self.consider_preemption(agent, &request, preemption_seed, &mut near, events);
-            apply_occupancy(world, &events[from..]);
+            let grid = providers.built_batch().map(BatchIndex::grid);
+            self.consider_preemption(
+                agent,
+                &request,
+                preemption_seed,
+                (grid, &mut scratch),
+                events,
+            );
+            apply_occupancy(providers, world, &events[from..]);
         }
         results
     }
