@@ -161,10 +161,12 @@ impl Village {
     /// The same with each NPC at `at` (`usize::MAX`: at no place).
     fn slice_at(&mut self, at: &[usize], now_hours: f64, tick: u64, seed: u64) -> SocialStep {
         let by_place = Whereabouts::group(1, at);
+        let present = Whereabouts::present_in(1, at);
         let whereabouts = Whereabouts {
             places: &self.places[..1],
             at,
             by_place: &by_place,
+            present: &present,
         };
         self.fabric.step_slice(
             &mut self.agents,

@@ -2,13 +2,14 @@
 //! the Nearby and Background ones bucketed by the tick they are due at. An NPC of a tier
 //! stepped every `every` ticks is due at tick `t` when `(t + id_hash) mod every = 0`, so each
 //! bucket holds the NPCs of one `id_hash mod every` and a tick reads one bucket a tier. Built
-//! from the NPCs' tiers and kept until a tier or the roster changes.
+//! from the NPCs' tiers, kept as NPCs change tier (each moved to its new list), rebuilt when
+//! NPCs join or leave.
 
 use super::NpcMeta;
 use crate::zone::tiers::Tier;
 
 /// The NPCs of each tier by index, the slower tiers in buckets by due tick.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(super) struct Cadence {
     active: Vec<usize>,
     nearby: Buckets,
@@ -16,7 +17,7 @@ pub(super) struct Cadence {
 }
 
 /// NPC indices (ascending) by `id_hash mod every`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Buckets {
     every: u64,
     by_remainder: Vec<Vec<usize>>,
@@ -32,10 +33,21 @@ impl Buckets {
     }
 
     fn insert(&mut self, id_hash: u64, index: usize) {
-        let remainder = usize::try_from(id_hash % self.every).unwrap_or(0);
-        if let Some(bucket) = self.by_remainder.get_mut(remainder) {
-            bucket.push(index);
+        if let Some(bucket) = self.bucket(id_hash) {
+            insert_sorted(bucket, index);
         }
+    }
+
+    fn remove(&mut self, id_hash: u64, index: usize) {
+        if let Some(bucket) = self.bucket(id_hash) {
+            remove_sorted(bucket, index);
+        }
+    }
+
+    /// The bucket of the NPCs of `id_hash`.
+    fn bucket(&mut self, id_hash: u64) -> Option<&mut Vec<usize>> {
+        let remainder = usize::try_from(id_hash % self.every).unwrap_or(0);
+        self.by_remainder.get_mut(remainder)
     }
 
     /// The remainder of `id_hash` that is due at `tick`: `−tick` modulo `every`.
@@ -57,6 +69,20 @@ impl Buckets {
     }
 }
 
+/// Inserts `index` into an ascending list of NPC indices unless it is there.
+pub(super) fn insert_sorted(list: &mut Vec<usize>, index: usize) {
+    if let Err(at) = list.binary_search(&index) {
+        list.insert(at, index);
+    }
+}
+
+/// Removes `index` from an ascending list of NPC indices if it is there.
+pub(super) fn remove_sorted(list: &mut Vec<usize>, index: usize) {
+    if let Ok(at) = list.binary_search(&index) {
+        list.remove(at);
+    }
+}
+
 impl Cadence {
     /// The cadence of `meta`'s NPCs with Nearby stepped every `nearby_every` ticks and
     /// Background every `background_every`.
@@ -74,6 +100,20 @@ impl Cadence {
             }
         }
         cadence
+    }
+
+    /// NPC `index` (of `id_hash`) went from tier `from` to `to`.
+    pub(super) fn retier(&mut self, index: usize, id_hash: u64, from: Tier, to: Tier) {
+        match from {
+            Tier::Active => remove_sorted(&mut self.active, index),
+            Tier::Nearby => self.nearby.remove(id_hash, index),
+            Tier::Background => self.background.remove(id_hash, index),
+        }
+        match to {
+            Tier::Active => insert_sorted(&mut self.active, index),
+            Tier::Nearby => self.nearby.insert(id_hash, index),
+            Tier::Background => self.background.insert(id_hash, index),
+        }
     }
 
     /// Every Active NPC (the caller decides which of them the governor has slowed down).

@@ -12,7 +12,7 @@ use geppetto_llm::{LlmRequest, NarrationRequest, Participant, Priority};
 
 use crate::bus::StreamKind;
 use crate::bus::envelope::{Intent, WorldMessage};
-use crate::zone::{Zone, ZoneOutput, room_key};
+use crate::zone::{NpcMeta, Zone, ZoneOutput, room_key};
 
 /// A player's line, as a `say` carries it.
 pub(super) struct Said<'a> {
@@ -34,9 +34,9 @@ impl Zone {
     /// The NPC `said` is addressed to: the one the game names (by id, full name or first
     /// name), else, among the NPCs of the room it was said in (the zone's when the game names
     /// no room), the only one the line names, else the only one there.
-    pub(super) fn addressed(&self, said: &Said<'_>) -> Option<usize> {
-        let first_name = |index: usize| {
-            let name = &self.meta[index].name;
+    pub(super) fn addressed(&mut self, said: &Said<'_>) -> Option<usize> {
+        let first_name = |meta: &[NpcMeta], index: usize| {
+            let name = &meta[index].name;
             name.split_whitespace()
                 .next()
                 .unwrap_or(name)
@@ -46,7 +46,8 @@ impl Zone {
             let wanted = addressee.to_lowercase();
             return self.npc_index(addressee).or_else(|| {
                 (0..self.agents.len()).find(|&i| {
-                    self.meta[i].name.to_lowercase() == wanted || first_name(i) == wanted
+                    self.meta[i].name.to_lowercase() == wanted
+                        || first_name(&self.meta, i) == wanted
                 })
             });
         }
@@ -54,16 +55,19 @@ impl Zone {
             Some(room) => Some(self.rooms.room(room)?),
             None => None,
         };
-        let there: Vec<usize> = (0..self.agents.len())
-            .filter(|&i| room.is_none_or(|r| self.meta[i].room == r))
-            .collect();
+        let there: Vec<usize> = match room {
+            Some(room) => self.npcs_in(room).to_vec(),
+            None => (0..self.agents.len()).collect(),
+        };
         let words = words(said.text);
         let named: Vec<usize> = there
             .iter()
             .copied()
             .filter(|&i| {
                 let id = self.agents[i].agent.id.to_lowercase();
-                words.iter().any(|w| *w == id || *w == first_name(i))
+                words
+                    .iter()
+                    .any(|w| *w == id || *w == first_name(&self.meta, i))
             })
             .collect();
         match (named.as_slice(), there.as_slice()) {

@@ -42,6 +42,7 @@ impl Zone {
                 places,
                 at: &roster.social_at,
                 by_place: &roster.social_by_room,
+                present: &roster.social_present,
             },
             now_hours,
             self.tick,

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use geppetto_core::ProviderIndex;
 use geppetto_core::social::{SocialPlace, Whereabouts};
 
-use super::cadence::Cadence;
+use super::cadence::{Cadence, insert_sorted, remove_sorted};
+use super::living::Restorers;
 use super::{NpcMeta, Zone, room_key};
 use crate::zone::tiers::{Presence, Tier};
 
@@ -43,11 +44,40 @@ pub(super) struct Derived {
     pub(super) places: Option<Vec<SocialPlace>>,
     /// Who is due at which tick (cleared when a tier or the roster changes).
     pub(super) cadence: Option<Cadence>,
-    /// Whether every NPC is at its room's tier with no demotion under way, so a tick's tier
-    /// step has nothing to do (cleared when a player or an NPC moves, or one joins).
-    pub(super) tiers_settled: bool,
-    /// The world's providers by id (the zone's provider list never changes once built).
+    /// The NPCs a tick's tier step looks at: those that may not be at their room's tier or
+    /// have a demotion under way (an NPC that moved, the NPCs of a room whose tier changed),
+    /// or every one after NPCs joined or left.
+    pub(super) unsettled: Unsettled,
+    /// The world's providers by id, in space and compiled (the zone's provider list never
+    /// changes once built).
     pub(super) providers: Option<ProviderIndex>,
+    /// What the world's actions restore, for the needs of NPCs that join (cleared when the
+    /// actions' preconditions change).
+    pub(super) restorers: Option<Restorers>,
+}
+
+/// The NPCs whose tier a tick steps (see [`Derived::unsettled`]).
+#[derive(Clone, Debug)]
+pub(super) enum Unsettled {
+    /// Every NPC (a zone just built or restored, or NPCs joined or left: indices moved).
+    Everyone,
+    /// These, by index.
+    These(BTreeSet<usize>),
+}
+
+impl Default for Unsettled {
+    fn default() -> Self {
+        Self::Everyone
+    }
+}
+
+impl Unsettled {
+    /// NPC `index` may have to step.
+    pub(super) fn mark(&mut self, index: usize) {
+        if let Self::These(set) = self {
+            set.insert(index);
+        }
+    }
 }
 
 /// Each NPC's room, and the NPCs of each room by index in ascending order (who witnesses what
@@ -59,12 +89,63 @@ pub(super) struct Roster {
     pub(super) by_room: Vec<Vec<usize>>,
     pub(super) social_at: Vec<usize>,
     pub(super) social_by_room: Vec<Vec<usize>>,
+    /// The NPCs that take part in social life, by ascending index.
+    pub(super) social_present: Vec<usize>,
     /// The names of the NPCs near players, in NPC order: what a narration is checked against
     /// (shared by every request until someone moves).
     pub(super) known_names: Arc<[String]>,
 }
 
 impl Roster {
+    /// NPC `index` went from room `from` to room `to`. Returns whether that changed who takes
+    /// part in social life.
+    fn moved(&mut self, index: usize, (from, to): (usize, usize), presence: &Presence) -> bool {
+        if let Some(list) = self.by_room.get_mut(from) {
+            remove_sorted(list, index);
+        };
+        if let Some(list) = self.by_room.get_mut(to) {
+            insert_sorted(list, index);
+        };
+        self.resocialise(index, to, presence)
+    }
+
+    /// NPC `index`, in `room`, takes part in social life there when the room has it now.
+    /// Returns whether that changed who takes part at all.
+    fn resocialise(&mut self, index: usize, room: usize, presence: &Presence) -> bool {
+        let social = if presence.has_social_life(room) {
+            room
+        } else {
+            usize::MAX
+        };
+        let Some(was) = self.social_at.get_mut(index) else {
+            return false;
+        };
+        let was = std::mem::replace(was, social);
+        if was == social {
+            return false;
+        }
+        if let Some(list) = self.social_by_room.get_mut(was) {
+            remove_sorted(list, index);
+        };
+        if let Some(list) = self.social_by_room.get_mut(social) {
+            insert_sorted(list, index);
+        };
+        let membership = (was == usize::MAX) != (social == usize::MAX);
+        if social == usize::MAX {
+            remove_sorted(&mut self.social_present, index);
+        } else if was == usize::MAX {
+            insert_sorted(&mut self.social_present, index);
+        }
+        membership
+    }
+
+    /// The names of the NPCs near players, in NPC order.
+    fn rename(&mut self, meta: &[NpcMeta]) {
+        self.known_names = (self.social_present.iter())
+            .filter_map(|&index| meta.get(index).map(|m| m.name.clone()))
+            .collect();
+    }
+
     pub(super) fn of(meta: &[NpcMeta], presence: &Presence, rooms: usize) -> Self {
         let at: Vec<usize> = meta.iter().map(|meta| meta.room).collect();
         let social_at: Vec<usize> = at
@@ -86,6 +167,7 @@ impl Roster {
         Self {
             by_room: Whereabouts::group(rooms, &at),
             social_by_room: Whereabouts::group(rooms, &social_at),
+            social_present: Whereabouts::present_in(rooms, &social_at),
             social_at,
             known_names,
         }
@@ -105,21 +187,44 @@ pub(super) fn room_place(
 }
 
 impl Zone {
-    /// NPC `index` is now in `room`.
+    /// NPC `index` is now in `room`: the roster follows, and its tier is stepped next tick.
     pub(super) fn move_npc(&mut self, index: usize, room: usize) {
-        if self.meta[index].room != room {
-            self.meta[index].room = room;
-            self.derived.roster = None;
-            self.derived.tiers_settled = false;
+        let from = self.meta[index].room;
+        if from == room {
+            return;
+        }
+        self.meta[index].room = room;
+        if let Some(roster) = &mut self.derived.roster
+            && roster.moved(index, (from, room), &self.presence)
+        {
+            roster.rename(&self.meta);
+        }
+        self.derived.unsettled.mark(index);
+    }
+
+    /// NPC `index` went from tier `from` to `to`: the counts and the cadence follow.
+    pub(super) fn tier_changed(&mut self, index: usize, from: Tier, to: Tier) {
+        if let Some(counts) = &mut self.derived.tiers {
+            for (tier, count) in counts.iter_mut() {
+                if *tier == from {
+                    *count = count.saturating_sub(1);
+                } else if *tier == to {
+                    *count += 1;
+                }
+            }
+        }
+        if let Some(cadence) = &mut self.derived.cadence {
+            cadence.retier(index, self.meta[index].id_hash, from, to);
         }
     }
 
-    /// An NPC joined, left or changed tier: what counts NPCs by tier or place is stale.
+    /// An NPC joined or left (the indices after it moved): what counts NPCs by tier or place
+    /// is stale.
     pub(super) fn roster_changed(&mut self) {
         self.derived.tiers = None;
         self.derived.roster = None;
         self.derived.cadence = None;
-        self.derived.tiers_settled = false;
+        self.derived.unsettled = Unsettled::Everyone;
     }
 
     /// The NPCs in `room`, by index.
@@ -129,12 +234,26 @@ impl Zone {
         roster.by_room.get(room).map_or(&[], Vec::as_slice)
     }
 
-    /// A player entered or left a room.
-    pub(super) fn players_moved(&mut self) {
+    /// A player entered or left a room, and the rooms `changed` changed tier: their NPCs are
+    /// stepped next tick, and take part in social life as their room now has it.
+    pub(super) fn players_moved(&mut self, changed: &[usize]) {
         self.derived.rooms_with_players = None;
         self.derived.places = None;
-        self.derived.roster = None;
-        self.derived.tiers_settled = false;
+        let Some(roster) = &mut self.derived.roster else {
+            self.derived.unsettled = Unsettled::Everyone;
+            return;
+        };
+        let mut renamed = false;
+        for &room in changed {
+            let here = roster.by_room.get(room).cloned().unwrap_or_default();
+            for index in here {
+                renamed |= roster.resocialise(index, room, &self.presence);
+                self.derived.unsettled.mark(index);
+            }
+        }
+        if renamed {
+            roster.rename(&self.meta);
+        }
     }
 
     /// The rooms holding a player now, by id.
@@ -198,6 +317,75 @@ mod tests {
     use crate::bus::envelope::{WorldEvent, WorldMessage, header};
     use crate::zone::ZoneOutput;
     use crate::zone::testing::*;
+    use geppetto_core::rng::DetRng;
+
+    /// What a zone keeps up to date as NPCs and players move is what it would build afresh,
+    /// and every NPC its tier step leaves out is settled at its room's tier.
+    #[test]
+    fn what_is_kept_as_npcs_and_players_move_is_what_a_rebuild_finds() {
+        let mut zone = village();
+        let rooms: Vec<String> = zone.room_names.iter().map(|(id, _)| id.clone()).collect();
+        let mut rng = DetRng::new(11);
+        let mut pick = |n: usize| (rng.next_u64() % n as u64) as usize;
+        for step in 0..300 {
+            match step % 6 {
+                0 => {
+                    let player = ["ann", "bob"][pick(2)];
+                    let event = if pick(3) == 0 {
+                        WorldEvent::PlayerLeft {
+                            player: player.into(),
+                            room: None,
+                        }
+                    } else {
+                        WorldEvent::PlayerEntered {
+                            player: player.into(),
+                            room: rooms[pick(rooms.len())].clone(),
+                        }
+                    };
+                    send(&mut zone, event);
+                }
+                1 => {
+                    advance(&mut zone, 1);
+                }
+                _ => {
+                    let (npc, room) = (pick(zone.meta.len()), pick(rooms.len()));
+                    zone.move_npc(npc, room);
+                }
+            }
+            zone.npcs_in(0);
+            zone.tier_counts();
+            let kept = zone.derived.roster.clone().expect("roster");
+            let fresh = Roster::of(&zone.meta, &zone.presence, rooms.len());
+            assert_eq!(kept.by_room, fresh.by_room, "step {step}");
+            assert_eq!(kept.social_at, fresh.social_at, "step {step}");
+            assert_eq!(kept.social_by_room, fresh.social_by_room, "step {step}");
+            assert_eq!(kept.social_present, fresh.social_present, "step {step}");
+            assert_eq!(kept.known_names, fresh.known_names, "step {step}");
+            let counts = zone.derived.tiers.clone().expect("counts");
+            zone.derived.tiers = None;
+            assert_eq!(counts, zone.tier_counts(), "step {step}");
+            if let Some(cadence) = &zone.derived.cadence {
+                let (nearby, background) = (
+                    zone.config.tiers.nearby_every_ticks,
+                    zone.config.tiers.background_every_ticks,
+                );
+                assert_eq!(
+                    *cadence,
+                    Cadence::of(&zone.meta, nearby, background),
+                    "step {step}"
+                );
+            }
+            if let Unsettled::These(unsettled) = &zone.derived.unsettled {
+                for (index, meta) in zone.meta.iter().enumerate() {
+                    let target = zone.presence.room_tier(meta.room);
+                    assert!(
+                        unsettled.contains(&index) || meta.tier.is_settled_at(target),
+                        "step {step}: NPC {index} is left out unsettled"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_status_follows_players_and_npcs_as_they_come_and_go() {

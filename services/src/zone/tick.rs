@@ -6,7 +6,7 @@
 //! Measuring NPC work needs a clock, which the tick is given, never reads.
 
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -18,6 +18,7 @@ use geppetto_core::life::simulator::{Prepared, SimEvent, Stage, TickRequest};
 use geppetto_core::rng::{derive_seed, stable_hash};
 
 use super::cadence::Cadence;
+use super::status::Unsettled;
 use super::{Zone, ZoneOutput};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{GovernorDecision, NpcEvent, WorldEvent, WorldMessage};
@@ -204,45 +205,53 @@ impl Zone {
         self.record_duration(inputs, measure_ms());
     }
 
-    /// Every NPC steps towards its room's tier; promotions out of Background (a catch-up
-    /// each) are limited per tick and go to those near a player first (Active targets, then
-    /// Nearby), by id. Nothing to do while every NPC is settled at its room's tier (until a
-    /// player or an NPC moves).
+    /// Every unsettled NPC (see [`Unsettled`]: one that moved, those of a room whose tier
+    /// changed, each one a demotion is under way for or a promotion waits on) steps towards
+    /// its room's tier; the others are at it already, and stepping them would change nothing.
+    /// Promotions out of Background (a catch-up each) are limited per tick and go to those
+    /// near a player first (Active targets, then Nearby), by id.
     fn step_tiers(&mut self, out: &mut ZoneOutput) {
         let hysteresis = self.config.tiers.demotion_hysteresis_ticks;
         let mut promotions_left = self.config.tiers.catch_up_per_tick;
         let mut tier_events = Vec::new();
-        let mut settled = true;
-        if !self.derived.tiers_settled {
-            let mut catching_up: Vec<(Reverse<Tier>, usize)> = Vec::new();
-            for (index, meta) in self.meta.iter_mut().enumerate() {
-                let target = self.presence.room_tier(meta.room);
-                let current = meta.tier.tier;
-                if current == Tier::Background && target > current {
-                    catching_up.push((Reverse(target), index));
-                    continue;
-                }
-                if let Some(new) = meta.tier.step(target, true, hysteresis) {
-                    tier_events.push((index, current, new));
-                }
-                settled &= meta.tier.is_settled_at(target);
+        let mut unsettled = BTreeSet::new();
+        let looked_at: Vec<usize> = match std::mem::take(&mut self.derived.unsettled) {
+            Unsettled::Everyone => (0..self.meta.len()).collect(),
+            Unsettled::These(these) => these.into_iter().collect(),
+        };
+        let mut catching_up: Vec<(Reverse<Tier>, usize)> = Vec::new();
+        for index in looked_at {
+            let Some(meta) = self.meta.get_mut(index) else {
+                continue;
+            };
+            let target = self.presence.room_tier(meta.room);
+            let current = meta.tier.tier;
+            if current == Tier::Background && target > current {
+                catching_up.push((Reverse(target), index));
+                continue;
             }
-            catching_up.sort_unstable();
-            for (Reverse(target), index) in catching_up {
-                let tier = &mut self.meta[index].tier;
-                if let Some(new) = tier.step(target, promotions_left > 0, hysteresis) {
-                    promotions_left -= 1;
-                    tier_events.push((index, Tier::Background, new));
-                }
-                settled &= tier.is_settled_at(target);
+            if let Some(new) = meta.tier.step(target, true, hysteresis) {
+                tier_events.push((index, current, new));
+            }
+            if !meta.tier.is_settled_at(target) {
+                unsettled.insert(index);
             }
         }
-        if !tier_events.is_empty() {
-            self.roster_changed();
+        catching_up.sort_unstable();
+        for (Reverse(target), index) in catching_up {
+            let tier = &mut self.meta[index].tier;
+            if let Some(new) = tier.step(target, promotions_left > 0, hysteresis) {
+                promotions_left -= 1;
+                tier_events.push((index, Tier::Background, new));
+            }
+            if !tier.is_settled_at(target) {
+                unsettled.insert(index);
+            }
         }
-        self.derived.tiers_settled = settled;
+        self.derived.unsettled = Unsettled::These(unsettled);
         tier_events.sort_by_key(|(index, _, _)| *index);
         for (index, from, to) in tier_events {
+            self.tier_changed(index, from, to);
             if from == Tier::Background {
                 self.place_on_schedule(index, out);
             }

@@ -20,8 +20,8 @@ static NOWHERE: SocialPlace = SocialPlace {
 
 /// Where a zone's NPCs are for a step: the distinct places, each NPC's place among them
 /// (`at`, parallel to the agents), and the same grouped by place (`by_place`, as
-/// [`Whereabouts::group`] makes it; a zone keeps it between steps). NPCs at the same place
-/// index meet; an index out of range is nowhere.
+/// [`Whereabouts::group`] makes it; a zone keeps it between steps) and those at any place.
+/// NPCs at the same place index meet; an index out of range is nowhere.
 #[derive(Clone, Copy, Debug)]
 pub struct Whereabouts<'a> {
     /// The distinct places (a zone's rooms).
@@ -30,6 +30,10 @@ pub struct Whereabouts<'a> {
     pub at: &'a [usize],
     /// The NPCs at each place, by ascending index.
     pub by_place: &'a [Vec<usize>],
+    /// The NPCs at one of the places, by ascending index (as [`Whereabouts::present_in`]
+    /// lists them). One at none (a zone's NPC nobody is near, say) takes no part in a step:
+    /// it is not observed, starts nothing and witnesses nothing, and costs the step nothing.
+    pub present: &'a [usize],
 }
 
 impl Whereabouts<'_> {
@@ -45,19 +49,17 @@ impl Whereabouts<'_> {
         by_place
     }
 
+    /// The NPCs of `at` at one of `places` places, by ascending index.
+    pub fn present_in(places: usize, at: &[usize]) -> Vec<usize> {
+        (0..at.len()).filter(|&npc| at[npc] < places).collect()
+    }
+
     /// NPC `npc`'s place.
     pub fn of(&self, npc: usize) -> &SocialPlace {
         self.at
             .get(npc)
             .and_then(|&place| self.places.get(place))
             .unwrap_or(&NOWHERE)
-    }
-
-    /// Whether NPC `npc` is at one of the places. One that is at none (a zone's NPC nobody is
-    /// near, say) takes no part in a step: it is not observed, starts nothing and witnesses
-    /// nothing, and costs the step nothing beyond this check.
-    pub fn is_present(&self, npc: usize) -> bool {
-        self.index(npc) < self.places.len()
     }
 
     /// NPC `npc`'s place index (`usize::MAX` when it has none).

@@ -48,10 +48,12 @@ impl SocialFabric {
             })
             .collect();
         let by_place = Whereabouts::group(distinct.len(), &at);
+        let present = Whereabouts::present_in(distinct.len(), &at);
         let whereabouts = Whereabouts {
             places: &distinct,
             at: &at,
             by_place: &by_place,
+            present: &present,
         };
         let whole = Slice {
             offset: 0,
@@ -99,10 +101,16 @@ impl SocialFabric {
     ) -> SocialStep {
         let mut out = SocialStep::default();
         let count = agents.len().min(whereabouts.at.len());
+        // The NPCs at `offset, offset + stride, …` that are at a place: those at a place
+        // whose index leaves `offset` over `stride` (`offset < stride`).
+        let stride = slice.stride.max(1);
         let covered = || {
-            (slice.offset..count)
-                .step_by(slice.stride.max(1))
-                .filter(|&index| whereabouts.is_present(index))
+            whereabouts
+                .present
+                .iter()
+                .copied()
+                .take_while(move |&index| index < count)
+                .filter(move |&index| index % stride == slice.offset)
         };
         // Every query already ignores what has expired: sweeping only bounds the maps, so once
         // a step (a spread step's first slice) is enough.

@@ -23,8 +23,8 @@ impl SocialFabric {
         out: &mut SocialStep,
     ) {
         let last = self.last_step_hours;
-        let acts: Vec<(usize, String)> = (0..count)
-            .filter(|&i| whereabouts.is_present(i))
+        let acts: Vec<(usize, String)> = (whereabouts.present.iter().copied())
+            .take_while(|&i| i < count)
             .filter_map(|i| {
                 let running = agents[i].running.as_ref()?;
                 // Only acts started since the last call (asked first: it is the common no).

@@ -12,8 +12,8 @@ impl Zone {
         match &message.event {
             WorldEvent::PlayerEntered { player, room } => match self.rooms.room(room) {
                 Some(room) => {
-                    self.presence.player_entered(&self.rooms, player, room);
-                    self.players_moved();
+                    let changed = self.presence.player_entered(&self.rooms, player, room);
+                    self.players_moved(&changed);
                 }
                 None => out.refuse(message, "room", format!("unknown room `{room}`")),
             },
@@ -26,8 +26,8 @@ impl Zone {
                     }
                 };
                 if still_there {
-                    self.presence.player_left(&self.rooms, player);
-                    self.players_moved();
+                    let changed = self.presence.player_left(&self.rooms, player);
+                    self.players_moved(&changed);
                 }
             }
             WorldEvent::NpcSpawned { npc } => match self.spawn_from_record("npc", npc) {
