@@ -17,6 +17,7 @@ use geppetto_core::wire::{self, compile};
 use geppetto_core::{Decider, Profile, TuningPatch};
 
 use super::game::WorldContexts;
+use super::living::Restorers;
 use super::llm::default_narrator;
 use super::status::Derived;
 use super::{
@@ -133,6 +134,7 @@ impl Zone {
         world_file: &WorldFile,
         archetypes: Option<&ArchetypeLibrary>,
     ) -> Result<(), ZoneError> {
+        self.reserve_npcs(world_file.npcs.len() + world_file.residents.len());
         for (i, npc) in world_file.npcs.iter().enumerate() {
             self.add_npc(&format!("npcs[{i}]"), npc)?;
         }
@@ -157,8 +159,16 @@ impl Zone {
                 .iter()
                 .filter_map(|r| r.places.get("home").map(String::as_str));
             living::keep_homes_private(&mut self.world, &mut self.vocabulary, homes);
+            self.derived.restorers = None;
         }
         Ok(())
+    }
+
+    /// Makes room for `additional` more NPCs at once, so a large build does not copy the NPCs
+    /// it holds each time their lists grow.
+    pub fn reserve_npcs(&mut self, additional: usize) {
+        self.agents.reserve_exact(additional);
+        self.meta.reserve_exact(additional);
     }
 
     /// Adds an NPC; `path` names it in errors.
@@ -266,7 +276,9 @@ impl Zone {
             )));
         }
         if self.config.living.needs_find_their_way_back {
-            living::give_needs_a_way_back(&mut simulated.agent, &self.world);
+            let world = &self.world;
+            let restorers = (self.derived.restorers).get_or_insert_with(|| Restorers::of(world));
+            living::give_needs_a_way_back(&mut simulated.agent, restorers);
         }
         let index = self
             .agents

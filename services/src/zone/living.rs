@@ -8,13 +8,13 @@
 //! (a sleep action of `sleep_min_hours` or more) keeps to the hours a binding schedule block
 //! gives it; a nap does not need to.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use geppetto_core::decision::agent::Agent;
 use geppetto_core::decision::consideration::Updater;
 use geppetto_core::decision::world::{Precondition, World};
 use geppetto_core::life::simulator::SimulatedAgent;
-use geppetto_core::vocabulary::Vocabulary;
+use geppetto_core::vocabulary::{Symbol, Vocabulary};
 
 use super::config::LivingConfig;
 
@@ -89,31 +89,65 @@ pub(super) fn move_in(agent: &mut Agent, vocabulary: &mut Vocabulary, home: &str
     }
 }
 
-/// Turns each decaying need of `agent` that no action of `world` it could simply do raises
-/// into one that drifts back toward its present level at its decay rate. An action it could
-/// simply do asks only for capabilities it has and need levels (not a fact, a resource held or
-/// a provider's state, which only a plan would bring about).
-pub(super) fn give_needs_a_way_back(agent: &mut Agent, world: &World) {
-    let capabilities = &agent.capabilities;
-    let can_do = |preconditions: &[Precondition]| {
-        preconditions.iter().all(|p| match p {
-            Precondition::Capability(needed) => capabilities.contains(needed),
-            Precondition::Consideration { .. } => true,
-            _ => false,
-        })
-    };
-    let restorable: BTreeSet<_> = world
-        .providers
-        .iter()
-        .flat_map(|p| &p.actions)
-        .filter(|a| can_do(&a.preconditions))
-        .flat_map(|a| {
-            a.deltas
+/// What the world's actions an NPC could simply do restore, grouped by the capabilities they
+/// ask for: an action it could simply do asks only for capabilities it has and need levels
+/// (not a fact, a resource held or a provider's state, which only a plan would bring about).
+/// Built once from the world's actions (a zone keeps it while they stay as they are), so giving
+/// an NPC its ways back costs what the few distinct capability sets cost, not every action.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Restorers {
+    /// Each distinct set of capabilities actions ask for (sorted), with the needs they raise.
+    by_capabilities: Vec<(Vec<Symbol>, BTreeSet<Symbol>)>,
+}
+
+impl Restorers {
+    /// The restorers of `world`'s actions.
+    pub(super) fn of(world: &World) -> Self {
+        let mut groups: BTreeMap<Vec<Symbol>, BTreeSet<Symbol>> = BTreeMap::new();
+        for action in world.providers.iter().flat_map(|p| &p.actions) {
+            let mut needed = Vec::new();
+            let simple = action.preconditions.iter().all(|p| match p {
+                Precondition::Capability(capability) => {
+                    needed.push(*capability);
+                    true
+                }
+                Precondition::Consideration { .. } => true,
+                _ => false,
+            });
+            if !simple {
+                continue;
+            }
+            needed.sort_unstable();
+            needed.dedup();
+            let raised = action
+                .deltas
                 .iter()
                 .filter(|(_, d)| *d > 0.0)
-                .map(|(need, _)| *need)
-        })
-        .collect();
+                .map(|(need, _)| *need);
+            groups.entry(needed).or_default().extend(raised);
+        }
+        Self {
+            by_capabilities: groups.into_iter().collect(),
+        }
+    }
+
+    /// The needs some action `agent` could simply do raises.
+    fn for_agent(&self, agent: &Agent) -> BTreeSet<Symbol> {
+        let mut restorable = BTreeSet::new();
+        for (needed, raised) in &self.by_capabilities {
+            if needed.iter().all(|c| agent.capabilities.contains(c)) {
+                restorable.extend(raised.iter().copied());
+            }
+        }
+        restorable
+    }
+}
+
+/// Turns each decaying need of `agent` that no action of the world it could simply do raises
+/// (as `restorers` lists them) into one that drifts back toward its present level at its decay
+/// rate.
+pub(super) fn give_needs_a_way_back(agent: &mut Agent, restorers: &Restorers) {
+    let restorable = restorers.for_agent(agent);
     for need in agent
         .considerations
         .iter_mut()

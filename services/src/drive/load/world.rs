@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
-use crate::content::world_file::{WorldFile, parse_world_json};
+use crate::content::world_file::{NpcSpec, WorldFile, parse_world_json};
 use crate::drive::error::DriveError;
 use crate::zone::isolation::IsolationState;
 use crate::zone::{IntegrationConfig, TickConfig, TickInputs, Zone, ZoneConfig, ZoneError};
@@ -24,8 +24,23 @@ const SYNTHETIC: &str = "synthetic";
 
 /// The synthetic world of zone `zone` as JSON, written straight into one string: a
 /// 100,000-NPC world is 25 MB of text, and building it as a `serde_json::Value` tree first
-/// would hold twenty times that while the zone is built.
+/// would hold twenty times that. [`build_zone`] does not read it: it builds the zone from the
+/// world without its NPCs ([`synthetic_frame`]) and then one NPC at a time ([`synthetic_npc`]).
 pub fn synthetic_world(zone: &str, npcs: usize) -> String {
+    let mut out = synthetic_frame(zone, npcs);
+    // The frame ends with its empty NPC list, `[]}`.
+    out.truncate(out.len() - 2);
+    for n in 0..npcs {
+        let comma = if n == 0 { "" } else { "," };
+        let _ = write!(out, "{comma}{}", synthetic_npc(n));
+    }
+    out.push_str("]}");
+    out
+}
+
+/// The synthetic world of zone `zone` for `npcs` NPCs as JSON, without the NPCs: its rooms
+/// (20 NPCs' worth each) and providers.
+pub fn synthetic_frame(zone: &str, npcs: usize) -> String {
     let rooms = npcs.div_ceil(LOAD_NPCS_PER_ROOM).max(1);
     let mut out = String::with_capacity(256 * npcs + 700 * rooms + 256);
     let zone = Value::String(zone.to_owned());
@@ -48,12 +63,7 @@ pub fn synthetic_world(zone: &str, npcs: usize) -> String {
         let comma = if r == 0 { "" } else { "," };
         let _ = write!(out, "{comma}{}", room_providers(r));
     }
-    out.push_str(r#"],"npcs":["#);
-    for n in 0..npcs {
-        let comma = if n == 0 { "" } else { "," };
-        let _ = write!(out, "{comma}{}", npc(n));
-    }
-    out.push_str("]}");
+    out.push_str(r#"],"npcs":[]}"#);
     out
 }
 
@@ -94,8 +104,9 @@ fn room_providers(r: usize) -> String {
     )
 }
 
-/// NPC `n` as JSON: a worker in room `n / 20` with needs started at values spread by `n`.
-fn npc(n: usize) -> String {
+/// NPC `n` of a synthetic world as JSON: a worker in room `n / 20` with needs started at
+/// values spread by `n`.
+pub fn synthetic_npc(n: usize) -> String {
     let r = n / LOAD_NPCS_PER_ROOM;
     let x = (r % 100) as f64 * 30.0 + (n % 5) as f64;
     let z = (r / 100) as f64 * 30.0 + ((n / 5) % 4) as f64;
@@ -179,10 +190,11 @@ pub fn build_zone(
         world: SYNTHETIC.to_owned(),
         source,
     };
-    let text = synthetic_world(name, npcs);
-    let mut world: WorldFile = parse_world_json(SYNTHETIC, &text)?;
+    // The zone is built from the world without its NPCs, then one NPC at a time, each spec
+    // parsed, built and dropped: the build never holds the world's text or its specs whole.
+    let text = synthetic_frame(name, npcs);
+    let world: WorldFile = parse_world_json(SYNTHETIC, &text)?;
     drop(text);
-    let npcs = std::mem::take(&mut world.npcs);
     let mut zone = Zone::new(
         &world,
         profiles,
@@ -191,6 +203,7 @@ pub fn build_zone(
         IsolationState::default(),
     )
     .map_err(refused)?;
+    zone.reserve_npcs(npcs);
     let clock = crate::runtime::wall_clock();
     let all_rooms: Vec<String> = world.rooms.iter().map(|r| r.id.clone()).collect();
     let rooms = rooms_with_players(&all_rooms, player_rooms);
@@ -208,10 +221,15 @@ pub fn build_zone(
             &mut setup,
         );
     }
-    // Each spec is dropped once its NPC is built, so the zone never holds both at once.
     let mut targets = Vec::new();
-    for (i, npc) in npcs.into_iter().enumerate() {
-        zone.add_npc(&format!("npcs[{i}]"), &npc).map_err(refused)?;
+    for n in 0..npcs {
+        let path = format!("npcs[{n}]");
+        let npc: NpcSpec =
+            geppetto_core::wire::parse(&synthetic_npc(n)).map_err(|e| DriveError::Zone {
+                world: SYNTHETIC.to_owned(),
+                source: ZoneError::Spec(format!("{path}: {e}")),
+            })?;
+        zone.add_npc(&path, &npc).map_err(refused)?;
         if rooms.contains(&npc.room) {
             targets.push(npc.agent.id);
         }
