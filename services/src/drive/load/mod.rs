@@ -173,6 +173,8 @@ async fn drive(options: LoadOptions, built: Vec<(String, LoadZone)>) -> Result<S
         zones.push((zone.name.clone(), tiers, durations));
     }
     let wall = started.elapsed().as_secs_f64();
+    // Read while the zones are resident: they are dropped once stopped.
+    let rss_mib = report::memory_mib("VmRSS");
     let _ = stop.send(true);
     let (mut applied, mut published) = (0u64, 0u64);
     let (mut social_latencies, mut tick_latencies) = (Vec::new(), Vec::new());
@@ -213,6 +215,7 @@ async fn drive(options: LoadOptions, built: Vec<(String, LoadZone)>) -> Result<S
         game_hours: schedule.game_time as f64 / 60.0,
         llm_url: options.llm_url,
         says: schedule.says,
+        rss_mib,
     }
     .report())
 }

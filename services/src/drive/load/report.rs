@@ -39,6 +39,8 @@ pub(crate) struct Measured {
     /// What the model cost, when there is one, over this many game hours of every zone.
     pub spend: Option<SpendCounts>,
     pub game_hours: f64,
+    /// The process's resident memory while its zones ran (read before they stop), MiB.
+    pub rss_mib: f64,
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -50,7 +52,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// The process's `field` of `/proc/self/status` (`VmRSS`: resident now, `VmHWM`: its peak), MiB.
-fn memory_mib(field: &str) -> f64 {
+pub(crate) fn memory_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -180,8 +182,8 @@ impl Measured {
         }
         let _ = write!(
             report,
-            "rss {:.1} MiB (peak {:.1} MiB)",
-            memory_mib("VmRSS"),
+            "rss {:.1} MiB while running (peak {:.1} MiB)",
+            self.rss_mib,
             memory_mib("VmHWM")
         );
         report
