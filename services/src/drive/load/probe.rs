@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::bus::{EventBus, StreamKind};
@@ -33,6 +32,15 @@ impl Sent {
 /// The probe key of tick `t` of `zone`.
 pub(crate) fn tick_key(zone: &str, t: u64) -> String {
     format!("{zone}:tick{t}")
+}
+
+/// Only the type and source of an NPC event (the reader skips everything else unparsed).
+#[derive(serde::Deserialize)]
+struct Sourced {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    source: Option<String>,
 }
 
 /// Only the game time of an envelope (the reader skips everything else unparsed).
@@ -68,11 +76,8 @@ pub(crate) async fn read_outputs(
             if !body.contains("\"social_interaction\"") {
                 return None;
             }
-            let v = serde_json::from_str::<Value>(body).ok()?;
-            if v["type"] != "social_interaction" {
-                return None;
-            }
-            Some(v["source"].as_str().unwrap_or_default().to_owned())
+            let event = serde_json::from_str::<Sourced>(body).ok()?;
+            (event.kind == "social_interaction").then(|| event.source.unwrap_or_default())
         },
         &sent,
     );
