@@ -57,18 +57,13 @@ pub(super) struct Derived {
 }
 
 /// The NPCs whose tier a tick steps (see [`Derived::unsettled`]).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(super) enum Unsettled {
     /// Every NPC (a zone just built or restored, or NPCs joined or left: indices moved).
+    #[default]
     Everyone,
     /// These, by index.
     These(BTreeSet<usize>),
-}
-
-impl Default for Unsettled {
-    fn default() -> Self {
-        Self::Everyone
-    }
 }
 
 impl Unsettled {
