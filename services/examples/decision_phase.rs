@@ -1,6 +1,6 @@
 //! Times the decision phase of the load generator's zone — the batch decision a tick makes
-//! for its NPCs that decide (`Decider::decide_batch`: the grid of free providers, the world's
-//! actions compiled, the scoring, the contention) — with its scoring on 1 and on 2 threads,
+//! for its NPCs that decide (`Decider::decide_batch_indexed` over the providers' index the zone
+//! keeps between ticks: the scoring and the contention) — with its scoring on 1 and on 2 threads,
 //! alternating in one process over the same NPCs, and checks both give the same answer (why a
 //! zone decides on one thread: BENCHMARKS.md, "Threads"):
 //!
@@ -16,6 +16,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
+use geppetto_core::decision::batch_index::BatchIndex;
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::drive::load::{LOAD_ZONE, build_zone};
@@ -52,8 +53,15 @@ fn main() -> ExitCode {
         .take(deciding)
         .map(|a| &a.agent)
         .collect();
-    let one = zone.decider().decide_batch(&agents, &zone.world, 7, 1);
-    if zone.decider().decide_batch(&agents, &zone.world, 7, 2) != one {
+    let mut index = BatchIndex::new(&zone.world, zone.decider().tuning());
+    let one = zone
+        .decider()
+        .decide_batch_indexed(&agents, &zone.world, &mut index, 7, 1);
+    if zone
+        .decider()
+        .decide_batch_indexed(&agents, &zone.world, &mut index, 7, 2)
+        != one
+    {
         eprintln!("2 threads decided otherwise than 1");
         return ExitCode::FAILURE;
     }
@@ -61,7 +69,9 @@ fn main() -> ExitCode {
     for batch in 0..batches * 2 {
         let (slot, count) = if batch % 2 == 0 { (0, 1) } else { (1, 2) };
         let start = Instant::now();
-        let decided = zone.decider().decide_batch(&agents, &zone.world, 7, count);
+        let decided =
+            zone.decider()
+                .decide_batch_indexed(&agents, &zone.world, &mut index, 7, count);
         times[slot].push(start.elapsed().as_secs_f64() * 1e3);
         drop(decided);
     }
