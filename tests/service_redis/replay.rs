@@ -2,7 +2,7 @@
 //! ticks; players coming and going; thefts, insults, gifts and praise; weather; stalls opening
 //! and closing; lines said; a few malformed entries) is folded once as the service does,
 //! message by message, and its intents recorded. `geppetto replay` then re-runs the log at 1
-//! and at 2 decision worker threads: both print the recorded intent stream byte for byte, and
+//! thread and at 2 (the next page read while the zone folds): both print the recorded intent stream byte for byte, and
 //! `--compare` finds a changed intent at the first difference.
 
 use std::path::Path;

@@ -22,6 +22,7 @@ use crate::decision::scoring::{Candidate, ScoringView, SymbolEntry};
 use crate::decision::selection::{self, Pick};
 use crate::decision::spatial::ProviderGrid;
 use crate::decision::tuning::Tuning;
+use crate::decision::workers::in_shares;
 use crate::decision::world::World;
 use crate::rng::{DetRng, derive_seed, stable_hash};
 use crate::vocabulary::Symbol;
@@ -271,7 +272,8 @@ impl Decider {
     }
 
     /// Decides for many agents at once and resolves their contention for slots. Scoring runs
-    /// on `workers` threads (1 runs inline); the result never depends on that number.
+    /// on `workers` threads, the caller's among them (1 runs inline); the result never depends
+    /// on that number.
     pub fn decide_batch<A: Borrow<Agent> + Sync>(
         &self,
         agents: &[A],
@@ -297,25 +299,16 @@ impl Decider {
     ) -> BatchDecision {
         index.compiled.reprice(world, &self.tuning);
         let near = (&index.grid, Some(&index.compiled));
-        let workers = workers.clamp(1, agents.len().max(1));
-        let preferences = if workers == 1 {
+        let threads = workers.clamp(1, agents.len().max(1));
+        let preferences = if threads == 1 {
             self.preferences(agents, world, near, seed)
         } else {
-            let chunk_size = agents.len().div_ceil(workers);
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = agents
-                    .chunks(chunk_size)
-                    .map(|chunk| scope.spawn(move || self.preferences(chunk, world, near, seed)))
-                    .collect();
-                let mut merged = PreferenceLists::with_capacity(agents.len(), 0);
-                for handle in handles {
-                    let lists = handle
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                    merged.append(lists);
-                }
-                merged
-            })
+            let shares = in_shares(agents, threads, |share| {
+                self.preferences(share, world, near, seed)
+            });
+            let mut merged = PreferenceLists::with_capacity(agents.len(), 0);
+            shares.into_iter().for_each(|lists| merged.append(lists));
+            merged
         };
         let (assignments, rounds) = contention::resolve(&preferences, agents, world);
         BatchDecision {

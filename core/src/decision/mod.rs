@@ -7,7 +7,7 @@
 //! [`compiled_scoring`] scores off those records), [`order`] orders them
 //! (and [`ranking`] holds them, ordered on first read), [`selection`] picks among the best, and
 //! [`decider`] puts them together as `rank`, `decide` and `decide_batch`, with [`contention`]
-//! resolving a batch's disputes. [`tuning`] holds the numbers all of it is calibrated by. Nothing here knows about time passing: that is [`crate::life`].
+//! resolving a batch's disputes. [`tuning`] holds the numbers all of it is calibrated by, and [`workers`] how a batch's scoring is spread over threads. Nothing here knows about time passing: that is [`crate::life`].
 
 pub mod agent;
 pub mod batch_index;
@@ -24,4 +24,5 @@ pub mod scoring;
 pub mod selection;
 pub(crate) mod spatial;
 pub mod tuning;
+pub(crate) mod workers;
 pub mod world;

@@ -35,8 +35,10 @@ pub struct ReplayArgs {
     /// The redb file holding the snapshots (default: the Redis or redb log's own store).
     #[arg(long)]
     store: Option<PathBuf>,
-    /// Decision worker threads (never changes the answer).
-    #[arg(long, default_value_t = 1)]
+    /// Threads to run on (never changes the answer): 1 reads and folds the log on one (for a
+    /// machine whose other cores are busy); 2 reads the next page on a second while the zone
+    /// folds this one.
+    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=2))]
     threads: usize,
     /// The output stream to print or compare: `intents`, `story` (story signals and their
     /// lifecycle) or `npc_events`.

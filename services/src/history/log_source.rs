@@ -416,15 +416,24 @@ impl LogPages {
         Ok((page, covered))
     }
 
-    /// Reads the log on a thread of its own, each page handed to `prepare` there, and passes
-    /// what it made to `take` here, in log order, until the log ends or `take` breaks: reading
-    /// and preparing the next page overlaps `take`'s work on this one, and at most one prepared
-    /// page waits.
+    /// Reads the log a page at a time, each page handed to `prepare`, and passes what it made
+    /// to `take`, in log order, until the log ends or `take` breaks. With `reader_thread` the
+    /// pages are read and prepared on a thread of its own, overlapping `take`'s work on the
+    /// page before (at most one prepared page waits); without it, on this thread in turn.
     pub fn pipelined<T: Send>(
         mut self,
+        reader_thread: bool,
         prepare: impl Fn(Vec<LogEntry>) -> T + Send,
         mut take: impl FnMut(T) -> Result<ControlFlow<()>, HistoryError>,
     ) -> Result<(), HistoryError> {
+        if !reader_thread {
+            loop {
+                let page = self.next_page()?;
+                if page.is_empty() || take(prepare(page))?.is_break() {
+                    return Ok(());
+                }
+            }
+        }
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         std::thread::scope(|scope| {
             scope.spawn(move || {
@@ -463,6 +472,7 @@ pub fn export(
     let progress = super::progress::counter("exporting", "entries");
     let mut written = 0;
     LogPages::open(source, zone, stream, None)?.pipelined(
+        true,
         |page| {
             page.into_iter()
                 .map(
@@ -594,32 +604,37 @@ mod tests {
         let after = read_log(&source, Some(&format!("{}-0", LOG_PAGE + 3))).expect("after");
         assert_eq!(after.len(), count - LOG_PAGE - 4);
         assert_eq!(after[0].id, format!("{}-0", LOG_PAGE + 4));
-        // Prepared on the reader's thread, taken here in log order; a break stops the reader.
-        let mut taken = Vec::new();
-        LogPages::open(&source, "village", StreamKind::World, None)
-            .expect("opens")
-            .pipelined(
-                |page| page.into_iter().map(|e| e.id).collect::<Vec<_>>(),
-                |ids| {
-                    taken.extend(ids);
-                    Ok(ControlFlow::Continue(()))
-                },
-            )
-            .expect("pipelined");
-        let ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
-        assert_eq!(taken, ids);
-        let mut pages = 0;
-        LogPages::open(&source, "village", StreamKind::World, None)
-            .expect("opens")
-            .pipelined(
-                |page| page.len(),
-                |_| {
-                    pages += 1;
-                    Ok(ControlFlow::Break(()))
-                },
-            )
-            .expect("stops");
-        assert_eq!(pages, 1);
+        // Prepared on the reader's thread (or this one), taken here in log order; a break
+        // stops the reader.
+        for reader_thread in [true, false] {
+            let mut taken = Vec::new();
+            LogPages::open(&source, "village", StreamKind::World, None)
+                .expect("opens")
+                .pipelined(
+                    reader_thread,
+                    |page| page.into_iter().map(|e| e.id).collect::<Vec<_>>(),
+                    |ids| {
+                        taken.extend(ids);
+                        Ok(ControlFlow::Continue(()))
+                    },
+                )
+                .expect("pipelined");
+            let ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
+            assert_eq!(taken, ids);
+            let mut pages = 0;
+            LogPages::open(&source, "village", StreamKind::World, None)
+                .expect("opens")
+                .pipelined(
+                    reader_thread,
+                    |page| page.len(),
+                    |_| {
+                        pages += 1;
+                        Ok(ControlFlow::Break(()))
+                    },
+                )
+                .expect("stops");
+            assert_eq!(pages, 1);
+        }
         let _ = std::fs::remove_file(path);
     }
 

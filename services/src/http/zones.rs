@@ -184,7 +184,7 @@ pub async fn whatif(
             store: None,
             compare: None,
             stream: crate::bus::StreamKind::Intents,
-            threads: 1,
+            threads: 2,
         };
         what_if(&options, &request.npc, &changes, request.ticks)
     })

@@ -31,8 +31,6 @@ pub struct TickConfig {
     /// lowest-priority ones wait a tick, so such a tick costs no more than a thousand
     /// decisions.
     pub max_decisions_per_tick: usize,
-    /// Scoring threads for the zone's batch decision (never changes the result).
-    pub decision_workers: usize,
     /// World events remembered by envelope id, so one delivered again (a game retrying a send,
     /// a hand-over replayed by the other zone's recovery) is recognised and not applied twice;
     /// default 16,384 (0 remembers none). Kept in snapshots.
@@ -63,7 +61,6 @@ impl Default for TickConfig {
             catch_up_max_hours: 168.0,
             max_decisions_per_tick: 1000,
             decision_trace_len: 32,
-            decision_workers: 1,
             event_ids_remembered: 16_384,
             event_ids_max_age_ticks: 1_440,
             max_time_jump_ticks: 525_600,

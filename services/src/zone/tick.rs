@@ -180,7 +180,9 @@ impl Zone {
             &mut self.world,
             providers,
             zone_seed,
-            self.config.tick.decision_workers.max(1),
+            // One thread: a tick's batch decision is too small to pay for another
+            // (BENCHMARKS.md, "Threads").
+            1,
         );
         // 5. Governor record first (logged before the outputs it shapes), then isolation.
         self.record_governor(

@@ -9,8 +9,9 @@
 //! keeps what the fold needs before it starts (the governor's logged decisions — one for each
 //! tick in which it shed or gave back work, logged after the tick it shaped — and the zone's
 //! first settings; under `--strict` every entry that is no world message), then the fold reads
-//! and parses the next page on a thread of its own while the zone, alone on this one, applies
-//! the page before, and hands each event's intents on as they come. Comparing keeps the ids of
+//! and parses the next page on a thread of its own (unless it is given a single thread) while
+//! the zone, alone on this one, applies the page before, and hands each event's intents on as
+//! they come. Comparing keeps the ids of
 //! the intents seen, never the intents.
 //!
 //! A snapshot is laid over a log only if it belongs to it: its anchor must name the world file
@@ -92,7 +93,9 @@ pub struct ReplayOptions {
     /// The output stream replayed: printed, counted and compared (`intents`; `story`,
     /// `npc_events` likewise).
     pub stream: StreamKind,
-    /// Decision worker threads (never changes the answer).
+    /// Threads the replay runs on (never changes the answer): 1 reads, parses and folds on
+    /// one; any other number reads and parses the next page on a second thread while the zone
+    /// folds this one (the fold itself is one thread's work).
     pub threads: usize,
 }
 
@@ -208,15 +211,13 @@ fn starting_zone(
             world.zone
         )));
     }
-    let mut config = options.zone_config.clone();
-    config.tick.decision_workers = options.threads.max(1);
     let build = |vocabulary: &[String]| {
         Zone::over(
             &world,
             &content.profiles,
             &content.sets,
             Some(&content.archetypes),
-            config.clone(),
+            options.zone_config.clone(),
             IsolationState::default(),
             vocabulary,
         )
@@ -461,7 +462,9 @@ pub fn replay_window(
     let limits: &EnvelopeLimits = &options.limits;
     let mut events = 0u64;
     let mut skipped = Vec::new();
+    let reader_thread = options.threads != 1;
     LogPages::open(&options.source, &name, StreamKind::World, after.as_deref())?.pipelined(
+        reader_thread,
         |page| -> ParsedPage {
             page.into_iter()
                 .map(|entry| {

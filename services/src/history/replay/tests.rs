@@ -249,3 +249,30 @@ fn a_log_streamed_a_page_at_a_time_replays_as_the_whole_log_folded_at_once() {
         let _ = std::fs::remove_file(path);
     }
 }
+
+#[test]
+fn a_replay_says_the_same_on_any_number_of_threads() {
+    let lines = village_log(true);
+    let path = temp("threads", &lines.join("\n"));
+    let options = options(&path);
+    let on = |threads: usize| {
+        let (summary, written) = replayed(
+            &ReplayOptions {
+                threads,
+                ..options.clone()
+            },
+            false,
+        );
+        (summary.expect("replays"), written)
+    };
+    let (summary, written) = on(1);
+    assert!(written.len() > 100, "a busy log: {} intents", written.len());
+    for threads in [0, 2] {
+        assert_eq!(
+            on(threads),
+            (summary.clone(), written.clone()),
+            "{threads} threads"
+        );
+    }
+    let _ = std::fs::remove_file(path);
+}
