@@ -184,15 +184,7 @@ pub async fn decisions(state: web::Data<AdminState>, path: web::Path<String>) ->
         .ok_or_else(|| ApiError::no_npc(&id))?;
     let wanted = id.clone();
     let trace = handle
-        .with(move |zone| {
-            zone.npc_index(&wanted).map(|index| {
-                zone.meta[index]
-                    .decisions
-                    .iter()
-                    .cloned()
-                    .collect::<Vec<_>>()
-            })
-        })
+        .with(move |zone| zone.npc_index(&wanted).map(|index| zone.decisions(index)))
         .await;
     match trace {
         Ok(Some(trace)) => Ok(HttpResponse::Ok().json(trace)),

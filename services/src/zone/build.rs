@@ -16,6 +16,7 @@ use geppetto_core::vocabulary::Vocabulary;
 use geppetto_core::wire::{self, compile};
 use geppetto_core::{Decider, Profile, TuningPatch};
 
+use super::decision_trace::ChoiceNames;
 use super::game::WorldContexts;
 use super::living::Restorers;
 use super::llm::default_narrator;
@@ -114,6 +115,7 @@ impl Zone {
             goal_predicates: GoalPredicateRegistry::default(),
             social,
             records: NpcRecords::default(),
+            choice_names: ChoiceNames::default(),
             recent_ids: super::recent_ids::RecentIds::default(),
             world_fingerprint: world_file.fingerprint.clone(),
             running_by_provider: None,

@@ -16,7 +16,8 @@ use geppetto_core::story::GoalChange;
 use geppetto_core::vocabulary::Vocabulary;
 use geppetto_llm::LlmRequest;
 
-use super::{DecisionTrace, IntentKind, Zone, ZoneOutput, room_key};
+use super::decision_trace::Choice;
+use super::{IntentKind, Zone, ZoneOutput, room_key};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{Intent, NpcEvent};
 
@@ -356,21 +357,18 @@ impl Zone {
         else {
             return;
         };
-        let keep = self.config.tick.decision_trace_len;
-        let trace = &mut self.meta[index].decisions;
-        if keep > 0 {
-            if trace.len() >= keep {
-                trace.pop_front();
-            }
-            trace.push_back(DecisionTrace {
+        self.choice_names.record(
+            &mut self.meta[index].decisions,
+            self.config.tick.decision_trace_len,
+            &Choice {
                 tick: self.tick,
                 game_time: self.game_time,
-                provider: provider.clone(),
-                action: action.clone(),
+                provider,
+                action,
                 utility: (utility * 10_000.0).round() / 10_000.0,
                 player_queued: *player_queued,
-            });
-        }
+            },
+        );
         self.meta[index].game.order = self.agents[index]
             .running
             .as_ref()
@@ -614,7 +612,7 @@ mod tests {
         enter(&mut zone, "square");
         let day = advance(&mut zone, 24 * 60);
         let bram = zone.npc_index("bram").expect("bram");
-        let trace = &zone.meta[bram].decisions;
+        let trace = zone.decisions(bram);
         let started = day
             .iter()
             .filter(|(_, m)| {

@@ -53,6 +53,7 @@ pub mod brain;
 mod build;
 mod cadence;
 mod config;
+mod decision_trace;
 mod emit;
 mod game;
 pub mod governor;
@@ -72,6 +73,7 @@ pub mod tiers;
 mod travel;
 
 pub use config::{Completion, IntegrationConfig, LivingConfig, TickConfig, ZoneConfig, ZoneError};
+pub use decision_trace::DecisionTrace;
 pub use emit::bark_for;
 pub use game::WorldContexts;
 pub use state::{RestoreError, ZONE_STATE_SCHEMA_VERSION, ZoneState};
@@ -88,6 +90,7 @@ use crate::zone::governor::Governor;
 use crate::zone::isolation::{Isolation, IsolationState};
 use crate::zone::social_life::SocialLife;
 use crate::zone::tiers::{NpcTier, Presence, RoomGraph};
+use decision_trace::{ChoiceNames, TraceEntry};
 use geppetto_core::archetype::CompiledArchetype;
 use status::Derived;
 
@@ -109,8 +112,9 @@ pub struct NpcMeta {
     /// `stable_hash` of its id, which staggers its steps and seeds its decisions (kept: the
     /// id never changes).
     id_hash: u64,
-    /// Its most recent decisions, oldest first (at most `tick.decision_trace_len`).
-    pub decisions: VecDeque<DecisionTrace>,
+    /// Its most recent decisions, oldest first (at most `tick.decision_trace_len`), their
+    /// names in the zone's `choice_names`.
+    decisions: VecDeque<TraceEntry>,
     /// What the game side of the contract tracks of it (see `game`).
     pub game: NpcGameState,
 }
@@ -150,23 +154,6 @@ geppetto_core::wire_enum! {
 }
 
 impl IntentKind {}
-
-/// One decision of an NPC as the inspector shows it (`GET /npcs/{id}/decisions`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct DecisionTrace {
-    /// Zone tick.
-    pub tick: u64,
-    /// Game time, ticks.
-    pub game_time: u64,
-    /// The chosen provider.
-    pub provider: String,
-    /// The chosen action.
-    pub action: String,
-    /// Its utility when chosen (4 decimals).
-    pub utility: f64,
-    /// Whether a player ordered it (else the NPC chose it, or its plan did).
-    pub player_queued: bool,
-}
 
 /// A provider's place.
 #[derive(Clone, Debug)]
@@ -225,6 +212,8 @@ pub struct Zone {
     pub social: SocialLife,
     /// What the zone keeps of the NPCs that came and went since the world file.
     records: NpcRecords,
+    /// The (provider, action) pairs the NPCs' decision traces name.
+    choice_names: ChoiceNames,
     /// Ids of the world events applied lately (`tick.event_ids_remembered`).
     recent_ids: recent_ids::RecentIds,
     /// The fingerprint of the world file the zone was built from (a snapshot's anchor).
@@ -338,6 +327,14 @@ impl Zone {
         self.agents
             .binary_search_by(|a| a.agent.id.as_str().cmp(id))
             .ok()
+    }
+
+    /// NPC `index`'s most recent decisions, oldest first (for the inspector).
+    pub fn decisions(&self, index: usize) -> VecDeque<DecisionTrace> {
+        self.meta
+            .get(index)
+            .map(|meta| self.choice_names.show(&meta.decisions))
+            .unwrap_or_default()
     }
 
     /// The decider of full-detail ticks (for the inspector).

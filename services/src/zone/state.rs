@@ -176,7 +176,7 @@ impl Zone {
                     tier: meta.tier,
                     current_intent: meta.current_intent.clone(),
                     seq: meta.seq,
-                    decisions: meta.decisions.clone(),
+                    decisions: self.choice_names.show(&meta.decisions),
                     game: meta.game.clone(),
                     state: AgentState::capture(agent),
                 })
@@ -314,7 +314,7 @@ impl Zone {
             meta.tier = npc.tier;
             meta.current_intent = npc.current_intent;
             meta.seq = npc.seq;
-            meta.decisions = npc.decisions;
+            meta.decisions = self.choice_names.keep(npc.decisions);
             meta.game = npc.game;
         }
         Ok(())

@@ -172,8 +172,12 @@ impl SocialFabric {
         let agent = &simulated.agent;
         let needs = self.needs;
         let (mood_change_min, low_line) = (self.config.mood_change_min, self.config.need_low_below);
-        // One lookup (a key is cloned to ask: cheaper than walking the tree twice).
-        let member = self.members.entry(agent.id.clone()).or_default();
+        // A known member is found without a key made to ask; only a new one costs a copy of
+        // its id (and a second walk of the tree).
+        let member = match self.members.get_mut(&agent.id) {
+            Some(member) => member,
+            None => self.members.entry(agent.id.clone()).or_default(),
+        };
         let initiative = member.profile.social_initiative;
         if member.location.as_deref() != Some(at.place.location.as_str())
             && let Some(from) = member.location.replace(at.place.location.clone())
