@@ -11,10 +11,11 @@ use std::borrow::Borrow;
 use crate::decision::agent::Agent;
 use crate::decision::batch_index::BatchIndex;
 use crate::decision::compiled::CompiledActions;
+use crate::decision::compiled_decide::rank_plain;
 use crate::decision::compiled_scoring::{CompiledBuffers, evaluate_compiled};
 use crate::decision::contention::{self, Preference, PreferenceLists};
 use crate::decision::order::{
-    KEPT_ON_STACK, best, best_few_in_place_order, sort_scored_in_any_order,
+    BestInPlaceOrder, KEPT_ON_STACK, best, best_few_in_place_order, sort_scored_in_any_order,
 };
 use crate::decision::ranking::Ranking;
 use crate::decision::scored::{Compact, Scored};
@@ -109,8 +110,11 @@ impl CompiledWorld<'_> {
     pub fn decide_into(&self, agent: &Agent, seed: u64, decision: &mut Decision) {
         let compiled = (self.world, &self.actions);
         let decider = self.decider;
-        let rank = |rng: &mut DetRng, ranking: &mut Ranking| {
-            decider.rank_compiled(agent, compiled, ranking, rng);
+        let weights = (&decider.tuning, decider.consideration_weights.as_slice());
+        let rank = |rng: &mut DetRng, ranking: &mut Ranking, best: &mut BestInPlaceOrder| {
+            if !rank_plain(agent, compiled, weights, rng, ranking.refill(), best) {
+                decider.rank_compiled(agent, compiled, ranking, rng);
+            }
         };
         decider.decide_with(seed, rank, decision);
     }
@@ -212,7 +216,7 @@ impl Decider {
     /// picked beyond them.
     pub fn decide(&self, agent: &Agent, world: &World, seed: u64) -> Decision {
         let mut decision = Decision::default();
-        let rank = |rng: &mut DetRng, ranking: &mut Ranking| {
+        let rank = |rng: &mut DetRng, ranking: &mut Ranking, _: &mut BestInPlaceOrder| {
             *ranking = self.rank_with(agent, world, rng);
         };
         self.decide_with(seed, rank, &mut decision);
@@ -231,27 +235,32 @@ impl Decider {
     }
 
     /// [`Decider::decide`] of the ranking `rank` makes (into the decision's) from the stream
-    /// seeded with `seed`, written over `decision` in place.
+    /// seeded with `seed`, written over `decision` in place. `rank` may offer each candidate to
+    /// the best few it is given as it scores them, in place order; if it offers none, they are
+    /// found among the candidates afterwards.
     #[inline(always)]
     fn decide_with(
         &self,
         seed: u64,
-        rank: impl FnOnce(&mut DetRng, &mut Ranking),
+        rank: impl FnOnce(&mut DetRng, &mut Ranking, &mut BestInPlaceOrder),
         decision: &mut Decision,
     ) {
         let mut rng = DetRng::new(seed);
-        rank(&mut rng, &mut decision.ranking);
+        let top_k = self.tuning.selection_top_k.max(1);
+        let mut kept = [(0, 0); KEPT_ON_STACK];
+        let mut offered = BestInPlaceOrder::new(top_k, &mut kept);
+        rank(&mut rng, &mut decision.ranking, &mut offered);
+        let offered = offered.finish();
         let ranking = &decision.ranking;
         let scored = ranking.scored();
-        let top_k = self.tuning.selection_top_k.max(1);
         // The top k are picked among by reference (no copy, no allocation) from the candidates
         // as scored, in place order; when they are all there is, or too many to keep on the
         // stack, the full order is the head.
-        let mut kept = [(0, 0); KEPT_ON_STACK];
-        let pick = match (
-            best_few_in_place_order(scored, top_k, &mut kept),
-            scored.first(),
-        ) {
+        let best = match offered {
+            Some(count) => Some(&kept[..count]),
+            None => best_few_in_place_order(scored, top_k, &mut kept),
+        };
+        let pick = match (best, scored.first()) {
             (Some(best), Some(first)) => {
                 let mut head = [first; KEPT_ON_STACK];
                 for (slot, &(_, index)) in head.iter_mut().zip(best) {
