@@ -3,19 +3,20 @@
 //! and tables that fit on the stack. The agent's terms and its tag sets' products are a few
 //! entries on the stack; the distances of a run of providers are computed together before
 //! their actions are scored (their square roots and divisions overlap rather than wait on one
-//! another); and the best few are kept as the candidates are scored
-//! ([`BestInPlaceOrder`]), without a second pass over them. It writes the same candidates, with
-//! the same bits, the same removed ones and the same draws as `compiled_scoring`'s loop
-//! followed by `order::best_few_in_place_order`; any other agent or world takes that path.
+//! another); and each candidate is kept without its breakdown ([`Deferred`]: its place,
+//! utility, distance and benefit, the rest being its record's, its provider's and its tag
+//! set's), so the best few are then found over 32-byte candidates rather than 104-byte ones.
+//! The candidates, once put together, are those of `compiled_scoring`'s loop with the same
+//! bits, and so are the removed ones and the draws; any other agent or world takes that path.
 
 use crate::decision::agent::Agent;
+use crate::decision::compiled::CompiledAction;
 use crate::decision::compiled::CompiledActions;
 use crate::decision::compiled_scoring::{NO_TERM, PADDING_TERM, STACK_MODIFIERS, STACK_TERMS};
-use crate::decision::order::BestInPlaceOrder;
-use crate::decision::scored::{Breakdown, Candidate};
+use crate::decision::deferred::{Deferred, PlainCandidate};
 use crate::decision::scoring::{
     EMPTY_SUM, Ineligible, IneligibleReason, ScoringTerm, ScoringView, distance_factor,
-    each_modifier, each_term, gain, utility,
+    each_modifier, each_term, gain,
 };
 use crate::decision::tuning::Tuning;
 use crate::decision::world::World;
@@ -25,25 +26,27 @@ use crate::vocabulary::Symbol;
 /// Providers whose distances are computed together.
 const RUN: usize = 16;
 
-/// Scores `agent` over `compiled` (the actions of `world` under the tuning of `weights`) into
-/// `scored` and `ineligible` (both empty), offering each candidate's utility to `best`, when
-/// this loop can (see the module comment): `true` then; `false`, with nothing written and
-/// nothing drawn from `rng`, otherwise.
+/// Whether [`rank_plain`] can score `agent` over `compiled` (the actions of `world`).
+pub(crate) fn plain_applies(agent: &Agent, world: &World, compiled: &CompiledActions) -> bool {
+    compiled.needs.table_len() <= STACK_TERMS
+        && compiled.tags.table_len() <= STACK_MODIFIERS
+        && compiled.tag_sets().len() <= STACK_MODIFIERS
+        // A place is kept in 32 bits.
+        && u32::try_from(compiled.action_count().max(compiled.providers().len())).is_ok()
+        && !compiled.any_general()
+        && ScoringView::kind(agent, world.now_hours).1
+}
+
+/// Scores `agent` over `compiled` (the actions of `world` under the tuning of `weights`, which
+/// [`plain_applies`] to) into `deferred` and `ineligible` (both empty).
 pub(crate) fn rank_plain(
     agent: &Agent,
     (world, compiled): (&World, &CompiledActions),
     weights: (&Tuning, &[(Symbol, f64)]),
     rng: &mut DetRng,
-    (scored, ineligible): (&mut Vec<Candidate>, &mut Vec<Ineligible>),
-    best: &mut BestInPlaceOrder,
-) -> bool {
+    (deferred, ineligible): (&mut Deferred, &mut Vec<Ineligible>),
+) {
     let names = compiled.needs.names().len();
-    let fits = compiled.needs.table_len() <= STACK_TERMS
-        && compiled.tags.table_len() <= STACK_MODIFIERS
-        && compiled.tag_sets().len() <= STACK_MODIFIERS;
-    if !fits || compiled.any_general() || !ScoringView::kind(agent, world.now_hours).1 {
-        return false;
-    }
     // The first term and modifier of a name count, as in the table by symbol.
     let mut terms = [NO_TERM; STACK_TERMS];
     each_term(agent, weights, rng, |name, term| {
@@ -67,16 +70,21 @@ pub(crate) fn rank_plain(
             *product *= modifiers[tag as usize % STACK_MODIFIERS];
         }
     }
-    scored.reserve(compiled.action_count());
+    deferred
+        .personalities
+        .extend(sets.iter().take(compiled.tag_sets().len()));
+    deferred.candidates.reserve(compiled.action_count());
+    deferred
+        .distance_factors
+        .reserve(compiled.providers().len());
     let tables = (&terms, &sets);
-    let out = (scored, ineligible, best);
+    let out = (deferred, ineligible);
     // When the agent has a term for every name, no record's delta needs a check for one.
     if terms[..names].iter().all(|term| !term.headroom.is_nan()) {
         score::<true>(agent, (world, compiled), weights.0, tables, out);
     } else {
         score::<false>(agent, (world, compiled), weights.0, tables, out);
     }
-    true
 }
 
 /// [`rank_plain`]'s loop; `EVERY_TERM`: the agent has a term for every name of the records'
@@ -87,12 +95,9 @@ fn score<const EVERY_TERM: bool>(
     (world, compiled): (&World, &CompiledActions),
     tuning: &Tuning,
     (terms, sets): (&[ScoringTerm; STACK_TERMS], &[f64; STACK_MODIFIERS]),
-    (scored, ineligible, best): (
-        &mut Vec<Candidate>,
-        &mut Vec<Ineligible>,
-        &mut BestInPlaceOrder,
-    ),
+    (deferred, ineligible): (&mut Deferred, &mut Vec<Ineligible>),
 ) {
+    let (candidates, distance_factors) = (&mut deferred.candidates, &mut deferred.distance_factors);
     let mut first = 0;
     for run in compiled.providers().chunks(RUN) {
         let mut placed = [(0.0, 0.0); RUN];
@@ -100,6 +105,7 @@ fn score<const EVERY_TERM: bool>(
             let distance = agent.position.distance_to(&provider.position);
             *slot = (distance, distance_factor(distance, tuning));
         }
+        distance_factors.extend(placed[..run.len()].iter().map(|&(_, factor)| factor));
         for (provider_index, (provider, &(distance, factor))) in
             (first..).zip(run.iter().zip(&placed))
         {
@@ -133,29 +139,41 @@ fn score<const EVERY_TERM: bool>(
                         benefit += term.weighted_pressure * gain(delta, term.headroom);
                     }
                 }
-                // A plain agent has no schedule, no action held back, no foresight and no cost.
-                let breakdown = Breakdown {
-                    benefit,
-                    priority: record.priority,
-                    personality: sets[record.tag_set as usize % STACK_MODIFIERS],
-                    context: record.context,
-                    schedule: 0.0,
-                    repeat: 1.0,
-                    distance: factor,
-                    foresight: 1.0,
-                    cost: EMPTY_SUM,
-                };
-                let utility = utility(&breakdown);
-                best.offer(utility);
-                scored.push(Candidate {
-                    provider: provider_index,
-                    action: action_index,
+                let personality = sets[record.tag_set as usize % STACK_MODIFIERS];
+                let utility = plain_utility(benefit, record, personality, factor);
+                // Every place fits in 32 bits (see `plain_applies`).
+                candidates.push(PlainCandidate {
+                    provider: provider_index as u32,
+                    action: action_index as u32,
                     utility,
                     distance,
-                    breakdown,
+                    benefit,
                 });
             }
         }
         first += run.len();
     }
+}
+
+/// `scoring::utility` of a plain agent's candidate scored off `record`, bit for bit: its
+/// breakdown's schedule (0), `M_repeat` and `M_foresight` (1) and cost (-0.0) act as nothing
+/// but the cost's subtraction, which turns a -0.0 product into +0.0. Multiplying by 1 is
+/// exact, and so is adding the schedule's 0 but to a -0.0 sum, which only changes the sign of
+/// a zero product, which the cost's subtraction then makes +0.0 either way (an infinite or NaN
+/// factor makes both NaN); so neither is computed. A NaN utility ranks last, as -∞.
+#[inline(always)]
+fn plain_utility(benefit: f64, record: &CompiledAction, personality: f64, factor: f64) -> f64 {
+    let utility = (benefit + record.priority) * personality * record.context * factor - EMPTY_SUM;
+    if utility.is_nan() {
+        nan_utility()
+    } else {
+        utility
+    }
+}
+
+/// The utility of a NaN score (out of line: only overflowing inputs give one).
+#[cold]
+#[inline(never)]
+fn nan_utility() -> f64 {
+    f64::NEG_INFINITY
 }

@@ -7,15 +7,17 @@
 //! worker threads; contention is then a serial reduction over bounded lists.
 
 use std::borrow::Borrow;
+use std::sync::Arc;
 
 use crate::decision::agent::Agent;
 use crate::decision::batch_index::BatchIndex;
 use crate::decision::compiled::CompiledActions;
-use crate::decision::compiled_decide::rank_plain;
+use crate::decision::compiled_decide::{plain_applies, rank_plain};
 use crate::decision::compiled_scoring::{CompiledBuffers, evaluate_compiled};
 use crate::decision::contention::{self, Preference, PreferenceLists};
+use crate::decision::deferred::PlainCandidate;
 use crate::decision::order::{
-    BestInPlaceOrder, KEPT_ON_STACK, best, best_few_in_place_order, sort_scored_in_any_order,
+    KEPT_ON_STACK, best, best_few_in_place_order, sort_scored_in_any_order,
 };
 use crate::decision::ranking::Ranking;
 use crate::decision::scored::{Compact, Scored};
@@ -93,7 +95,9 @@ impl<C> Default for Scratch<C> {
 pub struct CompiledWorld<'a> {
     decider: &'a Decider,
     world: &'a World,
-    actions: CompiledActions,
+    /// Shared with the rankings of its decisions, whose candidates' breakdowns are put together
+    /// from them when read (see [`crate::decision::deferred`]).
+    actions: Arc<CompiledActions>,
 }
 
 impl CompiledWorld<'_> {
@@ -108,11 +112,15 @@ impl CompiledWorld<'_> {
     /// this agent's last one), whose buffers of eligible and removed candidates it reuses: a
     /// caller deciding again and again does not allocate them anew each time.
     pub fn decide_into(&self, agent: &Agent, seed: u64, decision: &mut Decision) {
-        let compiled = (self.world, &self.actions);
+        let compiled = (self.world, &*self.actions);
         let decider = self.decider;
         let weights = (&decider.tuning, decider.consideration_weights.as_slice());
-        let rank = |rng: &mut DetRng, ranking: &mut Ranking, best: &mut BestInPlaceOrder| {
-            if !rank_plain(agent, compiled, weights, rng, ranking.refill(), best) {
+        let plain = plain_applies(agent, self.world, &self.actions);
+        let rank = |rng: &mut DetRng, ranking: &mut Ranking| {
+            if plain {
+                let deferred = ranking.refill_deferred(&self.actions);
+                rank_plain(agent, compiled, weights, rng, deferred);
+            } else {
                 decider.rank_compiled(agent, compiled, ranking, rng);
             }
         };
@@ -216,7 +224,7 @@ impl Decider {
     /// picked beyond them.
     pub fn decide(&self, agent: &Agent, world: &World, seed: u64) -> Decision {
         let mut decision = Decision::default();
-        let rank = |rng: &mut DetRng, ranking: &mut Ranking, _: &mut BestInPlaceOrder| {
+        let rank = |rng: &mut DetRng, ranking: &mut Ranking| {
             *ranking = self.rank_with(agent, world, rng);
         };
         self.decide_with(seed, rank, &mut decision);
@@ -230,54 +238,65 @@ impl Decider {
         CompiledWorld {
             decider: self,
             world,
-            actions: CompiledActions::new(world, &self.tuning),
+            actions: Arc::new(CompiledActions::new(world, &self.tuning)),
         }
     }
 
     /// [`Decider::decide`] of the ranking `rank` makes (into the decision's) from the stream
-    /// seeded with `seed`, written over `decision` in place. `rank` may offer each candidate to
-    /// the best few it is given as it scores them, in place order; if it offers none, they are
-    /// found among the candidates afterwards.
+    /// seeded with `seed`, written over `decision` in place.
     #[inline(always)]
     fn decide_with(
         &self,
         seed: u64,
-        rank: impl FnOnce(&mut DetRng, &mut Ranking, &mut BestInPlaceOrder),
+        rank: impl FnOnce(&mut DetRng, &mut Ranking),
         decision: &mut Decision,
     ) {
         let mut rng = DetRng::new(seed);
+        rank(&mut rng, &mut decision.ranking);
+        let ranking = &decision.ranking;
+        let pick = match (ranking.scored(), ranking.deferred()) {
+            (Some(scored), _) => self.pick_among(scored, &mut rng, ranking, |c| *c),
+            (None, Some(deferred)) => {
+                let full = |c: &PlainCandidate| deferred.full(c);
+                self.pick_among(&deferred.candidates, &mut rng, ranking, full)
+            }
+            (None, None) => None,
+        };
+        decision.convention_broken = pick.is_some_and(|(p, _)| p.convention_broken);
+        decision.selected = pick.map(|(_, candidate)| candidate);
+    }
+
+    /// The pick among `scored` (the candidates of `ranking` as scored, in place order) and the
+    /// candidate it picks (put together by `full` from what it is in `scored`): the top k are
+    /// found among `scored` and picked among by reference (no copy, no allocation); when they
+    /// are all there is, or too many to keep on the stack, the full order is the head.
+    fn pick_among<C: Scored>(
+        &self,
+        scored: &[C],
+        rng: &mut DetRng,
+        ranking: &Ranking,
+        full: impl Fn(&C) -> Candidate,
+    ) -> Option<(Pick, Candidate)> {
         let top_k = self.tuning.selection_top_k.max(1);
         let mut kept = [(0, 0); KEPT_ON_STACK];
-        let mut offered = BestInPlaceOrder::new(top_k, &mut kept);
-        rank(&mut rng, &mut decision.ranking, &mut offered);
-        let offered = offered.finish();
-        let ranking = &decision.ranking;
-        let scored = ranking.scored();
-        // The top k are picked among by reference (no copy, no allocation) from the candidates
-        // as scored, in place order; when they are all there is, or too many to keep on the
-        // stack, the full order is the head.
-        let best = match offered {
-            Some(count) => Some(&kept[..count]),
-            None => best_few_in_place_order(scored, top_k, &mut kept),
-        };
-        let pick = match (best, scored.first()) {
+        let best = best_few_in_place_order(scored, top_k, &mut kept);
+        let (pick, head) = match (best, scored.first()) {
             (Some(best), Some(first)) => {
                 let mut head = [first; KEPT_ON_STACK];
                 for (slot, &(_, index)) in head.iter_mut().zip(best) {
                     *slot = &scored[index];
                 }
                 let head = &head[..best.len()];
-                let pick = selection::pick(head, scored, &self.tuning, &mut rng);
-                pick.map(|pick| (pick, head.get(pick.index).copied().copied()))
+                let pick = selection::pick(head, scored, &self.tuning, rng)?;
+                (pick, head.get(pick.index).map(|c| full(c)))
             }
-            _ => selection::pick(ranking.ranked(), scored, &self.tuning, &mut rng)
-                .map(|pick| (pick, None)),
+            _ => {
+                let ranked = ranking.ranked();
+                (selection::pick(ranked, ranked, &self.tuning, rng)?, None)
+            }
         };
-        let candidate = |(pick, head): (Pick, Option<Candidate>)| {
-            head.or_else(|| ranking.ranked().get(pick.index).copied())
-        };
-        decision.selected = pick.and_then(candidate);
-        decision.convention_broken = pick.is_some_and(|(p, _)| p.convention_broken);
+        let candidate = head.or_else(|| ranking.ranked().get(pick.index).copied())?;
+        Some((pick, candidate))
     }
 
     /// Decides for many agents at once and resolves their contention for slots. Scoring runs

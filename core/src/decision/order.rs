@@ -169,73 +169,6 @@ pub(crate) fn best_few_in_place_order<'k, C: Scored>(
     Some(keys)
 }
 
-/// [`best_few_in_place_order`] fed one utility at a time, in place order, as a decision scores
-/// its candidates: the same keys, written to the same place, without a second pass over the
-/// candidates. A count of 0 or past [`KEPT_ON_STACK`] keeps nothing (the best few are then read
-/// off a full sort, as there).
-pub(crate) struct BestInPlaceOrder<'k> {
-    keys: &'k mut [SortKey; KEPT_ON_STACK],
-    /// How many are kept (0 when none can be).
-    count: usize,
-    /// How many have been offered.
-    seen: usize,
-    /// The utility of the worst kept once `count` are; NaN (which no utility passes) before.
-    worst: f64,
-}
-
-impl<'k> BestInPlaceOrder<'k> {
-    /// Keeps the best `count` in `keys`.
-    pub(crate) fn new(count: usize, keys: &'k mut [SortKey; KEPT_ON_STACK]) -> Self {
-        let count = if count > KEPT_ON_STACK { 0 } else { count };
-        Self {
-            keys,
-            count,
-            seen: 0,
-            worst: f64::NAN,
-        }
-    }
-
-    /// Offers the next candidate's utility (never NaN, as `scoring::utility` makes it).
-    #[inline(always)]
-    pub(crate) fn offer(&mut self, utility: f64) {
-        // Behind every equal key: the later place.
-        let before = |(key, _): SortKey, (other_key, _): SortKey| key < other_key;
-        let index = self.seen;
-        self.seen += 1;
-        if index < self.count {
-            let entry = (!ordered_bits(utility), index);
-            insert(&mut self.keys[..=index], entry, before);
-            if index + 1 == self.count {
-                self.worst = utility_of(self.keys[index].0);
-            }
-        } else if utility >= self.worst {
-            let key = !ordered_bits(utility);
-            let last = self.count - 1;
-            if key < self.keys[last].0 {
-                insert(&mut self.keys[..self.count], (key, index), before);
-                self.worst = utility_of(self.keys[last].0);
-            }
-        }
-    }
-
-    /// How many of the keys hold the best few, as [`best_few_in_place_order`] gives them of the
-    /// candidates offered, or `None` where it gives none.
-    pub(crate) fn finish(&self) -> Option<usize> {
-        (self.count > 0 && self.count < self.seen).then_some(self.count)
-    }
-}
-
-/// The utility whose descending key is `key` (the inverse of `!ordered_bits`).
-#[inline(always)]
-fn utility_of(key: u64) -> f64 {
-    let ordered = !key;
-    f64::from_bits(if ordered >> 63 == 1 {
-        ordered & !(1 << 63)
-    } else {
-        !ordered
-    })
-}
-
 /// A kept candidate: its key in descending order of utility and its index.
 type SortKey = (u64, usize);
 
@@ -391,42 +324,6 @@ mod tests {
                         best_few(&items, count, &mut general),
                         "len {len}, spread {spread}, count {count}"
                     );
-                }
-            }
-        }
-    }
-
-    /// Fed one utility at a time, [`BestInPlaceOrder`] keeps exactly what
-    /// [`best_few_in_place_order`] keeps, for every count.
-    #[test]
-    fn the_best_kept_as_offered_are_the_best_few_in_place_order() {
-        let base = 81.52f64.to_bits();
-        for len in [0, 1, 2, 5, 17, 40, 100] {
-            for spread in [3, 7, 9] {
-                let items: Vec<Candidate> = (0..len)
-                    .map(|i| {
-                        let utility = match (i * spread) % 9 {
-                            0 => -0.0,
-                            1 => 0.0,
-                            2 => f64::NEG_INFINITY,
-                            3 => f64::INFINITY,
-                            4 => 3.0,
-                            5 => -2.5,
-                            _ => f64::from_bits(base + ((i * 37) % 5) as u64),
-                        };
-                        candidate(i, utility)
-                    })
-                    .collect();
-                for count in 0..=(len + 1).max(KEPT_ON_STACK + 1) {
-                    let (mut whole, mut offered) =
-                        ([(0, 0); KEPT_ON_STACK], [(0, 0); KEPT_ON_STACK]);
-                    let expected = best_few_in_place_order(&items, count, &mut whole)
-                        .filter(|_| count > 0)
-                        .map(<[SortKey]>::to_vec);
-                    let mut best = BestInPlaceOrder::new(count, &mut offered);
-                    items.iter().for_each(|c| best.offer(c.utility));
-                    let kept = best.finish().map(|n| offered[..n].to_vec());
-                    assert_eq!(kept, expected, "len {len}, spread {spread}, count {count}");
                 }
             }
         }
