@@ -16,8 +16,9 @@ use crate::decision::scoring::{Candidate, Ineligible};
 pub struct Ranking {
     /// Eligible candidates in scoring order (empty while `deferring`).
     scored: Vec<Candidate>,
-    /// The eligible candidates without their breakdowns, when `deferring`.
-    deferred: Deferred,
+    /// The eligible candidates without their breakdowns, when `deferring` (boxed: a ranking
+    /// that never defers stays as small as it was, and one that does keeps the buffers).
+    deferred: Option<Box<Deferred>>,
     /// Whether the eligible candidates are `deferred`'s rather than `scored`.
     deferring: bool,
     /// `scored` in the order of record, once asked for.
@@ -33,7 +34,7 @@ impl Ranking {
     pub(crate) fn new(scored: Vec<Candidate>, ineligible: Vec<Ineligible>) -> Self {
         Self {
             scored,
-            deferred: Deferred::default(),
+            deferred: None,
             deferring: false,
             ranked: OnceLock::new(),
             in_order: false,
@@ -48,9 +49,9 @@ impl Ranking {
             return &self.scored;
         }
         self.ranked.get_or_init(|| {
-            let mut ranked = if self.deferring {
-                let mut full = Vec::with_capacity(self.deferred.candidates.len());
-                self.deferred.extend_full(&mut full);
+            let mut ranked = if let Some(deferred) = self.deferred() {
+                let mut full = Vec::with_capacity(deferred.candidates.len());
+                deferred.extend_full(&mut full);
                 full
             } else {
                 self.scored.clone()
@@ -70,9 +71,11 @@ impl Ranking {
         match self.ranked.take() {
             Some(ranked) => self.scored = ranked,
             None => {
-                if self.deferring {
+                if self.deferring
+                    && let Some(deferred) = &self.deferred
+                {
                     self.scored.clear();
-                    self.deferred.extend_full(&mut self.scored);
+                    deferred.extend_full(&mut self.scored);
                 }
                 sort_by_utility(&mut self.scored)
             }
@@ -98,9 +101,10 @@ impl Ranking {
         records: &Arc<CompiledActions>,
     ) -> (&mut Deferred, &mut Vec<Ineligible>) {
         self.refill();
-        self.deferred.refill(records);
+        let deferred = self.deferred.get_or_insert_with(Box::default);
+        deferred.refill(records);
         self.deferring = true;
-        (&mut self.deferred, &mut self.ineligible)
+        (deferred, &mut self.ineligible)
     }
 
     /// Eligible candidates in scoring order (in the order of record once ordered in place), or
@@ -111,7 +115,7 @@ impl Ranking {
 
     /// The eligible candidates kept without their breakdowns, if they are.
     pub(crate) fn deferred(&self) -> Option<&Deferred> {
-        self.deferring.then_some(&self.deferred)
+        self.deferred.as_deref().filter(|_| self.deferring)
     }
 }
 
