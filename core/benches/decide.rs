@@ -2,13 +2,17 @@
 //! - R1: one agent, 6 considerations, 16 providers × 2 actions (32 candidates), 3 tags each,
 //!   one active context, top-k 3 — the cost of one `decide` over the world compiled once
 //!   (`Decider::compile`), into the last decision (`CompiledWorld::decide_into`) and into a new
-//!   one, and over the world itself.
+//!   one, and over the world itself; and the baseline it is measured against, the same formula
+//!   over the same candidates as a plain loop over flat arrays (`setup/bare.rs`).
 //! - B50k: `decide_batch` with 50,000 agents over 2,000 providers of capacity 1–4, at 1 and 2
 //!   worker threads — scoring plus contention.
 
+#[path = "setup/bare.rs"]
+mod bare;
 #[path = "setup/decide.rs"]
 mod setup;
 
+use bare::BareR1;
 use criterion::{Criterion, criterion_group, criterion_main};
 use setup::{b50k, r1};
 use std::hint::black_box;
@@ -35,6 +39,14 @@ fn bench_r1(c: &mut Criterion) {
         b.iter(|| {
             seed = seed.wrapping_add(1);
             black_box(decider.decide(black_box(&agent), black_box(&world), seed))
+        })
+    });
+    // Picks what `decide_into` picks (checked as it is built).
+    let bare = BareR1::new(decider.tuning(), &agent, &world, &compiled);
+    c.bench_function("R1 bare loop of the same formula (32 candidates)", |b| {
+        b.iter(|| {
+            seed = seed.wrapping_add(1);
+            black_box(black_box(&bare).decide(black_box(&agent), seed))
         })
     });
 }

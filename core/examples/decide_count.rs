@@ -8,6 +8,8 @@
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1-alloc 40000
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1-world 40000
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1-world 0
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1-bare 40000
+//! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count r1-bare 0
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count b50k 1 1
 //! valgrind --tool=cachegrind --cache-sim=no target/release/examples/decide_count b50k 0 1
 //! ```
@@ -16,8 +18,12 @@
 //! `r1` decides over the world compiled once ([`geppetto_core::Decider::compile`]) into the last
 //! decision ([`geppetto_core::CompiledWorld::decide_into`]), as a caller deciding again and
 //! again over unchanged content does; `r1-alloc` the same into a new decision each time, and
-//! `r1-world` over the world itself. `b50k` takes the worker count after the number of runs.
+//! `r1-world` over the world itself; `r1-bare` is the baseline of `r1`, the same formula over
+//! the same candidates as a plain loop over flat arrays (`benches/setup/bare.rs`, checked at
+//! set-up to pick what `r1` picks). `b50k` takes the worker count after the number of runs.
 
+#[path = "../benches/setup/bare.rs"]
+mod bare;
 #[path = "../benches/setup/decide.rs"]
 mod setup;
 
@@ -54,6 +60,14 @@ fn main() {
                 black_box(decider.decide(black_box(&agent), black_box(&world), seed));
             }
         }
+        Some("r1-bare") => {
+            let (decider, agent, world) = setup::r1();
+            let compiled = decider.compile(&world);
+            let bare = bare::BareR1::new(decider.tuning(), &agent, &world, &compiled);
+            for seed in 0..runs {
+                black_box(black_box(&bare).decide(black_box(&agent), seed));
+            }
+        }
         Some("b50k") => {
             let workers = number(2, 1) as usize;
             let (decider, agents, world) = setup::b50k();
@@ -61,6 +75,6 @@ fn main() {
                 black_box(decider.decide_batch(black_box(&agents), black_box(&world), 7, workers));
             }
         }
-        _ => panic!("usage: decide_count r1|r1-alloc|r1-world|b50k [runs] [workers]"),
+        _ => panic!("usage: decide_count r1|r1-alloc|r1-world|r1-bare|b50k [runs] [workers]"),
     }
 }

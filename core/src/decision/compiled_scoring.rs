@@ -40,7 +40,7 @@ impl Removals for () {
 
 /// The term of a name no consideration of the agent's has: a NaN headroom, which a real term's
 /// never is (`max(0.0)` made it), marks it.
-const NO_TERM: ScoringTerm = ScoringTerm {
+pub(crate) const NO_TERM: ScoringTerm = ScoringTerm {
     weighted_pressure: 0.0,
     headroom: f64::NAN,
 };
@@ -49,7 +49,7 @@ const NO_TERM: ScoringTerm = ScoringTerm {
 /// ([`crate::decision::compiled::PADDING_DELTA`], -0.0) gains -0.0 under
 /// an infinite headroom, times 1 is -0.0, which added leaves a benefit as it is: a record with
 /// fewer deltas than it holds is scored by the same steps as a full one.
-const PADDING_TERM: ScoringTerm = ScoringTerm {
+pub(crate) const PADDING_TERM: ScoringTerm = ScoringTerm {
     weighted_pressure: 1.0,
     headroom: f64::INFINITY,
 };
@@ -117,10 +117,10 @@ impl<S: Table<f64> + ?Sized> Personality for BySet<'_, S> {
 
 /// Up to this many names of deltas (with padding), a compiled world's table of them is kept on
 /// the stack.
-const STACK_TERMS: usize = 16;
+pub(crate) const STACK_TERMS: usize = 16;
 /// Up to this many tags (with padding) or tag sets, a compiled world's tables of them are kept
 /// on the stack.
-const STACK_MODIFIERS: usize = 32;
+pub(crate) const STACK_MODIFIERS: usize = 32;
 const _: () = assert!(STACK_TERMS.is_power_of_two() && STACK_MODIFIERS.is_power_of_two());
 
 /// Where a compiled world's tables go when they outgrow the stack (a batch reuses them from

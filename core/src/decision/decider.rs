@@ -7,12 +7,15 @@
 //! worker threads; contention is then a serial reduction over bounded lists.
 
 use std::borrow::Borrow;
+use std::sync::Arc;
 
 use crate::decision::agent::Agent;
 use crate::decision::batch_index::BatchIndex;
 use crate::decision::compiled::CompiledActions;
+use crate::decision::compiled_decide::{plain_applies, rank_plain};
 use crate::decision::compiled_scoring::{CompiledBuffers, evaluate_compiled};
 use crate::decision::contention::{self, Preference, PreferenceLists};
+use crate::decision::deferred::PlainCandidate;
 use crate::decision::order::{
     KEPT_ON_STACK, best, best_few_in_place_order, sort_scored_in_any_order,
 };
@@ -92,7 +95,9 @@ impl<C> Default for Scratch<C> {
 pub struct CompiledWorld<'a> {
     decider: &'a Decider,
     world: &'a World,
-    actions: CompiledActions,
+    /// Shared with the rankings of its decisions, whose candidates' breakdowns are put together
+    /// from them when read (see [`crate::decision::deferred`]).
+    actions: Arc<CompiledActions>,
 }
 
 impl CompiledWorld<'_> {
@@ -107,10 +112,17 @@ impl CompiledWorld<'_> {
     /// this agent's last one), whose buffers of eligible and removed candidates it reuses: a
     /// caller deciding again and again does not allocate them anew each time.
     pub fn decide_into(&self, agent: &Agent, seed: u64, decision: &mut Decision) {
-        let compiled = (self.world, &self.actions);
+        let compiled = (self.world, &*self.actions);
         let decider = self.decider;
+        let weights = (&decider.tuning, decider.consideration_weights.as_slice());
+        let plain = plain_applies(agent, self.world, &self.actions);
         let rank = |rng: &mut DetRng, ranking: &mut Ranking| {
-            decider.rank_compiled(agent, compiled, ranking, rng);
+            if plain {
+                let deferred = ranking.refill_deferred(&self.actions);
+                rank_plain(agent, compiled, weights, rng, deferred);
+            } else {
+                decider.rank_compiled(agent, compiled, ranking, rng);
+            }
         };
         decider.decide_with(seed, rank, decision);
     }
@@ -226,7 +238,7 @@ impl Decider {
         CompiledWorld {
             decider: self,
             world,
-            actions: CompiledActions::new(world, &self.tuning),
+            actions: Arc::new(CompiledActions::new(world, &self.tuning)),
         }
     }
 
@@ -242,33 +254,49 @@ impl Decider {
         let mut rng = DetRng::new(seed);
         rank(&mut rng, &mut decision.ranking);
         let ranking = &decision.ranking;
-        let scored = ranking.scored();
+        let pick = match (ranking.scored(), ranking.deferred()) {
+            (Some(scored), _) => self.pick_among(scored, &mut rng, ranking, |c| *c),
+            (None, Some(deferred)) => {
+                let full = |c: &PlainCandidate| deferred.full(c);
+                self.pick_among(&deferred.candidates, &mut rng, ranking, full)
+            }
+            (None, None) => None,
+        };
+        decision.convention_broken = pick.is_some_and(|(p, _)| p.convention_broken);
+        decision.selected = pick.map(|(_, candidate)| candidate);
+    }
+
+    /// The pick among `scored` (the candidates of `ranking` as scored, in place order) and the
+    /// candidate it picks (put together by `full` from what it is in `scored`): the top k are
+    /// found among `scored` and picked among by reference (no copy, no allocation); when they
+    /// are all there is, or too many to keep on the stack, the full order is the head.
+    fn pick_among<C: Scored>(
+        &self,
+        scored: &[C],
+        rng: &mut DetRng,
+        ranking: &Ranking,
+        full: impl Fn(&C) -> Candidate,
+    ) -> Option<(Pick, Candidate)> {
         let top_k = self.tuning.selection_top_k.max(1);
-        // The top k are picked among by reference (no copy, no allocation) from the candidates
-        // as scored, in place order; when they are all there is, or too many to keep on the
-        // stack, the full order is the head.
         let mut kept = [(0, 0); KEPT_ON_STACK];
-        let pick = match (
-            best_few_in_place_order(scored, top_k, &mut kept),
-            scored.first(),
-        ) {
+        let best = best_few_in_place_order(scored, top_k, &mut kept);
+        let (pick, head) = match (best, scored.first()) {
             (Some(best), Some(first)) => {
                 let mut head = [first; KEPT_ON_STACK];
                 for (slot, &(_, index)) in head.iter_mut().zip(best) {
                     *slot = &scored[index];
                 }
                 let head = &head[..best.len()];
-                let pick = selection::pick(head, scored, &self.tuning, &mut rng);
-                pick.map(|pick| (pick, head.get(pick.index).copied().copied()))
+                let pick = selection::pick(head, scored, &self.tuning, rng)?;
+                (pick, head.get(pick.index).map(|c| full(c)))
             }
-            _ => selection::pick(ranking.ranked(), scored, &self.tuning, &mut rng)
-                .map(|pick| (pick, None)),
+            _ => {
+                let ranked = ranking.ranked();
+                (selection::pick(ranked, ranked, &self.tuning, rng)?, None)
+            }
         };
-        let candidate = |(pick, head): (Pick, Option<Candidate>)| {
-            head.or_else(|| ranking.ranked().get(pick.index).copied())
-        };
-        decision.selected = pick.and_then(candidate);
-        decision.convention_broken = pick.is_some_and(|(p, _)| p.convention_broken);
+        let candidate = head.or_else(|| ranking.ranked().get(pick.index).copied())?;
+        Some((pick, candidate))
     }
 
     /// Decides for many agents at once and resolves their contention for slots. Scoring runs

@@ -1,18 +1,26 @@
 //! One agent's ranking: its eligible candidates as they were scored (providers in input order,
 //! then their actions) and the removed ones, with the order of record (descending utility, ties
 //! in scoring order) sorted on first access, so a decision that only samples the best few does
-//! not order the rest unless someone reads them.
+//! not order the rest unless someone reads them. A plain agent's decide over a compiled world
+//! keeps its candidates without their breakdowns ([`Deferred`]), put together on first access.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
+use crate::decision::compiled::CompiledActions;
+use crate::decision::deferred::Deferred;
 use crate::decision::order::sort_by_utility;
 use crate::decision::scoring::{Candidate, Ineligible};
 
 /// Every candidate of one agent, scored or removed.
 #[derive(Clone, Debug, Default)]
 pub struct Ranking {
-    /// Eligible candidates in scoring order.
+    /// Eligible candidates in scoring order (empty while `deferring`).
     scored: Vec<Candidate>,
+    /// The eligible candidates without their breakdowns, when `deferring` (boxed: a ranking
+    /// that never defers stays as small as it was, and one that does keeps the buffers).
+    deferred: Option<Box<Deferred>>,
+    /// Whether the eligible candidates are `deferred`'s rather than `scored`.
+    deferring: bool,
     /// `scored` in the order of record, once asked for.
     ranked: OnceLock<Vec<Candidate>>,
     /// Whether `scored` itself has been put in the order of record ([`Ranking::order_in_place`]).
@@ -26,6 +34,8 @@ impl Ranking {
     pub(crate) fn new(scored: Vec<Candidate>, ineligible: Vec<Ineligible>) -> Self {
         Self {
             scored,
+            deferred: None,
+            deferring: false,
             ranked: OnceLock::new(),
             in_order: false,
             ineligible,
@@ -39,7 +49,13 @@ impl Ranking {
             return &self.scored;
         }
         self.ranked.get_or_init(|| {
-            let mut ranked = self.scored.clone();
+            let mut ranked = if let Some(deferred) = self.deferred() {
+                let mut full = Vec::with_capacity(deferred.candidates.len());
+                deferred.extend_full(&mut full);
+                full
+            } else {
+                self.scored.clone()
+            };
             sort_by_utility(&mut ranked);
             ranked
         })
@@ -54,8 +70,17 @@ impl Ranking {
         }
         match self.ranked.take() {
             Some(ranked) => self.scored = ranked,
-            None => sort_by_utility(&mut self.scored),
+            None => {
+                if self.deferring
+                    && let Some(deferred) = &self.deferred
+                {
+                    self.scored.clear();
+                    deferred.extend_full(&mut self.scored);
+                }
+                sort_by_utility(&mut self.scored)
+            }
         }
+        self.deferring = false;
         self.in_order = true;
     }
 
@@ -66,12 +91,31 @@ impl Ranking {
         self.ineligible.clear();
         self.ranked = OnceLock::new();
         self.in_order = false;
+        self.deferring = false;
         (&mut self.scored, &mut self.ineligible)
     }
 
-    /// Eligible candidates in scoring order (in the order of record once ordered in place).
-    pub(crate) fn scored(&self) -> &[Candidate] {
-        &self.scored
+    /// [`Ranking::refill`] for candidates kept without their breakdowns, scored off `records`.
+    pub(crate) fn refill_deferred(
+        &mut self,
+        records: &Arc<CompiledActions>,
+    ) -> (&mut Deferred, &mut Vec<Ineligible>) {
+        self.refill();
+        let deferred = self.deferred.get_or_insert_with(Box::default);
+        deferred.refill(records);
+        self.deferring = true;
+        (deferred, &mut self.ineligible)
+    }
+
+    /// Eligible candidates in scoring order (in the order of record once ordered in place), or
+    /// `None` while they are kept without their breakdowns (see [`Ranking::deferred`]).
+    pub(crate) fn scored(&self) -> Option<&[Candidate]> {
+        (!self.deferring).then_some(self.scored.as_slice())
+    }
+
+    /// The eligible candidates kept without their breakdowns, if they are.
+    pub(crate) fn deferred(&self) -> Option<&Deferred> {
+        self.deferred.as_deref().filter(|_| self.deferring)
     }
 }
 
@@ -116,7 +160,7 @@ mod tests {
         let mut in_place = Ranking::new(scored.clone(), Vec::new());
         in_place.order_in_place();
         assert_eq!(order(&in_place), [1, 3, 0, 2]);
-        assert_eq!(in_place.scored().len(), 4);
+        assert_eq!(in_place.scored().map(<[Candidate]>::len), Some(4));
         let mut after_copy = Ranking::new(scored, Vec::new());
         assert_eq!(order(&after_copy), [1, 3, 0, 2]);
         after_copy.order_in_place();
