@@ -47,10 +47,10 @@ fn village() -> (Simulator, Vec<SimulatedAgent>, World) {
                     0.0,
                     100.0,
                 );
-                consideration.updater = Updater::LinearDecay {
+                consideration.behaviour_mut().updater = Updater::LinearDecay {
                     rate: 2.0 + rng.next_unit() * 6.0,
                 };
-                consideration.critical_threshold = Some(10.0);
+                consideration.behaviour_mut().critical_threshold = Some(10.0);
                 agent.considerations.push(consideration);
             }
             SimulatedAgent::new(agent)

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::affect::merge_layers;
 use crate::decision::agent::Agent;
-use crate::decision::consideration::{Consideration, Updater};
+use crate::decision::consideration::{Consideration, ConsiderationBehaviour, Updater};
 use crate::decision::curve::ResponseCurve;
 use crate::decision::world::Position;
 use crate::life::bark::{BarkLines, BarkMemory, BarkTemplate};
@@ -695,11 +695,14 @@ impl CompiledArchetype {
                 1.0,
             );
             c.weight = need.weight;
-            c.updater = Updater::LinearDecay {
-                rate: need.decay_per_hour,
+            *c.behaviour_mut() = ConsiderationBehaviour {
+                curve: ResponseCurve::Convex { exponent: 0.0 },
+                updater: Updater::LinearDecay {
+                    rate: need.decay_per_hour,
+                },
+                critical_threshold: need.critical,
+                collapse_threshold: None,
             };
-            c.critical_threshold = need.critical;
-            c.curve = ResponseCurve::Convex { exponent: 0.0 };
             agent.considerations.push(c);
         }
         agent.tag_modifiers = spec

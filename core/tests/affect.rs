@@ -337,7 +337,7 @@ mod in_the_simulator {
         let halgrim = Arc::new(model(Some(HALGRIM), serde_json::json!({})));
         let mut agent = SimulatedAgent::new(Agent::new("halgrim", Position::default()));
         let mut anger = Consideration::new(vocabulary.intern("ANGER"), 0.0, 0.0, 100.0);
-        anger.updater = Updater::ContextAggregate;
+        anger.behaviour_mut().updater = Updater::ContextAggregate;
         agent.agent.considerations.push(anger);
         let mut layer = AffectLayer::new(Arc::clone(&halgrim), &mut vocabulary);
         let hunger = halgrim.state_index("hunger").expect("hunger");

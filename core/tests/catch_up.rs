@@ -16,8 +16,8 @@ use support::{Scene, provider, world};
 fn villager(scene: &mut Scene) -> (SimulatedAgent, Simulator, geppetto_core::World) {
     let mut agent =
         SimulatedAgent::new(scene.agent("ada", 0.0, 0.0, &[("HUNGER", 70.0), ("ENERGY", 80.0)]));
-    agent.agent.considerations[0].updater = Updater::LinearDecay { rate: 1.5 };
-    agent.agent.considerations[1].updater = Updater::LinearDecay { rate: 1.0 };
+    agent.agent.considerations[0].behaviour_mut().updater = Updater::LinearDecay { rate: 1.5 };
+    agent.agent.considerations[1].behaviour_mut().updater = Updater::LinearDecay { rate: 1.0 };
     let (meal, sleep) = (scene.sym("meal"), scene.sym("sleep"));
     let block = |scene: &mut Scene, start: f64, end: f64, activity: &str, coarse, place: &str| {
         ScheduleBlock {

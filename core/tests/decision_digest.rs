@@ -93,11 +93,11 @@ fn agent(rng: &mut DetRng, names: &Names, index: usize, provider_count: usize) -
         };
         let mut c = Consideration::new(pick(rng, &names.needs), rng.next_unit() * 100.0, min, max);
         c.weight = 0.5 + rng.next_unit();
-        c.curve = curve(rng);
+        c.behaviour_mut().curve = curve(rng);
         if chance(rng, 0.3) {
-            c.updater = Updater::PerceptionDriven;
+            c.behaviour_mut().updater = Updater::PerceptionDriven;
         }
-        c.critical_threshold = chance(rng, 0.3).then(|| rng.next_unit() * 40.0);
+        c.behaviour_mut().critical_threshold = chance(rng, 0.3).then(|| rng.next_unit() * 40.0);
         agent.considerations.push(c);
     }
     let factor = |rng: &mut DetRng| 0.5 + rng.next_unit() * 1.5;

@@ -497,7 +497,7 @@ fn world_with_equal_offers(scene: &mut Scene) -> geppetto_core::World {
 fn perception_noise_perturbs_a_scoring_copy_only() {
     let mut scene = Scene::default();
     let mut agent = scene.agent("ann", 0.0, 0.0, &[("THREAT", 50.0), ("HUNGER", 50.0)]);
-    agent.considerations[0].updater = Updater::PerceptionDriven;
+    agent.considerations[0].behaviour_mut().updater = Updater::PerceptionDriven;
     let actions = vec![
         scene.action("hide", &[("THREAT", 30.0)], &[]),
         scene.action("eat", &[("HUNGER", 30.0)], &[]),
@@ -630,7 +630,7 @@ fn a_binding_activity_removes_what_does_not_fit_waives_its_own_need_gates_and_bi
         .iter_mut()
         .find(|c| c.name == purpose)
         .expect("purpose");
-    need.critical_threshold = Some(25.0);
+    need.behaviour_mut().critical_threshold = Some(25.0);
     assert!(reasons(&decider().rank(&starving, &world, 0)).is_empty());
     // Nothing fits (the bed is taken): the activity binds nothing.
     let mut full = world.clone();
@@ -688,7 +688,7 @@ fn what_a_binding_activity_binds_keeps_to_its_hours() {
         .iter_mut()
         .find(|c| c.name == comfort)
         .expect("comfort");
-    need.critical_threshold = Some(35.0);
+    need.behaviour_mut().critical_threshold = Some(35.0);
     assert!(decider().rank(&agent, &world, 0).ineligible.is_empty());
 }
 
@@ -698,11 +698,11 @@ fn a_need_that_rests_at_a_baseline_drifts_back_to_it_from_either_side() {
     let mut scene = Scene::default();
     let agent = scene.agent("ann", 0.0, 0.0, &[("AMBITION", 10.0), ("PRIDE", 90.0)]);
     let mut npc = SimulatedAgent::new(agent);
-    npc.agent.considerations[0].updater = Updater::TowardBaseline {
+    npc.agent.considerations[0].behaviour_mut().updater = Updater::TowardBaseline {
         rate: 5.0,
         baseline: 40.0,
     };
-    npc.agent.considerations[1].updater = Updater::TowardBaseline {
+    npc.agent.considerations[1].behaviour_mut().updater = Updater::TowardBaseline {
         rate: 5.0,
         baseline: 40.0,
     };

@@ -132,7 +132,7 @@ fn an_emergency_set_action_preempts_daily_life_and_hands_it_back() {
     let mut scene = Scene::default();
     let mut agent =
         SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("FUN", 20.0), ("THREAT", 0.0)]));
-    agent.agent.considerations[1].updater = Updater::PerceptionDriven;
+    agent.agent.considerations[1].behaviour_mut().updater = Updater::PerceptionDriven;
     agent.reactive = Some(Box::new(ReactiveLayer::new(Arc::new(alarm_set(
         &mut scene.vocabulary,
     )))));

@@ -19,7 +19,7 @@ fn day(scene: &mut Scene) -> (SimulatedAgent, World) {
         &[("ENERGY", 60.0), ("FUN", 60.0), ("PURPOSE", 60.0)],
     ));
     for (c, rate) in agent.agent.considerations.iter_mut().zip([5.0, 2.0, 6.0]) {
-        c.updater = Updater::LinearDecay { rate };
+        c.behaviour_mut().updater = Updater::LinearDecay { rate };
     }
     let mut hammer = scene.action("hammer", &[("PURPOSE", 6.0), ("FUN", 1.0)], &["work"]);
     hammer.duration_hours = 1.0;
@@ -125,7 +125,9 @@ fn a_critical_need_wins_over_a_schedule_with_no_adherence() {
         layer.schedule = Arc::new(schedule);
     }
     agent.agent.considerations[0].value = 5.0; // exhausted
-    agent.agent.considerations[0].critical_threshold = Some(20.0);
+    agent.agent.considerations[0]
+        .behaviour_mut()
+        .critical_threshold = Some(20.0);
     let sim = simulator(argmax());
     let request = TickRequest {
         now_hours: 10.0,

@@ -15,7 +15,7 @@ fn linear_decay_of_ten_an_hour_crosses_two_hundred_units_in_twenty_hours() {
     let mut scene = Scene::default();
     let name = scene.sym("MORALE");
     let mut morale = Consideration::new(name, 100.0, -100.0, 100.0);
-    morale.updater = Updater::LinearDecay { rate: 10.0 };
+    morale.behaviour_mut().updater = Updater::LinearDecay { rate: 10.0 };
     let mut agent = SimulatedAgent::new(geppetto_core::Agent::new("ann", Default::default()));
     agent.agent.considerations.push(morale);
     let world = world(Vec::new());
@@ -38,7 +38,7 @@ fn trait_rate_adjustments_touch_only_linear_updaters() {
     let mut scene = Scene::default();
     let mut agent =
         SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 50.0), ("PRIDE", 50.0)]));
-    agent.agent.considerations[0].updater = Updater::LinearDecay { rate: 6.0 };
+    agent.agent.considerations[0].behaviour_mut().updater = Updater::LinearDecay { rate: 6.0 };
     let (hunger, pride) = (scene.sym("HUNGER"), scene.sym("PRIDE"));
     agent.rate_adjustments = vec![(hunger, 6.0), (pride, 100.0)];
     run(
@@ -76,7 +76,7 @@ fn event_driven_values_never_move_without_events() {
 fn a_perception_driven_value_follows_the_world_and_keeps_its_value_when_absent() {
     let mut scene = Scene::default();
     let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("THREAT", 10.0)]));
-    agent.agent.considerations[0].updater = Updater::PerceptionDriven;
+    agent.agent.considerations[0].behaviour_mut().updater = Updater::PerceptionDriven;
     let threat = scene.sym("THREAT");
     let mut seen = world(Vec::new());
     seen.perceptions = vec![(threat, 85.0)];
@@ -224,7 +224,7 @@ fn an_engaged_agent_starts_nothing_while_its_needs_drift_and_decides_when_releas
     let mut scene = Scene::default();
     let mut agent =
         SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 20.0), ("FUN", 50.0)]));
-    agent.agent.considerations[0].updater = Updater::LinearDecay { rate: 6.0 };
+    agent.agent.considerations[0].behaviour_mut().updater = Updater::LinearDecay { rate: 6.0 };
     let mut eat = scene.action("eat", &[("HUNGER", 30.0)], &[]);
     eat.duration_hours = 10.0 * MINUTE;
     let world = world(vec![provider("inn", 0.0, 0.0, 1, vec![eat])]);
@@ -249,8 +249,8 @@ fn a_leisure_action_is_abandoned_within_a_tick_of_a_need_turning_critical() {
     let mut agent =
         SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 31.0), ("FUN", 40.0)]));
     let hunger = &mut agent.agent.considerations[0];
-    hunger.updater = Updater::LinearDecay { rate: 60.0 }; // one point a minute
-    hunger.critical_threshold = Some(25.0);
+    hunger.behaviour_mut().updater = Updater::LinearDecay { rate: 60.0 }; // one point a minute
+    hunger.behaviour_mut().critical_threshold = Some(25.0);
     let mut read = scene.action("read", &[("FUN", 10.0)], &["leisure"]);
     read.duration_hours = 3.0;
     let mut eat = scene.action("eat", &[("HUNGER", 60.0)], &["food"]);
@@ -284,8 +284,10 @@ fn bedtime(energy: f64, hunger: f64) -> (Vec<String>, f64) {
     let mut scene = Scene::default();
     let needs = [("ENERGY", energy), ("HUNGER", hunger)];
     let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &needs));
-    agent.agent.considerations[1].updater = Updater::LinearDecay { rate: 5.0 };
-    agent.agent.considerations[1].critical_threshold = Some(15.0);
+    agent.agent.considerations[1].behaviour_mut().updater = Updater::LinearDecay { rate: 5.0 };
+    agent.agent.considerations[1]
+        .behaviour_mut()
+        .critical_threshold = Some(15.0);
     let mut sleep = scene.action("sleep", &[("ENERGY", 70.0)], &["rest"]);
     sleep.duration_hours = 7.0;
     let mut eat = scene.action("eat", &[("HUNGER", 60.0)], &["food"]);
@@ -333,8 +335,12 @@ fn preemption_scene(
     hunger: f64,
 ) -> (SimulatedAgent, World) {
     let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", hunger)]));
-    agent.agent.considerations[0].critical_threshold = Some(30.0);
-    agent.agent.considerations[0].collapse_threshold = Some(5.0);
+    agent.agent.considerations[0]
+        .behaviour_mut()
+        .critical_threshold = Some(30.0);
+    agent.agent.considerations[0]
+        .behaviour_mut()
+        .collapse_threshold = Some(5.0);
     let eat = scene.action("eat", &[("HUNGER", 50.0)], &[]);
     let world = world(vec![provider("inn", 0.0, 0.0, 1, vec![eat])]);
     let eat_utility = Decider::new(argmax().resolve())
@@ -395,11 +401,15 @@ fn a_player_queued_action_survives_a_critical_need_and_yields_to_collapse() {
     assert_eq!(running(&agent), Some("eat"), "collapsing: {events:?}");
     // Without its own collapse threshold, the engine default (5 % of the range) applies.
     let (mut agent, world) = preemption_scene(&mut scene, |_| 0.0, true, 4.0);
-    agent.agent.considerations[0].collapse_threshold = None;
+    agent.agent.considerations[0]
+        .behaviour_mut()
+        .collapse_threshold = None;
     run(&sim, &mut agent, &world, 1.0, 1);
     assert_eq!(running(&agent), Some("eat"));
     let (mut agent, world) = preemption_scene(&mut scene, |_| 0.0, true, 6.0);
-    agent.agent.considerations[0].collapse_threshold = None;
+    agent.agent.considerations[0]
+        .behaviour_mut()
+        .collapse_threshold = None;
     run(&sim, &mut agent, &world, 1.0, 1);
     assert_eq!(running(&agent), Some("sweep"));
 }
@@ -456,7 +466,7 @@ fn the_queue_runs_first_in_first_out_and_drops_what_cannot_start() {
 fn an_agent_simplified_across_a_meal_comes_back_fed() {
     let mut scene = Scene::default();
     let mut agent = SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 60.0)]));
-    agent.agent.considerations[0].updater = Updater::LinearDecay { rate: 5.0 };
+    agent.agent.considerations[0].behaviour_mut().updater = Updater::LinearDecay { rate: 5.0 };
     let (meal, hunger, brawl): (Symbol, Symbol, Symbol) =
         (scene.sym("meal"), scene.sym("HUNGER"), scene.sym("brawl"));
     let sim = simulator(argmax()).with_aggregated_effects(vec![(meal, vec![(hunger, 40.0)])]);
@@ -539,8 +549,8 @@ fn identical_seeds_give_identical_traces() {
     );
     let mut agent = SimulatedAgent::new(base);
     for (c, rate) in agent.agent.considerations.iter_mut().zip([6.0, 4.0, 3.0]) {
-        c.updater = Updater::LinearDecay { rate };
-        c.critical_threshold = Some(20.0);
+        c.behaviour_mut().updater = Updater::LinearDecay { rate };
+        c.behaviour_mut().critical_threshold = Some(20.0);
     }
     let mut actions = Vec::new();
     for (id, need) in [("eat", "HUNGER"), ("play", "FUN"), ("nap", "ENERGY")] {

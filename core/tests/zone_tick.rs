@@ -16,7 +16,8 @@ fn hungry_villagers(scene: &mut Scene, count: usize) -> Vec<SimulatedAgent> {
                 0.0,
                 &[("HUNGER", 20.0)],
             ));
-            agent.agent.considerations[0].updater = Updater::LinearDecay { rate: 1.0 };
+            agent.agent.considerations[0].behaviour_mut().updater =
+                Updater::LinearDecay { rate: 1.0 };
             agent
         })
         .collect()

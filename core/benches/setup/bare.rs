@@ -113,7 +113,7 @@ impl BareR1 {
         for (slot, &name) in terms.iter_mut().zip(&self.needs) {
             if let Some(c) = agent.considerations.iter().find(|c| c.name == name) {
                 let pressure = c
-                    .curve
+                    .curve()
                     .pressure(c.value, c.min, c.max, tuning.convex_exponent);
                 *slot = (c.weight * pressure, (c.max - c.value).max(0.0));
             }

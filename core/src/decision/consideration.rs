@@ -1,6 +1,12 @@
 //! Considerations: the bounded scalar signals an agent scores the world against (HUNGER,
 //! ENERGY, THREAT, AMMO…). The engine treats them uniformly; the [`Updater`] says how a value
 //! changes over time (applied by the simulator), the [`ResponseCurve`] how it becomes pressure.
+//! Those two and the thresholds are a consideration's [`ConsiderationBehaviour`], which agents
+//! of one kind share ([`BehaviourSharing`]); the value and bounds are each agent's own.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::decision::curve::ResponseCurve;
 use crate::vocabulary::Symbol;
@@ -37,19 +43,12 @@ pub enum Updater {
     ContextAggregate,
 }
 
-/// One bounded signal of an agent.
+/// How a consideration behaves, beside its value: how it becomes pressure, how it changes over
+/// time and where it turns critical or collapsing. Every agent of an archetype has the same, so
+/// agents hold it shared ([`Consideration::behaviour`], [`BehaviourSharing`]): a million
+/// residents keep one copy of each instead of a million.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Consideration {
-    /// Its interned name.
-    pub name: Symbol,
-    /// The current value, kept within `[min, max]`.
-    pub value: f64,
-    /// Lower bound.
-    pub min: f64,
-    /// Upper bound; `max <= min` makes the pressure 0.
-    pub max: f64,
-    /// Multiplies this consideration's share of the benefit; default 1.
-    pub weight: f64,
+pub struct ConsiderationBehaviour {
     /// Value → pressure.
     pub curve: ResponseCurve,
     /// Value over time.
@@ -62,6 +61,39 @@ pub struct Consideration {
     pub collapse_threshold: Option<f64>,
 }
 
+impl Default for ConsiderationBehaviour {
+    /// The profile's convex curve, event-driven, no thresholds.
+    fn default() -> Self {
+        Self {
+            curve: ResponseCurve::Convex { exponent: 0.0 },
+            updater: Updater::EventDriven,
+            critical_threshold: None,
+            collapse_threshold: None,
+        }
+    }
+}
+
+/// One bounded signal of an agent: its value and bounds, and its behaviour, shared.
+///
+/// Serialized flat, the behaviour's fields after the weight, as when they were the
+/// consideration's own.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Consideration {
+    /// Its interned name.
+    pub name: Symbol,
+    /// The current value, kept within `[min, max]`.
+    pub value: f64,
+    /// Lower bound.
+    pub min: f64,
+    /// Upper bound; `max <= min` makes the pressure 0.
+    pub max: f64,
+    /// Multiplies this consideration's share of the benefit; default 1.
+    pub weight: f64,
+    /// Its curve, updater and thresholds (change them with [`Consideration::behaviour_mut`]).
+    #[serde(flatten)]
+    pub behaviour: Arc<ConsiderationBehaviour>,
+}
+
 impl Consideration {
     /// A consideration with weight 1, the profile's convex curve, event-driven and no
     /// critical threshold.
@@ -72,11 +104,32 @@ impl Consideration {
             min,
             max,
             weight: 1.0,
-            curve: ResponseCurve::Convex { exponent: 0.0 },
-            updater: Updater::EventDriven,
-            critical_threshold: None,
-            collapse_threshold: None,
+            behaviour: Arc::default(),
         }
+    }
+
+    /// Value → pressure.
+    #[inline]
+    pub fn curve(&self) -> &ResponseCurve {
+        &self.behaviour.curve
+    }
+
+    /// Value over time.
+    #[inline]
+    pub fn updater(&self) -> &Updater {
+        &self.behaviour.updater
+    }
+
+    /// Below this value the consideration is critical.
+    #[inline]
+    pub fn critical_threshold(&self) -> Option<f64> {
+        self.behaviour.critical_threshold
+    }
+
+    /// Its behaviour to change: this consideration's own copy once it is changed, the
+    /// other agents' untouched.
+    pub fn behaviour_mut(&mut self) -> &mut ConsiderationBehaviour {
+        Arc::make_mut(&mut self.behaviour)
     }
 
     /// Room left to gain before the maximum (never negative).
@@ -88,6 +141,7 @@ impl Consideration {
     /// `min + default_fraction × (max − min)`.
     pub fn is_collapsing(&self, default_fraction: f64) -> bool {
         let threshold = self
+            .behaviour
             .collapse_threshold
             .unwrap_or(self.min + default_fraction * (self.max - self.min));
         self.value < threshold
@@ -104,7 +158,7 @@ impl Consideration {
     /// critical threshold, unless `floor` stops it first: 0 while it is critical already and
     /// falling, `None` when it has no threshold or does not fall that far.
     pub fn hours_until_critical(&self, per_hour: f64, floor: f64) -> Option<f64> {
-        let threshold = self.critical_threshold?;
+        let threshold = self.behaviour.critical_threshold?;
         (per_hour < 0.0 && floor < threshold)
             .then(|| ((self.value - threshold) / -per_hour).max(0.0))
             .filter(|hours| hours.is_finite())
@@ -112,7 +166,116 @@ impl Consideration {
 
     /// Whether the value is below its critical threshold.
     pub fn is_critical(&self) -> bool {
-        self.critical_threshold
+        self.behaviour
+            .critical_threshold
             .is_some_and(|threshold| self.value < threshold)
+    }
+}
+
+/// Gives equal behaviours one shared allocation: a zone passes every agent it builds or restores
+/// through one, so agents of an archetype hold one [`ConsiderationBehaviour`] between them.
+/// Sharing changes no answer (equal behaviours are interchangeable); it is memory.
+#[derive(Debug, Default)]
+pub struct BehaviourSharing {
+    /// The behaviours seen, by a hash of their parts (equal ones hash alike; a bucket may hold
+    /// unequal ones, told apart by `==`).
+    seen: HashMap<u64, Vec<Arc<ConsiderationBehaviour>>>,
+}
+
+impl BehaviourSharing {
+    /// Points each of `considerations` at the one shared copy of its behaviour (its own
+    /// becomes that copy when it is the first seen).
+    pub fn share(&mut self, considerations: &mut [Consideration]) {
+        for consideration in considerations {
+            let bucket = self
+                .seen
+                .entry(behaviour_hash(&consideration.behaviour))
+                .or_default();
+            match bucket.iter().find(|seen| **seen == consideration.behaviour) {
+                Some(seen) => consideration.behaviour = Arc::clone(seen),
+                None => bucket.push(Arc::clone(&consideration.behaviour)),
+            }
+        }
+    }
+
+    /// Distinct behaviours held.
+    pub fn len(&self) -> usize {
+        self.seen.values().map(Vec::len).sum()
+    }
+
+    /// Whether none is held.
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+}
+
+/// A hash of `behaviour`'s updater, thresholds and curve kind (floats by their bits): equal
+/// behaviours hash alike.
+fn behaviour_hash(behaviour: &ConsiderationBehaviour) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::mem::discriminant(&behaviour.curve).hash(&mut hasher);
+    std::mem::discriminant(&behaviour.updater).hash(&mut hasher);
+    let (rate, baseline) = match behaviour.updater {
+        Updater::LinearDecay { rate } | Updater::LinearRegen { rate } => (rate, 0.0),
+        Updater::TowardBaseline { rate, baseline } => (rate, baseline),
+        _ => (0.0, 0.0),
+    };
+    for number in [
+        rate,
+        baseline,
+        behaviour.critical_threshold.unwrap_or(f64::NAN),
+        behaviour.collapse_threshold.unwrap_or(f64::NAN),
+    ] {
+        number.to_bits().hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn need(name: &str, rate: f64) -> Consideration {
+        let mut vocabulary = crate::vocabulary::Vocabulary::default();
+        let mut need = Consideration::new(vocabulary.intern(name), 50.0, 0.0, 100.0);
+        need.behaviour_mut().updater = Updater::LinearDecay { rate };
+        need.behaviour_mut().critical_threshold = Some(20.0);
+        need
+    }
+
+    #[test]
+    fn equal_behaviours_share_one_allocation_and_unequal_ones_do_not() {
+        let mut sharing = BehaviourSharing::default();
+        let mut first = vec![need("HUNGER", 2.0), need("ENERGY", 3.0)];
+        let mut second = vec![need("HUNGER", 2.0), need("ENERGY", 4.0)];
+        sharing.share(&mut first);
+        sharing.share(&mut second);
+        assert!(Arc::ptr_eq(&first[0].behaviour, &second[0].behaviour));
+        assert!(!Arc::ptr_eq(&first[1].behaviour, &second[1].behaviour));
+        assert_eq!(sharing.len(), 3);
+        assert_eq!(first[0], second[0]);
+    }
+
+    #[test]
+    fn changing_a_shared_behaviour_changes_only_that_consideration() {
+        let mut sharing = BehaviourSharing::default();
+        let mut agents = vec![vec![need("HUNGER", 2.0)], vec![need("HUNGER", 2.0)]];
+        for considerations in &mut agents {
+            sharing.share(considerations);
+        }
+        agents[0][0].behaviour_mut().critical_threshold = Some(5.0);
+        assert_eq!(agents[0][0].critical_threshold(), Some(5.0));
+        assert_eq!(agents[1][0].critical_threshold(), Some(20.0));
+    }
+
+    #[test]
+    fn serialized_flat_as_before() {
+        let text = serde_json::to_string(&need("HUNGER", 2.0)).unwrap();
+        assert_eq!(
+            text,
+            r#"{"name":0,"value":50.0,"min":0.0,"max":100.0,"weight":1.0,"curve":{"convex":{"exponent":0.0}},"updater":{"linear_decay":{"rate":2.0}},"critical_threshold":20.0,"collapse_threshold":null}"#
+        );
+        let back: Consideration = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, need("HUNGER", 2.0));
     }
 }

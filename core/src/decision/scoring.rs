@@ -153,7 +153,7 @@ fn term(
     rng: &mut DetRng,
 ) -> ScoringTerm {
     let mut value = c.value;
-    if tuning.perception_noise > 0.0 && c.updater == Updater::PerceptionDriven {
+    if tuning.perception_noise > 0.0 && *c.updater() == Updater::PerceptionDriven {
         let noisy = value + tuning.perception_noise * rng.next_gaussian();
         value = if c.max > c.min {
             noisy.clamp(c.min, c.max)
@@ -162,7 +162,7 @@ fn term(
         };
     }
     let pressure = c
-        .curve
+        .curve()
         .pressure(value, c.min, c.max, tuning.convex_exponent);
     let weight = c.weight * lookup(profile_weights, c.name).unwrap_or(1.0);
     ScoringTerm {

@@ -3,6 +3,7 @@
 //! of the offending value.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use super::WireError;
 use super::read::Elements;
@@ -11,7 +12,7 @@ use super::request::{
     ProviderSpec, UpdaterSpec, WorldSpec,
 };
 use crate::decision::agent::{Agent, Commitment};
-use crate::decision::consideration::{Consideration, Updater};
+use crate::decision::consideration::{Consideration, ConsiderationBehaviour, Updater};
 use crate::decision::curve::{ResponseCurve, SampledCurve, Shape};
 use crate::decision::world::{
     ActionEffects, AdvertisedAction, CompareOp, Context, Position, Precondition, Provider, World,
@@ -186,10 +187,12 @@ fn consideration(
         min,
         max,
         weight: non_negative(&format!("{path}.weight"), spec.weight)?,
-        curve: curve(&format!("{path}.curve"), &spec.curve)?,
-        updater: updater(&format!("{path}.updater"), &spec.updater)?,
-        critical_threshold,
-        collapse_threshold,
+        behaviour: Arc::new(ConsiderationBehaviour {
+            curve: curve(&format!("{path}.curve"), &spec.curve)?,
+            updater: updater(&format!("{path}.updater"), &spec.updater)?,
+            critical_threshold,
+            collapse_threshold,
+        }),
     })
 }
 

@@ -43,7 +43,7 @@ impl Scene {
 
     pub fn linear_curves(agent: &mut Agent) {
         for c in &mut agent.considerations {
-            c.curve = ResponseCurve::Linear;
+            c.behaviour_mut().curve = ResponseCurve::Linear;
         }
     }
 }

@@ -198,7 +198,7 @@ fn curve_preview(c: &geppetto_core::Consideration, convex_exponent: f64) -> Vec<
             let value = c.min + (c.max - c.min) * i as f64 / steps;
             [
                 round4(value),
-                round4(c.curve.pressure(value, c.min, c.max, convex_exponent)),
+                round4(c.curve().pressure(value, c.min, c.max, convex_exponent)),
             ]
         })
         .collect()
@@ -288,7 +288,7 @@ fn considerations(zone: &Zone, agent: &SimulatedAgent) -> Vec<ConsiderationView>
             max: c.max,
             weight: c.weight,
             critical: c.is_critical(),
-            decay_per_hour: match c.updater {
+            decay_per_hour: match *c.updater() {
                 Updater::LinearDecay { rate } => rate,
                 Updater::LinearRegen { rate } => -rate,
                 _ => 0.0,

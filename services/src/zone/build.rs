@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use geppetto_core::archetype::NpcRecord;
+use geppetto_core::decision::consideration::BehaviourSharing;
 use geppetto_core::decision::world::{Context, World};
 use geppetto_core::life::action::DetailLevel;
 use geppetto_core::life::catch_up::CatchUpCache;
@@ -116,6 +117,7 @@ impl Zone {
             social,
             records: NpcRecords::default(),
             choice_names: ChoiceNames::default(),
+            behaviours: BehaviourSharing::default(),
             recent_ids: super::recent_ids::RecentIds::default(),
             world_fingerprint: world_file.fingerprint.clone(),
             running_by_provider: None,
@@ -282,6 +284,7 @@ impl Zone {
             let restorers = (self.derived.restorers).get_or_insert_with(|| Restorers::of(world));
             living::give_needs_a_way_back(&mut simulated.agent, restorers);
         }
+        self.behaviours.share(&mut simulated.agent.considerations);
         let index = self
             .agents
             .partition_point(|a| a.agent.id < simulated.agent.id);

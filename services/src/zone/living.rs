@@ -153,8 +153,8 @@ pub(super) fn give_needs_a_way_back(agent: &mut Agent, restorers: &Restorers) {
         .iter_mut()
         .filter(|c| c.weight > 0.0 && !restorable.contains(&c.name))
     {
-        if let Updater::LinearDecay { rate } = need.updater {
-            need.updater = Updater::TowardBaseline {
+        if let Updater::LinearDecay { rate } = *need.updater() {
+            need.behaviour_mut().updater = Updater::TowardBaseline {
                 rate,
                 baseline: need.value,
             };

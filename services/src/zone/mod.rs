@@ -92,6 +92,7 @@ use crate::zone::social_life::SocialLife;
 use crate::zone::tiers::{NpcTier, Presence, RoomGraph};
 use decision_trace::{ChoiceNames, TraceEntry};
 use geppetto_core::archetype::CompiledArchetype;
+use geppetto_core::decision::consideration::BehaviourSharing;
 use status::Derived;
 
 /// What the zone knows about one NPC beside its simulated state.
@@ -214,6 +215,8 @@ pub struct Zone {
     records: NpcRecords,
     /// The (provider, action) pairs the NPCs' decision traces name.
     choice_names: ChoiceNames,
+    /// The needs' behaviours its NPCs share: one copy of each ([`BehaviourSharing`]).
+    behaviours: BehaviourSharing,
     /// Ids of the world events applied lately (`tick.event_ids_remembered`).
     recent_ids: recent_ids::RecentIds,
     /// The fingerprint of the world file the zone was built from (a snapshot's anchor).

@@ -309,6 +309,8 @@ impl Zone {
                     npc: npc.id.clone(),
                     source,
                 })?;
+            self.behaviours
+                .share(&mut self.agents[index].agent.considerations);
             let meta = &mut self.meta[index];
             meta.room = npc.room;
             meta.tier = npc.tier;

@@ -273,8 +273,8 @@ mod tests {
                 let start = [60.0 + (i % 30) as f64, 70.0 + (i % 20) as f64, 10.0];
                 for ((need, value), rate) in needs.into_iter().zip(start).zip([30.0, 20.0, 0.0]) {
                     let mut c = Consideration::new(need, value, 0.0, 100.0);
-                    c.updater = Updater::LinearDecay { rate };
-                    c.critical_threshold = (rate > 0.0).then_some(25.0);
+                    c.behaviour_mut().updater = Updater::LinearDecay { rate };
+                    c.behaviour_mut().critical_threshold = (rate > 0.0).then_some(25.0);
                     agent.considerations.push(c);
                 }
                 let mut agent = SimulatedAgent::new(agent);

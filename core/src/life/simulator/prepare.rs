@@ -283,7 +283,7 @@ impl Simulator {
         for index in 0..inner.considerations.len() {
             let (name, updater) = (
                 inner.considerations[index].name,
-                inner.considerations[index].updater.clone(),
+                inner.considerations[index].updater().clone(),
             );
             let adjustment = lookup(rate_adjustments, name).unwrap_or(0.0);
             let new_value = match updater {
@@ -329,7 +329,7 @@ impl Simulator {
         agent.running_out.clear();
         for c in &agent.considerations {
             let adjustment = lookup(rate_adjustments, c.name).unwrap_or(0.0);
-            let (per_hour, floor) = match c.updater {
+            let (per_hour, floor) = match *c.updater() {
                 Updater::LinearDecay { rate } => (-(rate + adjustment), c.min),
                 Updater::LinearRegen { rate } => (rate + adjustment, c.min),
                 Updater::TowardBaseline { rate, baseline } if c.value > baseline => {
