@@ -270,12 +270,12 @@ mod tests {
 
     #[test]
     fn serialized_flat_as_before() {
-        let text = serde_json::to_string(&need("HUNGER", 2.0)).unwrap();
+        let text = serde_json::to_string(&need("HUNGER", 2.0)).expect("serializes");
         assert_eq!(
             text,
             r#"{"name":0,"value":50.0,"min":0.0,"max":100.0,"weight":1.0,"curve":{"convex":{"exponent":0.0}},"updater":{"linear_decay":{"rate":2.0}},"critical_threshold":20.0,"collapse_threshold":null}"#
         );
-        let back: Consideration = serde_json::from_str(&text).unwrap();
+        let back: Consideration = serde_json::from_str(&text).expect("reads back");
         assert_eq!(back, need("HUNGER", 2.0));
     }
 }
