@@ -4,6 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
 use super::config::{FabricConfig, SocialProfile};
 use super::needs::Role;
 use crate::social::gossip::Gossip;
@@ -71,7 +74,10 @@ pub struct SocialFabric {
     pub cache: RelationshipCache,
     /// Who is engaged with whom; cooldowns.
     pub reservations: Reservations,
-    pub(in crate::social) members: BTreeMap<String, Member>,
+    /// Each NPC's member state by id: looked up for every NPC a step observes, so hashed
+    /// (a tree of 10,000 ids took a dozen string comparisons a look-up); written in id order.
+    #[serde(serialize_with = "in_id_order")]
+    pub(in crate::social) members: FxHashMap<String, Member>,
     pub(in crate::social) needs: [Symbol; 5],
     pub(in crate::social) acquire: Symbol,
     pub(in crate::social) hostile_tags: Vec<Symbol>,
@@ -80,6 +86,16 @@ pub struct SocialFabric {
     /// The game day regard last relaxed toward neutral.
     #[serde(default)]
     pub(in crate::social) relaxed_day: Option<i64>,
+}
+
+/// Writes `members` in id order, as a map: a snapshot's bytes depend on the members, not on the
+/// order a hash map holds them in.
+fn in_id_order<S: serde::Serializer>(
+    members: &FxHashMap<String, Member>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let ordered: BTreeMap<&String, &Member> = members.iter().collect();
+    ordered.serialize(serializer)
 }
 
 impl SocialFabric {
@@ -123,7 +139,7 @@ impl SocialFabric {
             config,
             relationships: Relationships::default(),
             reservations: Reservations::default(),
-            members: BTreeMap::new(),
+            members: FxHashMap::default(),
             needs,
             acquire,
             hostile_tags,

@@ -173,7 +173,7 @@ impl SocialFabric {
         let needs = self.needs;
         let (mood_change_min, low_line) = (self.config.mood_change_min, self.config.need_low_below);
         // A known member is found without a key made to ask; only a new one costs a copy of
-        // its id (and a second walk of the tree).
+        // its id (and a second look-up).
         let member = match self.members.get_mut(&agent.id) {
             Some(member) => member,
             None => self.members.entry(agent.id.clone()).or_default(),
