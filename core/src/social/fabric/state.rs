@@ -203,3 +203,28 @@ impl SocialFabric {
             .unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_are_written_in_id_order_whatever_order_they_joined_in() {
+        let mut vocabulary = Vocabulary::default();
+        let mut fabric = SocialFabric::new(FabricConfig::default(), &mut vocabulary);
+        let ids: Vec<String> = (0..200).rev().map(|n| format!("npc{n:03}")).collect();
+        for id in &ids {
+            fabric.set_profile(id, SocialProfile::default());
+        }
+        let text = serde_json::to_string(&fabric).expect("a fabric serializes");
+        let at: Vec<usize> = (0..200)
+            .map(|n| {
+                text.find(&format!("\"npc{n:03}\":"))
+                    .expect("each member written")
+            })
+            .collect();
+        assert!(at.windows(2).all(|pair| pair[0] < pair[1]));
+        let back: SocialFabric = serde_json::from_str(&text).expect("and reads back");
+        assert_eq!(serde_json::to_string(&back).expect("again"), text);
+    }
+}
