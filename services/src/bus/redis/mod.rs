@@ -24,10 +24,13 @@
 //! writer task and the zone loops stage their writes alike ([`Writes`]).
 //!
 //! The `[bus.redis]` settings and where they point (server or cluster, password, CA) are
-//! `config`'s; reading a zone's stream as a consumer group is `consumer`'s.
+//! `config`'s; reading a zone's stream as a consumer group is `consumer`'s, on a connection of
+//! `raw`'s (its replies read without redis-rs's parser) when the target is one server over
+//! TCP.
 
 mod config;
 mod consumer;
+mod raw;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
