@@ -410,7 +410,7 @@ mod tests {
             b":1\r\n".to_vec(),
             b"+OK\r\n".to_vec(),
             array(&[b":1\r\n".to_vec()]),
-            array(&[array(&[key.clone()])]),
+            array(&[array(std::slice::from_ref(&key))]),
             array(&[array(&[key.clone(), array(&[array(&[bulk(b"1-0")])])])]),
             array(&[array(&[key.clone(), array(&[b":3\r\n".to_vec()])])]),
             array(&[array(&[
