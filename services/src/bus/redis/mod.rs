@@ -46,6 +46,7 @@ use super::{BusError, BusFuture, BusStats, Consumer, Delivery, EventBus, StreamK
 pub use config::{RedisBusConfig, redacted_url, target_for, tcp_settings};
 use config::{backoff, redis_error, shown_servers};
 use consumer::{RedisConsumer, deliveries};
+pub(crate) use raw::{parse_one, raw_address, reply_ends, setup};
 
 /// The field every stream entry carries its envelope in.
 pub const BODY_FIELD: &str = "m";

@@ -7,7 +7,8 @@
 //! answers is what it always was. Commands are packed by redis-rs.
 //!
 //! Only a server reached over TCP in RESP2 gets such a connection; TLS, a Unix socket, RESP3
-//! and a cluster keep redis-rs's (see [`RawConnection::open`]).
+//! and a cluster keep redis-rs's (see [`RawConnection::open`]). The load generator's blocking
+//! writer finds its replies' ends the same way ([`reply_ends`]).
 
 use std::time::Duration;
 
@@ -39,14 +40,10 @@ impl RawConnection {
         info: &ConnectionInfo,
         timeout: Duration,
     ) -> Result<Option<Self>, RedisError> {
-        let ConnectionAddr::Tcp(host, port) = info.addr() else {
+        let Some(address) = raw_address(info) else {
             return Ok(None);
         };
-        let settings = info.redis_settings();
-        if settings.protocol() != ProtocolVersion::RESP2 {
-            return Ok(None);
-        }
-        let stream = tokio::time::timeout(timeout, TcpStream::connect((host.as_str(), *port)))
+        let stream = tokio::time::timeout(timeout, TcpStream::connect(address))
             .await
             .map_err(|_| io_error("connect timed out"))??;
         stream.set_nodelay(true)?;
@@ -55,17 +52,7 @@ impl RawConnection {
             buffer: Vec::with_capacity(READ_CHUNK),
             in_flight: false,
         };
-        let mut setup = redis::pipe();
-        if let Some(password) = settings.password() {
-            let auth = setup.cmd("AUTH");
-            if let Some(username) = settings.username() {
-                auth.arg(username);
-            }
-            auth.arg(password);
-        }
-        if settings.db() != 0 {
-            setup.cmd("SELECT").arg(settings.db());
-        }
+        let setup = setup(info);
         if !setup.is_empty() {
             let replies = tokio::time::timeout(timeout, connection.round_trip(&setup))
                 .await
@@ -149,6 +136,54 @@ impl RawConnection {
     }
 }
 
+/// Where a connection to `info` reads its replies itself: the server's host and port, when it
+/// is reached over plain TCP in RESP2 (see the module comment).
+pub(crate) fn raw_address(info: &ConnectionInfo) -> Option<(&str, u16)> {
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port)
+            if info.redis_settings().protocol() == ProtocolVersion::RESP2 =>
+        {
+            Some((host.as_str(), *port))
+        }
+        _ => None,
+    }
+}
+
+/// What a new connection to `info` sends first, as redis-rs would: `AUTH` when it names a
+/// password, `SELECT` when it names a database other than 0 (empty for neither).
+pub(crate) fn setup(info: &ConnectionInfo) -> redis::Pipeline {
+    let settings = info.redis_settings();
+    let mut setup = redis::pipe();
+    if let Some(password) = settings.password() {
+        let auth = setup.cmd("AUTH");
+        if let Some(username) = settings.username() {
+            auth.arg(username);
+        }
+        auth.arg(password);
+    }
+    if settings.db() != 0 {
+        setup.cmd("SELECT").arg(settings.db());
+    }
+    setup
+}
+
+/// Where each of the first `count` replies in `buffer` ends, or `None` while the buffer does
+/// not hold them all yet; a reply of a kind RESP2 does not have is an error.
+pub(crate) fn reply_ends(buffer: &[u8], count: usize) -> Result<Option<Vec<usize>>, RedisError> {
+    let mut ends = Vec::with_capacity(count);
+    let mut at = 0;
+    while ends.len() < count {
+        match skip(buffer, at)? {
+            Some(end) => {
+                ends.push(end);
+                at = end;
+            }
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(ends))
+}
+
 fn io_error(what: &'static str) -> RedisError {
     RedisError::from((ErrorKind::Io, what))
 }
@@ -157,9 +192,30 @@ fn protocol_error(what: &str) -> RedisError {
     RedisError::from((ErrorKind::Parse, "malformed reply", what.to_owned()))
 }
 
-/// One complete reply through redis-rs's parser.
-fn parse_one(bytes: &[u8]) -> Result<Value, RedisError> {
-    redis::parse_redis_value(bytes)
+/// One complete reply as redis-rs's parser reads it: a bulk string, an integer or a status
+/// (what a write or an acknowledgement answers) read here, anything else by that parser.
+pub(crate) fn parse_one(bytes: &[u8]) -> Result<Value, RedisError> {
+    scalar(bytes).map_or_else(|| redis::parse_redis_value(bytes), Ok)
+}
+
+/// `bytes` (one complete reply) when it is a non-nil bulk string, an integer or a status.
+fn scalar(bytes: &[u8]) -> Option<Value> {
+    let (&kind, rest) = bytes.split_first()?;
+    let (text, next) = line(bytes, 1)?;
+    match kind {
+        b'$' => {
+            let length = usize::try_from(number(text).ok()?).ok()?;
+            let body = rest.get(next - 1..next - 1 + length)?;
+            (bytes.len() == next + length + 2).then(|| Value::BulkString(body.to_vec()))
+        }
+        b':' if next == bytes.len() => number(text).ok().map(Value::Int),
+        b'+' if next == bytes.len() => Some(if text == b"OK" {
+            Value::Okay
+        } else {
+            Value::SimpleString(std::str::from_utf8(text).ok()?.to_owned())
+        }),
+        _ => None,
+    }
 }
 
 /// The line starting at `at` (without its CRLF) and where the next begins; `None` when the
@@ -455,6 +511,27 @@ mod tests {
             bodies,
             ["hello", "", "", "", "last\r\n", "", "", "", "", "simple"]
         );
+    }
+
+    #[test]
+    fn a_writes_reply_reads_as_redis_rs_reads_it() {
+        for reply in [
+            &b"$9\r\n1700-0\r\nx\r\n"[..],
+            b"$0\r\n\r\n",
+            b"$-1\r\n",
+            b":12\r\n",
+            b":-3\r\n",
+            b"+OK\r\n",
+            b"+QUEUED\r\n",
+            b"*-1\r\n",
+            b"*2\r\n:1\r\n$1\r\na\r\n",
+            b"-ERR no\r\n",
+            b"-OOM command not allowed\r\n",
+        ] {
+            let ours = parse_one(reply).map_err(|e| e.to_string());
+            let theirs = redis::parse_redis_value(reply).map_err(|e| e.to_string());
+            assert_eq!(ours, theirs, "{}", String::from_utf8_lossy(reply));
+        }
     }
 
     #[test]
