@@ -358,20 +358,20 @@ impl Link {
     ) -> Result<Self, RedisError> {
         if let RedisTarget::Server(client) = target {
             let connect = Duration::from_millis(config.reconnect_backoff_max_ms.max(1));
-            if let Some(raw) = RawConnection::open(client.get_connection_info(), connect).await? {
+            let info = client.get_connection_info();
+            if let Some(raw) = RawConnection::open(info, connect, timeout).await? {
                 return Ok(Self::Raw(Box::new(raw)));
             }
         }
         Ok(Self::Redis(target.dedicated(timeout).await?))
     }
 
-    /// One command's reply as a `T` (a server's error as the error).
+    /// One command's reply as a `T` (a server's error as the error), waited for at most the
+    /// connection's response timeout.
     async fn query<T: FromRedisValue>(&mut self, command: redis::Cmd) -> Result<T, RedisError> {
         match self {
             Self::Raw(raw) => {
-                let mut pipe = redis::pipe();
-                pipe.add_command(command);
-                let reply = raw.round_trip(&pipe).await?.pop().unwrap_or(Value::Nil);
+                let reply = raw.command(command).await?;
                 Ok(redis::from_redis_value(reply.extract_error()?)?)
             }
             Self::Redis(connection) => command.query_async(connection).await,

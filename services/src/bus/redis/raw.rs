@@ -30,15 +30,20 @@ pub(super) struct RawConnection {
     /// A round trip began and did not finish (its future was dropped): what is left of its
     /// replies would answer the next, so the connection must not be used again.
     in_flight: bool,
+    /// How long a command that does not block may wait for its reply.
+    reply_timeout: Duration,
 }
 
 impl RawConnection {
     /// A connection to the server `info` names, when it is one this module reads (plain TCP,
     /// RESP2); `Ok(None)` for any other. It authenticates and selects the database as redis-rs
     /// would.
+    /// `timeout` bounds connecting and its setup; `reply_timeout` every single command's reply
+    /// ([`RawConnection::command`]).
     pub(super) async fn open(
         info: &ConnectionInfo,
         timeout: Duration,
+        reply_timeout: Duration,
     ) -> Result<Option<Self>, RedisError> {
         let Some(address) = raw_address(info) else {
             return Ok(None);
@@ -51,6 +56,7 @@ impl RawConnection {
             stream,
             buffer: Vec::with_capacity(READ_CHUNK),
             in_flight: false,
+            reply_timeout,
         };
         let setup = setup(info);
         if !setup.is_empty() {
@@ -79,6 +85,17 @@ impl RawConnection {
         }
         self.consume(start);
         Ok(replies)
+    }
+
+    /// One command's reply, waited for at most the connection's reply timeout (a server's
+    /// error as a [`Value::ServerError`]).
+    pub(super) async fn command(&mut self, command: redis::Cmd) -> Result<Value, RedisError> {
+        let mut pipe = redis::pipe();
+        pipe.add_command(command);
+        let replies = tokio::time::timeout(self.reply_timeout, self.round_trip(&pipe))
+            .await
+            .map_err(|_| io_error("no reply within the response timeout"))??;
+        Ok(replies.into_iter().next().unwrap_or(Value::Nil))
     }
 
     /// [`RawConnection::round_trip`] of a pipeline whose last command is an `XREADGROUP`: the
