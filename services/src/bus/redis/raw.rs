@@ -2,9 +2,10 @@
 //! redis-rs's reply parser: the bytes of each reply of a pipeline are found by their lengths,
 //! and an `XREADGROUP` reply is taken apart from them straight into deliveries — no `Value`
 //! per entry, id and field (the parser that built those trees was the largest item on a zone's
-//! thread). Every other reply is handed to redis-rs's parser as before
-//! ([`redis::parse_redis_value`]), so what a write, an acknowledgement or a server's error
-//! answers is what it always was. Commands are packed by redis-rs.
+//! thread). Every other reply reads as redis-rs's parser reads it — a bulk id, an integer or
+//! a status (what a write or an acknowledgement answers) directly, anything else, a server's
+//! error included, by that parser ([`redis::parse_redis_value`]) — so what they answer is what
+//! it always was. Commands are packed by redis-rs.
 //!
 //! Only a server reached over TCP in RESP2 gets such a connection; TLS, a Unix socket, RESP3
 //! and a cluster keep redis-rs's (see [`RawConnection::open`]). The load generator's blocking
@@ -37,8 +38,7 @@ pub(super) struct RawConnection {
 impl RawConnection {
     /// A connection to the server `info` names, when it is one this module reads (plain TCP,
     /// RESP2); `Ok(None)` for any other. It authenticates and selects the database as redis-rs
-    /// would.
-    /// `timeout` bounds connecting and its setup; `reply_timeout` every single command's reply
+    /// would. `timeout` bounds connecting and its setup; `reply_timeout` every single command's reply
     /// ([`RawConnection::command`]).
     pub(super) async fn open(
         info: &ConnectionInfo,
