@@ -268,6 +268,8 @@ struct ZoneLoop {
     stats: LoopStats,
     /// World reads failed in a row, reported when they resume.
     failed_reads: u64,
+    /// World messages the next read asks for (see [`ConsumerConfig::batch_max_messages_behind`]).
+    batch_limit: usize,
     /// Whether the loop stopped because its lease could no longer be trusted.
     lease_lapsed: bool,
     /// The zone's game time after the last batch it applied: what a dead letter says.
@@ -329,6 +331,7 @@ impl ZoneLoop {
         }
         let last = LastEntry::resumed(&log, &name, resume_after.as_deref()).await;
         let game_time = zone.status().await.map_or(0, |status| status.game_time);
+        let batch_limit = config.batch_max_messages.max(1);
         Ok(Self {
             zone,
             name,
@@ -344,6 +347,7 @@ impl ZoneLoop {
             last,
             stats: LoopStats::default(),
             failed_reads: 0,
+            batch_limit,
             lease_lapsed: false,
             game_time,
         })
@@ -486,7 +490,7 @@ impl ZoneLoop {
         let read = self.link.consumer.exchange(
             &mut self.link.outgoing,
             &self.link.handled,
-            self.config.batch_max_messages,
+            self.batch_limit,
             block,
         );
         let batch = if writes {
@@ -501,6 +505,7 @@ impl ZoneLoop {
         match batch {
             Ok(batch) => {
                 self.link.handled.clear();
+                self.batch_limit = next_batch_limit(&self.config, self.batch_limit, batch.len());
                 if self.failed_reads > 0 {
                     let failed_reads = self.failed_reads;
                     tracing::info!(zone = %name, failed_reads, "world reads resumed: Redis is back");
@@ -708,6 +713,20 @@ impl ZoneLoop {
     }
 }
 
+/// What the read after one that gave `read` messages of the `limit` it asked for asks for:
+/// twice as many after a full batch (the zone is behind), up to `batch_max_messages_behind`;
+/// `batch_max_messages` after a short one.
+fn next_batch_limit(config: &ConsumerConfig, limit: usize, read: usize) -> usize {
+    let base = config.batch_max_messages.max(1);
+    if read >= limit {
+        limit
+            .saturating_mul(2)
+            .min(config.batch_max_messages_behind.max(base))
+    } else {
+        base
+    }
+}
+
 /// The first `max_bytes` of `body` (on a character boundary): a dead letter keeps at most what
 /// a message may hold.
 fn excerpt(body: &str, max_bytes: usize) -> &str {
@@ -778,5 +797,34 @@ pub async fn run_clock(
         if end.is_some_and(|end| published >= end) {
             return published;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_batch_doubles_the_next_up_to_the_bound_and_a_short_one_resets_it() {
+        let config = ConsumerConfig {
+            batch_max_messages: 256,
+            batch_max_messages_behind: 1000,
+            ..ConsumerConfig::default()
+        };
+        let mut limit = 256;
+        let mut asked = Vec::new();
+        for _ in 0..4 {
+            limit = next_batch_limit(&config, limit, limit);
+            asked.push(limit);
+        }
+        assert_eq!(asked, [512, 1000, 1000, 1000]);
+        assert_eq!(next_batch_limit(&config, 1000, 999), 256);
+        assert_eq!(next_batch_limit(&config, 256, 0), 256);
+        // A bound below the base is the base.
+        let low = ConsumerConfig {
+            batch_max_messages_behind: 16,
+            ..config
+        };
+        assert_eq!(next_batch_limit(&low, 256, 256), 256);
     }
 }

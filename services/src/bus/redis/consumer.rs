@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use geppetto_redis_target::{RedisConnection, RedisTarget};
 use redis::streams::{StreamAutoClaimOptions, StreamAutoClaimReply, StreamReadOptions};
-use redis::{RedisError, Value};
+use redis::{FromRedisValue, RedisError, Value};
+
+use super::raw::RawConnection;
 
 use super::{
     BODY_FIELD, Fence, RedisBusConfig, Refused, SETTLE_PAGE, Staged, Writes, backoff, redis_error,
@@ -28,7 +30,7 @@ pub(super) struct RedisConsumer {
     key: String,
     group: String,
     name: String,
-    connection: Option<RedisConnection>,
+    connection: Option<Link>,
     /// On start, first re-read what this consumer was given and never acknowledged.
     reading_own_pending: bool,
     reads: u32,
@@ -68,15 +70,14 @@ impl RedisConsumer {
             refused_writes: 0,
         };
         let (key, group) = (reader.key.clone(), reader.group.clone());
-        let connection = reader.connection().await?;
-        let created: Result<(), RedisError> = redis::cmd("XGROUP")
+        let mut create = redis::cmd("XGROUP");
+        create
             .arg("CREATE")
             .arg(&key)
             .arg(&group)
             .arg("0")
-            .arg("MKSTREAM")
-            .query_async(connection)
-            .await;
+            .arg("MKSTREAM");
+        let created: Result<(), RedisError> = reader.connection().await?.query(create).await;
         match created {
             Ok(()) => Ok(reader),
             Err(error) if error.to_string().contains("BUSYGROUP") => Ok(reader),
@@ -84,8 +85,9 @@ impl RedisConsumer {
         }
     }
 
-    /// This consumer's own connection, (re)opened with backoff after a failure.
-    async fn connection(&mut self) -> Result<&mut RedisConnection, BusError> {
+    /// This consumer's own connection, (re)opened with backoff after a failure: one read here
+    /// ([`RawConnection`]) when the target is a server it can reach, else redis-rs's.
+    async fn connection(&mut self) -> Result<&mut Link, BusError> {
         if self.connection.is_none() {
             if self.failures > 0 {
                 tokio::time::sleep(backoff(&self.config, self.failures - 1)).await;
@@ -93,7 +95,7 @@ impl RedisConsumer {
             let timeout = Duration::from_millis(
                 self.config.read_block_ms + self.config.response_timeout_margin_ms,
             );
-            match self.target.dedicated(timeout).await {
+            match Link::open(&self.target, timeout, &self.config).await {
                 Ok(connection) => self.connection = Some(connection),
                 Err(error) => {
                     self.failures = self.failures.saturating_add(1);
@@ -228,16 +230,16 @@ impl RedisConsumer {
                 self.name.clone(),
                 self.config.claim_min_idle_ms,
             );
-            let connection = self.connection().await?;
-            let reply: Result<StreamAutoClaimReply, RedisError> = redis::cmd("XAUTOCLAIM")
+            let mut claim = redis::cmd("XAUTOCLAIM");
+            claim
                 .arg(&key)
                 .arg(&group)
                 .arg(&name)
                 .arg(idle)
                 .arg("0-0")
-                .arg(StreamAutoClaimOptions::default().count(max))
-                .query_async(connection)
-                .await;
+                .arg(StreamAutoClaimOptions::default().count(max));
+            let reply: Result<StreamAutoClaimReply, RedisError> =
+                self.connection().await?.query(claim).await;
             match reply {
                 Ok(reply) if !reply.claimed.is_empty() => {
                     return Ok(deliveries(reply.claimed));
@@ -261,14 +263,13 @@ impl RedisConsumer {
             .arg(from);
         let deadline = self.reply_deadline(block);
         let connection = self.connection().await?;
-        let reply = tokio::time::timeout(deadline, pipe.query_async::<Vec<Value>>(connection));
-        let mut replies = match reply.await {
+        let reply = tokio::time::timeout(deadline, connection.pipeline_read(&pipe));
+        let (mut replies, read) = match reply.await {
             Ok(Ok(replies)) => replies,
             Ok(Err(error)) => return Err(self.failed("XADD + XACK + XREADGROUP", error)),
             Err(_) => return Err(self.stalled("XADD + XACK + XREADGROUP", deadline)),
         };
         self.failures = 0;
-        let read = replies.pop().unwrap_or(Value::Nil);
         let ack = ack_reply(&mut replies, handled);
         // A refused write stays in `outgoing` for the next round trip; the read goes on (what
         // it delivered is handed over, not left pending).
@@ -276,7 +277,7 @@ impl RedisConsumer {
         if let Err(error) = ack.extract_error() {
             return Err(self.failed("XACK", error));
         }
-        let entries = match read_reply(read) {
+        let entries = match read {
             Ok(entries) => entries,
             Err(error) => return Err(self.failed("XREADGROUP", error)),
         };
@@ -327,7 +328,7 @@ impl RedisConsumer {
         }
         let deadline = self.reply_deadline(Duration::ZERO);
         let connection = self.connection().await?;
-        let reply = tokio::time::timeout(deadline, pipe.query_async::<Vec<Value>>(connection));
+        let reply = tokio::time::timeout(deadline, connection.pipeline(&pipe));
         let mut replies = match reply.await {
             Ok(Ok(replies)) => replies,
             Ok(Err(error)) => return Err(self.failed("XADD + XACK", error)),
@@ -339,6 +340,65 @@ impl RedisConsumer {
         ack.extract_error()
             .map(|_| ())
             .map_err(redis_error("XACK", &self.key))
+    }
+}
+
+/// A consumer's connection: read here ([`RawConnection`]) or by redis-rs.
+pub(super) enum Link {
+    Raw(Box<RawConnection>),
+    Redis(RedisConnection),
+}
+
+impl Link {
+    /// A connection to `target`, read here when [`RawConnection::open`] can.
+    async fn open(
+        target: &RedisTarget,
+        timeout: Duration,
+        config: &RedisBusConfig,
+    ) -> Result<Self, RedisError> {
+        if let RedisTarget::Server(client) = target {
+            let connect = Duration::from_millis(config.reconnect_backoff_max_ms.max(1));
+            let info = client.get_connection_info();
+            if let Some(raw) = RawConnection::open(info, connect, timeout).await? {
+                return Ok(Self::Raw(Box::new(raw)));
+            }
+        }
+        Ok(Self::Redis(target.dedicated(timeout).await?))
+    }
+
+    /// One command's reply as a `T` (a server's error as the error), waited for at most the
+    /// connection's response timeout.
+    async fn query<T: FromRedisValue>(&mut self, command: redis::Cmd) -> Result<T, RedisError> {
+        match self {
+            Self::Raw(raw) => {
+                let reply = raw.command(command).await?;
+                Ok(redis::from_redis_value(reply.extract_error()?)?)
+            }
+            Self::Redis(connection) => command.query_async(connection).await,
+        }
+    }
+
+    /// Every reply of `pipe` (which ignores errors: a server's error in its place).
+    async fn pipeline(&mut self, pipe: &redis::Pipeline) -> Result<Vec<Value>, RedisError> {
+        match self {
+            Self::Raw(raw) => raw.round_trip(pipe).await,
+            Self::Redis(connection) => pipe.query_async(connection).await,
+        }
+    }
+
+    /// The replies of `pipe` but its last, an `XREADGROUP`, and the entries that read.
+    async fn pipeline_read(
+        &mut self,
+        pipe: &redis::Pipeline,
+    ) -> Result<(Vec<Value>, Result<Vec<Delivery>, RedisError>), RedisError> {
+        match self {
+            Self::Raw(raw) => raw.round_trip_read(pipe).await,
+            Self::Redis(connection) => {
+                let mut replies: Vec<Value> = pipe.query_async(connection).await?;
+                let read = read_reply(replies.pop().unwrap_or(Value::Nil));
+                Ok((replies, read))
+            }
+        }
     }
 }
 
@@ -358,7 +418,7 @@ fn ack_reply(replies: &mut Vec<Value>, handled: &[String]) -> Value {
 /// `[id, fields]`, its fields nil when the entry was deleted since it was delivered. A body is
 /// the last value of the field [`BODY_FIELD`] (empty when there is none), as [`deliveries`]
 /// reads it.
-fn read_reply(reply: Value) -> Result<Vec<Delivery>, RedisError> {
+pub(super) fn read_reply(reply: Value) -> Result<Vec<Delivery>, RedisError> {
     let unexpected = |what: &str| {
         RedisError::from((
             redis::ErrorKind::Parse,
@@ -472,28 +532,17 @@ impl Consumer for RedisConsumer {
     fn resume_after<'a>(&'a mut self, id: &'a str) -> BusFuture<'a, ()> {
         Box::pin(async move {
             let (key, group) = (self.key.clone(), self.group.clone());
-            let connection = self.connection().await?;
-            let set: Result<(), RedisError> = redis::cmd("XGROUP")
-                .arg("SETID")
-                .arg(&key)
-                .arg(&group)
-                .arg(id)
-                .query_async(connection)
-                .await;
+            let mut set_id = redis::cmd("XGROUP");
+            set_id.arg("SETID").arg(&key).arg(&group).arg(id);
+            let set: Result<(), RedisError> = self.connection().await?.query(set_id).await;
             if let Err(error) = set {
                 return Err(self.failed("XGROUP SETID", error));
             }
             loop {
-                let connection = self.connection().await?;
+                let mut list = redis::cmd("XPENDING");
+                list.arg(&key).arg(&group).arg("-").arg(id).arg(SETTLE_PAGE);
                 let pending: Result<Vec<(String, String, u64, u64)>, RedisError> =
-                    redis::cmd("XPENDING")
-                        .arg(&key)
-                        .arg(&group)
-                        .arg("-")
-                        .arg(id)
-                        .arg(SETTLE_PAGE)
-                        .query_async(connection)
-                        .await;
+                    self.connection().await?.query(list).await;
                 let ids: Vec<String> = match pending {
                     Ok(entries) => entries.into_iter().map(|(id, ..)| id).collect(),
                     Err(error) => return Err(self.failed("XPENDING", error)),

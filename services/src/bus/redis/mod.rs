@@ -24,10 +24,13 @@
 //! writer task and the zone loops stage their writes alike ([`Writes`]).
 //!
 //! The `[bus.redis]` settings and where they point (server or cluster, password, CA) are
-//! `config`'s; reading a zone's stream as a consumer group is `consumer`'s.
+//! `config`'s; reading a zone's stream as a consumer group is `consumer`'s, on a connection of
+//! `raw`'s (its replies read without redis-rs's parser) when the target is one server over
+//! TCP.
 
 mod config;
 mod consumer;
+mod raw;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +46,7 @@ use super::{BusError, BusFuture, BusStats, Consumer, Delivery, EventBus, StreamK
 pub use config::{RedisBusConfig, redacted_url, target_for, tcp_settings};
 use config::{backoff, redis_error, shown_servers};
 use consumer::{RedisConsumer, deliveries};
+pub(crate) use raw::{parse_one, raw_address, reply_ends, setup};
 
 /// The field every stream entry carries its envelope in.
 pub const BODY_FIELD: &str = "m";

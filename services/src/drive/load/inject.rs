@@ -3,13 +3,18 @@
 //! in-process bus or — on Redis — as a game server writes them ([`Injector`]).
 
 use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::sync::Arc;
+use std::time::Duration;
 
 use redis::IntoConnectionInfo;
 use redis::streams::StreamMaxlen;
 
 use crate::bus::envelope::{WorldEvent, WorldMessage, header};
-use crate::bus::redis::{BODY_FIELD, RedisBusConfig, tcp_settings};
+use crate::bus::redis::{
+    BODY_FIELD, RedisBusConfig, parse_one, raw_address, reply_ends, setup, tcp_settings,
+};
 use crate::bus::{EventBus, StreamKind};
 use crate::drive::error::DriveError;
 use crate::drive::load::probe::{Sent, tick_key};
@@ -136,6 +141,55 @@ pub(crate) enum Injector {
         connection: Box<redis::Connection>,
         url: String,
     },
+    /// A server reached over plain TCP in RESP2: each pipeline written on a socket of the
+    /// generator's own and its replies' ends found by their lengths, only a refusal parsed (a
+    /// reply tree per `XADD` was the largest cost of the generator's thread after the events).
+    Raw {
+        stream: TcpStream,
+        /// Replies read and not yet looked at.
+        buffer: Vec<u8>,
+        url: String,
+    },
+}
+
+/// How long the generator waits for Redis to answer a pipeline: the bus's own consumers'
+/// patience (`read_block_ms` plus `response_timeout_margin_ms` of `[bus.redis]`'s defaults).
+fn reply_timeout() -> Duration {
+    let config = RedisBusConfig::default();
+    Duration::from_millis(config.read_block_ms + config.response_timeout_margin_ms)
+}
+
+/// Writes `pipe` on `stream` and reads its replies (one a command) into `buffer`: the first
+/// refusal among them as the error.
+fn raw_round_trip(
+    stream: &mut TcpStream,
+    buffer: &mut Vec<u8>,
+    pipe: &redis::Pipeline,
+) -> Result<(), redis::RedisError> {
+    stream.write_all(&pipe.get_packed_pipeline())?;
+    buffer.clear();
+    let mut chunk = [0u8; 64 * 1024];
+    let ends = loop {
+        if let Some(ends) = reply_ends(buffer, pipe.len())? {
+            break ends;
+        }
+        let read = stream.read(&mut chunk)?;
+        if read == 0 {
+            return Err(redis::RedisError::from((
+                redis::ErrorKind::Io,
+                "the server closed the connection",
+            )));
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+    };
+    let mut start = 0;
+    for end in ends {
+        if buffer.get(start) == Some(&b'-') {
+            parse_one(&buffer[start..end])?.extract_error()?;
+        }
+        start = end;
+    }
+    Ok(())
 }
 
 impl Injector {
@@ -149,6 +203,26 @@ impl Injector {
             .into_connection_info()
             .map_err(&failed)?
             .set_tcp_settings(tcp_settings());
+        if let Some(address) = raw_address(&info) {
+            let mut stream = TcpStream::connect(address)
+                .map_err(redis::RedisError::from)
+                .map_err(&failed)?;
+            stream
+                .set_nodelay(true)
+                .and_then(|()| stream.set_read_timeout(Some(reply_timeout())))
+                .map_err(redis::RedisError::from)
+                .map_err(&failed)?;
+            let mut buffer = Vec::new();
+            let setup = setup(&info);
+            if !setup.is_empty() {
+                raw_round_trip(&mut stream, &mut buffer, &setup).map_err(&failed)?;
+            }
+            return Ok(Self::Raw {
+                stream,
+                buffer,
+                url: url.to_owned(),
+            });
+        }
         let connection = redis::Client::open(info)
             .and_then(|client| client.get_connection())
             .map_err(&failed)?;
@@ -171,20 +245,36 @@ impl Injector {
                 if due.is_empty() {
                     return Ok(());
                 }
-                let maxlen = StreamMaxlen::Approx(RedisBusConfig::default().stream_maxlen);
-                let mut pipe = redis::pipe();
-                for (zone, body) in due.drain(..) {
-                    pipe.xadd_maxlen(
-                        StreamKind::World.key(&zone),
-                        maxlen,
-                        "*",
-                        &[(BODY_FIELD, body)],
-                    )
-                    .ignore();
-                }
-                pipe.query::<()>(&mut **connection)
+                pipeline(due)
+                    .query::<()>(&mut **connection)
                     .map_err(DriveError::redis(url))
+            }
+            Self::Raw {
+                stream,
+                buffer,
+                url,
+            } => {
+                if due.is_empty() {
+                    return Ok(());
+                }
+                raw_round_trip(stream, buffer, &pipeline(due)).map_err(DriveError::redis(url))
             }
         }
     }
+}
+
+/// The `XADD`s of `due`, in order, each trimming its stream as the bus does; `due` emptied.
+fn pipeline(due: &mut Due) -> redis::Pipeline {
+    let maxlen = StreamMaxlen::Approx(RedisBusConfig::default().stream_maxlen);
+    let mut pipe = redis::pipe();
+    for (zone, body) in due.drain(..) {
+        pipe.xadd_maxlen(
+            StreamKind::World.key(&zone),
+            maxlen,
+            "*",
+            &[(BODY_FIELD, body)],
+        )
+        .ignore();
+    }
+    pipe
 }

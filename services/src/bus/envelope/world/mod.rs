@@ -9,7 +9,7 @@
 //! the payload and a refusal names the event type, the JSON path and what is wrong. What serde
 //! cannot say — a mood out of range, a non-positive duration, an NPC spec the content layer
 //! refuses — is checked after, with its path. [`WorldMessage::to_json`] writes the same flat
-//! object back.
+//! object back, straight from the derive (`write`), keys in the order a JSON tree keeps them.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -498,6 +498,13 @@ impl WorldEvent {
 impl WorldMessage {
     /// The envelope as one JSON line.
     pub fn to_json(&self) -> String {
+        write::write_direct(&self.header, self.event.kind(), &self.event)
+            .unwrap_or_else(|| self.to_json_through_tree())
+    }
+
+    /// [`WorldMessage::to_json`] through a JSON tree: what it writes for an event whose shape
+    /// the direct write does not know, and what it is held to.
+    fn to_json_through_tree(&self) -> String {
         // Serde writes the event as `{type: payload}` (or `"type"` for a unit variant): the
         // payload's fields go beside the header.
         let payload = match serde_json::to_value(&self.event) {
@@ -733,3 +740,4 @@ impl<'de, D: Deserializer<'de, Error = serde_json::Error>> VariantAccess<'de> fo
 mod direct;
 #[cfg(test)]
 mod tests;
+mod write;

@@ -499,3 +499,30 @@ fn the_direct_read_answers_as_the_tree_read_wherever_it_answers() {
         texts.len()
     );
 }
+
+#[test]
+fn the_direct_write_gives_the_trees_bytes() {
+    let mut messages = samples();
+    // Every message the variations parse to, with and without geppetto's origin.
+    for text in texts_and_their_variations() {
+        if let Ok(message) = parse_world(&text) {
+            messages.push(message);
+        }
+    }
+    let parsed = messages.len();
+    for message in messages.clone().into_iter().take(parsed) {
+        let mut marked = message;
+        marked.header = marked.header.from_geppetto();
+        messages.push(marked);
+    }
+    let mut direct = 0;
+    for message in &messages {
+        let tree = message.to_json_through_tree();
+        assert_eq!(message.to_json(), tree, "{message:?}");
+        if write::write_direct(&message.header, message.event.kind(), &message.event).is_some() {
+            direct += 1;
+        }
+    }
+    // Every event takes the direct write.
+    assert_eq!(direct, messages.len());
+}
