@@ -126,6 +126,49 @@ macro_rules! unknown {
     };
 }
 
+/// The refusals both serializers share: every value that is not a struct or a variant, and
+/// every sequence, tuple and map.
+macro_rules! refuse_values {
+    () => {
+        unknown! {
+            serialize_bool(bool) -> ();
+            serialize_i8(i8) -> ();
+            serialize_i16(i16) -> ();
+            serialize_i32(i32) -> ();
+            serialize_i64(i64) -> ();
+            serialize_u8(u8) -> ();
+            serialize_u16(u16) -> ();
+            serialize_u32(u32) -> ();
+            serialize_u64(u64) -> ();
+            serialize_f32(f32) -> ();
+            serialize_f64(f64) -> ();
+            serialize_char(char) -> ();
+            serialize_str(&str) -> ();
+            serialize_bytes(&[u8]) -> ();
+            serialize_none() -> ();
+            serialize_unit() -> ();
+            serialize_unit_struct(&'static str) -> ();
+            serialize_seq(Option<usize>) -> Self::SerializeSeq;
+            serialize_tuple(usize) -> Self::SerializeTuple;
+            serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+            serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
+            serialize_map(Option<usize>) -> Self::SerializeMap;
+        }
+
+        fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Unknown> {
+            Err(Unknown)
+        }
+
+        fn serialize_newtype_struct<T: Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            _: &T,
+        ) -> Result<(), Unknown> {
+            Err(Unknown)
+        }
+    };
+}
+
 /// Serializes the event itself: a unit variant (no payload), a struct variant (its fields) or
 /// a newtype variant holding a struct (that struct's fields).
 struct Top<'p>(&'p mut Payload);
@@ -141,42 +184,10 @@ impl<'p> Serializer for Top<'p> {
     type SerializeStruct = Impossible<(), Unknown>;
     type SerializeStructVariant = Fields<'p>;
 
+    refuse_values!();
+
     unknown! {
-        serialize_bool(bool) -> ();
-        serialize_i8(i8) -> ();
-        serialize_i16(i16) -> ();
-        serialize_i32(i32) -> ();
-        serialize_i64(i64) -> ();
-        serialize_u8(u8) -> ();
-        serialize_u16(u16) -> ();
-        serialize_u32(u32) -> ();
-        serialize_u64(u64) -> ();
-        serialize_f32(f32) -> ();
-        serialize_f64(f64) -> ();
-        serialize_char(char) -> ();
-        serialize_str(&str) -> ();
-        serialize_bytes(&[u8]) -> ();
-        serialize_none() -> ();
-        serialize_unit() -> ();
-        serialize_unit_struct(&'static str) -> ();
-        serialize_seq(Option<usize>) -> Self::SerializeSeq;
-        serialize_tuple(usize) -> Self::SerializeTuple;
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
-        serialize_map(Option<usize>) -> Self::SerializeMap;
         serialize_struct(&'static str, usize) -> Self::SerializeStruct;
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Unknown> {
-        Err(Unknown)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), Unknown> {
-        Err(Unknown)
     }
 
     fn serialize_unit_variant(
@@ -223,43 +234,11 @@ impl<'p> Serializer for Inner<'p> {
     type SerializeStruct = Fields<'p>;
     type SerializeStructVariant = Impossible<(), Unknown>;
 
+    refuse_values!();
+
     unknown! {
-        serialize_bool(bool) -> ();
-        serialize_i8(i8) -> ();
-        serialize_i16(i16) -> ();
-        serialize_i32(i32) -> ();
-        serialize_i64(i64) -> ();
-        serialize_u8(u8) -> ();
-        serialize_u16(u16) -> ();
-        serialize_u32(u32) -> ();
-        serialize_u64(u64) -> ();
-        serialize_f32(f32) -> ();
-        serialize_f64(f64) -> ();
-        serialize_char(char) -> ();
-        serialize_str(&str) -> ();
-        serialize_bytes(&[u8]) -> ();
-        serialize_none() -> ();
-        serialize_unit() -> ();
-        serialize_unit_struct(&'static str) -> ();
         serialize_unit_variant(&'static str, u32, &'static str) -> ();
-        serialize_seq(Option<usize>) -> Self::SerializeSeq;
-        serialize_tuple(usize) -> Self::SerializeTuple;
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
-        serialize_map(Option<usize>) -> Self::SerializeMap;
         serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Unknown> {
-        Err(Unknown)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), Unknown> {
-        Err(Unknown)
     }
 
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
