@@ -126,15 +126,14 @@ impl Cadence {
         self.nearby.is_due(tick, id_hash)
     }
 
-    /// The Nearby and Background NPCs due at `tick`.
-    pub(super) fn slower_due_at(&self, tick: u64) -> impl Iterator<Item = (Tier, usize)> + '_ {
-        let nearby = self.nearby.due_at(tick).iter().map(|&i| (Tier::Nearby, i));
-        let background = self
-            .background
-            .due_at(tick)
-            .iter()
-            .map(|&i| (Tier::Background, i));
-        nearby.chain(background)
+    /// The Nearby NPCs due at `tick`, in ascending index.
+    pub(super) fn nearby_due_at(&self, tick: u64) -> &[usize] {
+        self.nearby.due_at(tick)
+    }
+
+    /// The Background NPCs due at `tick`, in ascending index.
+    pub(super) fn background_due_at(&self, tick: u64) -> &[usize] {
+        self.background.due_at(tick)
     }
 }
 

@@ -69,6 +69,11 @@ impl Governor {
         }
     }
 
+    /// Whether any NPC is held at Nearby processing (the common answer is no, and it is cheap).
+    pub fn demotes_any(&self) -> bool {
+        !self.demoted.is_empty()
+    }
+
     /// Whether `npc` is held at Nearby processing by an earlier decision.
     pub fn is_demoted(&self, npc: &str) -> bool {
         self.demoted.contains(npc)

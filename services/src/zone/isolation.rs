@@ -71,7 +71,8 @@ impl Isolation {
 
     /// A successful update: the count starts again. Returns whether the state changed.
     pub fn succeeded(&mut self, npc: &str) -> bool {
-        self.state.failure_counts.remove(npc).is_some()
+        // Every update of a healthy zone lands here: no count to look an id up in.
+        !self.state.failure_counts.is_empty() && self.state.failure_counts.remove(npc).is_some()
     }
 
     /// Consecutive failures of an NPC so far.

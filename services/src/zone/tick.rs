@@ -272,8 +272,10 @@ impl Zone {
     }
 
     /// The NPCs due at `tick`, in priority order: by tier (Active first), those in a room with
-    /// a player first, then by id. Only the due NPCs are looked at (see `cadence`); an Active
-    /// NPC the governor has demoted keeps the Nearby cadence; one isolation holds is not due.
+    /// a player first, then by index. Only the due NPCs are looked at (see `cadence`); an
+    /// Active NPC the governor has demoted keeps the Nearby cadence; one isolation holds is not
+    /// due. Each tier's NPCs come from the cadence in ascending index, so the order is built as
+    /// they come (see [`DueOrder`]), not sorted.
     fn due_npcs(&mut self, tick: u64) -> Vec<Due> {
         let (nearby_every, background_every) = (
             self.config.tiers.nearby_every_ticks,
@@ -281,38 +283,54 @@ impl Zone {
         );
         let cadence = (self.derived.cadence)
             .get_or_insert_with(|| Cadence::of(&self.meta, nearby_every, background_every));
+        let (agents, meta, presence, isolation) =
+            (&self.agents, &self.meta, &self.presence, &self.isolation);
+        // Isolation and the governor hold no one in a healthy zone: then their look-ups by id
+        // are skipped.
+        let (holds_any, demotes_any) = (isolation.holds_any(), self.governor.demotes_any());
+        let held = |index: usize| {
+            holds_any
+                && isolation.is_held(&agents[index].agent.id, meta[index].archetype.as_deref())
+        };
         // Most due NPCs are the Active ones: the list is sized for them once.
-        let mut due: Vec<Due> = Vec::with_capacity(cadence.active().len());
-        let active = cadence.active().iter().filter_map(|&index| {
-            let meta = &self.meta[index];
-            if !self.governor.is_demoted(&self.agents[index].agent.id) {
-                Some((Tier::Active, index))
-            } else if cadence.nearby_due(tick, meta.id_hash) {
-                Some((Tier::Nearby, index))
-            } else {
-                None
+        let mut order = DueOrder::with_capacity(cadence.active().len());
+        let mut slowed = Vec::new();
+        for &index in cadence.active() {
+            if demotes_any && self.governor.is_demoted(&agents[index].agent.id) {
+                if cadence.nearby_due(tick, meta[index].id_hash) {
+                    slowed.push(index);
+                }
+            } else if !held(index) {
+                order.push(Tier::Active, index, presence.player_in(meta[index].room));
             }
-        });
-        // The slower tiers' records are read ahead a few NPCs at a time (see `warm`): each
-        // chunk as the loop reaches it.
-        let slower: Vec<(Tier, usize)> = cadence.slower_due_at(tick).collect();
-        let slower = slower.chunks(WARM_AHEAD).flat_map(|chunk| {
-            warm(&self.agents, &self.meta, chunk.iter().map(|c| c.1));
-            chunk.iter().copied()
-        });
-        for (tier, index) in active.chain(slower) {
-            let meta = &self.meta[index];
-            if self
-                .isolation
-                .is_held(&self.agents[index].agent.id, meta.archetype.as_deref())
-            {
-                continue;
-            }
-            let with_player = self.presence.player_in(meta.room);
-            due.push((Reverse(tier), !with_player, index));
         }
-        due.sort_unstable();
-        due
+        order.end_tier();
+        // The slower tiers' records are read ahead a few NPCs at a time (see `warm`): each
+        // chunk as the loop reaches it. Active NPCs slowed to the Nearby cadence join the
+        // Nearby ones in index order.
+        let nearby = cadence.nearby_due_at(tick);
+        let nearby = if slowed.is_empty() {
+            std::borrow::Cow::Borrowed(nearby)
+        } else {
+            slowed.extend_from_slice(nearby);
+            slowed.sort_unstable();
+            std::borrow::Cow::Owned(slowed)
+        };
+        for (tier, indices) in [
+            (Tier::Nearby, &nearby[..]),
+            (Tier::Background, cadence.background_due_at(tick)),
+        ] {
+            for chunk in indices.chunks(WARM_AHEAD) {
+                warm(agents, meta, chunk.iter().copied());
+                for &index in chunk {
+                    if !held(index) {
+                        order.push(tier, index, presence.player_in(meta[index].room));
+                    }
+                }
+            }
+            order.end_tier();
+        }
+        order.due
     }
 
     /// Prepares the `due` NPCs in their order, each as the governor (or a replay's record)
@@ -453,7 +471,9 @@ impl Zone {
                 }
             }
         }
-        prepared.sort_unstable_by_key(|(index, _)| *index);
+        // `prepared` is in the due order: a few runs of ascending indices (a tier's NPCs with
+        // a player, then without), which the stable sort finds and merges in one pass each.
+        prepared.sort_by_key(|(index, _)| *index);
         if deciding > cap {
             tracing::debug!(zone = %self.name, tick = self.tick, deferred = deciding - cap, "decisions deferred to the next tick");
         }
@@ -557,6 +577,42 @@ impl Zone {
 
 /// A due NPC: its tier (highest first), whether no player is in its room, its index.
 type Due = (Reverse<Tier>, bool, usize);
+
+/// The due list built in its order as the NPCs of each tier come, in ascending index: those
+/// in a room with a player go straight on, the others wait until the tier ends — the order of
+/// a sort by [`Due`], without sorting the tick's thousands of NPCs.
+struct DueOrder {
+    due: Vec<Due>,
+    without_player: Vec<Due>,
+}
+
+impl DueOrder {
+    fn with_capacity(capacity: usize) -> Self {
+        Self {
+            due: Vec::with_capacity(capacity),
+            without_player: Vec::new(),
+        }
+    }
+
+    /// NPC `index` of `tier` is due; indices of a tier must come in ascending order.
+    fn push(&mut self, tier: Tier, index: usize, with_player: bool) {
+        let list = if with_player {
+            &mut self.due
+        } else {
+            &mut self.without_player
+        };
+        debug_assert!(
+            list.last()
+                .is_none_or(|last| last.0 != Reverse(tier) || last.2 < index)
+        );
+        list.push((Reverse(tier), !with_player, index));
+    }
+
+    /// The tier's NPCs are all pushed: those without a player follow those with one.
+    fn end_tier(&mut self) {
+        self.due.append(&mut self.without_player);
+    }
+}
 
 /// Due NPCs whose records are read ahead at once (see [`warm`]): enough for their misses to
 /// overlap, few enough that their records stay in cache until they are prepared.
@@ -664,6 +720,61 @@ mod tests {
             .filter_map(|(_, m)| m.split("\"id\":\"").nth(1)?.split('"').next())
             .collect();
         assert_eq!(ids.len(), first.len(), "ids are unique");
+    }
+
+    #[test]
+    fn the_due_list_is_every_due_npc_in_the_order_a_sort_by_priority_gives() {
+        // The load generator's zone: 2,000 NPCs in 100 rooms, a player in 3 of them.
+        let (profiles, sets) = (ProfileLibrary::embedded(), SetLibrary::embedded());
+        let (profiles, sets) = (profiles.expect("profiles"), sets.expect("sets"));
+        let built = crate::drive::load::build_zone("load", (2_000, Some(3)), &profiles, &sets);
+        let mut zone = built.expect("load zone").zone;
+        let time = crate::bus::envelope::WorldMessage {
+            header: crate::bus::envelope::header("t-1", "load", 1),
+            event: crate::bus::envelope::WorldEvent::TimeAdvanced,
+        };
+        zone.apply(&time, &live(), &mut ZoneOutput::default());
+        let by_tier = |zone: &Zone, tier: Tier| {
+            (0..zone.meta.len())
+                .filter(|&i| zone.meta[i].tier.tier == tier)
+                .collect::<Vec<_>>()
+        };
+        let (active, nearby) = (by_tier(&zone, Tier::Active), by_tier(&zone, Tier::Nearby));
+        assert!(
+            active.len() >= 4 && !nearby.is_empty() && !by_tier(&zone, Tier::Background).is_empty()
+        );
+        // The governor slows two Active NPCs; isolation holds one Active and one Nearby.
+        let id = |zone: &Zone, index: usize| zone.agents[index].agent.id.clone();
+        let slowed = [id(&zone, active[0]), id(&zone, active[2])];
+        zone.governor.demote(&slowed);
+        for index in [active[1], nearby[0]] {
+            let (npc, archetype) = (id(&zone, index), zone.meta[index].archetype.clone());
+            for _ in 0..zone.config.isolation.max_consecutive_failures {
+                zone.isolation.failed(&npc, archetype.as_deref(), "test");
+            }
+        }
+        let (nearby_every, background_every) = (
+            zone.config.tiers.nearby_every_ticks,
+            zone.config.tiers.background_every_ticks,
+        );
+        for tick in 1..=2 * background_every {
+            let mut expected: Vec<Due> = Vec::new();
+            for (index, meta) in zone.meta.iter().enumerate() {
+                let npc = id(&zone, index);
+                let due_every = |every: u64| (tick + meta.id_hash % every).is_multiple_of(every);
+                let tier = match meta.tier.tier {
+                    Tier::Active if !zone.governor.is_demoted(&npc) => Tier::Active,
+                    Tier::Active | Tier::Nearby if due_every(nearby_every) => Tier::Nearby,
+                    Tier::Background if due_every(background_every) => Tier::Background,
+                    _ => continue,
+                };
+                if !zone.isolation.is_held(&npc, meta.archetype.as_deref()) {
+                    expected.push((Reverse(tier), !zone.presence.player_in(meta.room), index));
+                }
+            }
+            expected.sort_unstable();
+            assert_eq!(zone.due_npcs(tick), expected, "tick {tick}");
+        }
     }
 
     #[test]
