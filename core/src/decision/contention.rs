@@ -11,6 +11,8 @@
 
 use std::borrow::Borrow;
 
+use rustc_hash::FxHashMap;
+
 use crate::decision::agent::Agent;
 use crate::decision::order::ordered_bits;
 use crate::decision::world::World;
@@ -93,59 +95,101 @@ struct Claim {
     agent: u32,
 }
 
-/// A round's claims grouped by provider, a counting sort: the providers in ascending order,
-/// each with its arriving claims. The order within a group does not matter, since its
-/// contenders are sorted by a total order.
+/// A round's claims grouped by provider: the providers in ascending order, each with its
+/// arriving claims. The order within a group does not matter, since its contenders are sorted
+/// by a total order. A round with few claims for the world's providers sorts them, so it costs
+/// what its claims do; one with many counts them into place over every provider.
 #[derive(Default)]
 struct ClaimGroups {
-    /// `starts[p]..starts[p + 1]` indexes `claims` for provider `p`.
-    starts: Vec<u32>,
+    /// The claims, grouped by provider.
     claims: Vec<Claim>,
-    /// The providers with a claim, ascending.
-    claimed: Vec<u32>,
-    next: Vec<u32>,
+    /// Each claimed provider, ascending, with the end of its group in `claims` (a group starts
+    /// where the one before it ends).
+    groups: Vec<(u32, u32)>,
+    /// Scratch: the claims with their providers, put in provider order.
+    sorted: Vec<(usize, Claim)>,
+    /// Scratch of the counting sort: claims per provider, then where the next one goes.
+    counts: Vec<u32>,
 }
+
+/// A round sorts its claims when there are fewer than the world's providers over this; with
+/// more it counts them over every provider (a linear pass, cheaper for a large batch).
+const SORT_BELOW_PROVIDERS_OVER: usize = 8;
 
 impl ClaimGroups {
     /// Groups `claims` (provider index, claim) over `providers` providers; a claim on a
     /// provider beyond them is dropped.
     fn fill(&mut self, providers: usize, claims: &[(usize, Claim)]) {
-        let claims = || {
-            claims
-                .iter()
-                .copied()
-                .filter(|&(provider, _)| provider < providers)
-        };
-        self.starts.clear();
-        self.starts.resize(providers + 1, 0);
-        for (provider, _) in claims() {
-            self.starts[provider + 1] += 1;
-        }
-        self.claimed.clear();
-        for provider in 0..providers {
-            if self.starts[provider + 1] > 0 {
-                self.claimed.push(provider as u32);
-            }
-            self.starts[provider + 1] += self.starts[provider];
-        }
         self.claims.clear();
-        self.claims
-            .resize(self.starts[providers] as usize, Claim::default());
-        self.next.clear();
-        self.next.extend_from_slice(&self.starts);
-        for (provider, claim) in claims() {
-            self.claims[self.next[provider] as usize] = claim;
-            self.next[provider] += 1;
+        self.groups.clear();
+        let claims = claims.iter().filter(|&&(provider, _)| provider < providers);
+        if claims.clone().count() < providers / SORT_BELOW_PROVIDERS_OVER {
+            self.fill_sorted(claims);
+        } else {
+            self.fill_counted(providers, claims);
+        }
+    }
+
+    /// Groups the claims by sorting them by provider.
+    fn fill_sorted<'a>(&mut self, claims: impl Iterator<Item = &'a (usize, Claim)>) {
+        self.sorted.clear();
+        self.sorted.extend(claims);
+        self.sorted.sort_unstable_by_key(|&(provider, _)| provider);
+        for &(provider, claim) in &self.sorted {
+            if self
+                .groups
+                .last()
+                .is_none_or(|&(last, _)| last as usize != provider)
+            {
+                self.groups
+                    .push((provider as u32, self.claims.len() as u32));
+            }
+            self.claims.push(claim);
+            if let Some(group) = self.groups.last_mut() {
+                group.1 += 1;
+            }
+        }
+    }
+
+    /// Groups the claims by counting them over every one of `providers`.
+    fn fill_counted<'a>(
+        &mut self,
+        providers: usize,
+        claims: impl Iterator<Item = &'a (usize, Claim)> + Clone,
+    ) {
+        self.counts.clear();
+        self.counts.resize(providers, 0);
+        for &(provider, _) in claims.clone() {
+            self.counts[provider] += 1;
+        }
+        let mut end = 0;
+        for (provider, count) in self.counts.iter_mut().enumerate() {
+            if *count > 0 {
+                end += *count;
+                self.groups.push((provider as u32, end));
+                // From here on, where the provider's claims go, filled from the end.
+                *count = end;
+            }
+        }
+        self.claims.resize(end as usize, Claim::default());
+        for &(provider, claim) in claims {
+            self.counts[provider] -= 1;
+            self.claims[self.counts[provider] as usize] = claim;
         }
     }
 
     /// Each claimed provider with its claims, by ascending provider index.
     fn iter(&self) -> impl Iterator<Item = (usize, &[Claim])> {
-        self.claimed.iter().map(|&provider| {
-            let provider = provider as usize;
-            let range = self.starts[provider] as usize..self.starts[provider + 1] as usize;
-            (provider, &self.claims[range])
-        })
+        let starts = std::iter::once(0).chain(self.groups.iter().map(|&(_, end)| end));
+        self.groups
+            .iter()
+            .zip(starts)
+            .map(|(&(provider, end), start)| {
+                (
+                    provider as usize,
+                    &self.claims[start as usize..end as usize],
+                )
+            })
     }
 }
 
@@ -162,8 +206,9 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
 ) -> (Vec<Option<Preference>>, usize) {
     let agent_count = lists.len().min(agents.len());
     let mut places = Places::new(lists, agent_count);
-    // Each provider's provisional winners, as the claims they won with.
-    let mut holders: Vec<Vec<Claim>> = vec![Vec::new(); world.providers.len()];
+    // Each claimed provider's provisional winners, as the claims they won with (by provider
+    // index: only the claimed ones, not the world's every provider).
+    let mut holders: FxHashMap<usize, Vec<Claim>> = FxHashMap::default();
     // Each arriving claim with its provider. A claim is made from the agent's preference
     // where it stands, which does not move while the claim arrives or is held.
     let mut arriving = Vec::new();
@@ -181,12 +226,10 @@ pub(crate) fn resolve<A: Borrow<Agent>>(
         let mut displaced = false;
         next_arriving.clear();
         for (provider_index, group) in groups.iter() {
-            let (Some(provider), Some(held)) = (
-                world.providers.get(provider_index),
-                holders.get_mut(provider_index),
-            ) else {
+            let Some(provider) = world.providers.get(provider_index) else {
                 continue;
             };
+            let held = holders.entry(provider_index).or_default();
             contenders.clear();
             contenders.extend_from_slice(held);
             contenders.extend_from_slice(group);
@@ -341,4 +384,63 @@ fn order_first<T>(
         }
     }
     count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each provider's claims as (agent, distance) pairs, sorted: a group's order does not
+    /// matter.
+    fn grouped(groups: &ClaimGroups) -> Vec<(usize, Vec<(u32, u64)>)> {
+        groups
+            .iter()
+            .map(|(provider, claims)| {
+                let mut claims: Vec<_> = claims.iter().map(|c| (c.agent, c.distance)).collect();
+                claims.sort_unstable();
+                (provider, claims)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sorting_and_counting_group_the_same_claims_under_the_same_providers() {
+        let providers = 500;
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for count in [0usize, 1, 7, 60, 400, 3_000] {
+            let claims: Vec<(usize, Claim)> = (0..count as u32)
+                .map(|agent| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1);
+                    // A few claims fall beyond the providers and are dropped.
+                    let provider = (state >> 33) as usize % (providers + 5);
+                    (
+                        provider,
+                        Claim {
+                            distance: state >> 40,
+                            agent,
+                        },
+                    )
+                })
+                .collect();
+            let kept = || claims.iter().filter(|&&(provider, _)| provider < providers);
+            let (mut sorted, mut counted) = (ClaimGroups::default(), ClaimGroups::default());
+            sorted.fill_sorted(kept());
+            counted.fill_counted(providers, kept());
+            let expected = grouped(&sorted);
+            assert_eq!(expected, grouped(&counted), "{count} claims");
+            assert_eq!(
+                expected.iter().map(|(_, c)| c.len()).sum::<usize>(),
+                kept().count()
+            );
+            assert!(
+                expected.windows(2).all(|w| w[0].0 < w[1].0),
+                "providers ascend"
+            );
+            let mut either = ClaimGroups::default();
+            either.fill(providers, &claims);
+            assert_eq!(expected, grouped(&either), "{count} claims");
+        }
+    }
 }
