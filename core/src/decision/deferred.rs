@@ -120,7 +120,9 @@ impl Deferred {
         &self.slots[..self.eligible]
     }
 
-    /// `candidate` with its breakdown, as the scoring loop would have written it.
+    /// `candidate` with its breakdown, as the scoring loop would have written it (inlined, so
+    /// a decision's pick is written where it goes rather than copied there).
+    #[inline(always)]
     pub(crate) fn full(&self, candidate: &PlainCandidate) -> Candidate {
         let (provider, action) = (candidate.provider as usize, candidate.action as usize);
         let records = self
