@@ -2,9 +2,10 @@
 //! [`crate::decision::decider::Decider::decide_batch`] (shared by all its agents and worker
 //! threads), once per zone (see below) or per [`crate::decision::decider::Decider::compile`], holding what scoring a plain
 //! agent reads of an action (its radius, deltas and tags, padded to a fixed length so the
-//! candidate loop has no loop of its own) and what depends only on the world and the tuning
-//! (`M_context`, the weighted intrinsic priority), so scoring a candidate is a few
-//! multiplications over contiguous memory. The names the records read are numbered locally, so
+//! candidate loop has no loop of its own, and its place, so a loop over many providers' records
+//! knows whose each is) and what depends only on the world and the tuning (`M_context`, the
+//! weighted intrinsic priority), so scoring a candidate is a few multiplications over
+//! contiguous memory. The names the records read are numbered locally, so
 //! an agent's tables of what they mean to it are as short as they are few, and their distinct
 //! tag sets are listed, so an agent scoring them all multiplies each set's modifiers once.
 //! A zone keeps its records between ticks ([`crate::life::simulator::ProviderIndex`]) and
