@@ -2,9 +2,10 @@
 //! [`crate::decision::decider::Decider::decide_batch`] (shared by all its agents and worker
 //! threads), once per zone (see below) or per [`crate::decision::decider::Decider::compile`], holding what scoring a plain
 //! agent reads of an action (its radius, deltas and tags, padded to a fixed length so the
-//! candidate loop has no loop of its own) and what depends only on the world and the tuning
-//! (`M_context`, the weighted intrinsic priority), so scoring a candidate is a few
-//! multiplications over contiguous memory. The names the records read are numbered locally, so
+//! candidate loop has no loop of its own, and its place, so a loop over many providers' records
+//! knows whose each is) and what depends only on the world and the tuning (`M_context`, the
+//! weighted intrinsic priority), so scoring a candidate is a few multiplications over
+//! contiguous memory. The names the records read are numbered locally, so
 //! an agent's tables of what they mean to it are as short as they are few, and their distinct
 //! tag sets are listed, so an agent scoring them all multiplies each set's modifiers once.
 //! A zone keeps its records between ticks ([`crate::life::simulator::ProviderIndex`]) and
@@ -52,6 +53,9 @@ pub(crate) struct CompiledAction {
     pub(crate) tags: [u32; RECORD_TAGS],
     /// The index of its tags among the distinct tag sets of the records.
     pub(crate) tag_set: u32,
+    /// Its provider's index in the world and its own in the provider ([`NO_LOCAL`] past
+    /// 2³² - 1), so a loop over the records of many providers knows whose each is.
+    pub(crate) place: (u32, u32),
 }
 
 /// A provider as the compiled loop reads it.
@@ -148,10 +152,12 @@ impl CompiledActions {
             any_general: false,
             priced_under: (world.contexts.clone(), tuning.priority_weight),
         };
-        for provider in &world.providers {
+        let number = |index: usize| u32::try_from(index).unwrap_or(NO_LOCAL);
+        for (provider_index, provider) in world.providers.iter().enumerate() {
             let start = compiled.actions.len();
-            for action in &provider.actions {
-                let record = compiled.compile(action, world, tuning);
+            for (action_index, action) in provider.actions.iter().enumerate() {
+                let mut record = compiled.compile(action, world, tuning);
+                record.place = (number(provider_index), number(action_index));
                 compiled.actions.push(record);
             }
             compiled.providers.push(CompiledProvider {
@@ -235,6 +241,16 @@ impl CompiledActions {
         &self.actions[start..end]
     }
 
+    /// The records of the actions of `run`, consecutive providers of [`Self::providers`], in
+    /// order: those of the first, then the next, and so on.
+    #[inline(always)]
+    pub(crate) fn run_records(&self, run: &[CompiledProvider]) -> &[CompiledAction] {
+        match (run.first(), run.last()) {
+            (Some(first), Some(last)) => &self.actions[first.range.0..last.range.1],
+            _ => &[],
+        }
+    }
+
     /// The distinct tag sets of the records, by [`CompiledAction::tag_set`].
     pub(crate) fn tag_sets(&self) -> &[[u32; RECORD_TAGS]] {
         &self.tag_sets
@@ -283,6 +299,7 @@ impl CompiledActions {
             deltas,
             tags,
             tag_set: 0,
+            place: (NO_LOCAL, NO_LOCAL),
         }
     }
 }

@@ -3,17 +3,19 @@
 //! and tables that fit on the stack. The agent's terms and its tag sets' products are a few
 //! entries on the stack; the distances of a run of providers are computed together before
 //! their actions are scored (their square roots and divisions overlap rather than wait on one
-//! another); and each candidate is kept without its breakdown ([`Deferred`]: its place,
-//! utility, distance and benefit, the rest being its record's, its provider's and its tag
-//! set's), so the best few are then found over 32-byte candidates rather than 104-byte ones.
-//! The candidates, once put together, are those of `compiled_scoring`'s loop with the same
-//! bits, and so are the removed ones and the draws; any other agent or world takes that path.
+//! another), and the run's records are then scored in one flat pass, each finding its
+//! provider's distance by its place; and each candidate is kept without its breakdown
+//! ([`Deferred`]: its place, utility, distance and benefit, the rest being its record's, its
+//! provider's and its tag set's), written to its record's own slot, so the best few are then
+//! found over 32-byte candidates rather than 104-byte ones. The candidates, once put together,
+//! are those of `compiled_scoring`'s loop with the same bits, and so are the removed ones and
+//! the draws; any other agent or world takes that path.
 
 use crate::decision::agent::Agent;
 use crate::decision::compiled::CompiledAction;
 use crate::decision::compiled::CompiledActions;
 use crate::decision::compiled_scoring::{NO_TERM, PADDING_TERM, STACK_MODIFIERS, STACK_TERMS};
-use crate::decision::deferred::{Deferred, PlainCandidate};
+use crate::decision::deferred::{Deferred, PlainCandidate, UNSCORED};
 use crate::decision::scoring::{
     EMPTY_SUM, Ineligible, IneligibleReason, ScoringTerm, ScoringView, distance_factor,
     each_modifier, each_term, gain,
@@ -73,7 +75,6 @@ pub(crate) fn rank_plain(
     deferred
         .personalities
         .extend(sets.iter().take(compiled.tag_sets().len()));
-    deferred.candidates.reserve(compiled.action_count());
     deferred
         .distance_factors
         .reserve(compiled.providers().len());
@@ -88,7 +89,10 @@ pub(crate) fn rank_plain(
 }
 
 /// [`rank_plain`]'s loop; `EVERY_TERM`: the agent has a term for every name of the records'
-/// deltas.
+/// deltas. A run's records are scored in one pass, each finding its provider's distance and
+/// whether it is full by its place, and written to its own slot (see [`Deferred::slots`]); the
+/// removed ones are listed after the pass, so the pass calls nothing and keeps its values in
+/// registers.
 #[inline(always)]
 fn score<const EVERY_TERM: bool>(
     agent: &Agent,
@@ -97,61 +101,85 @@ fn score<const EVERY_TERM: bool>(
     (terms, sets): (&[ScoringTerm; STACK_TERMS], &[f64; STACK_MODIFIERS]),
     (deferred, ineligible): (&mut Deferred, &mut Vec<Ineligible>),
 ) {
-    let (candidates, distance_factors) = (&mut deferred.candidates, &mut deferred.distance_factors);
-    let mut first = 0;
-    for run in compiled.providers().chunks(RUN) {
+    let (slots, distance_factors) = (&mut deferred.slots, &mut deferred.distance_factors);
+    let mut any_removed = false;
+    let mut scored = 0;
+    for (first, run) in (0..).step_by(RUN).zip(compiled.providers().chunks(RUN)) {
         let mut placed = [(0.0, 0.0); RUN];
         for (slot, provider) in placed.iter_mut().zip(run) {
             let distance = agent.position.distance_to(&provider.position);
             *slot = (distance, distance_factor(distance, tuning));
         }
         distance_factors.extend(placed[..run.len()].iter().map(|&(_, factor)| factor));
-        for (provider_index, (provider, &(distance, factor))) in
-            (first..).zip(run.iter().zip(&placed))
+        // A provider the world does not hold counts as full.
+        let mut full = [true; RUN];
+        for (full, provider) in full
+            .iter_mut()
+            .zip(world.providers.get(first..).unwrap_or(&[]))
         {
-            let records = compiled.records(provider);
-            let remove = |action, reason| Ineligible {
-                provider: provider_index,
-                action,
-                reason,
-            };
-            if world
-                .providers
-                .get(provider_index)
-                .is_none_or(|p| p.free_slots() == 0)
-            {
-                // Every action of a full provider fails its first gate.
-                let full = (0..records.len()).map(|a| remove(a, IneligibleReason::ProviderFull));
-                ineligible.extend(full);
+            *full = provider.free_slots() == 0;
+        }
+        let records = compiled.run_records(run);
+        let mut removed = false;
+        for (slot, record) in slots[scored..].iter_mut().zip(records) {
+            let (provider, action) = record.place;
+            let (distance, factor) = placed[provider as usize % RUN];
+            if removal(record, (&placed, &full)).is_some() {
+                removed = true;
+                *slot = UNSCORED;
                 continue;
             }
-            for (action_index, record) in records.iter().enumerate() {
-                // A record has no action slot limit, precondition or cost: its radius is the
-                // only gate it can fail.
-                if distance > record.radius {
-                    ineligible.push(remove(action_index, IneligibleReason::OutOfRadius));
-                    continue;
+            let mut benefit = EMPTY_SUM;
+            for &(index, delta) in &record.deltas {
+                let term = terms[index as usize % STACK_TERMS];
+                if EVERY_TERM || !term.headroom.is_nan() {
+                    benefit += term.weighted_pressure * gain(delta, term.headroom);
                 }
-                let mut benefit = EMPTY_SUM;
-                for &(index, delta) in &record.deltas {
-                    let term = terms[index as usize % STACK_TERMS];
-                    if EVERY_TERM || !term.headroom.is_nan() {
-                        benefit += term.weighted_pressure * gain(delta, term.headroom);
-                    }
-                }
-                let personality = sets[record.tag_set as usize % STACK_MODIFIERS];
-                let utility = plain_utility(benefit, record, personality, factor);
-                // Every place fits in 32 bits (see `plain_applies`).
-                candidates.push(PlainCandidate {
-                    provider: provider_index as u32,
-                    action: action_index as u32,
-                    utility,
-                    distance,
-                    benefit,
-                });
             }
+            let personality = sets[record.tag_set as usize % STACK_MODIFIERS];
+            *slot = PlainCandidate {
+                provider,
+                action,
+                utility: plain_utility(benefit, record, personality, factor),
+                distance,
+                benefit,
+            };
         }
-        first += run.len();
+        if removed {
+            let removals = records.iter().filter_map(|record| {
+                let (provider, action) = record.place;
+                let reason = removal(record, (&placed, &full))?;
+                Some(Ineligible {
+                    provider: provider as usize,
+                    action: action as usize,
+                    reason,
+                })
+            });
+            ineligible.extend(removals);
+        }
+        any_removed |= removed;
+        scored += records.len();
+    }
+    deferred.keep_scored(any_removed);
+}
+
+/// The first gate `record` fails, given its run's distances and factors and which of its
+/// providers are full (by provider index modulo [`RUN`]: a run starts at a multiple of its
+/// length), if any. Every action of a full provider fails its first gate; a record has no
+/// action slot limit, precondition or cost, so otherwise its radius is the only gate it can
+/// fail.
+#[inline(always)]
+fn removal(
+    record: &CompiledAction,
+    (placed, full): (&[(f64, f64); RUN], &[bool; RUN]),
+) -> Option<IneligibleReason> {
+    let at = record.place.0 as usize % RUN;
+    if full[at] {
+        Some(IneligibleReason::ProviderFull)
+    } else if placed[at].0 > record.radius {
+        Some(IneligibleReason::OutOfRadius)
+    } else {
+        None
     }
 }
 

@@ -258,7 +258,7 @@ impl Decider {
             (Some(scored), _) => self.pick_among(scored, &mut rng, ranking, |c| *c),
             (None, Some(deferred)) => {
                 let full = |c: &PlainCandidate| deferred.full(c);
-                self.pick_among(&deferred.candidates, &mut rng, ranking, full)
+                self.pick_among(deferred.candidates(), &mut rng, ranking, full)
             }
             (None, None) => None,
         };

@@ -63,12 +63,27 @@ pub(crate) struct Deferred {
     pub(crate) distance_factors: Vec<f64>,
     /// Each tag set's `M_personality`, by tag set.
     pub(crate) personalities: Vec<f64>,
-    /// The eligible candidates in scoring order.
-    pub(crate) candidates: Vec<PlainCandidate>,
+    /// One slot for each record, written in scoring order (a removed candidate as
+    /// [`UNSCORED`]) and then the eligible ones moved to the front ([`Deferred::keep_scored`]):
+    /// a decide writes each slot where it lies, with no length to keep.
+    pub(crate) slots: Vec<PlainCandidate>,
+    /// How many of `slots` are eligible candidates.
+    eligible: usize,
 }
 
+/// What a slot no eligible candidate holds: a NaN utility, which no scored candidate has (a
+/// NaN score ranks last as -∞).
+pub(crate) const UNSCORED: PlainCandidate = PlainCandidate {
+    provider: 0,
+    action: 0,
+    utility: f64::NAN,
+    distance: 0.0,
+    benefit: 0.0,
+};
+
 impl Deferred {
-    /// Empties it for candidates scored off `records`, keeping its buffers.
+    /// Empties it for candidates scored off `records` (a slot for each of them), keeping its
+    /// buffers.
     pub(crate) fn refill(&mut self, records: &Arc<CompiledActions>) {
         if !self
             .records
@@ -79,10 +94,35 @@ impl Deferred {
         }
         self.distance_factors.clear();
         self.personalities.clear();
-        self.candidates.clear();
+        self.slots.resize(records.action_count(), UNSCORED);
+        self.eligible = 0;
     }
 
-    /// `candidate` with its breakdown, as the scoring loop would have written it.
+    /// Ends a decide that wrote every slot: the eligible candidates are moved to the front, in
+    /// order, past those `UNSCORED` when `any_removed`.
+    pub(crate) fn keep_scored(&mut self, any_removed: bool) {
+        self.eligible = self.slots.len();
+        if any_removed {
+            let mut kept = 0;
+            for at in 0..self.slots.len() {
+                let candidate = self.slots[at];
+                if !candidate.utility.is_nan() {
+                    self.slots[kept] = candidate;
+                    kept += 1;
+                }
+            }
+            self.eligible = kept;
+        }
+    }
+
+    /// The eligible candidates in scoring order.
+    pub(crate) fn candidates(&self) -> &[PlainCandidate] {
+        &self.slots[..self.eligible]
+    }
+
+    /// `candidate` with its breakdown, as the scoring loop would have written it (inlined, so
+    /// a decision's pick is written where it goes rather than copied there).
+    #[inline(always)]
     pub(crate) fn full(&self, candidate: &PlainCandidate) -> Candidate {
         let (provider, action) = (candidate.provider as usize, candidate.action as usize);
         let records = self
@@ -112,6 +152,6 @@ impl Deferred {
 
     /// Every candidate with its breakdown, in scoring order, appended to `into`.
     pub(crate) fn extend_full(&self, into: &mut Vec<Candidate>) {
-        into.extend(self.candidates.iter().map(|c| self.full(c)));
+        into.extend(self.candidates().iter().map(|c| self.full(c)));
     }
 }

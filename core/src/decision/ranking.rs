@@ -50,7 +50,7 @@ impl Ranking {
         }
         self.ranked.get_or_init(|| {
             let mut ranked = if let Some(deferred) = self.deferred() {
-                let mut full = Vec::with_capacity(deferred.candidates.len());
+                let mut full = Vec::with_capacity(deferred.candidates().len());
                 deferred.extend_full(&mut full);
                 full
             } else {
