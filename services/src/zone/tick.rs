@@ -308,16 +308,14 @@ impl Zone {
         // The slower tiers' records are read ahead a few NPCs at a time (see `warm`): each
         // chunk as the loop reaches it. Active NPCs slowed to the Nearby cadence join the
         // Nearby ones in index order.
-        let nearby = cadence.nearby_due_at(tick);
-        let nearby = if slowed.is_empty() {
-            std::borrow::Cow::Borrowed(nearby)
-        } else {
+        let mut nearby = cadence.nearby_due_at(tick);
+        if !slowed.is_empty() {
             slowed.extend_from_slice(nearby);
             slowed.sort_unstable();
-            std::borrow::Cow::Owned(slowed)
-        };
+            nearby = &slowed;
+        }
         for (tier, indices) in [
-            (Tier::Nearby, &nearby[..]),
+            (Tier::Nearby, nearby),
             (Tier::Background, cadence.background_due_at(tick)),
         ] {
             for chunk in indices.chunks(WARM_AHEAD) {
