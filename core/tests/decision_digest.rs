@@ -113,8 +113,8 @@ fn agent(rng: &mut DetRng, names: &Names, index: usize, provider_count: usize) -
         .into_iter()
         .map(|resource| (resource, rng.next_unit() * 10.0))
         .collect();
-    agent.capabilities = some_of(rng, &names.facts, 1);
-    agent.facts = some_of(rng, &names.facts, 2);
+    agent.capabilities = some_of(rng, &names.facts, 1).into();
+    agent.facts = some_of(rng, &names.facts, 2).into();
     if chance(rng, 0.3) {
         agent.commitments.push(Commitment {
             forbid_tags: some_of(rng, &names.tags, 2),
@@ -122,7 +122,7 @@ fn agent(rng: &mut DetRng, names: &Names, index: usize, provider_count: usize) -
         });
     }
     if chance(rng, 0.5) && provider_count > 0 {
-        agent.schedule = Some(SchedulePull {
+        agent.schedule = Some(Box::new(SchedulePull {
             tags: some_of(rng, &names.tags, 3),
             place: chance(rng, 0.5).then(|| format!("provider{}", rng.next_index(provider_count))),
             tag_bonus: rng.next_unit() * 0.2,
@@ -130,7 +130,7 @@ fn agent(rng: &mut DetRng, names: &Names, index: usize, provider_count: usize) -
             binding: false,
             reserved: Vec::new(),
             reserved_from_hours: 0.0,
-        });
+        }));
     }
     if chance(rng, 0.4) && provider_count > 0 {
         agent.just_completed = Some((

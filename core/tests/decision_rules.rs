@@ -52,8 +52,8 @@ fn personality_makes_identical_agents_diverge() {
     diligent.id = "dil".into();
     let social = scene.sym("social");
     let work = scene.sym("work");
-    sociable.tag_modifiers = vec![(social, 2.0)];
-    diligent.tag_modifiers = vec![(work, 2.0)];
+    sociable.tag_modifiers = vec![(social, 2.0)].into();
+    diligent.tag_modifiers = vec![(work, 2.0)].into();
     let chat = scene.action("chat", &[("NEED", 40.0)], &["social"]);
     let forge = scene.action("forge", &[("NEED", 40.0)], &["work"]);
     let world = world(vec![provider("square", 1.0, 0.0, 2, vec![chat, forge])]);
@@ -127,7 +127,7 @@ fn every_gate_removes_its_candidate_with_the_first_failing_reason() {
     let gold = scene.sym("gold");
     let violence = scene.sym("violence");
     let open = scene.sym("open");
-    agent.resources = vec![(gold, 3.0)];
+    agent.resources = vec![(gold, 3.0)].into();
     agent.commitments = vec![
         Commitment {
             forbid_tags: vec![violence],
@@ -137,7 +137,8 @@ fn every_gate_removes_its_candidate_with_the_first_failing_reason() {
             forbid_tags: vec![scene.sym("food")],
             expires_at: Some(8.0),
         }, // expired at 8:00
-    ];
+    ]
+    .into();
     let hunger = scene.sym("HUNGER");
     let base = scene.action("ok", &[("HUNGER", 10.0)], &["food"]);
     let mut full_action = base.clone();
@@ -355,7 +356,7 @@ fn cost_is_squared_over_stock_and_subtracted_last() {
     let mut scene = Scene::default();
     let mut agent = scene.agent("ann", 0.0, 0.0, &[("HUNGER", 50.0)]);
     let gold = scene.sym("gold");
-    agent.resources = vec![(gold, 10.0)];
+    agent.resources = vec![(gold, 10.0)].into();
     let mut cheap = scene.action("cheap", &[("HUNGER", 10.0)], &[]);
     cheap.costs = vec![(gold, 2.0)];
     let mut dear = scene.action("dear", &[("HUNGER", 10.0)], &[]);
@@ -364,7 +365,7 @@ fn cost_is_squared_over_stock_and_subtracted_last() {
     all.costs = vec![(gold, 10.0)];
     let mut tiny = scene.action("tiny", &[("HUNGER", 10.0)], &[]);
     tiny.costs = vec![(gold, 20.0)];
-    agent.resources = vec![(gold, 10.0)];
+    agent.resources = vec![(gold, 10.0)].into();
     let world = world(vec![provider(
         "shop",
         0.0,
@@ -606,7 +607,7 @@ fn a_binding_activity_removes_what_does_not_fit_waives_its_own_need_gates_and_bi
         reasons
     };
     // Favoured only: the need gate holds and tilling wins.
-    agent.schedule = Some(SchedulePull {
+    agent.schedule = Some(Box::new(SchedulePull {
         tags: vec![scene.sym("sleep")],
         place: Some("home".into()),
         tag_bonus: 0.1,
@@ -614,7 +615,7 @@ fn a_binding_activity_removes_what_does_not_fit_waives_its_own_need_gates_and_bi
         binding: false,
         reserved: Vec::new(),
         reserved_from_hours: 0.0,
-    });
+    }));
     let favoured = decider().rank(&agent, &world, 0);
     assert_eq!(reasons(&favoured), [(0, IneligibleReason::Precondition)]);
     // Binding: one sleeps, tired or not, and the field waits.
@@ -663,12 +664,12 @@ fn what_a_binding_activity_binds_keeps_to_its_hours() {
         reserved_from_hours,
     };
     // Working hours, nothing reserved: tired enough, she goes to bed in the afternoon.
-    agent.schedule = Some(pull(Vec::new(), 0.0));
+    agent.schedule = Some(Box::new(pull(Vec::new(), 0.0)));
     let free = decider().rank(&agent, &world, 0);
     assert!(free.ineligible.is_empty());
     assert_eq!(free.ranked()[0].provider, 0, "sleep outranks tilling");
     // Sleep is bound to the night: in the day it is off schedule.
-    agent.schedule = Some(pull(vec![sleep_tag], 3.0));
+    agent.schedule = Some(Box::new(pull(vec![sleep_tag], 3.0)));
     let day = decider().rank(&agent, &world, 0);
     let reasons: Vec<_> = day
         .ineligible
@@ -678,9 +679,9 @@ fn what_a_binding_activity_binds_keeps_to_its_hours() {
     assert_eq!(reasons, [(0, IneligibleReason::OffSchedule)]);
     assert_eq!(day.ranked().len(), 1, "tilling stays");
     // A nap is no night's sleep: shorter than what is reserved, it stays.
-    agent.schedule = Some(pull(vec![sleep_tag], 8.0));
+    agent.schedule = Some(Box::new(pull(vec![sleep_tag], 8.0)));
     assert!(decider().rank(&agent, &world, 0).ineligible.is_empty());
-    agent.schedule = Some(pull(vec![sleep_tag], 3.0));
+    agent.schedule = Some(Box::new(pull(vec![sleep_tag], 3.0)));
     // Unless she is exhausted.
     let comfort = scene.sym("COMFORT");
     let need = agent

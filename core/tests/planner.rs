@@ -14,7 +14,7 @@ use support::{Scene, provider, world};
 fn smithy(scene: &mut Scene) -> (geppetto_core::Agent, geppetto_core::World, PlanGoal) {
     let mut agent = scene.agent("bram", 0.0, 0.0, &[("PRIDE", 50.0)]);
     let gold = scene.sym("gold");
-    agent.resources = vec![(gold, 5.0)];
+    agent.resources = vec![(gold, 5.0)].into();
     let fact = |scene: &mut Scene, name: &str| scene.sym(name);
     let (ore, wood, ingot, sword) = (
         fact(scene, "has:ore"),
@@ -136,7 +136,7 @@ fn a_goal_nothing_can_reach_is_unreachable_and_money_matters() {
         Err(NoPlan::Unreachable)
     );
     // Too poor for ore: no sword either.
-    agent.resources = vec![(scene.sym("gold"), 2.0)];
+    agent.resources = vec![(scene.sym("gold"), 2.0)].into();
     let sword = scene.sym("has:sword");
     assert_eq!(
         plan(
@@ -151,7 +151,7 @@ fn a_goal_nothing_can_reach_is_unreachable_and_money_matters() {
         Err(NoPlan::Unreachable)
     );
     // A goal that already holds needs no steps.
-    agent.facts = vec![sword];
+    agent.facts = vec![sword].into();
     let done = plan(
         &agent,
         &world,
@@ -342,7 +342,7 @@ fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonu
     let mut scene = Scene::default();
     let mut agent = scene.agent("bram", 0.0, 0.0, &[("PRIDE", 50.0)]);
     let (gold, ore) = (scene.sym("gold"), scene.sym("ore"));
-    agent.resources = vec![(gold, 10.0)];
+    agent.resources = vec![(gold, 10.0)].into();
     let mut buy_ore = scene.action("buy_ore", &[], &[]);
     buy_ore.costs = vec![(gold, 3.0)];
     buy_ore.effects.yields = vec![(ore, 1.0)];

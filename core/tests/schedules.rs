@@ -177,7 +177,7 @@ fn a_change_of_block_interrupts_an_action_that_fits_neither_it_nor_a_critical_ne
         agent.agent.considerations[0].value = 30.0; // tired, not critical
         let mut action = world.providers[provider].actions[0].clone();
         action.duration_hours = 6.0;
-        agent.running = Some(RunningAction {
+        agent.running = Some(Box::new(RunningAction {
             provider: world.providers[provider].id.clone(),
             action,
             started_at_hours: at,
@@ -186,7 +186,7 @@ fn a_change_of_block_interrupts_an_action_that_fits_neither_it_nor_a_critical_ne
             player_queued: false,
             order: None,
             carried_by_game: None,
-        });
+        }));
         let sim = simulator(argmax());
         // Between blocks at 21:30, then the sleep block begins at 22:00.
         sim.advance(&mut agent, TickRequest::full(21.5, &world), 0);

@@ -40,7 +40,7 @@ fn trait_rate_adjustments_touch_only_linear_updaters() {
         SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("HUNGER", 50.0), ("PRIDE", 50.0)]));
     agent.agent.considerations[0].behaviour_mut().updater = Updater::LinearDecay { rate: 6.0 };
     let (hunger, pride) = (scene.sym("HUNGER"), scene.sym("PRIDE"));
-    agent.rate_adjustments = vec![(hunger, 6.0), (pride, 100.0)];
+    agent.rate_adjustments = vec![(hunger, 6.0), (pride, 100.0)].into();
     run(
         &simulator(TuningPatch::default()),
         &mut agent,
@@ -349,7 +349,7 @@ fn preemption_scene(
         .utility;
     let mut chore = scene.action("sweep", &[], &[]);
     chore.duration_hours = 5.0;
-    agent.running = Some(geppetto_core::RunningAction {
+    agent.running = Some(Box::new(geppetto_core::RunningAction {
         provider: "home".into(),
         action: chore,
         started_at_hours: 0.0,
@@ -358,7 +358,7 @@ fn preemption_scene(
         player_queued,
         order: None,
         carried_by_game: None,
-    });
+    }));
     (agent, world)
 }
 
@@ -521,7 +521,8 @@ fn an_active_commitment_blocks_contradicting_actions_and_expires_on_time() {
     agent.agent.commitments = vec![Commitment {
         forbid_tags: vec![violence],
         expires_at: Some(8.0 + 5.0 * MINUTE),
-    }];
+    }]
+    .into();
     let mut brawl = scene.action("brawl", &[("FUN", 80.0)], &["violence"]);
     brawl.duration_hours = MINUTE;
     let mut knit = scene.action("knit", &[("FUN", 5.0)], &[]);

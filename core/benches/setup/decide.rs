@@ -35,7 +35,8 @@ fn agent(
     agent.tag_modifiers = vec![
         (vocabulary.intern("food"), 1.2),
         (vocabulary.intern("talk"), 0.8),
-    ];
+    ]
+    .into();
     agent
 }
 

@@ -4,6 +4,7 @@
 use crate::decision::consideration::Consideration;
 use crate::decision::world::Position;
 use crate::vocabulary::Symbol;
+use thin_vec::ThinVec;
 
 /// A narrative promise that forbids actions with some tags until it expires.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -62,36 +63,36 @@ pub struct Agent {
     /// Where it is.
     pub position: Position,
     /// Its signals; names are unique.
-    pub considerations: Vec<Consideration>,
+    pub considerations: ThinVec<Consideration>,
     /// Multiplier per action tag (personality); absent is 1.
-    pub tag_modifiers: Vec<(Symbol, f64)>,
+    pub tag_modifiers: ThinVec<(Symbol, f64)>,
     /// Multiplier per action domain; absent is 1.
-    pub domain_preferences: Vec<(Symbol, f64)>,
+    pub domain_preferences: ThinVec<(Symbol, f64)>,
     /// Resources held.
-    pub resources: Vec<(Symbol, f64)>,
+    pub resources: ThinVec<(Symbol, f64)>,
     /// Capabilities held.
-    pub capabilities: Vec<Symbol>,
+    pub capabilities: ThinVec<Symbol>,
     /// Narrative commitments.
-    pub commitments: Vec<Commitment>,
+    pub commitments: ThinVec<Commitment>,
     /// Symbolic facts that hold for it (`has:hammer`), read by fact preconditions and plans.
-    pub facts: Vec<Symbol>,
+    pub facts: ThinVec<Symbol>,
     /// What its schedule asks of it now (set by its schedule layer each tick), if anything.
     #[serde(default)]
-    pub schedule: Option<SchedulePull>,
+    pub schedule: Option<Box<SchedulePull>>,
     /// The action it has just completed (provider id, action id), until it starts another:
     /// its utility is multiplied by the tuning's `repeat_factor`.
     #[serde(default)]
     pub just_completed: Option<(String, String)>,
     /// Facts and resources its goals pursue, with the priority bonus an action that produces
     /// them gets (set by its goal book).
-    pub goal_bonuses: Vec<(Symbol, f64)>,
+    pub goal_bonuses: ThinVec<(Symbol, f64)>,
     /// Its needs that are running out: each one that its decay will take (or has taken) below
     /// its critical threshold, with the game hours until it does, 0 once it has (set by the
     /// simulator each tick). An action lasting longer that does not raise one is worth that
     /// share of itself (`M_foresight` in [`crate::decision::scoring`]): one eats before a
     /// night's sleep rather than wake starving. A `decide` agent has none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub running_out: Vec<(Symbol, f64)>,
+    #[serde(default, skip_serializing_if = "ThinVec::is_empty")]
+    pub running_out: ThinVec<(Symbol, f64)>,
 }
 
 impl Agent {
@@ -100,17 +101,17 @@ impl Agent {
         Self {
             id: id.into(),
             position,
-            considerations: Vec::new(),
-            tag_modifiers: Vec::new(),
-            domain_preferences: Vec::new(),
-            resources: Vec::new(),
-            capabilities: Vec::new(),
-            commitments: Vec::new(),
-            facts: Vec::new(),
+            considerations: ThinVec::new(),
+            tag_modifiers: ThinVec::new(),
+            domain_preferences: ThinVec::new(),
+            resources: ThinVec::new(),
+            capabilities: ThinVec::new(),
+            commitments: ThinVec::new(),
+            facts: ThinVec::new(),
             schedule: None,
             just_completed: None,
-            goal_bonuses: Vec::new(),
-            running_out: Vec::new(),
+            goal_bonuses: ThinVec::new(),
+            running_out: ThinVec::new(),
         }
     }
 

@@ -503,7 +503,7 @@ mod tests {
                     100.0,
                 ));
             }
-            agent.tag_modifiers = vec![(tags[0], 0.5 + rng.next_unit())];
+            agent.tag_modifiers = thin_vec::thin_vec![(tags[0], 0.5 + rng.next_unit())];
             let providers = (0..(rng.next_u64() % 40) as usize)
                 .map(|p| {
                     let actions = (0..1 + (rng.next_u64() % 3) as usize)

@@ -714,7 +714,7 @@ mod tests {
         agent
             .considerations
             .push(Consideration::new(hunger, 90.0, 0.0, 100.0));
-        agent.tag_modifiers = vec![(food, 1.5), (food, 9.0)];
+        agent.tag_modifiers = thin_vec::thin_vec![(food, 1.5), (food, 9.0)];
         let contexts = [Context {
             name: storm,
             tag_multipliers: vec![(food, 2.0), (food, 7.0)],

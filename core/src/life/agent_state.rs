@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
+use thin_vec::ThinVec;
 
 use crate::affect::{AffectEvent, AffectState};
 use crate::decision::agent::Agent;
@@ -32,15 +33,15 @@ pub struct AgentState {
     /// personal contexts, the preferred provider and goal bonuses.
     pub agent: Agent,
     /// Trait adjustments of updater rates.
-    pub rate_adjustments: Vec<(Symbol, f64)>,
+    pub rate_adjustments: ThinVec<(Symbol, f64)>,
     /// The action being carried out.
-    pub running: Option<RunningAction>,
+    pub running: Option<Box<RunningAction>>,
     /// Work waiting.
     pub queue: VecDeque<QueuedAction>,
     /// The level of the last advance.
     pub level: DetailLevel,
     /// Coarse events recorded while simplified.
-    pub aggregated_events: Vec<AggregatedEvent>,
+    pub aggregated_events: ThinVec<AggregatedEvent>,
     /// The reactive set's memory (running set action, cooldowns, last decision).
     pub reactive: Option<SetState>,
     /// Feelings.

@@ -9,6 +9,7 @@
 use crate::decision::agent::Agent;
 use crate::rng::DetRng;
 use crate::vocabulary::Symbol;
+use thin_vec::ThinVec;
 
 /// One line and when it may be said.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,10 +50,10 @@ impl BarkLines {
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BarkMemory {
     /// Per template id, the game hour it was last said.
-    pub last_said: Vec<(String, f64)>,
+    pub last_said: ThinVec<(String, f64)>,
     /// Each line said in the last 24 game hours: (template id, game hour).
     #[serde(default)]
-    pub said_today: Vec<(String, f64)>,
+    pub said_today: ThinVec<(String, f64)>,
 }
 
 /// Game hours a line said counts toward its staleness.

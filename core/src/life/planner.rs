@@ -207,7 +207,7 @@ pub fn plan(
     goal: &PlanGoal,
     config: &PlannerConfig,
 ) -> Result<Plan, NoPlan> {
-    let mut facts = agent.facts.clone();
+    let mut facts = agent.facts.to_vec();
     facts.sort();
     facts.dedup();
     let mut stock: Stock = agent

@@ -226,7 +226,7 @@ impl ScheduleLayer {
         let focus = schedule
             .active(now_hours, world, &self.overrides)
             .map(|(block, _)| block);
-        agent.schedule = focus.map(|block| SchedulePull {
+        let pull = focus.map(|block| SchedulePull {
             tags: block.tags.clone(),
             place: block
                 .location
@@ -238,6 +238,12 @@ impl ScheduleLayer {
             reserved: schedule.reserved_outside(block),
             reserved_from_hours: self.reserve_from_hours,
         });
+        // The pull is boxed (an agent without a schedule carries a pointer); a box already
+        // there is written over, not allocated again each tick.
+        match (&mut agent.schedule, pull) {
+            (Some(held), Some(pull)) => **held = pull,
+            (slot, pull) => *slot = pull.map(Box::new),
+        }
         let activity = focus.map(|block| block.activity);
         let changed = (activity != self.current).then_some((self.current, activity));
         self.current = activity;

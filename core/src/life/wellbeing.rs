@@ -28,6 +28,7 @@
 
 use crate::decision::agent::Agent;
 use crate::vocabulary::Symbol;
+use thin_vec::ThinVec;
 
 /// The numbers behind mood and stress, each a named default.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,10 +167,10 @@ pub struct Wellbeing {
     /// 0 (calm) … 1 (overwhelmed).
     pub stress: f64,
     /// Recent events that colour mood.
-    pub memories: Vec<Memory>,
+    pub memories: ThinVec<Memory>,
     /// Each need below its threshold and the game hour it fell there.
     #[serde(default)]
-    pub unmet_since: Vec<(Symbol, f64)>,
+    pub unmet_since: ThinVec<(Symbol, f64)>,
 }
 
 /// Most memories an agent keeps (the oldest is forgotten first).

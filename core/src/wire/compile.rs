@@ -19,6 +19,7 @@ use crate::decision::world::{
 };
 use crate::rng::stable_hash;
 use crate::vocabulary::{Symbol, Vocabulary};
+use thin_vec::ThinVec;
 
 fn finite(path: &str, value: f64) -> Result<f64, WireError> {
     if value.is_finite() {
@@ -58,14 +59,38 @@ fn position(path: &str, coordinates: &[f64]) -> Result<Position, WireError> {
 
 /// Collects `items` into a vector of exactly their number, or their first error (collecting
 /// into a `Result` cannot know the number, and rounds a short list up to four).
-fn exactly<T>(
+fn exactly<T, List: ExactList<T>>(
     items: impl ExactSizeIterator<Item = Result<T, WireError>>,
-) -> Result<Vec<T>, WireError> {
-    let mut collected = Vec::with_capacity(items.len());
+) -> Result<List, WireError> {
+    let mut collected = List::with_capacity(items.len());
     for item in items {
         collected.push(item?);
     }
     Ok(collected)
+}
+
+/// A list [`exactly`] fills: a `Vec`, or the `ThinVec` an agent keeps its lists in.
+trait ExactList<T> {
+    fn with_capacity(capacity: usize) -> Self;
+    fn push(&mut self, item: T);
+}
+
+impl<T> ExactList<T> for Vec<T> {
+    fn with_capacity(capacity: usize) -> Self {
+        Vec::with_capacity(capacity)
+    }
+    fn push(&mut self, item: T) {
+        Vec::push(self, item);
+    }
+}
+
+impl<T> ExactList<T> for ThinVec<T> {
+    fn with_capacity(capacity: usize) -> Self {
+        ThinVec::with_capacity(capacity)
+    }
+    fn push(&mut self, item: T) {
+        ThinVec::push(self, item);
+    }
 }
 
 /// The ids of an array's elements seen so far, kept as their hashes (eight bytes an id
@@ -84,12 +109,12 @@ impl SeenIds {
     }
 }
 
-fn symbol_map(
+fn symbol_map<List: ExactList<(Symbol, f64)>>(
     path: &str,
     map: &BTreeMap<String, f64>,
     vocabulary: &mut Vocabulary,
     check: fn(&str, f64) -> Result<f64, WireError>,
-) -> Result<Vec<(Symbol, f64)>, WireError> {
+) -> Result<List, WireError> {
     exactly(map.iter().map(|(name, value)| {
         Ok((
             vocabulary.intern(name),
@@ -98,7 +123,7 @@ fn symbol_map(
     }))
 }
 
-fn symbols(names: &[String], vocabulary: &mut Vocabulary) -> Vec<Symbol> {
+fn symbols<List: FromIterator<Symbol>>(names: &[String], vocabulary: &mut Vocabulary) -> List {
     names.iter().map(|name| vocabulary.intern(name)).collect()
 }
 
@@ -219,7 +244,7 @@ pub fn agent(
 ) -> Result<Agent, WireError> {
     non_empty_id(&format!("{path}.id"), &spec.id)?;
     let mut seen = HashSet::new();
-    let mut considerations = Vec::with_capacity(spec.considerations.len());
+    let mut considerations = ThinVec::with_capacity(spec.considerations.len());
     for (i, c) in spec.considerations.iter().enumerate() {
         let item_path = format!("{path}.considerations[{i}]");
         if !seen.insert(c.name.as_str()) {
@@ -242,8 +267,8 @@ pub fn agent(
         facts: symbols(&spec.facts, vocabulary),
         schedule: None,
         just_completed: None,
-        goal_bonuses: Vec::new(),
-        running_out: Vec::new(),
+        goal_bonuses: ThinVec::new(),
+        running_out: ThinVec::new(),
         considerations,
         tag_modifiers: symbol_map(
             &format!("{path}.tag_modifiers"),

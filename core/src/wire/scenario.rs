@@ -246,7 +246,7 @@ pub fn compile_scenario(
         return Err(WireError::at("start_hours", "must be a finite number"));
     }
     let mut agent = SimulatedAgent::new(compile::agent("agent", &spec.agent, vocabulary)?);
-    agent.rate_adjustments = values("rate_adjustments", &spec.rate_adjustments, vocabulary)?;
+    agent.rate_adjustments = values("rate_adjustments", &spec.rate_adjustments, vocabulary)?.into();
     agent.queue.extend(queued(&spec.queue));
     agent.level = spec.level.into();
     let mut world = compile::world("world", &spec.world, vocabulary)?;

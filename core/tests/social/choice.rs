@@ -24,7 +24,7 @@ fn personality_shapes_the_choice_among_advertised_interactions() {
     let trades = |trade_trait: f64| {
         let mut v = Village::new(&["ada", "bo"]);
         let trade = v.vocabulary.intern("trade");
-        v.agents[0].agent.tag_modifiers = vec![(trade, trade_trait)];
+        v.agents[0].agent.tag_modifiers = vec![(trade, trade_trait)].into();
         (0..200)
             .filter(|seed| {
                 let (world, offers) = v.fabric.advertise(&v.agents, 0, &[1], 1.0);

@@ -16,6 +16,7 @@ use crate::life::reply::ReplyTemplate;
 use crate::life::schedule::ScheduleLayer;
 use crate::life::wellbeing::{Wellbeing, WellbeingConfig};
 use crate::vocabulary::{Symbol, Vocabulary};
+use thin_vec::ThinVec;
 
 /// A reactive utility set an agent carries, with the agent's memory of it.
 #[derive(Clone, Debug, PartialEq)]
@@ -167,16 +168,16 @@ pub struct SimulatedAgent {
     pub agent: Agent,
     /// Additive adjustments of linear updater rates per consideration (traits: a glutton's
     /// hunger decays faster). They never touch other updater kinds.
-    pub rate_adjustments: Vec<(Symbol, f64)>,
-    /// The action being carried out: held in the agent, not behind a pointer, as every tick
-    /// of an Active NPC reads it (a separate allocation per NPC cost a fifth of the tick).
-    pub running: Option<RunningAction>,
+    pub rate_adjustments: ThinVec<(Symbol, f64)>,
+    /// The action being carried out, boxed: a resident between actions (most of a large
+    /// zone's, away from any player) carries a pointer, not the action's 336 bytes.
+    pub running: Option<Box<RunningAction>>,
     /// Work waiting, first in first out.
     pub queue: VecDeque<QueuedAction>,
     /// The level of the last advance.
     pub level: DetailLevel,
     /// Coarse events recorded while simplified.
-    pub aggregated_events: Vec<AggregatedEvent>,
+    pub aggregated_events: ThinVec<AggregatedEvent>,
     /// The reactive set it carries, if any.
     pub reactive: Option<Box<ReactiveLayer>>,
     /// Its feelings, if it has a persona.
@@ -201,11 +202,11 @@ impl SimulatedAgent {
     pub fn new(agent: Agent) -> Self {
         Self {
             agent,
-            rate_adjustments: Vec::new(),
+            rate_adjustments: ThinVec::new(),
             running: None,
             queue: VecDeque::new(),
             level: DetailLevel::Full,
-            aggregated_events: Vec::new(),
+            aggregated_events: ThinVec::new(),
             reactive: None,
             affect: None,
             schedule: None,

@@ -16,6 +16,7 @@ use crate::life::bark;
 use crate::life::goals::GoalEvent;
 use crate::rng::derive_seed;
 use crate::vocabulary::Symbol;
+use thin_vec::ThinVec;
 
 /// Relative slack when deciding that an action's remaining time fits in this tick, so float
 /// rounding never leaves a sliver of duration for one more tick.
@@ -470,7 +471,7 @@ impl Simulator {
         if self.settles() {
             let resources = &mut agent.agent.resources;
             let settle =
-                |resources: &mut Vec<(Symbol, f64)>, name: Symbol, delta: f64| match resources
+                |resources: &mut ThinVec<(Symbol, f64)>, name: Symbol, delta: f64| match resources
                     .iter_mut()
                     .find(|(held, _)| *held == name)
                 {

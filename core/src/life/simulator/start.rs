@@ -50,7 +50,7 @@ impl Simulator {
             player_queued,
         };
         agent.agent.just_completed = None;
-        agent.running = Some(RunningAction {
+        agent.running = Some(Box::new(RunningAction {
             provider: provider.id.clone(),
             action,
             started_at_hours: now,
@@ -59,7 +59,7 @@ impl Simulator {
             player_queued,
             order: None,
             carried_by_game: None,
-        });
+        }));
         event
     }
 
