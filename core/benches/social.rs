@@ -61,7 +61,7 @@ fn town() -> Town {
                 .push(Consideration::new(*need, level, 0.0, 1.0));
         }
         let mut npc = SimulatedAgent::new(agent);
-        npc.wellbeing = Some((Arc::clone(&wellbeing), Wellbeing::default()));
+        npc.wellbeing = Some(Box::new((Arc::clone(&wellbeing), Wellbeing::default())));
         npc.goals = Some(Box::new(GoalBook::default()));
         agents.push(npc);
         places.push(SocialPlace {

@@ -736,10 +736,13 @@ impl CompiledArchetype {
             .schedule
             .as_ref()
             .map(|s| Box::new(ScheduleLayer::new(Arc::clone(s), places)));
-        npc.barks =
-            (!self.barks.is_empty()).then(|| (Arc::clone(&self.barks), BarkMemory::default()));
+        npc.barks = (!self.barks.is_empty())
+            .then(|| Box::new((Arc::clone(&self.barks), BarkMemory::default())));
         npc.replies = self.replies.clone();
-        npc.wellbeing = Some((Arc::clone(&self.wellbeing), Wellbeing::default()));
+        npc.wellbeing = Some(Box::new((
+            Arc::clone(&self.wellbeing),
+            Wellbeing::default(),
+        )));
         let mut book = GoalBook::default();
         for goal in spec
             .goals

@@ -169,11 +169,11 @@ fn mood_stress_and_bark_numbers_are_an_archetypes_and_inherited() {
     let npc = calmer
         .instantiate(&record, &mut vocabulary)
         .expect("instantiates");
-    let (config, _) = npc.wellbeing.as_ref().expect("wellbeing");
+    let (config, _) = npc.wellbeing.as_deref().expect("wellbeing");
     assert_eq!(config.max_need_delta_per_tick, 0.1, "the parent's");
     assert_eq!(config.stress_gain_per_hour, 0.1, "its own");
     assert_eq!(config.memory_bound, 0.2, "the default");
-    let (lines, _) = npc.barks.as_ref().expect("barks");
+    let (lines, _) = npc.barks.as_deref().expect("barks");
     let cooldowns: Vec<f64> = lines.prompted.iter().map(|l| l.cooldown_minutes).collect();
     assert_eq!(
         cooldowns,
@@ -216,7 +216,7 @@ fn chatter_is_inherited_and_a_bad_line_or_rate_is_refused() {
         let npc = CompiledArchetype::new(resolved[name].clone(), &mut vocabulary)
             .instantiate(&record(name), &mut vocabulary)
             .expect("instantiates");
-        let (lines, _) = npc.barks.as_ref().expect("lines");
+        let (lines, _) = npc.barks.as_deref().expect("lines");
         assert_eq!(lines.chatter_per_hour, rate, "{name}");
         assert_eq!(lines.chatter[0].text, "Rain later.", "{name}");
         assert_eq!(

@@ -597,8 +597,11 @@ fn a_hungry_npc_barks_on_its_cooldown_and_its_mood_follows_its_needs() {
         prompted: vec![line],
         ..BarkLines::default()
     };
-    agent.barks = Some((Arc::new(lines), BarkMemory::default()));
-    agent.wellbeing = Some((Arc::new(WellbeingConfig::default()), Wellbeing::default()));
+    agent.barks = Some(Box::new((Arc::new(lines), BarkMemory::default())));
+    agent.wellbeing = Some(Box::new((
+        Arc::new(WellbeingConfig::default()),
+        Wellbeing::default(),
+    )));
     let events = run(
         &simulator(TuningPatch::default()),
         &mut agent,
@@ -618,7 +621,7 @@ fn a_hungry_npc_barks_on_its_cooldown_and_its_mood_follows_its_needs() {
         id: "starving".into(),
         text: "bram could eat a horse.".into()
     }));
-    let (_, wellbeing) = agent.wellbeing.as_ref().expect("tracked");
+    let (_, wellbeing) = agent.wellbeing.as_deref().expect("tracked");
     assert!(
         (wellbeing.mood - 0.0).abs() < 1e-9,
         "(0.1 + 0.9)/2 satisfaction → mood 0: {}",
@@ -652,7 +655,7 @@ fn an_idle_npc_chatters_at_its_archetypes_rate_after_any_pressing_line() {
         chatter_per_hour: 3.0,
     };
     let trace = |mut agent: SimulatedAgent| {
-        agent.barks = Some((Arc::new(lines.clone()), BarkMemory::default()));
+        agent.barks = Some(Box::new((Arc::new(lines.clone()), BarkMemory::default())));
         run(
             &simulator(TuningPatch::default()),
             &mut agent,

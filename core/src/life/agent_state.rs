@@ -127,8 +127,8 @@ impl AgentState {
                 overrides: layer.overrides.clone(),
                 current: layer.current,
             }),
-            wellbeing: agent.wellbeing.as_ref().map(|(_, w)| w.clone()),
-            barks: agent.barks.as_ref().map(|(_, memory)| memory.clone()),
+            wellbeing: agent.wellbeing.as_deref().map(|(_, w)| w.clone()),
+            barks: agent.barks.as_deref().map(|(_, memory)| memory.clone()),
             engaged: agent.engaged.clone(),
             goals: agent.goals.as_ref().map(|book| GoalBookState {
                 goals: book.goals.clone(),
@@ -180,7 +180,7 @@ impl AgentState {
         let weighed: Vec<(Symbol, f64)> =
             agent
                 .wellbeing
-                .as_ref()
+                .as_deref()
                 .map_or_else(Vec::new, |(config, _)| {
                     self.agent
                         .considerations
@@ -219,10 +219,12 @@ impl AgentState {
             layer.overrides = saved.overrides;
             layer.current = saved.current;
         }
-        if let (Some((_, wellbeing)), Some(saved)) = (agent.wellbeing.as_mut(), self.wellbeing) {
+        if let (Some((_, wellbeing)), Some(saved)) =
+            (agent.wellbeing.as_deref_mut(), self.wellbeing)
+        {
             *wellbeing = saved;
         }
-        if let (Some((_, memory)), Some(saved)) = (agent.barks.as_mut(), self.barks) {
+        if let (Some((_, memory)), Some(saved)) = (agent.barks.as_deref_mut(), self.barks) {
             *memory = saved;
         }
         if let (Some(book), Some(saved)) = (agent.goals.as_mut(), self.goals) {

@@ -18,6 +18,7 @@
 //! are applied here, to the relationships passed in.
 
 use super::relationships::{Facet, RelationshipThresholds, Relationships};
+use thin_vec::ThinVec;
 
 geppetto_wire_enum::wire_enum! {
     /// What a rumour is about.
@@ -310,7 +311,7 @@ impl GossipConfig {
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RumourBook {
     /// Held rumours, oldest first.
-    pub rumours: Vec<Gossip>,
+    pub rumours: ThinVec<Gossip>,
 }
 
 impl RumourBook {

@@ -74,7 +74,7 @@ impl SocialFabric {
             .map(|book| book.react(cause, &me, now_hours))
             .unwrap_or_default();
         at.goals_created(&them, created);
-        let mood = |a: &SimulatedAgent| a.wellbeing.as_ref().map_or(0.0, |(_, w)| w.mood);
+        let mood = |a: &SimulatedAgent| a.wellbeing.as_deref().map_or(0.0, |(_, w)| w.mood);
         let faction = |npc: &str| {
             self.members
                 .get(npc)

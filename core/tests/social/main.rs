@@ -52,7 +52,10 @@ impl Village {
                     .push(Consideration::new(name, 0.5, 0.0, 1.0));
             }
             let mut npc = SimulatedAgent::new(agent);
-            npc.wellbeing = Some((Arc::new(WellbeingConfig::default()), Wellbeing::default()));
+            npc.wellbeing = Some(Box::new((
+                Arc::new(WellbeingConfig::default()),
+                Wellbeing::default(),
+            )));
             npc.goals = Some(Box::new(GoalBook::default()));
             village.agents.push(npc);
             village.places.push(SocialPlace {

@@ -235,8 +235,8 @@ impl Brain {
             room: zone.room_name(meta.room).0.to_owned(),
             game_time: zone.game_time,
             considerations: considerations(zone, agent),
-            mood: agent.wellbeing.as_ref().map(|(_, w)| round4(w.mood)),
-            stress: agent.wellbeing.as_ref().map(|(_, w)| round4(w.stress)),
+            mood: agent.wellbeing.as_deref().map(|(_, w)| round4(w.mood)),
+            stress: agent.wellbeing.as_deref().map(|(_, w)| round4(w.stress)),
             mood_note: agent.wellbeing.is_none().then_some(NO_MOOD),
             schedule_block: agent
                 .schedule

@@ -2,8 +2,10 @@
 //! providers, weather, NPCs and archetype residents), and adding one NPC or resident. What
 //! happens to an NPC once it lives in the zone is elsewhere (`apply`, `tick`, `travel`).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use thin_vec::ThinVec;
 
 use geppetto_core::archetype::NpcRecord;
 use geppetto_core::decision::consideration::BehaviourSharing;
@@ -311,7 +313,7 @@ impl Zone {
                 current_intent: None,
                 seq: (u64::MAX, 0),
                 id_hash: stable_hash(&self.agents[index].agent.id),
-                decisions: VecDeque::new(),
+                decisions: ThinVec::new(),
                 game: NpcGameState::default(),
             },
         );

@@ -7,6 +7,8 @@
 
 use std::collections::VecDeque;
 
+use thin_vec::ThinVec;
+
 use rustc_hash::FxHashMap;
 
 /// One decision of an NPC as the inspector shows it and snapshots save it.
@@ -100,7 +102,7 @@ impl ChoiceNames {
     }
 
     /// `trace` as the inspector shows it, oldest first.
-    pub fn show(&self, trace: &VecDeque<TraceEntry>) -> VecDeque<DecisionTrace> {
+    pub fn show(&self, trace: &[TraceEntry]) -> VecDeque<DecisionTrace> {
         trace
             .iter()
             .filter_map(|entry| {
@@ -118,7 +120,7 @@ impl ChoiceNames {
     }
 
     /// `saved` (a snapshot's) as an NPC keeps it, its pairs numbered here.
-    pub fn keep(&mut self, saved: VecDeque<DecisionTrace>) -> VecDeque<TraceEntry> {
+    pub fn keep(&mut self, saved: VecDeque<DecisionTrace>) -> ThinVec<TraceEntry> {
         saved
             .into_iter()
             .filter_map(|trace| self.entry(&trace.choice()))
@@ -137,17 +139,17 @@ impl ChoiceNames {
     }
 
     /// Appends `decision` to `trace`, dropping its oldest beyond `keep` (none kept when 0).
-    pub fn record(&mut self, trace: &mut VecDeque<TraceEntry>, keep: usize, decision: &Choice<'_>) {
+    pub fn record(&mut self, trace: &mut ThinVec<TraceEntry>, keep: usize, decision: &Choice<'_>) {
         if keep == 0 {
             return;
         }
         let Some(entry) = self.entry(decision) else {
             return;
         };
-        while trace.len() >= keep {
-            trace.pop_front();
+        if trace.len() >= keep {
+            trace.drain(..=trace.len() - keep);
         }
-        trace.push_back(entry);
+        trace.push(entry);
     }
 }
 
@@ -169,7 +171,7 @@ mod tests {
     #[test]
     fn a_trace_shows_what_was_recorded_newest_kept() {
         let mut names = ChoiceNames::default();
-        let mut trace = VecDeque::new();
+        let mut trace = ThinVec::new();
         let all: Vec<DecisionTrace> = (0..10)
             .map(|t| {
                 decision(
@@ -198,7 +200,7 @@ mod tests {
     #[test]
     fn nothing_is_kept_when_no_trace_is_asked_for() {
         let mut names = ChoiceNames::default();
-        let mut trace = VecDeque::new();
+        let mut trace = ThinVec::new();
         names.record(&mut trace, 0, &decision(1, "well", "drink").choice());
         assert!(trace.is_empty());
     }

@@ -335,7 +335,7 @@ impl Zone {
             action: action.to_owned(),
         };
         let h = self.publish(index, StreamKind::Intents, &intent, out);
-        self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Reactive));
+        self.meta[index].current_intent = Some(Box::new((h.id.clone(), IntentKind::Reactive)));
         let bark = Intent::Bark {
             npc: npc.to_owned(),
             text: bark_for(action),
@@ -400,7 +400,8 @@ impl Zone {
                         deadline_hours,
                     });
                 }
-                self.meta[index].current_intent = Some((h.id.clone(), IntentKind::Navigate));
+                self.meta[index].current_intent =
+                    Some(Box::new((h.id.clone(), IntentKind::Navigate)));
             } else {
                 self.move_npc(index, provider_room);
                 self.begin_use(index, out);
@@ -458,7 +459,7 @@ impl Zone {
             player_queued,
         };
         out.push(StreamKind::Intents, &h, &intent);
-        self.meta[index].current_intent = Some((h.id, IntentKind::Use));
+        self.meta[index].current_intent = Some(Box::new((h.id, IntentKind::Use)));
         // The names go on to a social intent, if any, without copying them again.
         let Intent::Use {
             npc,
@@ -511,7 +512,8 @@ impl Zone {
 
     /// Cancels the current intent first (a `cancel` naming its id, and `intent_cancelled`).
     pub(super) fn cancel(&mut self, index: usize, reason: &str, out: &mut ZoneOutput) {
-        let Some((cancelled, kind)) = self.meta[index].current_intent.take() else {
+        let Some((cancelled, kind)) = self.meta[index].current_intent.take().map(|intent| *intent)
+        else {
             return;
         };
         let npc = self.agents[index].agent.id.clone();

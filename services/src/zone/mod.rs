@@ -46,6 +46,7 @@ use geppetto_core::life::goal_registry::GoalPredicateRegistry;
 use geppetto_core::life::simulator::{SimulatedAgent, Simulator};
 use geppetto_core::vocabulary::Vocabulary;
 use geppetto_llm::{LlmRequest, TemplateProvider};
+use thin_vec::ThinVec;
 
 pub mod anchor;
 mod apply;
@@ -106,8 +107,9 @@ pub struct NpcMeta {
     pub room: usize,
     /// Its tier.
     pub tier: NpcTier,
-    /// The intent being carried out (id, kind), for `cancel`.
-    pub current_intent: Option<(String, IntentKind)>,
+    /// The intent being carried out (id, kind), for `cancel` (boxed: most residents of a
+    /// large zone carry none).
+    pub current_intent: Option<Box<(String, IntentKind)>>,
     /// Id sequence within the current tick.
     seq: (u64, u32),
     /// `stable_hash` of its id, which staggers its steps and seeds its decisions (kept: the
@@ -115,7 +117,7 @@ pub struct NpcMeta {
     id_hash: u64,
     /// Its most recent decisions, oldest first (at most `tick.decision_trace_len`), their
     /// names in the zone's `choice_names`.
-    decisions: VecDeque<TraceEntry>,
+    decisions: ThinVec<TraceEntry>,
     /// What the game side of the contract tracks of it (see `game`).
     pub game: NpcGameState,
 }

@@ -101,7 +101,7 @@ impl Zone {
                 config.reply_warm_above,
                 config.reply_cold_below,
             ),
-            mood: npc.wellbeing.as_ref().map_or(0.0, |(_, w)| w.mood),
+            mood: npc.wellbeing.as_deref().map_or(0.0, |(_, w)| w.mood),
             busy: npc.running.is_some(),
         };
         let activity = npc.running.as_ref().map_or_else(

@@ -174,7 +174,7 @@ impl Zone {
                     id: agent.agent.id.clone(),
                     room: meta.room,
                     tier: meta.tier,
-                    current_intent: meta.current_intent.clone(),
+                    current_intent: meta.current_intent.as_deref().cloned(),
                     seq: meta.seq,
                     decisions: self.choice_names.show(&meta.decisions),
                     game: meta.game.clone(),
@@ -314,7 +314,7 @@ impl Zone {
             let meta = &mut self.meta[index];
             meta.room = npc.room;
             meta.tier = npc.tier;
-            meta.current_intent = npc.current_intent;
+            meta.current_intent = npc.current_intent.map(Box::new);
             meta.seq = npc.seq;
             meta.decisions = self.choice_names.keep(npc.decisions);
             meta.game = npc.game;

@@ -149,7 +149,7 @@ impl Zone {
             return;
         };
         let h = self.header_for(index);
-        if let Some((cancelled, _)) = self.meta[index].current_intent.take() {
+        if let Some((cancelled, _)) = self.meta[index].current_intent.take().map(|intent| *intent) {
             out.push(
                 StreamKind::Intents,
                 &h,

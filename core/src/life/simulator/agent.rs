@@ -185,9 +185,9 @@ pub struct SimulatedAgent {
     /// Its daily schedule, if it has one.
     pub schedule: Option<Box<ScheduleLayer>>,
     /// Its mood and stress, if tracked (with the config that derives them).
-    pub wellbeing: Option<(Arc<WellbeingConfig>, Wellbeing)>,
+    pub wellbeing: Option<Box<(Arc<WellbeingConfig>, Wellbeing)>>,
     /// Its lines (prompted and idle) and its memory of saying them, if it barks.
-    pub barks: Option<(Arc<BarkLines>, BarkMemory)>,
+    pub barks: Option<Box<(Arc<BarkLines>, BarkMemory)>>,
     /// Its archetype's reply lines, if it has its own (else the defaults answer).
     pub replies: Option<Arc<Vec<ReplyTemplate>>>,
     /// Its goals, if it pursues any.

@@ -108,7 +108,7 @@ impl Simulator {
             events.push(SimEvent::ActivityChanged { from, to });
         }
         let continuing = self.progress_running_action(agent, now, simulated_hours, &mut events);
-        if let Some((config, wellbeing)) = agent.wellbeing.as_mut() {
+        if let Some((config, wellbeing)) = agent.wellbeing.as_deref_mut() {
             let asleep = agent
                 .running
                 .as_ref()
@@ -155,11 +155,12 @@ impl Simulator {
                 },
             };
         }
-        if let Some((lines, memory)) = agent.barks.as_mut() {
-            let mood = agent.wellbeing.as_ref().map_or(0.0, |(_, w)| w.mood);
+        if let Some((lines, memory)) = agent.barks.as_deref_mut() {
+            let mood = agent.wellbeing.as_deref().map_or(0.0, |(_, w)| w.mood);
             // Idle chatter while nothing presses — never in its sleep.
             let asleep = agent.running.as_ref().is_some_and(|r| {
-                (agent.wellbeing.as_ref()).is_some_and(|(config, _)| config.sleeps(&r.action.tags))
+                (agent.wellbeing.as_deref())
+                    .is_some_and(|(config, _)| config.sleeps(&r.action.tags))
             });
             let said = bark::choose(
                 &lines.prompted,

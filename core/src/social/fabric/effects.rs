@@ -67,7 +67,7 @@ impl SocialFabric {
         if mood_delta == 0.0 {
             return;
         }
-        if let Some((config, wellbeing)) = &mut simulated.wellbeing {
+        if let Some((config, wellbeing)) = simulated.wellbeing.as_deref_mut() {
             config.remember(wellbeing, mood_delta, now_hours);
         }
     }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+use thin_vec::ThinVec;
 
 use super::config::{FabricConfig, SocialProfile};
 use super::needs::Role;
@@ -24,11 +25,11 @@ pub struct Member {
     pub rumours: crate::social::gossip::RumourBook,
     pub(super) location: Option<String>,
     pub(super) mood: Option<f64>,
-    pub(super) low_needs: Vec<Symbol>,
+    pub(super) low_needs: ThinVec<Symbol>,
     /// How used it is to each kind of interaction: (kind, level, game hour of the level); each
     /// interaction adds one, and the level halves every `habituation_half_life_hours`.
     #[serde(default)]
-    pub(in crate::social) familiarity: Vec<(InteractionKind, f64, f64)>,
+    pub(in crate::social) familiarity: ThinVec<(InteractionKind, f64, f64)>,
 }
 
 impl Member {

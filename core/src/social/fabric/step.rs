@@ -187,7 +187,7 @@ impl SocialFabric {
                 from,
             });
         }
-        if let Some((_, wellbeing)) = &simulated.wellbeing {
+        if let Some((_, wellbeing)) = simulated.wellbeing.as_deref() {
             match member.mood {
                 Some(previous) if (wellbeing.mood - previous).abs() >= mood_change_min => {
                     at.push_event(StoryEventKind::MoodChanged {

@@ -211,7 +211,7 @@ impl NpcScore {
             self.longest_action_minutes = *length;
             self.longest_action = Some(action.clone());
         }
-        let (stressed, threshold) = agent.wellbeing.as_ref().map_or(
+        let (stressed, threshold) = agent.wellbeing.as_deref().map_or(
             (false, WellbeingLimits::default().unmet_threshold),
             |(config, w)| (w.stress >= STRESS_AT_MAX, config.unmet_threshold),
         );

@@ -122,7 +122,7 @@ impl Zone {
             let Some(symbol) = self.vocabulary.lookup(name) else {
                 continue;
             };
-            match &mut npc.wellbeing {
+            match npc.wellbeing.as_deref_mut() {
                 // An NPC with a wellbeing layer takes external changes damped
                 // (`max_need_delta_per_tick`) and remembers how the event felt.
                 Some((config, _)) => {
@@ -140,7 +140,7 @@ impl Zone {
                 }
             }
         }
-        if let Some((config, wellbeing)) = &mut npc.wellbeing {
+        if let Some((config, wellbeing)) = npc.wellbeing.as_deref_mut() {
             let felt = mood.unwrap_or_else(|| config.event_mood(kind));
             if felt != 0.0 {
                 config.remember(wellbeing, felt, now_hours);

@@ -118,7 +118,7 @@ fn social_events_are_remembered_by_archetype_and_external_need_changes_are_dampe
     advance(&mut zone, 60);
     let last_memory = |zone: &Zone, npc: &str| {
         let index = zone.npc_index(npc).expect("npc");
-        let (_, wellbeing) = zone.agents[index].wellbeing.as_ref().expect("wellbeing");
+        let (_, wellbeing) = zone.agents[index].wellbeing.as_deref().expect("wellbeing");
         wellbeing.memories.last().map(|m| m.mood_delta)
     };
     send(&mut zone, social("insult", "piet", &[], None));
@@ -145,7 +145,7 @@ fn social_events_are_remembered_by_archetype_and_external_need_changes_are_dampe
         let index = zone.npc_index(npc).expect("npc");
         zone.agents[index]
             .wellbeing
-            .as_ref()
+            .as_deref()
             .expect("wellbeing")
             .1
             .memories
@@ -173,7 +173,7 @@ fn social_events_are_remembered_by_archetype_and_external_need_changes_are_dampe
         let index = zone.npc_index("marla").expect("marla");
         zone.agents[index]
             .wellbeing
-            .as_ref()
+            .as_deref()
             .expect("wellbeing")
             .1
             .mood
@@ -257,7 +257,7 @@ fn every_world_event_family_is_applied_once_under_its_id() {
         .iter()
         .zip(&zone.meta)
         .filter_map(|(agent, meta)| {
-            let (intent, _) = meta.current_intent.as_ref()?;
+            let (intent, _) = meta.current_intent.as_deref()?;
             Some((agent.agent.id.clone(), intent.clone()))
         });
     let (done_npc, done_intent) = busy.next().expect("an NPC with an intent");

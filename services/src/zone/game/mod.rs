@@ -171,7 +171,7 @@ impl Zone {
         let index = self
             .npc_index(npc)
             .ok_or_else(|| ("npc", unknown_npc(&self.name, npc)))?;
-        let Some((current, kind)) = self.meta[index].current_intent.clone() else {
+        let Some((current, kind)) = self.meta[index].current_intent.as_deref().cloned() else {
             return Err(("intent", format!("NPC `{npc}` has no intent in progress")));
         };
         if let Some(intent) = intent.filter(|i| *i != current) {
@@ -257,7 +257,7 @@ impl Zone {
     pub(super) fn timed_out(&mut self, index: usize, out: &mut ZoneOutput) {
         let intent = self.meta[index]
             .current_intent
-            .as_ref()
+            .as_deref()
             .map(|(id, _)| id.clone());
         self.cancel(index, "timeout", out);
         let npc = self.agents[index].agent.id.clone();
@@ -632,7 +632,7 @@ impl Zone {
         };
         let mut changes = Vec::new();
         for &index in processed {
-            let Some((_, wellbeing)) = &self.agents[index].wellbeing else {
+            let Some((_, wellbeing)) = self.agents[index].wellbeing.as_deref() else {
                 continue;
             };
             let value = wellbeing.mood;

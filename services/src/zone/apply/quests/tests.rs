@@ -106,7 +106,7 @@ fn hilda_mood_after(deed: Option<Deed>) -> f64 {
     let hilda = zone.npc_index("hilda").expect("hilda");
     zone.agents[hilda]
         .wellbeing
-        .as_ref()
+        .as_deref()
         .map(|(_, w)| w.mood)
         .expect("a wellbeing layer")
 }
