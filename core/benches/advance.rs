@@ -20,9 +20,9 @@ fn village() -> (Simulator, Vec<SimulatedAgent>, World) {
         .map(|p| {
             let need = NEEDS[p % NEEDS.len()];
             let mut action = AdvertisedAction::new(format!("use{p}"));
-            action.deltas = vec![(vocabulary.intern(need), 30.0 + rng.next_unit() * 30.0)];
+            action.deltas = vec![(vocabulary.intern(need), 30.0 + rng.next_unit() * 30.0)].into();
             action.duration_hours = 0.25 + rng.next_unit() * 1.25;
-            action.tags = vec![vocabulary.intern(need)];
+            action.tags = vec![vocabulary.intern(need)].into();
             let position = Position::new(rng.next_unit() * 100.0, rng.next_unit() * 100.0);
             Provider {
                 id: format!("p{p}"),

@@ -114,8 +114,8 @@ fn village(npcs: usize) -> (Simulator, Vec<SimulatedAgent>, World, usize) {
                 .iter()
                 .map(|(action, tag, need, delta)| {
                     let mut a = AdvertisedAction::new(*action);
-                    a.tags = vec![vocabulary.intern(tag)];
-                    a.deltas = vec![(vocabulary.intern(need), *delta)];
+                    a.tags = vec![vocabulary.intern(tag)].into();
+                    a.deltas = vec![(vocabulary.intern(need), *delta)].into();
                     a.duration_hours = 0.75;
                     a
                 })

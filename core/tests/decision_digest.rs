@@ -14,6 +14,7 @@ use geppetto_core::{
     Decision, Position, Precondition, Provider, ResponseCurve, Symbol, TuningPatch, Updater,
     Vocabulary, World,
 };
+use thin_vec::ThinVec;
 
 /// The digest of every answer of [`SCENES`] scenes, as the engine computes them.
 const RECORDED_DIGEST: u64 = 0x692c_a76d_d0f7_d145;
@@ -134,8 +135,8 @@ fn agent(rng: &mut DetRng, names: &Names, index: usize, provider_count: usize) -
     }
     if chance(rng, 0.4) && provider_count > 0 {
         agent.just_completed = Some((
-            format!("provider{}", rng.next_index(provider_count)),
-            format!("action{}", rng.next_index(3)),
+            format!("provider{}", rng.next_index(provider_count)).into(),
+            format!("action{}", rng.next_index(3)).into(),
         ));
     }
     agent.goal_bonuses = some_of(rng, &[names.facts[0], names.resources[0]], 2)
@@ -200,7 +201,7 @@ fn precondition(rng: &mut DetRng, names: &Names) -> Precondition {
 
 fn action(rng: &mut DetRng, names: &Names, index: usize) -> AdvertisedAction {
     let mut action = AdvertisedAction::new(format!("action{index}"));
-    action.tags = some_of(rng, &names.tags, 4);
+    action.tags = some_of(rng, &names.tags, 4).into();
     action.domain = chance(rng, 0.5).then(|| pick(rng, &names.domains));
     action.deltas = some_of(rng, &names.needs, 3)
         .into_iter()
@@ -228,8 +229,8 @@ fn action(rng: &mut DetRng, names: &Names, index: usize) -> AdvertisedAction {
             .collect();
     }
     action.effects = ActionEffects {
-        adds: some_of(rng, &names.facts, 1),
-        removes: Vec::new(),
+        adds: some_of(rng, &names.facts, 1).into(),
+        removes: ThinVec::new(),
         yields: some_of(rng, &names.resources, 1)
             .into_iter()
             .map(|resource| (resource, 1.0))

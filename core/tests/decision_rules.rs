@@ -157,10 +157,11 @@ fn every_gate_removes_its_candidate_with_the_first_failing_reason() {
         name: hunger,
         op: CompareOp::Gt,
         value: 50.0,
-    }];
+    }]
+    .into();
     let mut closed = base.clone();
     closed.id = "provider_state".into();
-    closed.preconditions = vec![Precondition::ProviderState(open)];
+    closed.preconditions = vec![Precondition::ProviderState(open)].into();
     let mut unknown = base.clone();
     unknown.id = "missing_consideration".into();
     let thirst = scene.sym("THIRST");
@@ -168,10 +169,11 @@ fn every_gate_removes_its_candidate_with_the_first_failing_reason() {
         name: thirst,
         op: CompareOp::Lt,
         value: 100.0,
-    }];
+    }]
+    .into();
     let mut pricey = base.clone();
     pricey.id = "unaffordable".into();
-    pricey.costs = vec![(gold, 4.0)];
+    pricey.costs = vec![(gold, 4.0)].into();
     let mut brawl = scene.action("commitment", &[("HUNGER", 10.0)], &["violence"]);
     brawl.capacity = 0;
     let mut unlimited = base.clone();
@@ -268,7 +270,8 @@ fn failed_preconditions_never_appear_in_ranked() {
                 name,
                 op: *op,
                 value: threshold,
-            }];
+            }]
+            .into();
             actions.push(action);
         }
     }
@@ -358,13 +361,13 @@ fn cost_is_squared_over_stock_and_subtracted_last() {
     let gold = scene.sym("gold");
     agent.resources = vec![(gold, 10.0)].into();
     let mut cheap = scene.action("cheap", &[("HUNGER", 10.0)], &[]);
-    cheap.costs = vec![(gold, 2.0)];
+    cheap.costs = vec![(gold, 2.0)].into();
     let mut dear = scene.action("dear", &[("HUNGER", 10.0)], &[]);
-    dear.costs = vec![(gold, 4.0)];
+    dear.costs = vec![(gold, 4.0)].into();
     let mut all = scene.action("all_in", &[("HUNGER", 10.0)], &[]);
-    all.costs = vec![(gold, 10.0)];
+    all.costs = vec![(gold, 10.0)].into();
     let mut tiny = scene.action("tiny", &[("HUNGER", 10.0)], &[]);
-    tiny.costs = vec![(gold, 20.0)];
+    tiny.costs = vec![(gold, 20.0)].into();
     agent.resources = vec![(gold, 10.0)].into();
     let world = world(vec![provider(
         "shop",
@@ -591,7 +594,8 @@ fn a_binding_activity_removes_what_does_not_fit_waives_its_own_need_gates_and_bi
         name: comfort,
         op: CompareOp::Lt,
         value: 60.0,
-    }];
+    }]
+    .into();
     let till = scene.action("till", &[("PURPOSE", 50.0)], &["work"]);
     let world = world(vec![
         provider("home", 1.0, 0.0, 4, vec![sleep]),

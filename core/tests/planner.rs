@@ -23,24 +23,24 @@ fn smithy(scene: &mut Scene) -> (geppetto_core::Agent, geppetto_core::World, Pla
         fact(scene, "has:sword"),
     );
     let mut buy_ore = scene.action("buy_ore", &[], &[]);
-    buy_ore.costs = vec![(gold, 3.0)];
-    buy_ore.effects.adds = vec![ore];
+    buy_ore.costs = vec![(gold, 3.0)].into();
+    buy_ore.effects.adds = vec![ore].into();
     buy_ore.duration_hours = 0.25;
     let mut chop = scene.action("chop_wood", &[], &[]);
-    chop.effects.adds = vec![wood];
+    chop.effects.adds = vec![wood].into();
     chop.duration_hours = 0.5;
     let mut smelt = scene.action("smelt", &[], &[]);
-    smelt.preconditions = vec![Precondition::Fact(ore), Precondition::Fact(wood)];
-    smelt.effects.removes = vec![ore, wood];
-    smelt.effects.adds = vec![ingot];
+    smelt.preconditions = vec![Precondition::Fact(ore), Precondition::Fact(wood)].into();
+    smelt.effects.removes = vec![ore, wood].into();
+    smelt.effects.adds = vec![ingot].into();
     smelt.duration_hours = 1.0;
     let mut forge = scene.action("forge_sword", &[("PRIDE", 30.0)], &[]);
-    forge.preconditions = vec![Precondition::Fact(ingot)];
-    forge.effects.removes = vec![ingot];
-    forge.effects.adds = vec![sword];
+    forge.preconditions = vec![Precondition::Fact(ingot)].into();
+    forge.effects.removes = vec![ingot].into();
+    forge.effects.adds = vec![sword].into();
     forge.duration_hours = 2.0;
     let mut loaf = scene.action("eat_a_loaf", &[], &[]);
-    loaf.costs = vec![(gold, 1.0)];
+    loaf.costs = vec![(gold, 1.0)].into();
     let world = world(vec![
         provider("market", 40.0, 0.0, 5, vec![buy_ore, loaf]),
         provider("woodshed", 0.0, 20.0, 1, vec![chop]),
@@ -294,7 +294,7 @@ fn a_failed_step_breaks_the_plan_and_the_goal_replans_from_where_it_stands() {
         if tick == 1 {
             let next = npc
                 .queue
-                .front()
+                .first()
                 .expect("a plan is queued")
                 .provider
                 .clone();
@@ -344,15 +344,15 @@ fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonu
     let (gold, ore) = (scene.sym("gold"), scene.sym("ore"));
     agent.resources = vec![(gold, 10.0)].into();
     let mut buy_ore = scene.action("buy_ore", &[], &[]);
-    buy_ore.costs = vec![(gold, 3.0)];
-    buy_ore.effects.yields = vec![(ore, 1.0)];
+    buy_ore.costs = vec![(gold, 3.0)].into();
+    buy_ore.effects.yields = vec![(ore, 1.0)].into();
     buy_ore.duration_hours = 0.25;
     // What it would rather do, left to its needs.
     let mut stroll = scene.action("admire_the_view", &[("PRIDE", 30.0)], &[]);
     stroll.duration_hours = 0.5;
     // Gold can be earned, slowly, so saving it is a goal of this world.
     let mut sweep = scene.action("sweep_the_yard", &[], &[]);
-    sweep.effects.yields = vec![(gold, 1.0)];
+    sweep.effects.yields = vec![(gold, 1.0)].into();
     let mut world = world(vec![
         provider("market", 20.0, 0.0, 5, vec![buy_ore]),
         provider("hill", 2.0, 0.0, 5, vec![stroll]),

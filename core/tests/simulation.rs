@@ -259,7 +259,8 @@ fn a_leisure_action_is_abandoned_within_a_tick_of_a_need_turning_critical() {
         name: scene.sym("HUNGER"),
         op: geppetto_core::CompareOp::Lt,
         value: 29.5,
-    }];
+    }]
+    .into();
     let world = world(vec![
         provider("home", 0.0, 0.0, 1, vec![read]),
         provider("inn", 0.0, 0.0, 1, vec![eat]),

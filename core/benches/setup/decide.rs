@@ -63,7 +63,8 @@ fn provider(
                     vocabulary.intern(CONSIDERATIONS[second]),
                     -5.0 + rng.next_unit() * 15.0,
                 ),
-            ];
+            ]
+            .into();
             action.tags = (0..3)
                 .map(|t| vocabulary.intern(TAGS[(first + t * 3) % TAGS.len()]))
                 .collect();

@@ -82,7 +82,7 @@ pub struct Agent {
     /// The action it has just completed (provider id, action id), until it starts another:
     /// its utility is multiplied by the tuning's `repeat_factor`.
     #[serde(default)]
-    pub just_completed: Option<(String, String)>,
+    pub just_completed: Option<(Box<str>, Box<str>)>,
     /// Facts and resources its goals pursue, with the priority bonus an action that produces
     /// them gets (set by its goal book).
     pub goal_bonuses: ThinVec<(Symbol, f64)>,

@@ -509,8 +509,9 @@ mod tests {
                     let actions = (0..1 + (rng.next_u64() % 3) as usize)
                         .map(|a| {
                             let mut action = AdvertisedAction::new(format!("x{a}"));
-                            action.deltas = vec![(needs[a % 2], 10.0 + rng.next_unit() * 40.0)];
-                            action.tags = tags[a % 2..].to_vec();
+                            action.deltas =
+                                thin_vec::thin_vec![(needs[a % 2], 10.0 + rng.next_unit() * 40.0)];
+                            action.tags = tags[a % 2..].to_vec().into();
                             action.radius = (rng.next_unit() > 0.1).then(|| rng.next_unit() * 25.0);
                             action
                         })

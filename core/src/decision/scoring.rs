@@ -518,9 +518,7 @@ impl<'a> ScoringView<'a> {
                 _ => 0.0,
             };
             let just_completed_here = match &self.agent.just_completed {
-                Some((done_at, action)) if !PLAIN && *done_at == provider.id => {
-                    Some(action.as_str())
-                }
+                Some((done_at, action)) if !PLAIN && **done_at == *provider.id => Some(&**action),
                 _ => None,
             };
             // Read once: the loop's stores could otherwise be taken to change it.
@@ -720,8 +718,8 @@ mod tests {
             tag_multipliers: vec![(food, 2.0), (food, 7.0)],
         }];
         let mut action = AdvertisedAction::new("eat");
-        action.deltas = vec![(hunger, 40.0)];
-        action.tags = vec![food, unknown_tag];
+        action.deltas = thin_vec::thin_vec![(hunger, 40.0)];
+        action.tags = thin_vec::thin_vec![food, unknown_tag];
 
         let tuning = Tuning::default();
         let score_of = |agent: &Agent| {

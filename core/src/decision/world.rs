@@ -3,6 +3,7 @@
 //! and the current game hour. Built by the caller; the engine only reads it.
 
 use crate::vocabulary::Symbol;
+use thin_vec::ThinVec;
 
 /// A point in world units. Two-dimensional worlds leave `z` at 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -94,11 +95,11 @@ pub enum Precondition {
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ActionEffects {
     /// Facts that hold afterwards.
-    pub adds: Vec<Symbol>,
+    pub adds: ThinVec<Symbol>,
     /// Facts that no longer hold afterwards.
-    pub removes: Vec<Symbol>,
+    pub removes: ThinVec<Symbol>,
     /// Resources gained.
-    pub yields: Vec<(Symbol, f64)>,
+    pub yields: ThinVec<(Symbol, f64)>,
 }
 
 /// An action a provider advertises.
@@ -107,11 +108,11 @@ pub struct AdvertisedAction {
     /// Unique within its provider.
     pub id: String,
     /// Tags personality and contexts act on (`food`, `indoor`, `violence`…).
-    pub tags: Vec<Symbol>,
+    pub tags: ThinVec<Symbol>,
     /// The domain a domain preference acts on (`work`, `rest`…).
     pub domain: Option<Symbol>,
     /// Promised change per consideration.
-    pub deltas: Vec<(Symbol, f64)>,
+    pub deltas: ThinVec<(Symbol, f64)>,
     /// Game hours the action takes.
     pub duration_hours: f64,
     /// A structural preference, multiplied by the tuning's priority weight.
@@ -123,9 +124,9 @@ pub struct AdvertisedAction {
     /// Users now.
     pub occupancy: u32,
     /// Must all hold.
-    pub preconditions: Vec<Precondition>,
+    pub preconditions: ThinVec<Precondition>,
     /// Resources it costs.
-    pub costs: Vec<(Symbol, f64)>,
+    pub costs: ThinVec<(Symbol, f64)>,
     /// Its symbolic effects, for planning.
     pub effects: ActionEffects,
 }
@@ -135,16 +136,16 @@ impl AdvertisedAction {
     pub fn new(id: impl Into<String>) -> Self {
         Self {
             id: id.into(),
-            tags: Vec::new(),
+            tags: ThinVec::new(),
             domain: None,
-            deltas: Vec::new(),
+            deltas: ThinVec::new(),
             duration_hours: 0.0,
             intrinsic_priority: 0.0,
             radius: None,
             capacity: 0,
             occupancy: 0,
-            preconditions: Vec::new(),
-            costs: Vec::new(),
+            preconditions: ThinVec::new(),
+            costs: ThinVec::new(),
             effects: ActionEffects::default(),
         }
     }

@@ -10,8 +10,6 @@
 //! Symbols are saved as their numbers: the zone saves its vocabulary beside the states and
 //! lays it over the content's first (`Vocabulary::extend_to`), so they keep their meaning.
 
-use std::collections::VecDeque;
-
 use serde::{Deserialize, Serialize};
 use thin_vec::ThinVec;
 
@@ -37,7 +35,7 @@ pub struct AgentState {
     /// The action being carried out.
     pub running: Option<Box<RunningAction>>,
     /// Work waiting.
-    pub queue: VecDeque<QueuedAction>,
+    pub queue: ThinVec<QueuedAction>,
     /// The level of the last advance.
     pub level: DetailLevel,
     /// Coarse events recorded while simplified.
@@ -56,7 +54,7 @@ pub struct AgentState {
     pub goals: Option<GoalBookState>,
     /// Why the game has taken the agent over, while it has.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engaged: Option<String>,
+    pub engaged: Option<Box<str>>,
 }
 
 /// The changing part of an agent's affect layer.

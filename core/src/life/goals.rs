@@ -482,10 +482,7 @@ impl GoalBook {
                         let same = |a: &QueuedAction, (provider, action): (&str, &str)| {
                             a.provider == provider && a.action == action
                         };
-                        let just_done = agent
-                            .just_completed
-                            .as_ref()
-                            .map(|(p, a)| (p.as_str(), a.as_str()));
+                        let just_done = agent.just_completed.as_ref().map(|(p, a)| (&**p, &**a));
                         if entries
                             .first()
                             .zip(just_done)

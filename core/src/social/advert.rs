@@ -107,8 +107,8 @@ impl SocialFabric {
                     InteractionKind::Conversation => Some(adverts.conversation_priority),
                     InteractionKind::Trade => Some(adverts.trade_priority),
                     InteractionKind::Gossip => {
-                        let knows = self.members.get(&them.id);
-                        let told = self.members.get(&me.id).and_then(|m| {
+                        let knows = self.members.get(them.id.as_str());
+                        let told = self.members.get(me.id.as_str()).and_then(|m| {
                             m.rumours.to_tell(&self.config.gossip, &them.id, |origin| {
                                 knows.is_some_and(|k| k.rumours.knows(origin))
                             })
@@ -194,7 +194,7 @@ impl SocialFabric {
                 let novelty = 1.0
                     / (1.0
                         + adverts.habituation_weight
-                            * self.members.get(&me.id).map_or(0.0, |m| {
+                            * self.members.get(me.id.as_str()).map_or(0.0, |m| {
                                 m.familiarity(kind, now_hours, adverts.habituation_half_life_hours)
                             }));
                 let priority = priority * novelty;

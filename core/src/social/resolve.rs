@@ -63,10 +63,7 @@ impl SocialFabric {
         for npc in [&me, &them] {
             self.reservations
                 .cool_down(npc, now_hours + self.config.cooldown_hours);
-            self.members
-                .entry(npc.clone())
-                .or_default()
-                .habituate(kind, now_hours, half_life);
+            self.with_member(npc, |member| member.habituate(kind, now_hours, half_life));
         }
         let created = agents[target]
             .goals

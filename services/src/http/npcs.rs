@@ -52,9 +52,9 @@ pub async fn list(state: web::Data<AdminState>) -> HttpResponse {
                     .zip(&zone.meta)
                     .map(|(a, m)| NpcSummary {
                         id: a.agent.id.clone(),
-                        name: m.name.clone(),
+                        name: m.name.to_string(),
                         zone: zone.name.clone(),
-                        archetype: m.archetype.clone(),
+                        archetype: m.archetype.as_deref().map(str::to_owned),
                         room: zone.room_name(m.room).0.to_owned(),
                         tier: m.tier.tier.as_str(),
                         mood: a.wellbeing.as_deref().map(|(_, w)| round4(w.mood)),

@@ -229,7 +229,7 @@ impl Brain {
         let running = agent.running.as_ref();
         Some(Self {
             id: id.to_owned(),
-            name: meta.name.clone(),
+            name: meta.name.to_string(),
             zone: zone.name.clone(),
             tier: meta.tier.tier.as_str(),
             room: zone.room_name(meta.room).0.to_owned(),

@@ -2,7 +2,7 @@
 //! providers, weather, NPCs and archetype residents), and adding one NPC or resident. What
 //! happens to an NPC once it lives in the zone is elsewhere (`apply`, `tick`, `travel`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use thin_vec::ThinVec;
@@ -119,6 +119,7 @@ impl Zone {
             social,
             records: NpcRecords::default(),
             choice_names: ChoiceNames::default(),
+            archetype_names: BTreeSet::new(),
             behaviours: BehaviourSharing::default(),
             recent_ids: super::recent_ids::RecentIds::default(),
             world_fingerprint: world_file.fingerprint.clone(),
@@ -303,10 +304,11 @@ impl Zone {
         self.roster_changed();
         self.agents.insert(index, simulated);
         self.goals_unannounced = true;
+        let archetype = archetype.map(|name| self.archetype_name(name));
         self.meta.insert(
             index,
             NpcMeta {
-                name,
+                name: name.into(),
                 archetype,
                 room,
                 tier: NpcTier::new(tier),
@@ -318,6 +320,20 @@ impl Zone {
             },
         );
         Ok(())
+    }
+}
+
+impl Zone {
+    /// The zone's copy of archetype name `name`, made the first time it is asked for.
+    fn archetype_name(&mut self, name: String) -> Arc<str> {
+        match self.archetype_names.get(name.as_str()) {
+            Some(held) => Arc::clone(held),
+            None => {
+                let held: Arc<str> = name.into();
+                self.archetype_names.insert(Arc::clone(&held));
+                held
+            }
+        }
     }
 }
 

@@ -372,7 +372,7 @@ impl Zone {
         self.meta[index].game.order = self.agents[index]
             .running
             .as_ref()
-            .and_then(|r| r.order.clone());
+            .and_then(|r| r.order.as_deref().map(Box::from));
         let provider_room = self
             .providers
             .get(provider)

@@ -39,7 +39,7 @@ impl Zone {
 
     pub(super) fn display_name(&self, id: &str) -> String {
         self.npc_index(id)
-            .map_or_else(|| id.to_owned(), |index| self.meta[index].name.clone())
+            .map_or_else(|| id.to_owned(), |index| self.meta[index].name.to_string())
     }
 
     /// The narration request of an interaction `interaction_id` of NPC `index` with `other`
@@ -61,7 +61,7 @@ impl Zone {
             room: room_key(&self.room_names, room).to_owned(),
             initiator: Participant {
                 id: id.clone(),
-                name: self.meta[index].name.clone(),
+                name: self.meta[index].name.to_string(),
             },
             target: Participant {
                 id: other.to_owned(),
@@ -82,7 +82,7 @@ impl Zone {
         self.meta
             .get(index)
             .map_or_else(SpendTags::default, |meta| SpendTags {
-                class: meta.archetype.clone(),
+                class: meta.archetype.as_deref().map(str::to_owned),
                 tier: Some(meta.tier.tier.as_str().to_owned()),
             })
     }
@@ -98,7 +98,7 @@ impl Zone {
             .get(room)
             .map_or(&[][..], Vec::as_slice)
             .iter()
-            .map(|&i| meta[i].name.clone())
+            .map(|&i| meta[i].name.to_string())
             .collect();
         (Arc::clone(&roster.known_names), present)
     }
@@ -130,7 +130,7 @@ impl Zone {
             .filter(|(_, meta)| room_index.is_none_or(|r| meta.room == r))
             .map(|(agent, meta)| NpcRef {
                 id: agent.agent.id.clone(),
-                name: meta.name.clone(),
+                name: meta.name.to_string(),
                 zone: self.name.clone(),
             })
             .collect();
@@ -195,7 +195,10 @@ mod tests {
         assert_eq!(request.utterance_id, "say-1");
         assert_eq!(request.context.addressee.as_deref(), Some("bram"));
         let bram = zone.npc_index("bram").expect("bram");
-        assert_eq!(request.tags.class, zone.meta[bram].archetype);
+        assert_eq!(
+            request.tags.class.as_deref(),
+            zone.meta[bram].archetype.as_deref()
+        );
         assert_eq!(
             request.tags.tier.as_deref(),
             Some(zone.meta[bram].tier.tier.as_str())

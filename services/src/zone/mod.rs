@@ -100,9 +100,9 @@ use status::Derived;
 #[derive(Clone, Debug)]
 pub struct NpcMeta {
     /// Display name.
-    pub name: String,
-    /// Archetype.
-    pub archetype: Option<String>,
+    pub name: Box<str>,
+    /// Archetype (its name held once by the zone, see `archetype_names`).
+    pub archetype: Option<Arc<str>>,
     /// Room index.
     pub room: usize,
     /// Its tier.
@@ -131,7 +131,7 @@ pub struct NpcGameState {
     pub goals_announced: bool,
     /// The player's order its running action carries out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<String>,
+    pub order: Option<Box<str>>,
     /// The band its mood was last reported in (index into `mood_band_names`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mood_band: Option<usize>,
@@ -140,7 +140,7 @@ pub struct NpcGameState {
     pub mood_reported_at: Option<u64>,
     /// The kind of the latest social event it felt since its last `mood_changed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub felt: Option<String>,
+    pub felt: Option<Box<str>>,
 }
 
 geppetto_core::wire_enum! {
@@ -217,6 +217,8 @@ pub struct Zone {
     records: NpcRecords,
     /// The (provider, action) pairs the NPCs' decision traces name.
     choice_names: ChoiceNames,
+    /// The archetype names its NPCs carry, each held once.
+    archetype_names: BTreeSet<Arc<str>>,
     /// The needs' behaviours its NPCs share: one copy of each ([`BehaviourSharing`]).
     behaviours: BehaviourSharing,
     /// Ids of the world events applied lately (`tick.event_ids_remembered`).

@@ -152,7 +152,7 @@ impl Zone {
             room: room_key(&self.room_names, room).to_owned(),
             initiator: Participant {
                 id: self.agents[index].agent.id.clone(),
-                name: self.meta[index].name.clone(),
+                name: self.meta[index].name.to_string(),
             },
             target: Participant {
                 id: said.speaker.to_owned(),

@@ -185,18 +185,18 @@ mod tests {
         let first = zone.narration_request("i", here, "stranger", room, "chat");
         let known: Vec<String> = (0..zone.agents.len())
             .filter(|&i| near(&zone, i))
-            .map(|i| zone.meta[i].name.clone())
+            .map(|i| zone.meta[i].name.to_string())
             .collect();
         let present: Vec<String> = (0..zone.agents.len())
             .filter(|&i| zone.meta[i].room == room)
-            .map(|i| zone.meta[i].name.clone())
+            .map(|i| zone.meta[i].name.to_string())
             .collect();
         assert_eq!(first.known.to_vec(), known);
         assert_eq!(first.present, present);
         for id in &away {
             let name = &zone.meta[zone.npc_index(id).expect("npc")].name;
             assert!(
-                !first.known.contains(name),
+                !first.known.iter().any(|known| **known == **name),
                 "{name} is far from every player"
             );
         }

@@ -137,7 +137,7 @@ impl Roster {
     /// The names of the NPCs near players, in NPC order.
     fn rename(&mut self, meta: &[NpcMeta]) {
         self.known_names = (self.social_present.iter())
-            .filter_map(|&index| meta.get(index).map(|m| m.name.clone()))
+            .filter_map(|&index| meta.get(index).map(|m| m.name.to_string()))
             .collect();
     }
 
@@ -157,7 +157,7 @@ impl Roster {
             .iter()
             .zip(meta)
             .filter(|(room, _)| **room != usize::MAX)
-            .map(|(_, meta)| meta.name.clone())
+            .map(|(_, meta)| meta.name.to_string())
             .collect();
         Self {
             by_room: Whereabouts::group(rooms, &at),

@@ -2,7 +2,6 @@
 //! the reactive set ([`ReactiveLayer`]) and feelings ([`AffectLayer`], which runs its own affect
 //! ticks). How a tick moves them is the [`super::prepare`] and [`super::start`] steps' job.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::tick::SimEvent;
@@ -173,7 +172,7 @@ pub struct SimulatedAgent {
     /// zone's, away from any player) carries a pointer, not the action's 336 bytes.
     pub running: Option<Box<RunningAction>>,
     /// Work waiting, first in first out.
-    pub queue: VecDeque<QueuedAction>,
+    pub queue: ThinVec<QueuedAction>,
     /// The level of the last advance.
     pub level: DetailLevel,
     /// Coarse events recorded while simplified.
@@ -194,7 +193,7 @@ pub struct SimulatedAgent {
     pub goals: Option<Box<GoalBook>>,
     /// Why the game has taken the agent over (a fight, a dialogue), while it has: its needs
     /// and feelings go on, but it starts nothing until it is given back.
-    pub engaged: Option<String>,
+    pub engaged: Option<Box<str>>,
 }
 
 impl SimulatedAgent {
@@ -204,7 +203,7 @@ impl SimulatedAgent {
             agent,
             rate_adjustments: ThinVec::new(),
             running: None,
-            queue: VecDeque::new(),
+            queue: ThinVec::new(),
             level: DetailLevel::Full,
             aggregated_events: ThinVec::new(),
             reactive: None,
@@ -225,12 +224,25 @@ impl SimulatedAgent {
         action: impl Into<String>,
         player_queued: bool,
     ) {
-        self.queue.push_back(QueuedAction {
+        self.queue.push(QueuedAction {
             provider: provider.into(),
             action: action.into(),
             player_queued,
             from_plan: false,
             order: None,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every resident of a zone holds one, and a Background NPC's turn reads it cold: what an
+    /// NPC may lack (a running action, a layer, a list) takes a pointer, not its room.
+    #[test]
+    fn a_resident_holds_pointers_for_what_it_lacks() {
+        assert!(std::mem::size_of::<SimulatedAgent>() <= 272);
+        assert!(std::mem::size_of::<Agent>() <= 160);
     }
 }

@@ -235,7 +235,7 @@ mod tests {
         let needs = ["HUNGER", "ENERGY", "FUN"].map(|name| names.intern(name));
         let action = |id: &str, need, delta: f64, minutes: f64| {
             let mut action = AdvertisedAction::new(id);
-            action.deltas = vec![(need, delta)];
+            action.deltas = thin_vec::thin_vec![(need, delta)];
             action.duration_hours = minutes * MINUTE;
             action
         };
@@ -280,7 +280,7 @@ mod tests {
                 let mut agent = SimulatedAgent::new(agent);
                 if i % 7 == 0 {
                     for provider in ["kitchen", "nowhere"] {
-                        agent.queue.push_back(QueuedAction {
+                        agent.queue.push(QueuedAction {
                             provider: provider.into(),
                             action: "eat_gruel".into(),
                             player_queued: i % 2 == 0,

@@ -460,7 +460,10 @@ impl Simulator {
             provider: running.provider.clone(),
             action: running.action.id.clone(),
         });
-        agent.agent.just_completed = Some((running.provider.clone(), running.action.id.clone()));
+        agent.agent.just_completed = Some((
+            running.provider.as_str().into(),
+            running.action.id.as_str().into(),
+        ));
         let effects = &running.action.effects;
         let facts = &mut agent.agent.facts;
         facts.retain(|fact| !effects.removes.contains(fact));

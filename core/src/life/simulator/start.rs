@@ -3,7 +3,7 @@
 //! strictly better one. What happens before (updaters, the running action) is
 //! [`super::prepare`]'s job.
 
-use std::collections::VecDeque;
+use thin_vec::ThinVec;
 
 use super::advance::Simulator;
 use super::agent::SimulatedAgent;
@@ -72,7 +72,8 @@ impl Simulator {
         events: &mut Vec<SimEvent>,
     ) {
         let world = request.world;
-        while let Some(entry) = agent.queue.pop_front() {
+        while !agent.queue.is_empty() {
+            let entry = agent.queue.remove(0);
             let position = world
                 .providers
                 .iter()
@@ -139,7 +140,7 @@ impl Simulator {
     /// Drops the rest of a broken plan (the queue's non-player entries: only plans put them
     /// there), so the goal behind it is planned afresh from where the agent now stands.
     fn abandon_plan(agent: &mut SimulatedAgent, events: &mut Vec<SimEvent>) {
-        let (orders, rest): (VecDeque<QueuedAction>, VecDeque<QueuedAction>) =
+        let (orders, rest): (ThinVec<QueuedAction>, ThinVec<QueuedAction>) =
             std::mem::take(&mut agent.queue)
                 .into_iter()
                 .partition(|entry| entry.player_queued);

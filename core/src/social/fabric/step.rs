@@ -174,32 +174,36 @@ impl SocialFabric {
         let (mood_change_min, low_line) = (self.config.mood_change_min, self.config.need_low_below);
         // A known member is found without a key made to ask; only a new one costs a copy of
         // its id (and a second look-up).
-        let member = match self.members.get_mut(&agent.id) {
+        let member = match self.members.get_mut(agent.id.as_str()) {
             Some(member) => member,
-            None => self.members.entry(agent.id.clone()).or_default(),
+            None => {
+                let member = self.new_member();
+                self.members
+                    .entry(agent.id.as_str().into())
+                    .or_insert(member)
+            }
         };
         let initiative = member.profile.social_initiative;
         if member.location.as_deref() != Some(at.place.location.as_str())
-            && let Some(from) = member.location.replace(at.place.location.clone())
+            && let Some(from) = member.location.replace(at.place.location.as_str().into())
         {
             at.push_event(StoryEventKind::Moved {
                 npc: agent.id.clone(),
-                from,
+                from: from.into(),
             });
         }
         if let Some((_, wellbeing)) = simulated.wellbeing.as_deref() {
-            match member.mood {
-                Some(previous) if (wellbeing.mood - previous).abs() >= mood_change_min => {
-                    at.push_event(StoryEventKind::MoodChanged {
-                        npc: agent.id.clone(),
-                        previous,
-                        mood: wellbeing.mood,
-                        stress: wellbeing.stress,
-                    });
-                    member.mood = Some(wellbeing.mood);
-                }
-                None => member.mood = Some(wellbeing.mood),
-                _ => {}
+            let previous = member.mood;
+            if previous.is_nan() {
+                member.mood = wellbeing.mood;
+            } else if (wellbeing.mood - previous).abs() >= mood_change_min {
+                at.push_event(StoryEventKind::MoodChanged {
+                    npc: agent.id.clone(),
+                    previous,
+                    mood: wellbeing.mood,
+                    stress: wellbeing.stress,
+                });
+                member.mood = wellbeing.mood;
             }
         }
         for (role, need) in ROLES.iter().zip(needs) {

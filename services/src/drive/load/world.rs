@@ -206,6 +206,8 @@ pub fn build_zone(
     zone.reserve_npcs(npcs);
     let clock = crate::runtime::wall_clock();
     let all_rooms: Vec<String> = world.rooms.iter().map(|r| r.id.clone()).collect();
+    // The zone holds what it needs of the world's specs: they are not kept through the NPCs.
+    drop(world);
     let rooms = rooms_with_players(&all_rooms, player_rooms);
     let mut setup = crate::zone::ZoneOutput::default();
     for (i, room) in rooms.iter().enumerate() {

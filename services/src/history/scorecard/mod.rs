@@ -140,7 +140,7 @@ impl Scorecard {
             rooms.insert(meta.room);
             let score = self.npcs.entry(agent.agent.id.clone()).or_default();
             if score.archetype.is_none() {
-                score.archetype.clone_from(&meta.archetype);
+                score.archetype = meta.archetype.as_deref().map(str::to_owned);
             }
             score.speaks |= agent.barks.is_some();
             score.observe(agent, &zone.vocabulary, words, minutes, day_ends);

@@ -35,7 +35,7 @@ impl Zone {
                 about: _,
             } => {
                 if let Some(index) = self.social_target(message, target, deltas, out) {
-                    self.meta[index].game.felt = Some(kind.clone());
+                    self.meta[index].game.felt = Some(kind.as_str().into());
                     let now_hours = self.now_hours();
                     self.feel(index, kind, deltas, *mood, now_hours);
                     self.react_to_social(index, kind, source, now_hours, out);

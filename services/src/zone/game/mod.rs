@@ -464,7 +464,7 @@ impl Zone {
         if let Some(order) = self.meta[index].game.order.take() {
             let done = NpcEvent::OrderDone {
                 npc: self.agents[index].agent.id.clone(),
-                order,
+                order: order.into(),
                 outcome: outcome.to_owned(),
                 reason: reason.map(str::to_owned),
             };
@@ -483,7 +483,7 @@ impl Zone {
         let index = self
             .npc_index(npc)
             .ok_or_else(|| ("npc", unknown_npc(&self.name, npc)))?;
-        self.agents[index].engaged = Some(reason.to_owned());
+        self.agents[index].engaged = Some(reason.into());
         self.cancel(index, reason, out);
         self.release_running(index);
         self.order_ended(index, "interrupted", Some(reason), out);
@@ -659,7 +659,10 @@ impl Zone {
                 mood: name(band),
                 from: name(was),
                 value: (value * 1000.0).round() / 1000.0,
-                cause: state.felt.take().unwrap_or_else(|| "needs".into()),
+                cause: state
+                    .felt
+                    .take()
+                    .map_or_else(|| "needs".into(), String::from),
             };
             changes.push((index, changed));
         }
