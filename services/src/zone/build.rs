@@ -321,9 +321,7 @@ impl Zone {
         );
         Ok(())
     }
-}
 
-impl Zone {
     /// The zone's copy of archetype name `name`, made the first time it is asked for.
     fn archetype_name(&mut self, name: String) -> Arc<str> {
         match self.archetype_names.get(name.as_str()) {
