@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use crate::affect::merge_layers;
 use crate::decision::agent::Agent;
 use crate::decision::consideration::{Consideration, ConsiderationBehaviour, Updater};
-use crate::decision::curve::ResponseCurve;
 use crate::decision::world::Position;
 use crate::life::bark::{BarkLines, BarkMemory, BarkTemplate};
 use crate::life::goals::{Goal, GoalBook, GoalCategory, GoalPredicate, ReactionRule};
@@ -696,12 +695,11 @@ impl CompiledArchetype {
             );
             c.weight = need.weight;
             *c.behaviour_mut() = ConsiderationBehaviour {
-                curve: ResponseCurve::Convex { exponent: 0.0 },
                 updater: Updater::LinearDecay {
                     rate: need.decay_per_hour,
                 },
                 critical_threshold: need.critical,
-                collapse_threshold: None,
+                ..ConsiderationBehaviour::bounded(0.0, 1.0)
             };
             agent.considerations.push(c);
         }

@@ -134,10 +134,10 @@ fn agent(rng: &mut DetRng, names: &Names, index: usize, provider_count: usize) -
         }));
     }
     if chance(rng, 0.4) && provider_count > 0 {
-        agent.just_completed = Some((
+        agent.just_completed = Some(Box::new((
             format!("provider{}", rng.next_index(provider_count)).into(),
             format!("action{}", rng.next_index(3)).into(),
-        ));
+        )));
     }
     agent.goal_bonuses = some_of(rng, &[names.facts[0], names.resources[0]], 2)
         .into_iter()

@@ -76,13 +76,13 @@ fuzz_target!(|data: &[u8]| {
     for npc in &zone.agents {
         for c in &npc.agent.considerations {
             assert!(
-                c.value.is_finite() && c.min.is_finite() && c.max.is_finite(),
+                c.value.is_finite() && c.min().is_finite() && c.max().is_finite(),
                 "{}: {:?} = {} in [{}, {}]",
                 npc.agent.id,
                 c.name,
                 c.value,
-                c.min,
-                c.max
+                c.min(),
+                c.max()
             );
         }
     }

@@ -112,10 +112,10 @@ impl BareR1 {
         let mut terms = [(0.0, 0.0); 8];
         for (slot, &name) in terms.iter_mut().zip(&self.needs) {
             if let Some(c) = agent.considerations.iter().find(|c| c.name == name) {
-                let pressure = c
-                    .curve()
-                    .pressure(c.value, c.min, c.max, tuning.convex_exponent);
-                *slot = (c.weight * pressure, (c.max - c.value).max(0.0));
+                let pressure =
+                    c.curve()
+                        .pressure(c.value, c.min(), c.max(), tuning.convex_exponent);
+                *slot = (c.weight * pressure, (c.max() - c.value).max(0.0));
             }
         }
         let mut modifiers = [1.0; 8];

@@ -80,9 +80,10 @@ pub struct Agent {
     #[serde(default)]
     pub schedule: Option<Box<SchedulePull>>,
     /// The action it has just completed (provider id, action id), until it starts another:
-    /// its utility is multiplied by the tuning's `repeat_factor`.
+    /// its utility is multiplied by the tuning's `repeat_factor` (boxed: most agents have
+    /// none, and an agent's record stays small).
     #[serde(default)]
-    pub just_completed: Option<(Box<str>, Box<str>)>,
+    pub just_completed: Option<Box<(Box<str>, Box<str>)>>,
     /// Facts and resources its goals pursue, with the priority bonus an action that produces
     /// them gets (set by its goal book).
     pub goal_bonuses: ThinVec<(Symbol, f64)>,
@@ -131,8 +132,8 @@ impl Agent {
                 .find(|s| s.name == consideration.name)
                 .map(|s| s.value)
             {
-                let high = consideration.max.max(consideration.min);
-                consideration.value = value.clamp(consideration.min, high);
+                let high = consideration.max().max(consideration.min());
+                consideration.value = value.clamp(consideration.min(), high);
             }
         }
         self.position = saved.position;

@@ -1,9 +1,11 @@
 //! Considerations: the bounded scalar signals an agent scores the world against (HUNGER,
 //! ENERGY, THREAT, AMMO…). The engine treats them uniformly; the [`Updater`] says how a value
 //! changes over time (applied by the simulator), the [`ResponseCurve`] how it becomes pressure.
-//! Those two and the thresholds are a consideration's [`ConsiderationBehaviour`], which agents
-//! of one kind share ([`BehaviourSharing`]); the value and bounds are each agent's own.
+//! Those two, the thresholds and the bounds are a consideration's [`ConsiderationBehaviour`],
+//! which agents of one kind share ([`BehaviourSharing`]); the value and weight are each agent's
+//! own.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -43,12 +45,16 @@ pub enum Updater {
     ContextAggregate,
 }
 
-/// How a consideration behaves, beside its value: how it becomes pressure, how it changes over
-/// time and where it turns critical or collapsing. Every agent of an archetype has the same, so
-/// agents hold it shared ([`Consideration::behaviour`], [`BehaviourSharing`]): a million
-/// residents keep one copy of each instead of a million.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// How a consideration behaves, beside its value: its bounds, how it becomes pressure, how it
+/// changes over time and where it turns critical or collapsing. Every agent of an archetype has
+/// the same, so agents hold it shared ([`Consideration::behaviour`], [`BehaviourSharing`]): a
+/// million residents keep one copy of each instead of a million.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ConsiderationBehaviour {
+    /// Lower bound.
+    pub min: f64,
+    /// Upper bound; `max <= min` makes the pressure 0.
+    pub max: f64,
     /// Value → pressure.
     pub curve: ResponseCurve,
     /// Value over time.
@@ -61,10 +67,12 @@ pub struct ConsiderationBehaviour {
     pub collapse_threshold: Option<f64>,
 }
 
-impl Default for ConsiderationBehaviour {
-    /// The profile's convex curve, event-driven, no thresholds.
-    fn default() -> Self {
+impl ConsiderationBehaviour {
+    /// Bounds `[min, max]`, the profile's convex curve, event-driven, no thresholds.
+    pub fn bounded(min: f64, max: f64) -> Self {
         Self {
+            min,
+            max,
             curve: ResponseCurve::Convex { exponent: 0.0 },
             updater: Updater::EventDriven,
             critical_threshold: None,
@@ -73,25 +81,73 @@ impl Default for ConsiderationBehaviour {
     }
 }
 
-/// One bounded signal of an agent: its value and bounds, and its behaviour, shared.
+/// One bounded signal of an agent: its value and weight, and its bounds and behaviour, shared.
 ///
-/// Serialized flat, the behaviour's fields after the weight, as when they were the
-/// consideration's own.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// Serialized flat as [`ConsiderationFields`] says: name, value, bounds and weight, then the
+/// behaviour's curve, updater and thresholds.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(from = "ConsiderationFields<'_>")]
 pub struct Consideration {
     /// Its interned name.
     pub name: Symbol,
     /// The current value, kept within `[min, max]`.
     pub value: f64,
-    /// Lower bound.
-    pub min: f64,
-    /// Upper bound; `max <= min` makes the pressure 0.
-    pub max: f64,
     /// Multiplies this consideration's share of the benefit; default 1.
     pub weight: f64,
-    /// Its curve, updater and thresholds (change them with [`Consideration::behaviour_mut`]).
-    #[serde(flatten)]
+    /// Its bounds, curve, updater and thresholds (change them with
+    /// [`Consideration::behaviour_mut`]).
     pub behaviour: Arc<ConsiderationBehaviour>,
+}
+
+/// A consideration as it is written and read: every field flat, in this order (borrowed from
+/// the consideration when written).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ConsiderationFields<'a> {
+    name: Symbol,
+    value: f64,
+    min: f64,
+    max: f64,
+    weight: f64,
+    curve: Cow<'a, ResponseCurve>,
+    updater: Cow<'a, Updater>,
+    critical_threshold: Option<f64>,
+    collapse_threshold: Option<f64>,
+}
+
+impl serde::Serialize for Consideration {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let b = &*self.behaviour;
+        ConsiderationFields {
+            name: self.name,
+            value: self.value,
+            min: b.min,
+            max: b.max,
+            weight: self.weight,
+            curve: Cow::Borrowed(&b.curve),
+            updater: Cow::Borrowed(&b.updater),
+            critical_threshold: b.critical_threshold,
+            collapse_threshold: b.collapse_threshold,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl From<ConsiderationFields<'_>> for Consideration {
+    fn from(fields: ConsiderationFields<'_>) -> Self {
+        Self {
+            name: fields.name,
+            value: fields.value,
+            weight: fields.weight,
+            behaviour: Arc::new(ConsiderationBehaviour {
+                min: fields.min,
+                max: fields.max,
+                curve: fields.curve.into_owned(),
+                updater: fields.updater.into_owned(),
+                critical_threshold: fields.critical_threshold,
+                collapse_threshold: fields.collapse_threshold,
+            }),
+        }
+    }
 }
 
 impl Consideration {
@@ -101,11 +157,21 @@ impl Consideration {
         Self {
             name,
             value,
-            min,
-            max,
             weight: 1.0,
-            behaviour: Arc::default(),
+            behaviour: Arc::new(ConsiderationBehaviour::bounded(min, max)),
         }
+    }
+
+    /// Lower bound.
+    #[inline]
+    pub fn min(&self) -> f64 {
+        self.behaviour.min
+    }
+
+    /// Upper bound; `max <= min` makes the pressure 0.
+    #[inline]
+    pub fn max(&self) -> f64 {
+        self.behaviour.max
     }
 
     /// Value → pressure.
@@ -134,7 +200,7 @@ impl Consideration {
 
     /// Room left to gain before the maximum (never negative).
     pub fn headroom(&self) -> f64 {
-        (self.max - self.value).max(0.0)
+        (self.max() - self.value).max(0.0)
     }
 
     /// Whether the value is below its collapse threshold, or, without one, below
@@ -143,14 +209,15 @@ impl Consideration {
         let threshold = self
             .behaviour
             .collapse_threshold
-            .unwrap_or(self.min + default_fraction * (self.max - self.min));
+            .unwrap_or(self.min() + default_fraction * (self.max() - self.min()));
         self.value < threshold
     }
 
     /// Clamps the value into `[min, max]` (left alone when the range is empty).
     pub fn clamp_value(&mut self) {
-        if self.max > self.min {
-            self.value = self.value.clamp(self.min, self.max);
+        let (min, max) = (self.min(), self.max());
+        if max > min {
+            self.value = self.value.clamp(min, max);
         }
     }
 
@@ -209,7 +276,7 @@ impl BehaviourSharing {
     }
 }
 
-/// A hash of `behaviour`'s updater, thresholds and curve kind (floats by their bits): equal
+/// A hash of `behaviour`'s bounds, updater, thresholds and curve kind (floats by their bits): equal
 /// behaviours hash alike.
 fn behaviour_hash(behaviour: &ConsiderationBehaviour) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
@@ -221,6 +288,8 @@ fn behaviour_hash(behaviour: &ConsiderationBehaviour) -> u64 {
         _ => (0.0, 0.0),
     };
     for number in [
+        behaviour.min,
+        behaviour.max,
         rate,
         baseline,
         behaviour.critical_threshold.unwrap_or(f64::NAN),
@@ -266,6 +335,36 @@ mod tests {
         agents[0][0].behaviour_mut().critical_threshold = Some(5.0);
         assert_eq!(agents[0][0].critical_threshold(), Some(5.0));
         assert_eq!(agents[1][0].critical_threshold(), Some(20.0));
+    }
+
+    /// An agent holds one per need, read at each of its turns: its value and weight are its
+    /// own, the rest is shared.
+    #[test]
+    fn a_consideration_is_its_value_and_weight_and_a_pointer() {
+        assert!(std::mem::size_of::<Consideration>() <= 32);
+    }
+
+    #[test]
+    fn bounds_are_shared_with_the_behaviour_and_kept_apart_when_they_differ() {
+        let mut sharing = BehaviourSharing::default();
+        let narrow = |max| {
+            let mut need = need("HUNGER", 2.0);
+            need.behaviour_mut().max = max;
+            need
+        };
+        let mut agents = vec![vec![narrow(80.0)], vec![narrow(80.0)], vec![narrow(90.0)]];
+        for considerations in &mut agents {
+            sharing.share(considerations);
+        }
+        assert!(Arc::ptr_eq(
+            &agents[0][0].behaviour,
+            &agents[1][0].behaviour
+        ));
+        assert!(!Arc::ptr_eq(
+            &agents[0][0].behaviour,
+            &agents[2][0].behaviour
+        ));
+        assert_eq!((agents[2][0].min(), agents[2][0].max()), (0.0, 90.0));
     }
 
     #[test]

@@ -155,19 +155,19 @@ fn term(
     let mut value = c.value;
     if tuning.perception_noise > 0.0 && *c.updater() == Updater::PerceptionDriven {
         let noisy = value + tuning.perception_noise * rng.next_gaussian();
-        value = if c.max > c.min {
-            noisy.clamp(c.min, c.max)
+        value = if c.max() > c.min() {
+            noisy.clamp(c.min(), c.max())
         } else {
             noisy
         };
     }
     let pressure = c
         .curve()
-        .pressure(value, c.min, c.max, tuning.convex_exponent);
+        .pressure(value, c.min(), c.max(), tuning.convex_exponent);
     let weight = c.weight * lookup(profile_weights, c.name).unwrap_or(1.0);
     ScoringTerm {
         weighted_pressure: weight * pressure,
-        headroom: (c.max - value).max(0.0),
+        headroom: (c.max() - value).max(0.0),
     }
 }
 
@@ -517,7 +517,7 @@ impl<'a> ScoringView<'a> {
                 }
                 _ => 0.0,
             };
-            let just_completed_here = match &self.agent.just_completed {
+            let just_completed_here = match self.agent.just_completed.as_deref() {
                 Some((done_at, action)) if !PLAIN && **done_at == *provider.id => Some(&**action),
                 _ => None,
             };

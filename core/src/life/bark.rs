@@ -70,8 +70,8 @@ pub struct Bark {
 
 fn normalised(agent: &Agent, need: Symbol) -> Option<f64> {
     let c = agent.consideration(need)?;
-    Some(if c.max > c.min {
-        ((c.value - c.min) / (c.max - c.min)).clamp(0.0, 1.0)
+    Some(if c.max() > c.min() {
+        ((c.value - c.min()) / (c.max() - c.min())).clamp(0.0, 1.0)
     } else {
         0.0
     })

@@ -185,8 +185,8 @@ impl Goal {
                 ratio(lookup(&world.relationships, *name).unwrap_or(0.0), *min)
             }
             GoalPredicate::NeedAbove { need, min } => agent.consideration(*need).map_or(0.0, |c| {
-                let value = if c.max > c.min {
-                    (c.value - c.min) / (c.max - c.min)
+                let value = if c.max() > c.min() {
+                    (c.value - c.min()) / (c.max() - c.min())
                 } else {
                     0.0
                 };
@@ -379,7 +379,10 @@ impl GoalBook {
         let low: Vec<(Symbol, String)> = agent
             .considerations
             .iter()
-            .filter(|c| c.max > c.min && (c.value - c.min) / (c.max - c.min) < self.need_goal_below)
+            .filter(|c| {
+                c.max() > c.min()
+                    && (c.value - c.min()) / (c.max() - c.min()) < self.need_goal_below
+            })
             .map(|c| {
                 let description = self
                     .need_goal_descriptions
@@ -482,7 +485,7 @@ impl GoalBook {
                         let same = |a: &QueuedAction, (provider, action): (&str, &str)| {
                             a.provider == provider && a.action == action
                         };
-                        let just_done = agent.just_completed.as_ref().map(|(p, a)| (&**p, &**a));
+                        let just_done = agent.just_completed.as_deref().map(|(p, a)| (&**p, &**a));
                         if entries
                             .first()
                             .zip(just_done)

@@ -199,7 +199,7 @@ impl WellbeingConfig {
             .iter()
             .fold((0.0, 0.0), |(sum, total), c| {
                 let w = self.weight(c.name);
-                (sum + w * normalised(c.value, c.min, c.max), total + w)
+                (sum + w * normalised(c.value, c.min(), c.max()), total + w)
             });
         if total > 0.0 { sum / total } else { 1.0 }
     }
@@ -234,7 +234,7 @@ impl WellbeingConfig {
             .iter()
             .map(|c| {
                 self.weight(c.name)
-                    * (self.unmet_threshold - normalised(c.value, c.min, c.max)).max(0.0)
+                    * (self.unmet_threshold - normalised(c.value, c.min(), c.max())).max(0.0)
             })
             .sum();
         let change = if asleep {
@@ -247,7 +247,7 @@ impl WellbeingConfig {
         };
         wellbeing.stress = (wellbeing.stress + change).clamp(0.0, 1.0);
         let unmet = |c: &crate::decision::consideration::Consideration| {
-            normalised(c.value, c.min, c.max) < self.unmet_threshold
+            normalised(c.value, c.min(), c.max()) < self.unmet_threshold
         };
         wellbeing.unmet_since.retain(|(need, _)| {
             agent
@@ -314,7 +314,7 @@ impl WellbeingConfig {
         let Some(c) = agent.considerations.iter_mut().find(|c| c.name == need) else {
             return 0.0;
         };
-        let limit = self.max_need_delta_per_tick * (c.max - c.min).abs();
+        let limit = self.max_need_delta_per_tick * (c.max() - c.min()).abs();
         let applied = delta.clamp(-limit, limit);
         let before = c.value;
         c.value += applied;

@@ -219,7 +219,7 @@ impl SocialFabric {
                     if let Some(c) = me.consideration(need).filter(|_| delta != 0.0) {
                         action
                             .deltas
-                            .push((need, novelty * delta * (c.max - c.min)));
+                            .push((need, novelty * delta * (c.max() - c.min())));
                     }
                 }
                 actions.push(action);

@@ -209,10 +209,10 @@ fn consideration(
     Ok(Consideration {
         name: vocabulary.intern(&spec.name),
         value,
-        min,
-        max,
         weight: non_negative(&format!("{path}.weight"), spec.weight)?,
         behaviour: Arc::new(ConsiderationBehaviour {
+            min,
+            max,
             curve: curve(&format!("{path}.curve"), &spec.curve)?,
             updater: updater(&format!("{path}.updater"), &spec.updater)?,
             critical_threshold,

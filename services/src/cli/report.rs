@@ -109,9 +109,9 @@ impl Timeline {
                 .agent
                 .considerations
                 .iter()
-                .filter(|c| c.max > c.min)
+                .filter(|c| c.max() > c.min())
                 .map(|c| {
-                    let level = (c.value - c.min) / (c.max - c.min);
+                    let level = (c.value - c.min()) / (c.max() - c.min());
                     (
                         zone.vocabulary.name(c.name).to_owned(),
                         (level * 1000.0).round() / 1000.0,

@@ -408,4 +408,27 @@ mod tests {
             assert!(error.contains(field), "{field}: {error}");
         }
     }
+
+    #[test]
+    fn more_mood_bands_than_a_byte_holds_are_refused() {
+        let config = |bounds: usize| {
+            let bands: Vec<String> = (0..bounds)
+                .map(|b| format!("{}", b as f64 / 1000.0))
+                .collect();
+            let names: Vec<String> = (0..=bounds).map(|b| format!("'band{b}'")).collect();
+            format!(
+                "worlds = ['w.yaml']\n[integration]\nmood_bands = [{}]\nmood_band_names = [{}]\n",
+                bands.join(", "),
+                names.join(", ")
+            )
+        };
+        assert!(parse_config("g.toml", &config(254)).is_ok());
+        let error = parse_config("g.toml", &config(255))
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            error.contains("integration.mood_bands: 255 bounds, at most 254"),
+            "{error}"
+        );
+    }
 }

@@ -240,7 +240,7 @@ fn set_needs(zone: &mut Zone, npc: &str, changes: &[Change]) -> Result<(), Histo
             .ok_or_else(|| {
                 HistoryError::Refused(format!("need.{name}: `{npc}` has no such need"))
             })?;
-        consideration.value = value.clamp(consideration.min, consideration.max);
+        consideration.value = value.clamp(consideration.min(), consideration.max());
     }
     Ok(())
 }

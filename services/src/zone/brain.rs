@@ -195,10 +195,10 @@ fn curve_preview(c: &geppetto_core::Consideration, convex_exponent: f64) -> Vec<
     let steps = (CURVE_PREVIEW_POINTS - 1) as f64;
     (0..CURVE_PREVIEW_POINTS)
         .map(|i| {
-            let value = c.min + (c.max - c.min) * i as f64 / steps;
+            let value = c.min() + (c.max() - c.min()) * i as f64 / steps;
             [
                 round4(value),
-                round4(c.curve().pressure(value, c.min, c.max, convex_exponent)),
+                round4(c.curve().pressure(value, c.min(), c.max(), convex_exponent)),
             ]
         })
         .collect()
@@ -284,8 +284,8 @@ fn considerations(zone: &Zone, agent: &SimulatedAgent) -> Vec<ConsiderationView>
         .map(|c| ConsiderationView {
             name: zone.vocabulary.name(c.name).to_owned(),
             value: round4(c.value),
-            min: c.min,
-            max: c.max,
+            min: c.min(),
+            max: c.max(),
             weight: c.weight,
             critical: c.is_critical(),
             decay_per_hour: match *c.updater() {

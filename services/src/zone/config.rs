@@ -12,6 +12,9 @@ use crate::zone::governor::GovernorConfig;
 use crate::zone::isolation::IsolationConfig;
 use crate::zone::tiers::TierConfig;
 
+/// The most bounds `[integration] mood_bands` may hold (a band is kept in a byte).
+pub const MAX_MOOD_BANDS: usize = 254;
+
 /// Zone tick settings (`[tick]` in `geppetto.toml`).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -87,8 +90,8 @@ pub struct IntegrationConfig {
     pub timeout_factor: f64,
     /// See `timeout_factor`; default 10 ticks.
     pub timeout_grace_ticks: u64,
-    /// Mood values (−1…1, ascending) between the bands `mood_changed` reports; default
-    /// `[-0.5, -0.15, 0.15, 0.5]`.
+    /// Mood values (−1…1, ascending) between the bands `mood_changed` reports, at most
+    /// [`MAX_MOOD_BANDS`]; default `[-0.5, -0.15, 0.15, 0.5]`.
     pub mood_bands: Vec<f64>,
     /// The bands' names, one more than `mood_bands`; default `miserable`, `low`, `even`,
     /// `cheerful`, `elated`.
@@ -137,6 +140,12 @@ impl IntegrationConfig {
             return Err(format!(
                 "integration.mood_band_names: {} names for {} bands (one more name than bounds)",
                 self.mood_band_names.len(),
+                self.mood_bands.len()
+            ));
+        }
+        if self.mood_bands.len() > MAX_MOOD_BANDS {
+            return Err(format!(
+                "integration.mood_bands: {} bounds, at most {MAX_MOOD_BANDS} (an NPC's band is kept in a byte)",
                 self.mood_bands.len()
             ));
         }

@@ -132,9 +132,10 @@ pub struct NpcGameState {
     /// The player's order its running action carries out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<Box<str>>,
-    /// The band its mood was last reported in (index into `mood_band_names`).
+    /// The band its mood was last reported in (index into `mood_band_names`; a byte, as
+    /// `integration.mood_bands` holds at most `MAX_MOOD_BANDS` bounds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mood_band: Option<usize>,
+    pub mood_band: Option<u8>,
     /// The tick of its last `mood_changed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mood_reported_at: Option<u64>,
@@ -402,5 +403,16 @@ impl ZoneOutput {
     /// Appends an envelope for `body` on `stream`.
     pub fn push<T: serde::Serialize>(&mut self, stream: StreamKind, header: &Header, body: &T) {
         self.messages.push((stream, to_envelope(header, body)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NpcMeta;
+
+    /// Every resident has one, read at each of its turns: what it may lack takes a pointer.
+    #[test]
+    fn a_zone_record_is_small() {
+        assert!(std::mem::size_of::<NpcMeta>() <= 144);
     }
 }

@@ -128,7 +128,7 @@ impl Zone {
                 .iter_mut()
                 .find(|c| c.name == symbol)
             {
-                c.value = value.clamp(c.min, c.max.max(c.min));
+                c.value = value.clamp(c.min(), c.max().max(c.min()));
             }
         }
         for rumour in &arrival.rumours {
@@ -209,7 +209,7 @@ mod tests {
         assert!(here.social.fabric.learn("vex", rumour.clone()));
         let index = here.npc_index("vex").expect("vex");
         let first = &mut here.agents[index].agent.considerations[0];
-        let level = first.min + 0.37 * (first.max - first.min);
+        let level = first.min() + 0.37 * (first.max() - first.min());
         first.value = level;
         let need = here
             .vocabulary

@@ -242,7 +242,7 @@ mod tests {
     /// NPC may lack (a running action, a layer, a list) takes a pointer, not its room.
     #[test]
     fn a_resident_holds_pointers_for_what_it_lacks() {
-        assert!(std::mem::size_of::<SimulatedAgent>() <= 272);
-        assert!(std::mem::size_of::<Agent>() <= 160);
+        assert!(std::mem::size_of::<SimulatedAgent>() <= 248);
+        assert!(std::mem::size_of::<Agent>() <= 136);
     }
 }

@@ -312,7 +312,7 @@ impl Simulator {
                         let c = &inner.considerations[index];
                         affect
                             .as_ref()
-                            .and_then(|layer| layer.value_for(name, c.min, c.max))
+                            .and_then(|layer| layer.value_for(name, c.min(), c.max()))
                     })
                 }
             };
@@ -332,8 +332,8 @@ impl Simulator {
         for c in &agent.considerations {
             let adjustment = lookup(rate_adjustments, c.name).unwrap_or(0.0);
             let (per_hour, floor) = match *c.updater() {
-                Updater::LinearDecay { rate } => (-(rate + adjustment), c.min),
-                Updater::LinearRegen { rate } => (rate + adjustment, c.min),
+                Updater::LinearDecay { rate } => (-(rate + adjustment), c.min()),
+                Updater::LinearRegen { rate } => (rate + adjustment, c.min()),
                 Updater::TowardBaseline { rate, baseline } if c.value > baseline => {
                     (-(rate + adjustment).max(0.0), baseline)
                 }
@@ -460,10 +460,10 @@ impl Simulator {
             provider: running.provider.clone(),
             action: running.action.id.clone(),
         });
-        agent.agent.just_completed = Some((
+        agent.agent.just_completed = Some(Box::new((
             running.provider.as_str().into(),
             running.action.id.as_str().into(),
-        ));
+        )));
         let effects = &running.action.effects;
         let facts = &mut agent.agent.facts;
         facts.retain(|fact| !effects.removes.contains(fact));

@@ -36,8 +36,8 @@ pub(in crate::social) fn role_delta(deltas: &NeedDeltas, role: Role) -> f64 {
 /// A need's level in [0, 1].
 pub(in crate::social) fn level(agent: &Agent, need: Symbol) -> Option<f64> {
     agent.consideration(need).map(|c| {
-        if c.max > c.min {
-            ((c.value - c.min) / (c.max - c.min)).clamp(0.0, 1.0)
+        if c.max() > c.min() {
+            ((c.value - c.min()) / (c.max() - c.min())).clamp(0.0, 1.0)
         } else {
             0.0
         }
@@ -47,7 +47,7 @@ pub(in crate::social) fn level(agent: &Agent, need: Symbol) -> Option<f64> {
 /// Moves a need by `fraction` of its range.
 pub(in crate::social) fn shift(agent: &mut Agent, need: Symbol, fraction: f64) {
     if let Some(c) = agent.considerations.iter_mut().find(|c| c.name == need) {
-        c.value += fraction * (c.max - c.min);
+        c.value += fraction * (c.max() - c.min());
         c.clamp_value();
     }
 }

@@ -225,9 +225,9 @@ impl NpcScore {
             .agent
             .considerations
             .iter()
-            .filter(|c| c.weight > 0.0 && c.max > c.min)
+            .filter(|c| c.weight > 0.0 && c.max() > c.min())
         {
-            let level = (need.value - need.min) / (need.max - need.min);
+            let level = (need.value - need.min()) / (need.max() - need.min());
             let score = self
                 .needs
                 .entry(vocabulary.name(need.name).to_owned())

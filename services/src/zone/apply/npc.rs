@@ -135,7 +135,7 @@ impl Zone {
                         .iter_mut()
                         .find(|c| c.name == symbol)
                     {
-                        c.value = (c.value + delta).clamp(c.min, c.max.max(c.min));
+                        c.value = (c.value + delta).clamp(c.min(), c.max().max(c.min()));
                     }
                 }
             }

@@ -623,10 +623,10 @@ impl Zone {
     pub(super) fn report_moods(&mut self, processed: &[usize], out: &mut ZoneOutput) {
         let integration = &self.config.integration;
         let (min_ticks, tick) = (integration.mood_event_min_ticks, self.tick);
-        let name = |band: usize| {
+        let name = |band: u8| {
             integration
                 .mood_band_names
-                .get(band)
+                .get(usize::from(band))
                 .cloned()
                 .unwrap_or_default()
         };
@@ -636,11 +636,9 @@ impl Zone {
                 continue;
             };
             let value = wellbeing.mood;
-            let band = integration
-                .mood_bands
-                .iter()
-                .filter(|b| value >= **b)
-                .count();
+            let below = integration.mood_bands.iter().filter(|b| value >= **b);
+            // At most `MAX_MOOD_BANDS` bounds (the config's check), so a band fits a byte.
+            let band = u8::try_from(below.count()).unwrap_or(u8::MAX);
             let state = &mut self.meta[index].game;
             let Some(was) = state.mood_band else {
                 state.mood_band = Some(band);
