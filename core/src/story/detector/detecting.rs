@@ -268,6 +268,8 @@ impl StoryDetector {
                     .insert(from.clone(), *value);
             }
         }
+        let capacity = self.config.history_capacity;
+        self.history.reserve_within(batch.len(), capacity);
         self.history.extend(batch);
         let keep_from = now_hours
             - self
@@ -275,7 +277,6 @@ impl StoryDetector {
                 .rivalry_window_hours
                 .max(self.config.pattern_window_hours)
                 .max(self.config.gathering_window_hours);
-        let capacity = self.config.history_capacity;
         self.history
             .trim_front(|oldest, len| oldest.at_hours < keep_from || len > capacity);
         let (live, lapsed) = std::mem::take(&mut self.live)
