@@ -36,6 +36,8 @@ struct Inner {
     capacity: usize,
     published: AtomicU64,
     dropped: AtomicU64,
+    /// Bytes of the messages the streams hold.
+    held_bytes: AtomicU64,
 }
 
 /// The in-process bus. Cloning shares the same streams.
@@ -54,6 +56,7 @@ impl InProcessBus {
                 capacity: capacity.max(1),
                 published: AtomicU64::new(0),
                 dropped: AtomicU64::new(0),
+                held_bytes: AtomicU64::new(0),
             }),
         }
     }
@@ -85,12 +88,17 @@ impl Inner {
             let entry = streams.entry((zone.to_owned(), stream)).or_default();
             if entry.messages.len() >= self.capacity {
                 let trimmed = entry.first;
-                entry.messages.pop_front();
+                if let Some(oldest) = entry.messages.pop_front() {
+                    self.held_bytes
+                        .fetch_sub(oldest.len() as u64, Ordering::Relaxed);
+                }
                 entry.first += 1;
                 if entry.cursors.values().any(|&next| next <= trimmed) {
                     self.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             }
+            self.held_bytes
+                .fetch_add(body.len() as u64, Ordering::Relaxed);
             entry.messages.push_back(Arc::from(body));
         }
         self.published.fetch_add(1, Ordering::Relaxed);
@@ -133,6 +141,7 @@ impl EventBus for InProcessBus {
             published: self.inner.published.load(Ordering::Relaxed),
             dropped: self.inner.dropped.load(Ordering::Relaxed),
             fenced: 0,
+            held_bytes: self.inner.held_bytes.load(Ordering::Relaxed),
         }
     }
 }
@@ -245,6 +254,8 @@ mod tests {
                     published: 5,
                     dropped: 2,
                     fenced: 0,
+                    // m2, m3 and m4 are held.
+                    held_bytes: 6,
                 }
             );
             let batch = a.next_batch(2, Duration::ZERO).await.expect("batch");
@@ -258,6 +269,8 @@ mod tests {
                 bus.publish("z", StreamKind::Story, format!("s{i}"));
             }
             assert_eq!(bus.stats().dropped, 2);
+            // m3, m4, m5 and the story stream's s2, s3 and s4.
+            assert_eq!(bus.stats().held_bytes, 12);
             let mut other = bus
                 .consumer("z", StreamKind::Intents, "g2", "c")
                 .await

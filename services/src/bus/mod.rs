@@ -94,6 +94,9 @@ pub struct BusStats {
     pub dropped: u64,
     /// Messages not written because the zone's lease was no longer this instance's.
     pub fenced: u64,
+    /// Bytes of the messages the bus keeps in this process: the in-process bus's streams, up
+    /// to `[bus] memory_stream_capacity` messages each (0 over Redis, which keeps them).
+    pub held_bytes: u64,
 }
 
 /// What went wrong talking to a bus.

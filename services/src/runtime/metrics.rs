@@ -45,6 +45,11 @@ pub fn bus_fenced(total: u64) {
     counter!("geppetto_bus_fenced_total").absolute(total);
 }
 
+/// Bytes of the messages the bus keeps in this process (the in-process bus's streams).
+pub fn bus_held_bytes(bytes: u64) {
+    gauge!("geppetto_bus_held_bytes").set(bytes as f64);
+}
+
 /// A zone's status after a batch: tick durations, tiers, held NPCs.
 pub fn zone_status(zone: &str, status: &ZoneStatus) {
     let zone = zone.to_owned();

@@ -685,6 +685,7 @@ impl ZoneLoop {
         let stats = self.bus.stats();
         metrics::bus_dropped(stats.dropped);
         metrics::bus_fenced(stats.fenced);
+        metrics::bus_held_bytes(stats.held_bytes);
     }
 
     /// Writes what waits and acknowledges the last batch; then, unless the lease lapsed or was

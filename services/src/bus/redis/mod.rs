@@ -650,6 +650,7 @@ impl EventBus for RedisBus {
             published: counters.accepted.load(Ordering::Relaxed),
             dropped: counters.dropped.load(Ordering::Relaxed),
             fenced: counters.fenced.load(Ordering::Relaxed),
+            held_bytes: 0,
         }
     }
 }

@@ -175,6 +175,7 @@ async fn drive(options: LoadOptions, built: Vec<(String, LoadZone)>) -> Result<S
     let wall = started.elapsed().as_secs_f64();
     // Read while the zones are resident: they are dropped once stopped.
     let rss_mib = report::memory_mib("VmRSS");
+    let bus_held_mib = bus.stats().held_bytes as f64 / (1024.0 * 1024.0);
     let _ = stop.send(true);
     let (mut applied, mut published) = (0u64, 0u64);
     let (mut social_latencies, mut tick_latencies) = (Vec::new(), Vec::new());
@@ -213,6 +214,7 @@ async fn drive(options: LoadOptions, built: Vec<(String, LoadZone)>) -> Result<S
             .is_some()
             .then(|| seams.stats.snapshot().spend),
         game_hours: schedule.game_time as f64 / 60.0,
+        bus_held_mib,
         llm_url: options.llm_url,
         says: schedule.says,
         rss_mib,

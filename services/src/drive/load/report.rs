@@ -41,6 +41,8 @@ pub(crate) struct Measured {
     pub game_hours: f64,
     /// The process's resident memory while its zones ran (read before they stop), MiB.
     pub rss_mib: f64,
+    /// What the in-process bus's streams held then (their messages' bytes), MiB.
+    pub bus_held_mib: f64,
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -182,9 +184,10 @@ impl Measured {
         }
         let _ = write!(
             report,
-            "rss {:.1} MiB while running (peak {:.1} MiB)",
+            "rss {:.1} MiB while running (peak {:.1} MiB); the bus's streams held {:.1} MiB of messages",
             self.rss_mib,
-            memory_mib("VmHWM")
+            memory_mib("VmHWM"),
+            self.bus_held_mib
         );
         report
     }
