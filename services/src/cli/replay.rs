@@ -37,7 +37,8 @@ pub struct ReplayArgs {
     store: Option<PathBuf>,
     /// Threads to run on (never changes the answer): 1 reads and folds the log on one (for a
     /// machine whose other cores are busy); 2 reads the next page on a second while the zone
-    /// folds this one.
+    /// folds this one, and — unless the stream is `story` — runs the zone's story detector
+    /// beside it.
     #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=2))]
     threads: usize,
     /// The output stream to print or compare: `intents`, `story` (story signals and their

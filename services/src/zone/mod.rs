@@ -55,6 +55,7 @@ mod build;
 mod cadence;
 mod config;
 mod decision_trace;
+pub mod detection;
 mod emit;
 mod game;
 pub mod governor;

@@ -66,9 +66,15 @@ impl Zone {
         out.push(StreamKind::Story, &h, message);
     }
 
-    /// A social step's interactions (narrated when witnessed), rumours and goals as messages.
+    /// A social step's interactions (narrated when witnessed), rumours and goals as messages;
+    /// then its story events go to the detector.
     pub(super) fn publish_social(&mut self, step: SocialStep, out: &mut ZoneOutput) {
-        for interaction in step.interactions {
+        let SocialStep {
+            interactions,
+            events,
+            goals_created,
+        } = step;
+        for interaction in interactions {
             let Some(index) = self.npc_index(&interaction.initiator) else {
                 continue;
             };
@@ -91,7 +97,7 @@ impl Zone {
             };
             out.push(StreamKind::NpcEvents, &h, &body);
         }
-        for event in step.events {
+        for event in &events {
             if let StoryEventKind::RumourHeard {
                 listener,
                 teller,
@@ -99,22 +105,22 @@ impl Zone {
                 gossip,
                 accepted,
                 ..
-            } = event.kind
+            } = &event.kind
             {
-                let Some(index) = self.npc_index(&listener) else {
+                let Some(index) = self.npc_index(listener) else {
                     continue;
                 };
                 let body = NpcEvent::RumourHeard {
-                    npc: listener,
-                    teller,
-                    subject,
+                    npc: listener.clone(),
+                    teller: teller.clone(),
+                    subject: subject.clone(),
                     gossip: gossip.as_str().to_owned(),
-                    believed: accepted,
+                    believed: *accepted,
                 };
                 self.publish(index, StreamKind::NpcEvents, &body, out);
             }
         }
-        for (npc, goal) in step.goals_created {
+        for (npc, goal) in goals_created {
             if let Some(index) = self.npc_index(&npc) {
                 let body = NpcEvent::GoalCreated {
                     npc,
@@ -124,6 +130,7 @@ impl Zone {
                 self.publish(index, StreamKind::NpcEvents, &body, out);
             }
         }
+        self.social.feed(events);
     }
 }
 
@@ -402,5 +409,95 @@ mod tests {
             "{}",
             out.refused[0].reason
         );
+    }
+
+    /// What a zone published but its story messages.
+    fn without_story(messages: &[(StreamKind, String)]) -> Vec<&(StreamKind, String)> {
+        (messages.iter())
+            .filter(|(stream, _)| *stream != StreamKind::Story)
+            .collect()
+    }
+
+    #[test]
+    fn a_detector_beside_the_zone_leaves_it_as_the_detector_at_home_does() {
+        // The two zones' own events had ids of their own (`advance`, `enter`).
+        let snapshot = |zone: &Zone| {
+            let mut state = serde_json::to_value(zone.capture()).expect("json");
+            state["recent_ids"] = serde_json::Value::Null;
+            state
+        };
+        let mut home = village();
+        let mut beside = village();
+        beside.social.detect_beside();
+        for zone in [&mut home, &mut beside] {
+            enter(zone, "market");
+        }
+        let mut signal = None;
+        for round in 0..6 {
+            let at_home = advance(&mut home, 4 * 60);
+            let aside = advance(&mut beside, 4 * 60);
+            assert_eq!(
+                without_story(&at_home),
+                without_story(&aside),
+                "round {round}"
+            );
+            assert!(
+                aside.iter().all(|(stream, _)| *stream != StreamKind::Story),
+                "beside the zone, the detector's signals are not published"
+            );
+            signal = signal.or_else(|| {
+                let raised = at_home
+                    .iter()
+                    .find(|(_, m)| m.contains("\"story_signal\""))?;
+                let raised: serde_json::Value = serde_json::from_str(&raised.1).ok()?;
+                Some(raised["signal"].as_str()?.to_owned())
+            });
+            let thief = ["piet", "vex", "sela"][round % 3];
+            for zone in [&mut home, &mut beside] {
+                let market = zone.rooms.room("market").expect("market");
+                let index = zone.npc_index(thief).expect("thief");
+                zone.move_npc(index, market);
+            }
+            let (id, theft) = (fresh_id("theft"), social("theft", thief, &[], None));
+            let at_home = apply_as(&mut home, &id, theft.clone());
+            assert_eq!(at_home.messages, apply_as(&mut beside, &id, theft).messages);
+            assert_eq!(snapshot(&home), snapshot(&beside), "round {round}");
+        }
+        // Claims on a signal wait for the detector: taken, resolved, refused the same.
+        let id = signal.expect("the village raises a signal in a day");
+        let claims = [
+            WorldEvent::StorySignalTaken {
+                signal: id.clone(),
+                by: "board".into(),
+            },
+            WorldEvent::StorySignalTaken {
+                signal: id.clone(),
+                by: "rival board".into(),
+            },
+            WorldEvent::StorySignalResolved {
+                signal: id.clone(),
+                by: "board".into(),
+                outcome: "completed".into(),
+            },
+            WorldEvent::StorySignalResolved {
+                signal: id,
+                by: "board".into(),
+                outcome: "completed".into(),
+            },
+        ];
+        for claim in claims {
+            let id = fresh_id("claim");
+            let at_home = apply_as(&mut home, &id, claim.clone());
+            let aside = apply_as(&mut beside, &id, claim);
+            assert_eq!(at_home.refused, aside.refused);
+            assert_eq!(
+                without_story(&at_home.messages),
+                without_story(&aside.messages)
+            );
+        }
+        beside.social.detect_here();
+        assert_eq!(snapshot(&home), snapshot(&beside));
+        let (at_home, back) = (advance(&mut home, 60), advance(&mut beside, 60));
+        assert_eq!(at_home, back, "back home, the detector publishes again");
     }
 }

@@ -4,7 +4,8 @@
 //! owns the glue: who takes part as what (an archetype's gossip tendency, initiative,
 //! influence and faction), what NPCs see of the
 //! game's hostile acts (a theft in their room becomes first-hand knowledge), the story events
-//! the zone feeds the detector (goal changes), and the messages a step becomes:
+//! the zone feeds the detector (a step's once published, goal changes) wherever it runs
+//! ([`Detection`]), and the messages a step becomes:
 //!
 //! - `interaction` on `npc_events` (initiator, partner, kind, success, witnessed — with a
 //!   placeholder line when a player saw it, whose narration request goes to the LLM seams);
@@ -23,11 +24,13 @@ use geppetto_core::social::{
     Deed, FabricConfig, SocialFabric, SocialPlace, SocialProfile, SocialStep, StepAt, Whereabouts,
 };
 use geppetto_core::story::{
-    DetectorConfig, GoalChange, SignalChange, SignalClaimError, StoryDetector, StoryEventKind,
-    StorySignal,
+    DetectorConfig, GoalChange, SignalChange, SignalClaimError, StoryDetector, StoryEvent,
+    StoryEventKind, StorySignal,
 };
 use geppetto_core::vocabulary::Vocabulary;
 use serde::Serialize;
+
+use super::detection::Detection;
 
 /// The game's social events NPCs who see them take as hostile acts by the source (default
 /// theft, assault, threat, insult): each NPC in the target's room but the source learns it
@@ -35,11 +38,11 @@ use serde::Serialize;
 pub const DEFAULT_HOSTILE_ACTS: [&str; 4] = ["theft", "assault", "threat", "insult"];
 
 /// The fabric and the detector of one zone.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SocialLife {
     /// Relationships, rumours, reservations.
     pub fabric: SocialFabric,
-    detector: StoryDetector,
+    detector: Detection,
     seed: u64,
     /// Social-event kinds witnesses take as hostile acts.
     pub hostile_acts: Vec<String>,
@@ -145,15 +148,38 @@ impl StoryMessage {
 }
 
 impl SocialLife {
-    /// The detector (what a snapshot keeps of it).
-    pub fn detector(&self) -> &StoryDetector {
-        &self.detector
+    /// A copy of the detector (what a snapshot keeps of it).
+    pub fn detector_state(&self) -> StoryDetector {
+        self.detector.state()
+    }
+
+    /// The detector's numbers.
+    pub fn detector_config(&self) -> &DetectorConfig {
+        self.detector.config()
+    }
+
+    /// Runs the story detector on a thread of its own beside the zone, which then publishes no
+    /// story messages (see [`Detection`]): for a caller that reads no `story` stream.
+    pub fn detect_beside(&mut self) {
+        self.detector.move_beside();
+    }
+
+    /// Brings the story detector back to the zone's thread, its work done (a panic there is
+    /// the caller's again).
+    pub fn detect_here(&mut self) {
+        self.detector.move_here();
     }
 
     /// Lays saved fabric and detector state over this zone's (built from current content).
     pub fn adopt_state(&mut self, fabric: SocialFabric, detector: StoryDetector) {
         self.fabric.adopt_state(fabric);
-        self.detector.adopt_state(detector);
+        self.detector.ask(move |own| own.adopt_state(detector));
+    }
+
+    /// Hands `events` to the detector for its next detection (a step's, once the zone has
+    /// published it).
+    pub fn feed(&mut self, events: Vec<StoryEvent>) {
+        self.detector.feed(events);
     }
 
     /// An empty social life for a zone seeded `world_seed`, with the fabric's and the story
@@ -166,7 +192,7 @@ impl SocialLife {
     ) -> Self {
         Self {
             fabric: SocialFabric::new(fabric, vocabulary),
-            detector: StoryDetector::new(detector),
+            detector: Detection::Here(StoryDetector::new(detector)),
             seed: derive_seed(world_seed, stable_hash("social")),
             hostile_acts: DEFAULT_HOSTILE_ACTS.map(str::to_owned).to_vec(),
         }
@@ -189,7 +215,8 @@ impl SocialLife {
 
     /// The share of the social step due at zone tick `tick`: the step is spread over its
     /// `step_every_ticks` ticks (see [`SocialFabric::step_slice`]), so no tick carries a whole
-    /// step.
+    /// step. Its story events are the detector's once the zone has published them
+    /// ([`SocialLife::feed`]).
     pub fn step(
         &mut self,
         agents: &mut [SimulatedAgent],
@@ -198,22 +225,19 @@ impl SocialLife {
         tick: u64,
         decider: &Decider,
     ) -> SocialStep {
-        let step = self.fabric.step_slice(
+        self.fabric.step_slice(
             agents,
             whereabouts,
             now_hours,
             tick,
             derive_seed(self.seed, tick),
             decider,
-        );
-        for event in &step.events {
-            self.detector.push(event.clone());
-        }
-        step
+        )
     }
 
     /// The NPCs at `witnesses` (indices into `agents`) see `actor` commit `act` at `place`
-    /// when `act` is hostile; returns what they made of it.
+    /// when `act` is hostile; returns what they made of it (its story events for
+    /// [`SocialLife::feed`], like a step's).
     pub fn witness(
         &mut self,
         agents: &mut [SimulatedAgent],
@@ -231,9 +255,6 @@ impl SocialLife {
         for &witness in witnesses {
             self.fabric.witness(agents, witness, actor, act, at);
         }
-        for event in &out.events {
-            self.detector.push(event.clone());
-        }
         out
     }
 
@@ -246,54 +267,52 @@ impl SocialLife {
         place: &SocialPlace,
         now_hours: f64,
     ) {
-        self.detector.push(place.event(
+        self.feed(vec![place.event(
             now_hours,
             StoryEventKind::Goal {
                 npc: npc.to_owned(),
                 description: description.to_owned(),
                 change,
             },
-        ));
+        )]);
     }
 
     /// The story messages due at this tick in a zone of `tick_hours` game hours a tick: new
     /// signals (the detector runs every `every_ticks`), then what became of live ones.
     pub fn signals(&mut self, now_hours: f64, tick_hours: f64) -> Vec<StoryMessage> {
-        let raised = self.detector.tick(now_hours).into_iter();
-        let mut messages: Vec<StoryMessage> = raised
+        let (raised, changes) = self.detector.signals(now_hours);
+        let mut messages: Vec<StoryMessage> = (raised.into_iter())
             .map(|s| StoryMessage::StorySignal(SignalBody::of(s, tick_hours)))
             .collect();
-        messages.extend(
-            self.detector
-                .take_changes()
-                .into_iter()
-                .map(|change| match change {
-                    SignalChange::Updated(s) => {
-                        StoryMessage::StorySignalUpdated(SignalBody::of(s, tick_hours))
-                    }
-                    SignalChange::Ended(s, end) => StoryMessage::StorySignalExpired {
-                        signal: SignalBody::of(s, tick_hours),
-                        reason: end.as_str(),
-                    },
-                }),
-        );
+        messages.extend(changes.into_iter().map(|change| match change {
+            SignalChange::Updated(s) => {
+                StoryMessage::StorySignalUpdated(SignalBody::of(s, tick_hours))
+            }
+            SignalChange::Ended(s, end) => StoryMessage::StorySignalExpired {
+                signal: SignalBody::of(s, tick_hours),
+                reason: end.as_str(),
+            },
+        }));
         messages
     }
 
     /// The NPCs live signal `id` is about, but those its context names as the wrongdoer
     /// (`subject`, `traitor`, `against`): whom a quest about it helped. `None`: not live.
-    pub fn signal_npcs(&self, id: &str) -> Option<Vec<String>> {
-        let signal = self.detector.live().find(|s| s.id == id)?;
-        let wrongdoers: Vec<&String> = ["subject", "traitor", "against"]
-            .iter()
-            .filter_map(|key| signal.context.get(*key))
-            .collect();
-        Some(
-            (signal.involved_npcs.iter())
-                .filter(|npc| !wrongdoers.contains(npc))
-                .cloned()
-                .collect(),
-        )
+    pub fn signal_npcs(&mut self, id: &str) -> Option<Vec<String>> {
+        let id = id.to_owned();
+        self.detector.ask(move |detector| {
+            let signal = detector.live().find(|s| s.id == id)?;
+            let wrongdoers: Vec<&String> = ["subject", "traitor", "against"]
+                .iter()
+                .filter_map(|key| signal.context.get(*key))
+                .collect();
+            Some(
+                (signal.involved_npcs.iter())
+                    .filter(|npc| !wrongdoers.contains(npc))
+                    .cloned()
+                    .collect(),
+            )
+        })
     }
 
     /// `npc` at `place` remembers `by`'s deed (see [`SocialFabric::remember_deed`]); the
@@ -308,14 +327,13 @@ impl SocialLife {
         let mut step = SocialStep::default();
         let at = &mut StepAt::new(place, now_hours, &mut step);
         self.fabric.remember_deed(npc, by, deed, at);
-        for event in step.events {
-            self.detector.push(event);
-        }
+        self.feed(step.events);
     }
 
     /// Consumer `by` takes signal `id`; its update goes out with the next tick's messages.
     pub fn take_signal(&mut self, id: &str, by: &str) -> Result<(), SignalClaimError> {
-        self.detector.take(id, by).map(|_| ())
+        let (id, by) = (id.to_owned(), by.to_owned());
+        (self.detector).ask(move |detector| detector.take(&id, &by).map(|_| ()))
     }
 
     /// Consumer `by` resolves signal `id` with `outcome`: the message that says so.
@@ -325,7 +343,8 @@ impl SocialLife {
         (by, outcome): (&str, &str),
         tick_hours: f64,
     ) -> Result<StoryMessage, SignalClaimError> {
-        let signal = self.detector.resolve(id, by)?;
+        let (id, consumer) = (id.to_owned(), by.to_owned());
+        let signal = (self.detector).ask(move |detector| detector.resolve(&id, &consumer))?;
         Ok(StoryMessage::StorySignalResolved {
             signal: SignalBody::of(signal, tick_hours),
             by: by.to_owned(),

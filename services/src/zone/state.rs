@@ -185,7 +185,7 @@ impl Zone {
             governor: self.governor.clone(),
             isolation: self.isolation.state.clone(),
             fabric: self.social.fabric.clone(),
-            detector: self.social.detector().clone(),
+            detector: self.social.detector_state(),
             recent_ids,
             recent_id_times,
             departed: Some(self.records.departed.clone()),

@@ -95,7 +95,8 @@ pub struct ReplayOptions {
     pub stream: StreamKind,
     /// Threads the replay runs on (never changes the answer): 1 reads, parses and folds on
     /// one; any other number reads and parses the next page on a second thread while the zone
-    /// folds this one (the fold itself is one thread's work).
+    /// folds this one, and — unless the stream replayed is `story` — runs the zone's story
+    /// detector on a third (see [`Detection`](crate::zone::detection::Detection)).
     pub threads: usize,
 }
 
@@ -463,6 +464,9 @@ pub fn replay_window(
     let mut events = 0u64;
     let mut skipped = Vec::new();
     let reader_thread = options.threads != 1;
+    if reader_thread && options.stream != StreamKind::Story {
+        zone.social.detect_beside();
+    }
     LogPages::open(&options.source, &name, StreamKind::World, after.as_deref())?.pipelined(
         reader_thread,
         |page| -> ParsedPage {
@@ -502,6 +506,7 @@ pub fn replay_window(
             Ok(ControlFlow::Continue(()))
         },
     )?;
+    zone.social.detect_here();
     progress.finish_and_clear();
     Ok(ReplayRun {
         window: Window {

@@ -121,7 +121,7 @@ impl Scorecard {
 
     /// Counts one tick on this card alone.
     fn observe(&mut self, zone: &Zone, messages: &[Value], minutes: u64) {
-        let window = zone.social.detector().config.incident_window_hours;
+        let window = zone.social.detector_config().incident_window_hours;
         for message in messages {
             self.count(message);
             if message["type"] == "story_signal" {

@@ -99,7 +99,7 @@ impl Zone {
     /// The NPCs a quest was about: those named, else the live signal's (its wrongdoers
     /// aside), else those pursuing the goal.
     fn quest_npcs(
-        &self,
+        &mut self,
         npcs: &Option<Vec<String>>,
         (signal, goal): (&Option<String>, &Option<String>),
     ) -> Result<Vec<usize>, Refused> {
