@@ -199,7 +199,17 @@ pub fn replay_messages(
     messages: &[WorldMessage],
     inputs: &TickInputs<'_>,
 ) -> ZoneOutput {
-    let mut out = ZoneOutput::default();
+    replay_messages_into(zone, messages, inputs, ZoneOutput::default())
+}
+
+/// As [`replay_messages`], into `out` (whose [`ZoneOutput::only`] may leave all streams but
+/// one unwritten).
+pub fn replay_messages_into(
+    zone: &mut Zone,
+    messages: &[WorldMessage],
+    inputs: &TickInputs<'_>,
+    mut out: ZoneOutput,
+) -> ZoneOutput {
     for message in messages {
         if message.header.zone == zone.name {
             zone.apply(message, inputs, &mut out);

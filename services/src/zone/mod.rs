@@ -289,6 +289,9 @@ pub struct ZoneOutput {
     /// World messages not applied because the zone applied their id lately (the game's are in
     /// `refused` too, as `duplicate`).
     pub duplicates: u64,
+    /// When set, the one stream whose intents, events and story messages are written: the
+    /// others' are left unwritten (for a replay that prints one stream; ids are given as ever).
+    pub only: Option<StreamKind>,
 }
 
 fn unknown_npc(zone: &str, npc: &str) -> String {
@@ -403,13 +406,64 @@ impl Zone {
 impl ZoneOutput {
     /// Appends an envelope for `body` on `stream`.
     pub fn push<T: serde::Serialize>(&mut self, stream: StreamKind, header: &Header, body: &T) {
+        if self.only.is_some_and(|only| only != stream) {
+            return;
+        }
         self.messages.push((stream, to_envelope(header, body)));
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::NpcMeta;
+    use super::{NpcMeta, ZoneOutput};
+    use crate::bus::StreamKind;
+    use crate::bus::envelope::{WorldEvent, WorldMessage, header};
+    use crate::zone::testing::{enter, live, village};
+
+    /// A day of the village with a player in the market, into an output for `only`.
+    fn a_day(only: Option<StreamKind>) -> Vec<(StreamKind, String)> {
+        let mut zone = village();
+        enter(&mut zone, "market");
+        let mut out = ZoneOutput {
+            only,
+            ..ZoneOutput::default()
+        };
+        for hour in 1..=24 {
+            let message = WorldMessage {
+                header: header(format!("t{hour}"), "village", zone.game_time + 60),
+                event: WorldEvent::TimeAdvanced,
+            };
+            zone.apply(&message, &live(), &mut out);
+        }
+        out.messages
+    }
+
+    #[test]
+    fn an_output_for_one_stream_holds_what_that_stream_would_have() {
+        let all = a_day(None);
+        for stream in [
+            StreamKind::Intents,
+            StreamKind::NpcEvents,
+            StreamKind::Story,
+        ] {
+            let of = |messages: &[(StreamKind, String)]| -> Vec<(StreamKind, String)> {
+                (messages.iter())
+                    .filter(|(s, _)| *s == stream)
+                    .cloned()
+                    .collect()
+            };
+            let only = a_day(Some(stream));
+            assert!(
+                !of(&all).is_empty(),
+                "a day in the village writes {stream:?}"
+            );
+            assert_eq!(of(&only), of(&all), "{stream:?}, ids and all");
+            assert!(
+                (only.iter()).all(|(s, _)| *s == stream || *s == StreamKind::World),
+                "{stream:?} alone (and the log's own records)"
+            );
+        }
+    }
 
     /// Every resident has one, read at each of its turns: what it may lack takes a pointer.
     #[test]

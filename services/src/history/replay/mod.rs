@@ -40,11 +40,11 @@ use crate::content::archetypes::ArchetypeLibrary;
 use crate::content::profiles::ProfileLibrary;
 use crate::content::sets::SetLibrary;
 use crate::content::world_file::WorldFile;
-use crate::runtime::recovery::{governor_script, replay_messages};
+use crate::runtime::recovery::{governor_script, replay_messages_into};
 use crate::runtime::world_log::EntryAt;
 use crate::zone::isolation::IsolationState;
 use crate::zone::{
-    GovernorScript, TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneState,
+    GovernorScript, TickInputs, ZONE_STATE_SCHEMA_VERSION, Zone, ZoneConfig, ZoneOutput, ZoneState,
 };
 
 /// Which stored snapshot a replay starts from.
@@ -485,8 +485,12 @@ pub fn replay_window(
                         return Ok(ControlFlow::Break(()));
                     }
                     Ok(message) => {
-                        let out =
-                            replay_messages(&mut zone, std::slice::from_ref(&message), &inputs);
+                        let only = ZoneOutput {
+                            only: Some(options.stream),
+                            ..ZoneOutput::default()
+                        };
+                        let one = std::slice::from_ref(&message);
+                        let out = replay_messages_into(&mut zone, one, &inputs, only);
                         let intents = out
                             .messages
                             .into_iter()

@@ -1,7 +1,7 @@
 //! Replay against folding the log whole, streamed page by page, compared with a recording.
 
 use super::*;
-use crate::runtime::recovery::governor_script;
+use crate::runtime::recovery::{governor_script, replay_messages};
 use std::path::Path;
 
 fn temp(name: &str, text: &str) -> PathBuf {
