@@ -8,8 +8,8 @@ use std::sync::Arc;
 use super::advance::Simulator;
 use super::agent::SimulatedAgent;
 use super::tick::{Prepared, SimEvent, Stage, TickRequest, TickResult};
-use crate::decision::agent::{Agent, lookup};
-use crate::decision::consideration::Updater;
+use crate::decision::agent::lookup;
+use crate::decision::consideration::{Consideration, Updater};
 use crate::decision::world::World;
 use crate::life::action::{AggregatedEvent, DetailLevel};
 use crate::life::bark;
@@ -275,6 +275,10 @@ impl Simulator {
         after.is_some()
     }
 
+    /// Moves each need of `agent` on by `hours` as its updater says, and lists those whose
+    /// decay will take them below their critical threshold, with the hours until each does
+    /// ([`Agent::running_out`](crate::decision::agent::Agent::running_out)): one pass over the
+    /// needs.
     fn update_considerations(&self, agent: &mut SimulatedAgent, world: &World, hours: f64) {
         let SimulatedAgent {
             agent: inner,
@@ -282,6 +286,7 @@ impl Simulator {
             affect,
             ..
         } = agent;
+        inner.running_out.clear();
         for index in 0..inner.considerations.len() {
             let (name, updater) = (
                 inner.considerations[index].name,
@@ -316,31 +321,13 @@ impl Simulator {
                     })
                 }
             };
+            let consideration = &mut inner.considerations[index];
             if let Some(value) = new_value.filter(|v| v.is_finite()) {
-                let consideration = &mut inner.considerations[index];
                 consideration.value = value;
                 consideration.clamp_value();
             }
-        }
-        Self::note_running_out(inner, rate_adjustments);
-    }
-
-    /// Lists the agent's needs that their decay will take below their critical threshold,
-    /// with the hours until each does ([`Agent::running_out`]).
-    fn note_running_out(agent: &mut Agent, rate_adjustments: &[(Symbol, f64)]) {
-        agent.running_out.clear();
-        for c in &agent.considerations {
-            let adjustment = lookup(rate_adjustments, c.name).unwrap_or(0.0);
-            let (per_hour, floor) = match *c.updater() {
-                Updater::LinearDecay { rate } => (-(rate + adjustment), c.min()),
-                Updater::LinearRegen { rate } => (rate + adjustment, c.min()),
-                Updater::TowardBaseline { rate, baseline } if c.value > baseline => {
-                    (-(rate + adjustment).max(0.0), baseline)
-                }
-                _ => continue,
-            };
-            if let Some(hours) = c.hours_until_critical(per_hour, floor) {
-                agent.running_out.push((c.name, hours));
+            if let Some(hours) = running_out_in(consideration, &updater, adjustment) {
+                inner.running_out.push((name, hours));
             }
         }
     }
@@ -490,4 +477,19 @@ impl Simulator {
             }
         }
     }
+}
+
+/// Game hours until need `c`, moved by `updater` (its rate adjusted by `adjustment`), falls
+/// below its critical threshold; `None` when it does not fall there (a need that rises, holds
+/// or follows events and perception).
+fn running_out_in(c: &Consideration, updater: &Updater, adjustment: f64) -> Option<f64> {
+    let (per_hour, floor) = match *updater {
+        Updater::LinearDecay { rate } => (-(rate + adjustment), c.min()),
+        Updater::LinearRegen { rate } => (rate + adjustment, c.min()),
+        Updater::TowardBaseline { rate, baseline } if c.value > baseline => {
+            (-(rate + adjustment).max(0.0), baseline)
+        }
+        _ => return None,
+    };
+    c.hours_until_critical(per_hour, floor)
 }
