@@ -109,25 +109,36 @@ impl Detection {
         let Self::Here(detector) = self else {
             return;
         };
-        let detector = std::mem::replace(detector, StoryDetector::new(DetectorConfig::default()));
         let config = detector.config.clone();
         let (jobs, queue) = mpsc::sync_channel::<Job>(JOBS_AHEAD);
-        let thread = std::thread::Builder::new()
+        let blank = config.clone();
+        let spawned = std::thread::Builder::new()
             .name("story-detector".to_owned())
             .spawn(move || {
-                let mut detector = detector;
+                // The zone's detector arrives as the first job.
+                let mut detector = StoryDetector::new(blank);
                 for job in queue {
                     job(&mut detector);
                 }
                 detector
-            })
-            .unwrap_or_else(|error| panic!("cannot start the story detector's thread: {error}"));
-        *self = Self::Beside(Beside {
+            });
+        let thread = match spawned {
+            Ok(thread) => thread,
+            Err(error) => {
+                tracing::warn!(%error, "the story detector stays on the zone's thread: no thread of its own");
+                return;
+            }
+        };
+        let detector = std::mem::replace(detector, StoryDetector::new(DetectorConfig::default()));
+        let mut beside = Beside {
             jobs,
             thread,
             config,
             pending: Vec::new(),
-        });
+        };
+        // The thread waits for this job, so the queue takes it.
+        beside.send(move |own| *own = detector);
+        *self = Self::Beside(beside);
     }
 
     /// Brings the detector back to the zone's thread once it has done every job handed over
