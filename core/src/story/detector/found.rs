@@ -5,6 +5,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::FxHashMap;
+
 use crate::social::chronicle::StoryEvent;
 use crate::story::history::History;
 use crate::story::signal::SignalType;
@@ -115,17 +117,21 @@ impl Found<'_> {
     /// its evidence is about (ties by name); when some are left out, the `participants`
     /// context counts them all.
     pub(super) fn finish(mut self, max_named: usize) -> Candidate {
-        if self.npcs.len() > max_named {
-            let mut mentions: BTreeMap<&str, usize> = BTreeMap::new();
+        if max_named > 0 && self.npcs.len() > max_named {
+            let mut mentions: FxHashMap<&str, usize> = FxHashMap::default();
             for npc in self.evidence.iter().flat_map(|e| e.npcs()) {
                 *mentions.entry(npc).or_default() += 1;
             }
-            let mut ranked: Vec<&String> = self.npcs.iter().collect();
-            ranked.sort_by(|a, b| {
-                let count = |npc: &str| mentions.get(npc).copied().unwrap_or(0);
-                count(b).cmp(&count(a)).then(a.cmp(b))
-            });
-            let core: BTreeSet<String> = ranked.into_iter().take(max_named).cloned().collect();
+            // Each NPC's count looked up once. Most mentioned first, ties by name: names are
+            // unique, so the order is strict and the first `max_named` are the same however
+            // they are picked — selected, not sorted, as a crowd may be thousands.
+            let mut ranked: Vec<(usize, &String)> = (self.npcs.iter())
+                .map(|npc| (mentions.get(npc.as_str()).copied().unwrap_or(0), npc))
+                .collect();
+            ranked.select_nth_unstable_by(max_named - 1, |a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+            let core: BTreeSet<String> = (ranked[..max_named].iter())
+                .map(|(_, npc)| (*npc).clone())
+                .collect();
             self.context
                 .insert("participants".to_owned(), self.npcs.len().to_string());
             self.npcs = core;
@@ -152,5 +158,46 @@ impl Found<'_> {
             location,
             context: self.context,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::social::chronicle::{GoalChange, StoryEventKind};
+
+    fn goal_of(npc: &str) -> StoryEvent {
+        StoryEvent {
+            at_hours: 1.0,
+            location: "square".into(),
+            players: Vec::new(),
+            kind: StoryEventKind::Goal {
+                npc: npc.into(),
+                description: String::new(),
+                change: GoalChange::Created,
+            },
+        }
+    }
+
+    #[test]
+    fn a_crowd_is_named_by_its_most_mentioned_members_ties_by_name() {
+        // 300 NPCs mentioned 0–4 times each, so most counts are tied many ways.
+        let names: Vec<String> = (0..300)
+            .map(|i| format!("npc-{:03}", (i * 7919) % 300))
+            .collect();
+        let events: Vec<StoryEvent> = (names.iter().enumerate())
+            .flat_map(|(i, name)| std::iter::repeat_n(goal_of(name), (i * 31) % 5))
+            .collect();
+        let found = Found::new(SignalType::Crisis, "square", 0.5)
+            .npcs(names.iter().map(String::as_str))
+            .evidence(&events);
+        let candidate = found.finish(6);
+
+        let count = |npc: &str| events.iter().filter(|e| e.npcs() == [npc]).count();
+        let mut expected: Vec<&String> = names.iter().collect();
+        expected.sort_by(|a, b| count(b).cmp(&count(a)).then(a.cmp(b)));
+        let expected: BTreeSet<String> = expected.into_iter().take(6).cloned().collect();
+        assert_eq!(candidate.npcs, expected);
+        assert_eq!(candidate.context["participants"], "300");
     }
 }
