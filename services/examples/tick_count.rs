@@ -14,6 +14,10 @@
 //! difference of two counts over the difference of their ticks is the cost of one tick. It
 //! prints the messages each stream received and a digest of them all (stream and text, in
 //! order), so two builds can be checked to say the same.
+//!
+//! `--times GAP_MS` (anywhere among the arguments) also times each tick: it waits `GAP_MS`
+//! milliseconds before each one, as a live zone idles between ticks (0: back to back), and
+//! prints `tick <n> <ms> <messages>` to stderr for every tick.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -31,10 +35,24 @@ use geppetto_service::zone::{TickInputs, ZoneOutput};
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let gap = match args.iter().position(|a| a == "--times") {
+        None => None,
+        Some(at) => {
+            let parsed = args.get(at + 1).map(|ms| ms.parse::<u64>());
+            let Some(Ok(ms)) = parsed else {
+                eprintln!("--times takes the milliseconds to wait before each tick");
+                return ExitCode::FAILURE;
+            };
+            args.drain(at..=at + 1);
+            Some(std::time::Duration::from_millis(ms))
+        }
+    };
     let number = |at: usize| args.get(at).map(|text| text.parse::<usize>());
     let (Some(Ok(npcs)), Some(Ok(ticks))) = (number(0), number(1)) else {
-        eprintln!("usage: tick_count NPCS TICKS [PLAYER_ROOMS] [SOCIAL_EVENTS_PER_TICK]");
+        eprintln!(
+            "usage: tick_count NPCS TICKS [PLAYER_ROOMS] [SOCIAL_EVENTS_PER_TICK] [--times GAP_MS]"
+        );
         return ExitCode::FAILURE;
     };
     let player_rooms = match number(2) {
@@ -99,7 +117,16 @@ fn main() -> ExitCode {
             header: header(format!("t{game_time}"), LOAD_ZONE, game_time),
             event: WorldEvent::TimeAdvanced,
         };
-        load.zone.apply(&tick, &inputs, &mut out);
+        match gap {
+            None => load.zone.apply(&tick, &inputs, &mut out),
+            Some(gap) => {
+                std::thread::sleep(gap);
+                let (before, started) = (out.messages.len(), std::time::Instant::now());
+                load.zone.apply(&tick, &inputs, &mut out);
+                let ms = started.elapsed().as_secs_f64() * 1000.0;
+                eprintln!("tick {game_time} {ms:.3} {}", out.messages.len() - before);
+            }
+        }
         for (stream, text) in &out.messages {
             *counts.entry(stream.as_str()).or_default() += 1;
             digest.update(stream.as_str().as_bytes());
