@@ -117,7 +117,7 @@ impl Found<'_> {
     /// its evidence is about (ties by name); when some are left out, the `participants`
     /// context counts them all.
     pub(super) fn finish(mut self, max_named: usize) -> Candidate {
-        if max_named > 0 && self.npcs.len() > max_named {
+        if self.npcs.len() > max_named {
             let mut mentions: FxHashMap<&str, usize> = FxHashMap::default();
             for npc in self.evidence.iter().flat_map(|e| e.npcs()) {
                 *mentions.entry(npc).or_default() += 1;
@@ -128,7 +128,9 @@ impl Found<'_> {
             let mut ranked: Vec<(usize, &String)> = (self.npcs.iter())
                 .map(|npc| (mentions.get(npc.as_str()).copied().unwrap_or(0), npc))
                 .collect();
-            ranked.select_nth_unstable_by(max_named - 1, |a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+            if let Some(last) = max_named.checked_sub(1) {
+                ranked.select_nth_unstable_by(last, |a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+            }
             let core: BTreeSet<String> = (ranked[..max_named].iter())
                 .map(|(_, npc)| (*npc).clone())
                 .collect();
