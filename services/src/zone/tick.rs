@@ -357,8 +357,8 @@ impl Zone {
         let npc_budget_ms = self.config.tick.npc_budget_ms;
         let logged = inputs.replay.map(|script| script.get(&tick));
         let mut now_ms = measure_ms();
-        // Active NPCs come first; the slower tiers' records are read ahead (see `warm`).
-        let mut warmed = due.partition_point(|&(Reverse(tier), _, _)| tier == Tier::Active);
+        // Every due NPC's records are read ahead, a few NPCs at a time (see `warm`).
+        let mut warmed = 0;
         for (at, &(Reverse(tier), _, index)) in due.iter().enumerate() {
             if at == warmed {
                 warmed = (at + WARM_AHEAD).min(due.len());
@@ -617,12 +617,11 @@ impl DueOrder {
 const WARM_AHEAD: usize = 32;
 
 /// Reads a word from each cache line of NPC `indices`' records that their update reads — the
-/// simulated agent, its needs, its zone record — and nothing depends on the words read. It is
-/// given Nearby and Background NPCs, touched every 10th or 60th tick, whose records are not in
-/// cache: read inside each update, every miss waits alone (half of a 100,000-resident tick's
-/// own time, under `perf`); read here back to back, the misses of a few NPCs overlap. Active
-/// NPCs are read every tick and are not given: reading theirs ahead cost more than it saved
-/// (10,000 Active: a quarter more time a tick). Changes nothing.
+/// simulated agent, its needs, its running action, its zone record — and nothing depends on
+/// the words read. A live zone idles between ticks and its records leave the caches
+/// meanwhile, so every due NPC's are read from memory: read inside each update, every miss
+/// waits alone (half of a 100,000-resident tick's own time, under `perf`); read here back to
+/// back, the misses of a few NPCs overlap. Changes nothing.
 fn warm(agents: &[SimulatedAgent], meta: &[NpcMeta], indices: impl Iterator<Item = usize> + Clone) {
     let mut seen = 0usize;
     for index in indices.clone() {
@@ -653,6 +652,12 @@ fn warm(agents: &[SimulatedAgent], meta: &[NpcMeta], indices: impl Iterator<Item
         if let Some(simulated) = agents.get(index) {
             for need in &simulated.agent.considerations {
                 seen ^= need.value.to_bits() as usize;
+            }
+            if let Some(running) = &simulated.running {
+                seen ^= running.elapsed_hours.to_bits() as usize
+                    ^ running.action.duration_hours.to_bits() as usize
+                    ^ usize::from(running.carried_by_game.is_some())
+                    ^ running.action.deltas.len();
             }
         }
     }
