@@ -2,6 +2,8 @@
 //! cooldowns, places and witnesses, and how far a chatterbox spreads what it hears.
 
 use super::*;
+use geppetto_core::decision::world::AdvertisedAction;
+use geppetto_core::life::action::RunningAction;
 
 #[test]
 fn partners_advertise_interactions_the_relationship_admits() {
@@ -120,6 +122,59 @@ fn an_npc_at_no_place_is_neither_observed_nor_met_nor_a_witness() {
     }
     assert!(!met.is_empty(), "the others meet");
     assert!(!met.iter().any(|id| id == "dee"), "{met:?}");
+}
+
+/// A step at hour 1, then Vex starts a theft at hour 2 before the others in the square, and
+/// three steps follow; each is told who started an action as `started` says (`None`: not
+/// told).
+fn a_theft_seen(started: Option<&[usize]>) -> Vec<SocialStep> {
+    let ids = ["ada", "bo", "cy", "vex"];
+    let mut v = Village::new(&ids);
+    v.fabric.config.witness_chance = 1.0;
+    let theft = v.vocabulary.intern("theft");
+    let mut steal = AdvertisedAction::new("steal");
+    steal.tags.push(theft);
+    let at = [0, 0, 0, 0];
+    let mut steps = vec![v.slice_started(&at, started, 1.0, (0, 3))];
+    let thief = v.index("vex");
+    v.agents[thief].running = Some(Box::new(RunningAction {
+        provider: "stall".into(),
+        action: steal,
+        started_at_hours: 2.0,
+        elapsed_hours: 0.0,
+        continuation_utility: 0.5,
+        player_queued: false,
+        order: None,
+        carried_by_game: None,
+    }));
+    for tick in 1..4 {
+        steps.push(v.slice_started(&at, started, 1.0 + tick as f64, (tick, 3)));
+    }
+    steps
+}
+
+#[test]
+fn a_hostile_act_is_witnessed_once_looked_for_among_the_npcs_that_started_one() {
+    let witnessed = |steps: &[SocialStep]| -> Vec<(usize, String)> {
+        (steps.iter().enumerate())
+            .flat_map(|(n, step)| {
+                step.events
+                    .iter()
+                    .map(move |e| (n, format!("{:?}", e.kind)))
+            })
+            .filter(|(_, kind)| kind.starts_with("Witnessed"))
+            .collect()
+    };
+    let scanned = a_theft_seen(None);
+    let seen = witnessed(&scanned);
+    // Started at hour 2: seen by the three others at the step of hour 2, not again after.
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(seen.iter().all(|(n, _)| *n == 1), "{seen:?}");
+    // Told that Vex (index 3) started an action, the step finds the same acts, and the same
+    // everything else; told that nobody did, it finds none.
+    let vex = [3];
+    assert_eq!(a_theft_seen(Some(&vex)), scanned);
+    assert!(witnessed(&a_theft_seen(Some(&[]))).is_empty());
 }
 
 #[test]

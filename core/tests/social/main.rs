@@ -163,6 +163,17 @@ impl Village {
 
     /// The same with each NPC at `at` (`usize::MAX`: at no place).
     fn slice_at(&mut self, at: &[usize], now_hours: f64, tick: u64, seed: u64) -> SocialStep {
+        self.slice_started(at, None, now_hours, (tick, seed))
+    }
+
+    /// The same, told which NPCs started an action since the last step (`None`: not told).
+    fn slice_started(
+        &mut self,
+        at: &[usize],
+        started: Option<&[usize]>,
+        now_hours: f64,
+        (tick, seed): (u64, u64),
+    ) -> SocialStep {
         let by_place = Whereabouts::group(1, at);
         let present = Whereabouts::present_in(1, at);
         let whereabouts = Whereabouts {
@@ -170,6 +181,7 @@ impl Village {
             at,
             by_place: &by_place,
             present: &present,
+            started,
         };
         self.fabric.step_slice(
             &mut self.agents,

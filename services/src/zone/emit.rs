@@ -265,7 +265,10 @@ impl Zone {
         let npc = self.agents[index].agent.id.clone();
         for event in events {
             match event {
-                SimEvent::ActionStarted { .. } => self.start_action(index, &npc, event, out),
+                SimEvent::ActionStarted { .. } => {
+                    self.derived.started.mark(index);
+                    self.start_action(index, &npc, event, out);
+                }
                 SimEvent::ReactiveStarted { set, action, .. } => {
                     self.start_reactive(index, &npc, set, action, out);
                 }

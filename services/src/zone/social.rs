@@ -36,6 +36,7 @@ impl Zone {
                 .map(|room| room_place(presence, names, room))
                 .collect()
         });
+        let started = self.derived.started.take();
         let step = self.social.step(
             &mut self.agents,
             Whereabouts {
@@ -43,6 +44,7 @@ impl Zone {
                 at: &roster.social_at,
                 by_place: &roster.social_by_room,
                 present: &roster.social_present,
+                started: started.as_deref(),
             },
             now_hours,
             self.tick,
@@ -288,6 +290,37 @@ mod tests {
             let expires_at = m["expires_at"].as_u64().expect("expires_at");
             assert!(m["game_time"].as_u64() >= Some(expires_at), "{m}");
         }
+    }
+
+    /// Vex works the crowd in the market of an evening (an act tagged `theft`) before a
+    /// player there: a day of the village, the social step told who started an action each
+    /// tick or (`forget`) looking at everyone present: what the zone wrote, and each NPC's
+    /// regard for Vex at the end.
+    fn a_day_of_the_thief(forget: bool) -> (Vec<(StreamKind, String)>, Vec<String>) {
+        let mut zone = village();
+        enter(&mut zone, "market");
+        let mut out = Vec::new();
+        for _ in 0..24 * 60 {
+            if forget {
+                zone.derived.started = super::super::status::Started::Anyone;
+            }
+            out.extend(advance(&mut zone, 1));
+        }
+        let regard = (zone.agents.iter())
+            .map(|a| a.agent.id.as_str())
+            .map(|id| format!("{id} {:?}", zone.social.fabric.relationships.get(id, "vex")))
+            .collect();
+        (out, regard)
+    }
+
+    #[test]
+    fn a_hostile_act_is_witnessed_the_same_told_who_started_or_looking_at_everyone() {
+        let told = a_day_of_the_thief(false);
+        assert!(
+            (told.0.iter()).any(|(s, m)| *s == StreamKind::Story && m.contains("witnessed:theft")),
+            "the crowd sees Vex at work, and the detector makes a story of it"
+        );
+        assert_eq!(told, a_day_of_the_thief(true));
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub(super) struct Derived {
     /// have a demotion under way (an NPC that moved, the NPCs of a room whose tier changed),
     /// or every one after NPCs joined or left.
     pub(super) unsettled: Unsettled,
+    /// The NPCs whose action started since the last social step: the hostile acts the step
+    /// looks for are among them (see `Started`).
+    pub(super) started: Started,
     /// The world's providers by id, in space and compiled (the zone's provider list never
     /// changes once built).
     pub(super) providers: Option<ProviderIndex>,
@@ -71,6 +74,41 @@ impl Unsettled {
     pub(super) fn mark(&mut self, index: usize) {
         if let Self::These(set) = self {
             set.insert(index);
+        }
+    }
+}
+
+/// The NPCs whose running action started since the last social step (see
+/// [`Derived::started`]), so the step looks at them for hostile acts, not at every NPC in a
+/// room of social life.
+#[derive(Clone, Debug, Default)]
+pub(super) enum Started {
+    /// Any NPC may have (a zone just built or restored, or NPCs joined or left: indices
+    /// moved).
+    #[default]
+    Anyone,
+    /// These, by index, in the order they started (a start goes through `Zone::emit`).
+    These(Vec<usize>),
+}
+
+impl Started {
+    /// NPC `index` started an action.
+    pub(super) fn mark(&mut self, index: usize) {
+        if let Self::These(started) = self {
+            started.push(index);
+        }
+    }
+
+    /// The NPCs marked since the last step, ascending and once each (`None`: anyone may
+    /// have); the next step's list starts empty.
+    pub(super) fn take(&mut self) -> Option<Vec<usize>> {
+        match std::mem::replace(self, Self::These(Vec::new())) {
+            Self::Anyone => None,
+            Self::These(mut started) => {
+                started.sort_unstable();
+                started.dedup();
+                Some(started)
+            }
         }
     }
 }
@@ -220,6 +258,7 @@ impl Zone {
         self.derived.roster = None;
         self.derived.cadence = None;
         self.derived.unsettled = Unsettled::Everyone;
+        self.derived.started = Started::Anyone;
     }
 
     /// The NPCs in `room`, by index.

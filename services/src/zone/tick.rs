@@ -185,13 +185,7 @@ impl Zone {
             1,
         );
         // 5. Governor record first (logged before the outputs it shapes), then isolation.
-        self.record_governor(
-            inputs,
-            work.decision,
-            work.processed.len(),
-            measure_ms(),
-            out,
-        );
+        self.record_governor(inputs, work.decision, work.processed, measure_ms(), out);
         self.isolate(work.failures, work.isolation_changed, out);
         // 6. Intents and events.
         self.running_by_provider = None;
@@ -201,7 +195,7 @@ impl Zone {
             }
         }
         self.running_by_provider = None;
-        self.report_moods(&work.processed, out);
+        self.report_moods(&work.with_mood, out);
         // 7. Social life: this tick's share of the social step, then story signals.
         self.social_tick(out);
         self.record_duration(inputs, measure_ms());
@@ -351,7 +345,8 @@ impl Zone {
                 ..GovernorDecision::default()
             },
             failures: Vec::new(),
-            processed: Vec::with_capacity(due.len()),
+            processed: 0,
+            with_mood: Vec::new(),
             isolation_changed: false,
         };
         let npc_budget_ms = self.config.tick.npc_budget_ms;
@@ -386,7 +381,11 @@ impl Zone {
                 }
             }
             let outcome = self.prepare_one(index, tier, inputs, zone_seed);
-            work.processed.push(index);
+            work.processed += 1;
+            // Noted while the record is in cache: after the tick it would be read again.
+            if self.agents[index].wellbeing.is_some() {
+                work.with_mood.push(index);
+            }
             now_ms = measure_ms();
             let id = &self.agents[index].agent.id;
             let slow = match logged {
@@ -672,8 +671,10 @@ struct TickWork {
     decision: GovernorDecision,
     /// NPCs whose update failed, with why.
     failures: Vec<(usize, String)>,
-    /// The NPCs processed, in order.
-    processed: Vec<usize>,
+    /// How many NPCs were processed.
+    processed: usize,
+    /// The NPCs processed that track a mood, in order (see `report_moods`).
+    with_mood: Vec<usize>,
     /// Whether an NPC's success changed isolation's counts.
     isolation_changed: bool,
 }

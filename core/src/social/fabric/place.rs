@@ -34,6 +34,11 @@ pub struct Whereabouts<'a> {
     /// lists them). One at none (a zone's NPC nobody is near, say) takes no part in a step:
     /// it is not observed, starts nothing and witnesses nothing, and costs the step nothing.
     pub present: &'a [usize],
+    /// The NPCs whose running action may have started since the previous step, by ascending
+    /// index, when the caller keeps them (a zone does: every start goes through it); the step
+    /// looks only at these for hostile acts instead of at every NPC present. Each must hold
+    /// every NPC whose action did start since then; `None`: any present NPC may have.
+    pub started: Option<&'a [usize]>,
 }
 
 impl Whereabouts<'_> {

@@ -54,6 +54,7 @@ impl SocialFabric {
             at: &at,
             by_place: &by_place,
             present: &present,
+            started: None,
         };
         let whole = Slice {
             offset: 0,

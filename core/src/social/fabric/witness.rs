@@ -23,7 +23,15 @@ impl SocialFabric {
         out: &mut SocialStep,
     ) {
         let last = self.last_step_hours;
-        let acts: Vec<(usize, String)> = (whereabouts.present.iter().copied())
+        // The NPCs that may have started an act: those the caller says started something,
+        // when it keeps them (present ones only), else everyone present. Both ascending.
+        let candidates: Box<dyn Iterator<Item = usize>> = match whereabouts.started {
+            Some(started) => Box::new(
+                (started.iter().copied()).filter(|i| whereabouts.present.binary_search(i).is_ok()),
+            ),
+            None => Box::new(whereabouts.present.iter().copied()),
+        };
+        let acts: Vec<(usize, String)> = candidates
             .take_while(|&i| i < count)
             .filter_map(|i| {
                 let running = agents[i].running.as_ref()?;

@@ -618,9 +618,10 @@ impl Zone {
         }
     }
 
-    /// After a tick, for the NPCs it processed: each whose mood crossed into another band
-    /// reports it (`mood_changed`), at most once per `mood_event_min_ticks`.
-    pub(super) fn report_moods(&mut self, processed: &[usize], out: &mut ZoneOutput) {
+    /// After a tick, for the NPCs it processed that track a mood (`with_mood`): each whose
+    /// mood crossed into another band reports it (`mood_changed`), at most once per
+    /// `mood_event_min_ticks`.
+    pub(super) fn report_moods(&mut self, with_mood: &[usize], out: &mut ZoneOutput) {
         let integration = &self.config.integration;
         let (min_ticks, tick) = (integration.mood_event_min_ticks, self.tick);
         let name = |band: u8| {
@@ -631,7 +632,7 @@ impl Zone {
                 .unwrap_or_default()
         };
         let mut changes = Vec::new();
-        for &index in processed {
+        for &index in with_mood {
             let Some((_, wellbeing)) = self.agents[index].wellbeing.as_deref() else {
                 continue;
             };
