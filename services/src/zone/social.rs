@@ -36,7 +36,7 @@ impl Zone {
                 .map(|room| room_place(presence, names, room))
                 .collect()
         });
-        let started = self.derived.started.take();
+        let started: Option<Vec<usize>> = (self.derived.started.take()).map(Vec::from_iter);
         let step = self.social.step(
             &mut self.agents,
             Whereabouts {
@@ -302,7 +302,7 @@ mod tests {
         let mut out = Vec::new();
         for _ in 0..24 * 60 {
             if forget {
-                zone.derived.started = super::super::status::Started::Anyone;
+                zone.derived.started = super::super::status::Marked::Everyone;
             }
             out.extend(advance(&mut zone, 1));
         }

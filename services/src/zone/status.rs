@@ -47,10 +47,11 @@ pub(super) struct Derived {
     /// The NPCs a tick's tier step looks at: those that may not be at their room's tier or
     /// have a demotion under way (an NPC that moved, the NPCs of a room whose tier changed),
     /// or every one after NPCs joined or left.
-    pub(super) unsettled: Unsettled,
-    /// The NPCs whose action started since the last social step: the hostile acts the step
-    /// looks for are among them (see `Started`).
-    pub(super) started: Started,
+    pub(super) unsettled: Marked,
+    /// The NPCs whose action started since the last social step (every start goes through
+    /// `Zone::emit`), or every one after NPCs joined or left: the hostile acts the step looks
+    /// for are among them.
+    pub(super) started: Marked,
     /// The world's providers by id, in space and compiled (the zone's provider list never
     /// changes once built).
     pub(super) providers: Option<ProviderIndex>,
@@ -59,56 +60,31 @@ pub(super) struct Derived {
     pub(super) restorers: Option<Restorers>,
 }
 
-/// The NPCs whose tier a tick steps (see [`Derived::unsettled`]).
+/// Some of the zone's NPCs that a later step must look at, by index — or every one, when the
+/// zone cannot tell which (just built or restored, or NPCs joined or left: indices moved).
+/// What marks them is each use's: [`Derived::unsettled`], [`Derived::started`].
 #[derive(Clone, Debug, Default)]
-pub(super) enum Unsettled {
-    /// Every NPC (a zone just built or restored, or NPCs joined or left: indices moved).
+pub(super) enum Marked {
+    /// Every NPC.
     #[default]
     Everyone,
     /// These, by index.
     These(BTreeSet<usize>),
 }
 
-impl Unsettled {
-    /// NPC `index` may have to step.
+impl Marked {
+    /// NPC `index` is to be looked at.
     pub(super) fn mark(&mut self, index: usize) {
         if let Self::These(set) = self {
             set.insert(index);
         }
     }
-}
 
-/// The NPCs whose running action started since the last social step (see
-/// [`Derived::started`]), so the step looks at them for hostile acts, not at every NPC in a
-/// room of social life.
-#[derive(Clone, Debug, Default)]
-pub(super) enum Started {
-    /// Any NPC may have (a zone just built or restored, or NPCs joined or left: indices
-    /// moved).
-    #[default]
-    Anyone,
-    /// These, by index, in the order they started (a start goes through `Zone::emit`).
-    These(Vec<usize>),
-}
-
-impl Started {
-    /// NPC `index` started an action.
-    pub(super) fn mark(&mut self, index: usize) {
-        if let Self::These(started) = self {
-            started.push(index);
-        }
-    }
-
-    /// The NPCs marked since the last step, ascending and once each (`None`: anyone may
-    /// have); the next step's list starts empty.
-    pub(super) fn take(&mut self) -> Option<Vec<usize>> {
-        match std::mem::replace(self, Self::These(Vec::new())) {
-            Self::Anyone => None,
-            Self::These(mut started) => {
-                started.sort_unstable();
-                started.dedup();
-                Some(started)
-            }
+    /// The NPCs marked, ascending (`None`: every one); none is marked afterwards.
+    pub(super) fn take(&mut self) -> Option<BTreeSet<usize>> {
+        match std::mem::replace(self, Self::These(BTreeSet::new())) {
+            Self::Everyone => None,
+            Self::These(set) => Some(set),
         }
     }
 }
@@ -257,8 +233,8 @@ impl Zone {
         self.derived.tiers = None;
         self.derived.roster = None;
         self.derived.cadence = None;
-        self.derived.unsettled = Unsettled::Everyone;
-        self.derived.started = Started::Anyone;
+        self.derived.unsettled = Marked::Everyone;
+        self.derived.started = Marked::Everyone;
     }
 
     /// The NPCs in `room`, by index.
@@ -274,7 +250,7 @@ impl Zone {
         self.derived.rooms_with_players = None;
         self.derived.places = None;
         let Some(roster) = &mut self.derived.roster else {
-            self.derived.unsettled = Unsettled::Everyone;
+            self.derived.unsettled = Marked::Everyone;
             return;
         };
         let mut renamed = false;
@@ -409,7 +385,7 @@ mod tests {
                     "step {step}"
                 );
             }
-            if let Unsettled::These(unsettled) = &zone.derived.unsettled {
+            if let Marked::These(unsettled) = &zone.derived.unsettled {
                 for (index, meta) in zone.meta.iter().enumerate() {
                     let target = zone.presence.room_tier(meta.room);
                     assert!(

@@ -18,7 +18,7 @@ use geppetto_core::life::simulator::{Prepared, SimEvent, SimulatedAgent, Stage, 
 use geppetto_core::rng::{derive_seed, stable_hash};
 
 use super::cadence::Cadence;
-use super::status::Unsettled;
+use super::status::Marked;
 use super::{NpcMeta, Zone, ZoneOutput};
 use crate::bus::StreamKind;
 use crate::bus::envelope::{GovernorDecision, NpcEvent, WorldEvent, WorldMessage};
@@ -201,7 +201,7 @@ impl Zone {
         self.record_duration(inputs, measure_ms());
     }
 
-    /// Every unsettled NPC (see [`Unsettled`]: one that moved, those of a room whose tier
+    /// Every unsettled NPC (see `Derived::unsettled`: one that moved, those of a room whose tier
     /// changed, each one a demotion is under way for or a promotion waits on) steps towards
     /// its room's tier; the others are at it already, and stepping them would change nothing.
     /// Promotions out of Background (a catch-up each) are limited per tick and go to those
@@ -211,9 +211,9 @@ impl Zone {
         let mut promotions_left = self.config.tiers.catch_up_per_tick;
         let mut tier_events = Vec::new();
         let mut unsettled = BTreeSet::new();
-        let looked_at: Vec<usize> = match std::mem::take(&mut self.derived.unsettled) {
-            Unsettled::Everyone => (0..self.meta.len()).collect(),
-            Unsettled::These(these) => these.into_iter().collect(),
+        let looked_at: Vec<usize> = match self.derived.unsettled.take() {
+            None => (0..self.meta.len()).collect(),
+            Some(these) => these.into_iter().collect(),
         };
         let mut catching_up: Vec<(Reverse<Tier>, usize)> = Vec::new();
         for index in looked_at {
@@ -244,7 +244,7 @@ impl Zone {
                 unsettled.insert(index);
             }
         }
-        self.derived.unsettled = Unsettled::These(unsettled);
+        self.derived.unsettled = Marked::These(unsettled);
         tier_events.sort_by_key(|(index, _, _)| *index);
         for (index, from, to) in tier_events {
             self.tier_changed(index, from, to);
