@@ -25,13 +25,11 @@ impl SocialFabric {
         let last = self.last_step_hours;
         // The NPCs that may have started an act: those the caller says started something,
         // when it keeps them (present ones only), else everyone present. Both ascending.
-        let candidates: Box<dyn Iterator<Item = usize>> = match whereabouts.started {
-            Some(started) => Box::new(
-                (started.iter().copied()).filter(|i| whereabouts.present.binary_search(i).is_ok()),
-            ),
-            None => Box::new(whereabouts.present.iter().copied()),
-        };
-        let acts: Vec<(usize, String)> = candidates
+        let told = whereabouts.started.is_some();
+        let acts: Vec<(usize, String)> = (whereabouts.started.unwrap_or(whereabouts.present))
+            .iter()
+            .copied()
+            .filter(|i| !told || whereabouts.present.binary_search(i).is_ok())
             .take_while(|&i| i < count)
             .filter_map(|i| {
                 let running = agents[i].running.as_ref()?;
