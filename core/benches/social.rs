@@ -61,8 +61,9 @@ fn town() -> Town {
                 .push(Consideration::new(*need, level, 0.0, 1.0));
         }
         let mut npc = SimulatedAgent::new(agent);
-        npc.wellbeing = Some(Box::new((Arc::clone(&wellbeing), Wellbeing::default())));
-        npc.goals = Some(Box::new(GoalBook::default()));
+        npc.layers.make_mut().wellbeing =
+            Some(Box::new((Arc::clone(&wellbeing), Wellbeing::default())));
+        npc.layers.make_mut().goals = Some(Box::new(GoalBook::default()));
         agents.push(npc);
         places.push(SocialPlace {
             location: format!("place{place}"),

@@ -730,14 +730,15 @@ impl CompiledArchetype {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        npc.schedule = self
+        let layers = npc.layers.make_mut();
+        layers.schedule = self
             .schedule
             .as_ref()
             .map(|s| Box::new(ScheduleLayer::new(Arc::clone(s), places)));
-        npc.barks = (!self.barks.is_empty())
+        layers.barks = (!self.barks.is_empty())
             .then(|| Box::new((Arc::clone(&self.barks), BarkMemory::default())));
-        npc.replies = self.replies.clone();
-        npc.wellbeing = Some(Box::new((
+        layers.replies = self.replies.clone();
+        layers.wellbeing = Some(Box::new((
             Arc::clone(&self.wellbeing),
             Wellbeing::default(),
         )));
@@ -766,7 +767,7 @@ impl CompiledArchetype {
         }
         book.reactions = Arc::clone(&self.reactions);
         book.need_goal_descriptions = Arc::clone(&self.need_goal_descriptions);
-        npc.goals = Some(Box::new(book));
+        layers.goals = Some(Box::new(book));
         Ok(npc)
     }
 }

@@ -348,7 +348,7 @@ mod in_the_simulator {
             AffectEvent::new("failed_search"),
             AffectEvent::new("failed_search"),
         ];
-        agent.affect = Some(Box::new(layer));
+        agent.layers.make_mut().affect = Some(Box::new(layer));
         let sim = Simulator::new(Decider::new(Tuning::default()));
         let world = World::default();
         let minute = 1.0 / 60.0;
@@ -356,8 +356,9 @@ mod in_the_simulator {
         for tick in 0..30 {
             if tick == 1 {
                 agent
-                    .affect
-                    .as_mut()
+                    .layers
+                    .get_mut()
+                    .and_then(|layers| layers.affect.as_mut())
                     .expect("layer")
                     .pending
                     .push(insult("thief"));
@@ -365,8 +366,9 @@ mod in_the_simulator {
             if tick == 2 {
                 // The thief is still in front of him, jeering.
                 agent
-                    .affect
-                    .as_mut()
+                    .layers
+                    .get_mut()
+                    .and_then(|layers| layers.affect.as_mut())
                     .expect("layer")
                     .pending
                     .push(insult("thief"));
@@ -381,7 +383,7 @@ mod in_the_simulator {
             all.extend(result.events);
             if tick == 0 {
                 let read = agent.agent.considerations[0].value;
-                let felt = agent.affect.as_ref().expect("layer").state.values
+                let felt = agent.layers.affect.as_ref().expect("layer").state.values
                     [halgrim.state_index("anger").expect("anger")];
                 assert!(
                     (read - 100.0 * felt).abs() < 1e-9,

@@ -99,7 +99,7 @@ fn npcs_store_only_their_differences() {
     assert!(npc.agent.tag_modifiers.contains(&(craft, 2.0)));
     assert_eq!(npc.agent.considerations.len(), 6);
     assert_eq!(
-        npc.goals.as_ref().map(|g| g.goals.len()),
+        npc.layers.goals.as_ref().map(|g| g.goals.len()),
         Some(1),
         "the innate masterwork goal"
     );
@@ -133,7 +133,11 @@ fn a_goal_or_reaction_without_a_target_is_refused_with_its_path() {
     let mut npc = merchant
         .instantiate(&record, &mut vocabulary)
         .expect("instantiates");
-    let book = npc.goals.as_mut().expect("goals");
+    let book = npc
+        .layers
+        .get_mut()
+        .and_then(|layers| layers.goals.as_mut())
+        .expect("goals");
     assert_eq!(
         book.react("theft", "vex", 0.0).len(),
         1,
@@ -169,11 +173,11 @@ fn mood_stress_and_bark_numbers_are_an_archetypes_and_inherited() {
     let npc = calmer
         .instantiate(&record, &mut vocabulary)
         .expect("instantiates");
-    let (config, _) = npc.wellbeing.as_deref().expect("wellbeing");
+    let (config, _) = npc.layers.wellbeing.as_deref().expect("wellbeing");
     assert_eq!(config.max_need_delta_per_tick, 0.1, "the parent's");
     assert_eq!(config.stress_gain_per_hour, 0.1, "its own");
     assert_eq!(config.memory_bound, 0.2, "the default");
-    let (lines, _) = npc.barks.as_deref().expect("barks");
+    let (lines, _) = npc.layers.barks.as_deref().expect("barks");
     let cooldowns: Vec<f64> = lines.prompted.iter().map(|l| l.cooldown_minutes).collect();
     assert_eq!(
         cooldowns,
@@ -216,7 +220,7 @@ fn chatter_is_inherited_and_a_bad_line_or_rate_is_refused() {
         let npc = CompiledArchetype::new(resolved[name].clone(), &mut vocabulary)
             .instantiate(&record(name), &mut vocabulary)
             .expect("instantiates");
-        let (lines, _) = npc.barks.as_deref().expect("lines");
+        let (lines, _) = npc.layers.barks.as_deref().expect("lines");
         assert_eq!(lines.chatter_per_hour, rate, "{name}");
         assert_eq!(lines.chatter[0].text, "Rain later.", "{name}");
         assert_eq!(

@@ -42,7 +42,8 @@ fn villager(scene: &mut Scene) -> (SimulatedAgent, Simulator, geppetto_core::Wor
         tag_bonus: 0.0,
         place_bonus: 0.0,
     };
-    agent.schedule = Some(Box::new(ScheduleLayer::new(Arc::new(schedule), Vec::new())));
+    agent.layers.make_mut().schedule =
+        Some(Box::new(ScheduleLayer::new(Arc::new(schedule), Vec::new())));
     let (hunger, energy) = (scene.sym("HUNGER"), scene.sym("ENERGY"));
     let simulator = Simulator::new(Decider::new(Tuning::default())).with_aggregated_effects(vec![
         (meal, vec![(hunger, 30.0)]),
@@ -173,7 +174,7 @@ fn expired_goals_fail_during_catch_up() {
         id: None,
     })
     .expect("added");
-    agent.goals = Some(Box::new(book));
+    agent.layers.make_mut().goals = Some(Box::new(book));
     let report = simulator.catch_up(
         &mut agent,
         &world,

@@ -240,7 +240,7 @@ fn an_innate_goal_seeds_its_plan_and_completes_and_an_impossible_one_fails_at_on
         .expect("added");
     let crown = scene.sym("has:crown");
     book.add(innate("wear a crown", crown)).expect("added");
-    npc.goals = Some(Box::new(book));
+    npc.layers.make_mut().goals = Some(Box::new(book));
     let events = live(&mut npc, &mut world, 8 * 60);
     let completed = events.iter().any(
         |e| matches!(e, SimEvent::GoalCompleted { goal } if goal.description == "forge a sword"),
@@ -285,7 +285,7 @@ fn a_failed_step_breaks_the_plan_and_the_goal_replans_from_where_it_stands() {
         id: None,
     })
     .expect("added");
-    npc.goals = Some(Box::new(book));
+    npc.layers.make_mut().goals = Some(Box::new(book));
     let sim = Simulator::new(Decider::new(Tuning::default())).settling_resources(true);
     // The provider of the next queued step burns down before Bram gets there; the same
     // trade is offered again farther off.
@@ -374,7 +374,7 @@ fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonu
         .expect("added");
     book.add(goal("stock three ore", ore, 3.0)).expect("added");
     let mut npc = SimulatedAgent::new(agent);
-    npc.goals = Some(Box::new(book));
+    npc.layers.make_mut().goals = Some(Box::new(book));
     let events = live(&mut npc, &mut world, 3 * 60);
     let bought = events
         .iter()
@@ -393,7 +393,7 @@ fn a_resource_goal_within_reach_is_planned_and_one_beyond_it_is_left_to_the_bonu
             .any(|e| matches!(e, SimEvent::GoalBlocked { .. })),
         "saving gold is not a planning failure"
     );
-    let book = npc.goals.as_ref().expect("book");
+    let book = npc.layers.goals.as_ref().expect("book");
     assert_eq!(
         book.blocked,
         vec!["save a hundred gold".to_owned()],

@@ -133,7 +133,7 @@ fn an_emergency_set_action_preempts_daily_life_and_hands_it_back() {
     let mut agent =
         SimulatedAgent::new(scene.agent("ann", 0.0, 0.0, &[("FUN", 20.0), ("THREAT", 0.0)]));
     agent.agent.considerations[1].behaviour_mut().updater = Updater::PerceptionDriven;
-    agent.reactive = Some(Box::new(ReactiveLayer::new(Arc::new(alarm_set(
+    agent.layers.make_mut().reactive = Some(Box::new(ReactiveLayer::new(Arc::new(alarm_set(
         &mut scene.vocabulary,
     )))));
     let mut knit = scene.action("knit", &[("FUN", 30.0)], &[]);

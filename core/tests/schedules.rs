@@ -60,7 +60,8 @@ fn day(scene: &mut Scene) -> (SimulatedAgent, World) {
         ("workplace".to_owned(), "forge".to_owned()),
         ("home".to_owned(), "cottage".to_owned()),
     ];
-    agent.schedule = Some(Box::new(ScheduleLayer::new(Arc::new(schedule), places)));
+    agent.layers.make_mut().schedule =
+        Some(Box::new(ScheduleLayer::new(Arc::new(schedule), places)));
     (agent, world)
 }
 
@@ -119,7 +120,11 @@ fn the_day_follows_the_schedule_and_its_changes_are_events() {
 fn a_critical_need_wins_over_a_schedule_with_no_adherence() {
     let mut scene = Scene::default();
     let (mut agent, world) = day(&mut scene);
-    if let Some(layer) = agent.schedule.as_mut() {
+    if let Some(layer) = agent
+        .layers
+        .get_mut()
+        .and_then(|layers| layers.schedule.as_mut())
+    {
         let mut schedule = (*layer.schedule).clone();
         schedule.adherence = 0.0;
         layer.schedule = Arc::new(schedule);
@@ -150,7 +155,11 @@ fn adherence_scales_the_pull_so_a_pressing_need_wins_only_below_full_adherence()
     let pick_at_ten = |adherence: f64| {
         let mut scene = Scene::default();
         let (mut agent, world) = day(&mut scene);
-        if let Some(layer) = agent.schedule.as_mut() {
+        if let Some(layer) = agent
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.schedule.as_mut())
+        {
             let mut schedule = (*layer.schedule).clone();
             schedule.adherence = adherence;
             layer.schedule = Arc::new(schedule);

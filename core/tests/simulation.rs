@@ -229,7 +229,7 @@ fn an_engaged_agent_starts_nothing_while_its_needs_drift_and_decides_when_releas
     eat.duration_hours = 10.0 * MINUTE;
     let world = world(vec![provider("inn", 0.0, 0.0, 1, vec![eat])]);
     let sim = simulator(argmax());
-    agent.engaged = Some("combat".into());
+    agent.layers.make_mut().engaged = Some("combat".into());
     agent.enqueue_action("inn", "eat", true);
     let events = run(&sim, &mut agent, &world, 0.0, 10);
     assert!(
@@ -238,7 +238,7 @@ fn an_engaged_agent_starts_nothing_while_its_needs_drift_and_decides_when_releas
     );
     assert!(agent.agent.considerations[0].value < 20.0, "hunger drifts");
     assert_eq!(agent.queue.len(), 1, "the order waits");
-    agent.engaged = None;
+    agent.layers.make_mut().engaged = None;
     let events = run(&sim, &mut agent, &world, 10.0 * MINUTE, 1);
     assert_eq!(started(&events[0]), Some("eat"));
 }
@@ -598,8 +598,8 @@ fn a_hungry_npc_barks_on_its_cooldown_and_its_mood_follows_its_needs() {
         prompted: vec![line],
         ..BarkLines::default()
     };
-    agent.barks = Some(Box::new((Arc::new(lines), BarkMemory::default())));
-    agent.wellbeing = Some(Box::new((
+    agent.layers.make_mut().barks = Some(Box::new((Arc::new(lines), BarkMemory::default())));
+    agent.layers.make_mut().wellbeing = Some(Box::new((
         Arc::new(WellbeingConfig::default()),
         Wellbeing::default(),
     )));
@@ -622,7 +622,7 @@ fn a_hungry_npc_barks_on_its_cooldown_and_its_mood_follows_its_needs() {
         id: "starving".into(),
         text: "bram could eat a horse.".into()
     }));
-    let (_, wellbeing) = agent.wellbeing.as_deref().expect("tracked");
+    let (_, wellbeing) = agent.layers.wellbeing.as_deref().expect("tracked");
     assert!(
         (wellbeing.mood - 0.0).abs() < 1e-9,
         "(0.1 + 0.9)/2 satisfaction → mood 0: {}",
@@ -656,7 +656,8 @@ fn an_idle_npc_chatters_at_its_archetypes_rate_after_any_pressing_line() {
         chatter_per_hour: 3.0,
     };
     let trace = |mut agent: SimulatedAgent| {
-        agent.barks = Some(Box::new((Arc::new(lines.clone()), BarkMemory::default())));
+        agent.layers.make_mut().barks =
+            Some(Box::new((Arc::new(lines.clone()), BarkMemory::default())));
         run(
             &simulator(TuningPatch::default()),
             &mut agent,

@@ -114,21 +114,29 @@ impl AgentState {
             queue: agent.queue.clone(),
             level: agent.level,
             aggregated_events: agent.aggregated_events.clone(),
-            reactive: agent.reactive.as_ref().map(|layer| layer.state.clone()),
-            affect: agent.affect.as_ref().map(|layer| AffectLayerState {
+            reactive: agent
+                .layers
+                .reactive
+                .as_ref()
+                .map(|layer| layer.state.clone()),
+            affect: agent.layers.affect.as_ref().map(|layer| AffectLayerState {
                 state: layer.state.clone(),
                 pending: layer.pending.clone(),
                 carry_s: layer.carry_s,
             }),
-            schedule: agent.schedule.as_ref().map(|layer| ScheduleState {
+            schedule: agent.layers.schedule.as_ref().map(|layer| ScheduleState {
                 places: layer.places.clone(),
                 overrides: layer.overrides.clone(),
                 current: layer.current,
             }),
-            wellbeing: agent.wellbeing.as_deref().map(|(_, w)| w.clone()),
-            barks: agent.barks.as_deref().map(|(_, memory)| memory.clone()),
-            engaged: agent.engaged.clone(),
-            goals: agent.goals.as_ref().map(|book| GoalBookState {
+            wellbeing: agent.layers.wellbeing.as_deref().map(|(_, w)| w.clone()),
+            barks: agent
+                .layers
+                .barks
+                .as_deref()
+                .map(|(_, memory)| memory.clone()),
+            engaged: agent.layers.engaged.clone(),
+            goals: agent.layers.goals.as_ref().map(|book| GoalBookState {
                 goals: book.goals.clone(),
                 blocked: book.blocked.clone(),
             }),
@@ -147,24 +155,28 @@ impl AgentState {
             }
         };
         layer(
-            agent.reactive.is_some(),
+            agent.layers.reactive.is_some(),
             self.reactive.is_some(),
             "a reactive set",
         )?;
-        layer(agent.affect.is_some(), self.affect.is_some(), "feelings")?;
         layer(
-            agent.schedule.is_some(),
+            agent.layers.affect.is_some(),
+            self.affect.is_some(),
+            "feelings",
+        )?;
+        layer(
+            agent.layers.schedule.is_some(),
             self.schedule.is_some(),
             "a schedule",
         )?;
         layer(
-            agent.wellbeing.is_some(),
+            agent.layers.wellbeing.is_some(),
             self.wellbeing.is_some(),
             "a mood",
         )?;
-        layer(agent.barks.is_some(), self.barks.is_some(), "barks")?;
-        layer(agent.goals.is_some(), self.goals.is_some(), "goals")?;
-        if let (Some(layer), Some(saved)) = (&agent.affect, &self.affect) {
+        layer(agent.layers.barks.is_some(), self.barks.is_some(), "barks")?;
+        layer(agent.layers.goals.is_some(), self.goals.is_some(), "goals")?;
+        if let (Some(layer), Some(saved)) = (&agent.layers.affect, &self.affect) {
             let current = layer.state.values.len();
             if saved.state.values.len() != current {
                 return Err(StateMismatch::AffectStates {
@@ -177,6 +189,7 @@ impl AgentState {
         // content's weight comes back at the next review once the need is met.
         let weighed: Vec<(Symbol, f64)> =
             agent
+                .layers
                 .wellbeing
                 .as_deref()
                 .map_or_else(Vec::new, |(config, _)| {
@@ -201,31 +214,65 @@ impl AgentState {
         agent.rate_adjustments = self.rate_adjustments;
         agent.running = self.running;
         agent.queue = self.queue;
-        agent.engaged = self.engaged;
+        agent.layers.set_engaged(self.engaged);
         agent.level = self.level;
         agent.aggregated_events = self.aggregated_events;
-        if let (Some(layer), Some(saved)) = (agent.reactive.as_mut(), self.reactive) {
+        if let (Some(layer), Some(saved)) = (
+            agent
+                .layers
+                .get_mut()
+                .and_then(|layers| layers.reactive.as_mut()),
+            self.reactive,
+        ) {
             layer.state = saved;
         }
-        if let (Some(layer), Some(saved)) = (agent.affect.as_mut(), self.affect) {
+        if let (Some(layer), Some(saved)) = (
+            agent
+                .layers
+                .get_mut()
+                .and_then(|layers| layers.affect.as_mut()),
+            self.affect,
+        ) {
             layer.state = saved.state;
             layer.pending = saved.pending;
             layer.carry_s = saved.carry_s;
         }
-        if let (Some(layer), Some(saved)) = (agent.schedule.as_mut(), self.schedule) {
+        if let (Some(layer), Some(saved)) = (
+            agent
+                .layers
+                .get_mut()
+                .and_then(|layers| layers.schedule.as_mut()),
+            self.schedule,
+        ) {
             layer.places = saved.places;
             layer.overrides = saved.overrides;
             layer.current = saved.current;
         }
-        if let (Some((_, wellbeing)), Some(saved)) =
-            (agent.wellbeing.as_deref_mut(), self.wellbeing)
-        {
+        if let (Some((_, wellbeing)), Some(saved)) = (
+            agent
+                .layers
+                .get_mut()
+                .and_then(|layers| layers.wellbeing.as_deref_mut()),
+            self.wellbeing,
+        ) {
             *wellbeing = saved;
         }
-        if let (Some((_, memory)), Some(saved)) = (agent.barks.as_deref_mut(), self.barks) {
+        if let (Some((_, memory)), Some(saved)) = (
+            agent
+                .layers
+                .get_mut()
+                .and_then(|layers| layers.barks.as_deref_mut()),
+            self.barks,
+        ) {
             *memory = saved;
         }
-        if let (Some(book), Some(saved)) = (agent.goals.as_mut(), self.goals) {
+        if let (Some(book), Some(saved)) = (
+            agent
+                .layers
+                .get_mut()
+                .and_then(|layers| layers.goals.as_mut()),
+            self.goals,
+        ) {
             book.goals = saved.goals;
             book.blocked = saved.blocked;
         }

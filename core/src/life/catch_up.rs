@@ -191,7 +191,11 @@ impl Simulator {
         report.hourly_steps = remainder;
         self.apply_aggregated_events(agent, to_hours);
         agent.level = DetailLevel::Simplified;
-        if let Some(book) = agent.goals.as_mut() {
+        if let Some(book) = agent
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.goals.as_mut())
+        {
             for event in book.review(&mut agent.agent, world, to_hours, None) {
                 if let crate::life::goals::GoalEvent::Failed(goal, reason) = event {
                     report.events.push(SimEvent::GoalFailed { goal, reason });
@@ -199,6 +203,7 @@ impl Simulator {
             }
         }
         let place = agent
+            .layers
             .schedule
             .as_ref()
             .and_then(|s| s.location_at(world, to_hours));

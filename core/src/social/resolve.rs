@@ -66,12 +66,13 @@ impl SocialFabric {
             self.with_member(npc, |member| member.habituate(kind, now_hours, half_life));
         }
         let created = agents[target]
-            .goals
-            .as_mut()
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.goals.as_mut())
             .map(|book| book.react(cause, &me, now_hours))
             .unwrap_or_default();
         at.goals_created(&them, created);
-        let mood = |a: &SimulatedAgent| a.wellbeing.as_deref().map_or(0.0, |(_, w)| w.mood);
+        let mood = |a: &SimulatedAgent| a.layers.wellbeing.as_deref().map_or(0.0, |(_, w)| w.mood);
         let faction = |npc: &str| {
             self.members
                 .get(npc)
@@ -273,6 +274,8 @@ impl SocialFabric {
                     };
                     let note = goal.note();
                     let added = simulated
+                        .layers
+                        .make_mut()
                         .goals
                         .get_or_insert_with(Default::default)
                         .add(goal)

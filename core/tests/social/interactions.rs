@@ -75,7 +75,11 @@ fn intimidation_frightens_a_target_that_respects_the_bully_and_makes_it_react() 
     let mut v = Village::new(&["vex", "bo"]);
     let fact = v.vocabulary.intern("bully_reported");
     let index = v.index("bo");
-    if let Some(book) = &mut v.agents[index].goals {
+    if let Some(book) = v.agents[index]
+        .layers
+        .get_mut()
+        .and_then(|layers| layers.goals.as_mut())
+    {
         book.reactions = Arc::from([ReactionRule {
             on: "intimidation".into(),
             description: "report {source} to the watch".into(),

@@ -52,11 +52,11 @@ impl Village {
                     .push(Consideration::new(name, 0.5, 0.0, 1.0));
             }
             let mut npc = SimulatedAgent::new(agent);
-            npc.wellbeing = Some(Box::new((
+            npc.layers.make_mut().wellbeing = Some(Box::new((
                 Arc::new(WellbeingConfig::default()),
                 Wellbeing::default(),
             )));
-            npc.goals = Some(Box::new(GoalBook::default()));
+            npc.layers.make_mut().goals = Some(Box::new(GoalBook::default()));
             village.agents.push(npc);
             village.places.push(SocialPlace {
                 location: "square".into(),
@@ -110,7 +110,11 @@ impl Village {
     fn make_guard(&mut self, id: &str) {
         let fact = self.vocabulary.intern("village_safe");
         let index = self.index(id);
-        if let Some(book) = &mut self.agents[index].goals {
+        if let Some(book) = self.agents[index]
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.goals.as_mut())
+        {
             book.reactions = Arc::from([ReactionRule {
                 on: "threat".into(),
                 description: "protect the village from {source}".into(),
@@ -123,6 +127,7 @@ impl Village {
 
     fn goals(&self, id: &str) -> Vec<String> {
         self.agents[self.index(id)]
+            .layers
             .goals
             .as_ref()
             .map(|b| b.goals.iter().map(|g| g.description.clone()).collect())

@@ -125,6 +125,7 @@ impl Timeline {
                     action: running.map(|r| format!("{}/{}", r.provider, r.action.id)),
                     activity,
                     block: agent
+                        .layers
                         .schedule
                         .as_ref()
                         .and_then(|s| s.current)

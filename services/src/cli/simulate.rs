@@ -163,7 +163,7 @@ pub fn simulate(
         let set = sets
             .resolve(name)
             .map_err(|e| refused(file, format!("reactive_set: {e}")))?;
-        scenario.agent.reactive = Some(Box::new(ReactiveLayer::new(Arc::new(
+        scenario.agent.layers.make_mut().reactive = Some(Box::new(ReactiveLayer::new(Arc::new(
             set.compile(&mut vocabulary),
         ))));
     }

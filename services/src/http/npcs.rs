@@ -57,8 +57,8 @@ pub async fn list(state: web::Data<AdminState>) -> HttpResponse {
                         archetype: m.archetype.as_deref().map(str::to_owned),
                         room: zone.room_name(m.room).0.to_owned(),
                         tier: m.tier.tier.as_str(),
-                        mood: a.wellbeing.as_deref().map(|(_, w)| round4(w.mood)),
-                        mood_note: a.wellbeing.is_none().then_some(NO_MOOD),
+                        mood: a.layers.wellbeing.as_deref().map(|(_, w)| round4(w.mood)),
+                        mood_note: a.layers.wellbeing.is_none().then_some(NO_MOOD),
                         action: a
                             .running
                             .as_ref()

@@ -235,10 +235,19 @@ impl Brain {
             room: zone.room_name(meta.room).0.to_owned(),
             game_time: zone.game_time,
             considerations: considerations(zone, agent),
-            mood: agent.wellbeing.as_deref().map(|(_, w)| round4(w.mood)),
-            stress: agent.wellbeing.as_deref().map(|(_, w)| round4(w.stress)),
-            mood_note: agent.wellbeing.is_none().then_some(NO_MOOD),
+            mood: agent
+                .layers
+                .wellbeing
+                .as_deref()
+                .map(|(_, w)| round4(w.mood)),
+            stress: agent
+                .layers
+                .wellbeing
+                .as_deref()
+                .map(|(_, w)| round4(w.stress)),
+            mood_note: agent.layers.wellbeing.is_none().then_some(NO_MOOD),
             schedule_block: agent
+                .layers
                 .schedule
                 .as_ref()
                 .and_then(|s| s.current)
@@ -246,7 +255,7 @@ impl Brain {
             goals: goals(zone, agent),
             feelings: feelings(agent),
             plan: plan(agent),
-            reactive_set: agent.reactive.as_deref().map(reactive_view),
+            reactive_set: agent.layers.reactive.as_deref().map(reactive_view),
             errors: zone.isolation.failures(id),
             social: social_view(zone, id),
             current_action: running.map(|r| CurrentAction {
@@ -302,6 +311,7 @@ fn considerations(zone: &Zone, agent: &SimulatedAgent) -> Vec<ConsiderationView>
 fn goals(zone: &Zone, agent: &SimulatedAgent) -> Vec<GoalView> {
     let at = agent.running.as_ref().map(|r| r.provider.as_str());
     agent
+        .layers
         .goals
         .as_ref()
         .map(|book| {
@@ -319,6 +329,7 @@ fn goals(zone: &Zone, agent: &SimulatedAgent) -> Vec<GoalView> {
 /// `agent`'s feelings, when it has a temper.
 fn feelings(agent: &SimulatedAgent) -> Vec<Feeling> {
     agent
+        .layers
         .affect
         .as_ref()
         .map(|layer| {

@@ -188,7 +188,8 @@ impl Zone {
             .map_err(|e| ZoneError::Spec(e.to_string()))?;
         let mut simulated = SimulatedAgent::new(agent);
         if let Some(set) = &spec.reactive_set {
-            simulated.reactive = Some(self.reactive_layer(&format!("{path}.reactive_set"), set)?);
+            simulated.layers.make_mut().reactive =
+                Some(self.reactive_layer(&format!("{path}.reactive_set"), set)?);
         }
         let name = spec
             .name
@@ -234,13 +235,13 @@ impl Zone {
         }
         living::keep_sleep_to_its_hours(&mut simulated, &self.config.living);
         if let Some(set) = &archetype.spec.reactive_set {
-            simulated.reactive =
+            simulated.layers.make_mut().reactive =
                 Some(self.reactive_layer(&format!("{path}.archetype.reactive_set"), set)?);
         }
         if let Some(persona) = &archetype.spec.affect_persona {
             let (_, model) = load_persona(persona, None)
                 .map_err(|e| ZoneError::Spec(format!("{path}.archetype.affect_persona: {e}")))?;
-            simulated.affect = Some(Box::new(AffectLayer::new(
+            simulated.layers.make_mut().affect = Some(Box::new(AffectLayer::new(
                 Arc::new(model),
                 &mut self.vocabulary,
             )));

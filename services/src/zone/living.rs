@@ -76,7 +76,11 @@ pub(super) fn keep_homes_private<'a>(
 /// Keeps `agent`'s night's sleep to the hours its schedule binds it to: outside them a
 /// sleep action of `sleep_min_hours` or more is held back (a nap is not).
 pub(super) fn keep_sleep_to_its_hours(agent: &mut SimulatedAgent, config: &LivingConfig) {
-    if let Some(layer) = agent.schedule.as_mut() {
+    if let Some(layer) = agent
+        .layers
+        .get_mut()
+        .and_then(|layers| layers.schedule.as_mut())
+    {
         layer.reserve_from_hours = config.sleep_min_hours;
     }
 }

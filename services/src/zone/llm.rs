@@ -105,7 +105,12 @@ impl Zone {
 
     pub(super) fn mood_word(&self, index: usize) -> &'static str {
         let (low, high, [gloomy, calm, cheerful]) = MOOD_WORDS;
-        match self.agents[index].wellbeing.as_deref().map(|(_, w)| w.mood) {
+        match self.agents[index]
+            .layers
+            .wellbeing
+            .as_deref()
+            .map(|(_, w)| w.mood)
+        {
             Some(mood) if mood < low => gloomy,
             Some(mood) if mood > high => cheerful,
             _ => calm,

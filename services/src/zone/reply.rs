@@ -83,7 +83,7 @@ impl Zone {
         // An NPC the game has taken over (a fight, a dialogue) speaks as the game makes it.
         let Some(index) = self
             .addressed(said)
-            .filter(|&i| self.agents[i].engaged.is_none())
+            .filter(|&i| self.agents[i].layers.engaged.is_none())
         else {
             return;
         };
@@ -101,7 +101,7 @@ impl Zone {
                 config.reply_warm_above,
                 config.reply_cold_below,
             ),
-            mood: npc.wellbeing.as_deref().map_or(0.0, |(_, w)| w.mood),
+            mood: npc.layers.wellbeing.as_deref().map_or(0.0, |(_, w)| w.mood),
             busy: npc.running.is_some(),
         };
         let activity = npc.running.as_ref().map_or_else(
@@ -109,7 +109,7 @@ impl Zone {
             |r| r.action.id.replace('_', " "),
         );
         let defaults;
-        let own: &[ReplyTemplate] = npc.replies.as_deref().map_or(&[], Vec::as_slice);
+        let own: &[ReplyTemplate] = npc.layers.replies.as_deref().map_or(&[], Vec::as_slice);
         let template = match reply::choose(own, &situation, seed) {
             Some(template) => template,
             None => {

@@ -383,7 +383,7 @@ impl Zone {
             let outcome = self.prepare_one(index, tier, inputs, zone_seed);
             work.processed += 1;
             // Noted while the record is in cache: after the tick it would be read again.
-            if self.agents[index].wellbeing.is_some() {
+            if self.agents[index].layers.wellbeing.is_some() {
                 work.with_mood.push(index);
             }
             now_ms = measure_ms();
@@ -616,8 +616,8 @@ impl DueOrder {
 const WARM_AHEAD: usize = 32;
 
 /// Reads a word from each cache line of NPC `indices`' records that their update reads — the
-/// simulated agent, its needs, its running action, its zone record — and nothing depends on
-/// the words read. A live zone idles between ticks and its records leave the caches
+/// simulated agent, its needs, its layers, its running action, its zone record — and nothing
+/// depends on the words read. A live zone idles between ticks and its records leave the caches
 /// meanwhile, so every due NPC's are read from memory: read inside each update, every miss
 /// waits alone (half of a 100,000-resident tick's own time, under `perf`); read here back to
 /// back, the misses of a few NPCs overlap. Changes nothing.
@@ -636,9 +636,7 @@ fn warm(agents: &[SimulatedAgent], meta: &[NpcMeta], indices: impl Iterator<Item
                 ^ agent.position.x.to_bits() as usize
                 ^ simulated.queue.len()
                 ^ simulated.aggregated_events.len()
-                ^ usize::from(simulated.wellbeing.is_some())
-                ^ usize::from(simulated.barks.is_some())
-                ^ usize::from(simulated.affect.is_some())
+                ^ usize::from(simulated.layers.carries_any())
                 ^ simulated.level as usize
                 ^ usize::from(meta.game.goals_announced)
                 ^ meta.name.len()
@@ -651,6 +649,12 @@ fn warm(agents: &[SimulatedAgent], meta: &[NpcMeta], indices: impl Iterator<Item
         if let Some(simulated) = agents.get(index) {
             for need in &simulated.agent.considerations {
                 seen ^= need.value.to_bits() as usize;
+            }
+            if simulated.layers.carries_any() {
+                let layers = &*simulated.layers;
+                seen ^= usize::from(layers.wellbeing.is_some())
+                    ^ usize::from(layers.barks.is_some())
+                    ^ usize::from(layers.affect.is_some());
             }
             if let Some(running) = &simulated.running {
                 seen ^= running.elapsed_hours.to_bits() as usize

@@ -158,9 +158,10 @@ impl AffectLayer {
     }
 }
 
-/// An agent with a life over time: the decision data plus what it is doing and will do. The
-/// layers an agent may lack, and the action it may not be running, are boxed: an NPC without
-/// them (most of a large zone's, away from any player) carries a pointer, not their room.
+/// An agent with a life over time: the decision data plus what it is doing and will do. What
+/// an agent may lack is held by a pointer: the running action, and its optional layers
+/// ([`Layers`]) all behind one, so a resident carrying none of them (most of a large zone's:
+/// townsfolk without a persona, a schedule or goals) holds 8 bytes for them, not 72.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimulatedAgent {
     /// What decisions read.
@@ -177,6 +178,14 @@ pub struct SimulatedAgent {
     pub level: DetailLevel,
     /// Coarse events recorded while simplified.
     pub aggregated_events: ThinVec<AggregatedEvent>,
+    /// The layers it carries: reads see every layer (absent ones as `None`), changes go
+    /// through [`Layers::get_mut`] or [`Layers::make_mut`].
+    pub layers: Layers,
+}
+
+/// The optional layers of an agent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LayerSet {
     /// The reactive set it carries, if any.
     pub reactive: Option<Box<ReactiveLayer>>,
     /// Its feelings, if it has a persona.
@@ -196,6 +205,64 @@ pub struct SimulatedAgent {
     pub engaged: Option<Box<str>>,
 }
 
+/// What an agent carrying no layer reads.
+static NO_LAYERS: LayerSet = LayerSet {
+    reactive: None,
+    affect: None,
+    schedule: None,
+    wellbeing: None,
+    barks: None,
+    replies: None,
+    goals: None,
+    engaged: None,
+};
+
+/// An agent's [`LayerSet`], allocated only once it carries a layer. It reads as the set
+/// (every layer `None` when it carries none); changing one goes through [`Self::get_mut`]
+/// (nothing to change when none is carried) or [`Self::make_mut`] (to add one).
+#[derive(Clone, Debug, Default)]
+pub struct Layers(Option<Box<LayerSet>>);
+
+impl Layers {
+    /// Whether the agent carries a set (reading it then reads one more allocation).
+    pub fn carries_any(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// The layers to change in place, when the agent carries a set.
+    pub fn get_mut(&mut self) -> Option<&mut LayerSet> {
+        self.0.as_deref_mut()
+    }
+
+    /// The layers to change, the set allocated if the agent carried none.
+    pub fn make_mut(&mut self) -> &mut LayerSet {
+        self.0.get_or_insert_with(Box::default)
+    }
+
+    /// Marks the agent taken over by the game for `why`, or given back (`None`: nothing is
+    /// allocated to say an agent carrying no layer is not engaged).
+    pub fn set_engaged(&mut self, why: Option<Box<str>>) {
+        if why.is_some() || self.0.is_some() {
+            self.make_mut().engaged = why;
+        }
+    }
+}
+
+impl std::ops::Deref for Layers {
+    type Target = LayerSet;
+
+    fn deref(&self) -> &LayerSet {
+        self.0.as_deref().unwrap_or(&NO_LAYERS)
+    }
+}
+
+/// Two agents' layers are equal when they carry the same ones, allocated or not.
+impl PartialEq for Layers {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
 impl SimulatedAgent {
     /// An idle, full-detail agent.
     pub fn new(agent: Agent) -> Self {
@@ -206,14 +273,7 @@ impl SimulatedAgent {
             queue: ThinVec::new(),
             level: DetailLevel::Full,
             aggregated_events: ThinVec::new(),
-            reactive: None,
-            affect: None,
-            schedule: None,
-            wellbeing: None,
-            barks: None,
-            replies: None,
-            goals: None,
-            engaged: None,
+            layers: Layers::default(),
         }
     }
 
@@ -242,7 +302,34 @@ mod tests {
     /// NPC may lack (a running action, a layer, a list) takes a pointer, not its room.
     #[test]
     fn a_resident_holds_pointers_for_what_it_lacks() {
-        assert!(std::mem::size_of::<SimulatedAgent>() <= 248);
+        assert!(std::mem::size_of::<SimulatedAgent>() <= 184);
         assert!(std::mem::size_of::<Agent>() <= 136);
+        assert_eq!(std::mem::size_of::<Layers>(), 8);
+    }
+
+    /// An agent without layers reads each as absent and allocates none until one is added;
+    /// being given back by the game allocates nothing either.
+    #[test]
+    fn layers_are_allocated_only_once_one_is_carried() {
+        let mut npc = SimulatedAgent::new(Agent::new("npc", Default::default()));
+        assert!(npc.layers.goals.is_none() && npc.layers.engaged.is_none());
+        assert!(npc.layers.get_mut().is_none());
+        npc.layers.set_engaged(None);
+        assert!(!npc.layers.carries_any());
+        npc.layers.set_engaged(Some("a duel".into()));
+        assert!(npc.layers.carries_any());
+        assert_eq!(npc.layers.engaged.as_deref(), Some("a duel"));
+        npc.layers.set_engaged(None);
+        // Emptied again, it equals an agent that never carried a layer.
+        assert_eq!(
+            npc,
+            SimulatedAgent::new(Agent::new("npc", Default::default()))
+        );
+        npc.layers.make_mut().goals = Some(Box::default());
+        assert!(
+            npc.layers
+                .get_mut()
+                .is_some_and(|layers| layers.goals.is_some())
+        );
     }
 }

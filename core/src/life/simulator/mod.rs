@@ -59,7 +59,10 @@ mod values;
 mod zone;
 
 pub use advance::Simulator;
-pub use agent::{AffectLayer, DEFAULT_MAX_AFFECT_TICKS_PER_ADVANCE, ReactiveLayer, SimulatedAgent};
+pub use agent::{
+    AffectLayer, DEFAULT_MAX_AFFECT_TICKS_PER_ADVANCE, LayerSet, Layers, ReactiveLayer,
+    SimulatedAgent,
+};
 #[cfg(feature = "apart")]
 pub use apart::{Bid, ZoneView};
 pub use occupancy::{ProviderIndex, apply_occupancy};

@@ -67,8 +67,9 @@ impl Simulator {
             }
             agent.level = DetailLevel::Simplified;
             let change = agent
-                .schedule
-                .as_mut()
+                .layers
+                .get_mut()
+                .and_then(|layers| layers.schedule.as_mut())
                 .and_then(|layer| layer.track(request.world, now));
             if let Some((from, to, coarse)) = change {
                 events.push(SimEvent::ActivityChanged { from, to });
@@ -79,7 +80,11 @@ impl Simulator {
                     });
                 }
             }
-            if let Some(layer) = agent.affect.as_mut() {
+            if let Some(layer) = agent
+                .layers
+                .get_mut()
+                .and_then(|layers| layers.affect.as_mut())
+            {
                 layer.run(simulated_hours, &mut events);
             }
             self.update_considerations(agent, request.world, simulated_hours);
@@ -98,17 +103,28 @@ impl Simulator {
             events.push(SimEvent::AggregatedEventsApplied { count });
             agent.level = DetailLevel::Full;
         }
-        if let Some(layer) = agent.affect.as_mut() {
+        if let Some(layer) = agent
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.affect.as_mut())
+        {
             layer.run(simulated_hours, &mut events);
         }
         self.update_considerations(agent, request.world, simulated_hours);
-        if let Some(layer) = agent.schedule.as_mut()
+        if let Some(layer) = agent
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.schedule.as_mut())
             && let Some((from, to)) = layer.apply(&mut agent.agent, request.world, now)
         {
             events.push(SimEvent::ActivityChanged { from, to });
         }
         let continuing = self.progress_running_action(agent, now, simulated_hours, &mut events);
-        if let Some((config, wellbeing)) = agent.wellbeing.as_deref_mut() {
+        if let Some((config, wellbeing)) = agent
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.wellbeing.as_deref_mut())
+        {
             let asleep = agent
                 .running
                 .as_ref()
@@ -116,7 +132,12 @@ impl Simulator {
             config.update(wellbeing, &agent.agent, (now, simulated_hours), asleep);
             config.weigh_needs(wellbeing, &mut agent.agent, now);
         }
-        if let Some(book) = agent.goals.as_mut() {
+        let engaged = agent.layers.engaged.is_some();
+        if let Some(book) = agent
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.goals.as_mut())
+        {
             let at = agent.running.as_ref().map(|r| r.provider.as_str());
             for event in book.review(&mut agent.agent, request.world, now, at) {
                 events.push(match event {
@@ -129,7 +150,7 @@ impl Simulator {
                     },
                 });
             }
-            if agent.engaged.is_none() && agent.running.is_none() && agent.queue.is_empty() {
+            if !engaged && agent.running.is_none() && agent.queue.is_empty() {
                 match book.seed_plan(&agent.agent, request.world, &self.planner, self.settles()) {
                     Ok(steps) => agent.queue.extend(steps),
                     Err(Some(blocked)) => {
@@ -145,7 +166,7 @@ impl Simulator {
         }
         // An NPC the game has taken over (a fight, a dialogue) lives on — needs, feelings,
         // mood, goals' deadlines — but says and starts nothing until it is given back.
-        if agent.engaged.is_some() {
+        if engaged {
             return Prepared {
                 stage: Stage::Settled,
                 result: TickResult {
@@ -155,11 +176,13 @@ impl Simulator {
                 },
             };
         }
-        if let Some((lines, memory)) = agent.barks.as_deref_mut() {
-            let mood = agent.wellbeing.as_deref().map_or(0.0, |(_, w)| w.mood);
+        if let Some(layers) = agent.layers.get_mut()
+            && let Some((lines, memory)) = layers.barks.as_deref_mut()
+        {
+            let mood = layers.wellbeing.as_deref().map_or(0.0, |(_, w)| w.mood);
             // Idle chatter while nothing presses — never in its sleep.
             let asleep = agent.running.as_ref().is_some_and(|r| {
-                (agent.wellbeing.as_deref())
+                (layers.wellbeing.as_deref())
                     .is_some_and(|(config, _)| config.sleeps(&r.action.tags))
             });
             let said = bark::choose(
@@ -219,7 +242,7 @@ impl Simulator {
         seed: u64,
         events: &mut Vec<SimEvent>,
     ) -> bool {
-        let Some(layer) = agent.reactive.as_ref() else {
+        let Some(layer) = agent.layers.reactive.as_ref() else {
             return false;
         };
         let inputs: Vec<f64> = layer
@@ -233,13 +256,17 @@ impl Simulator {
                     .map(|c| c.value)
                     .or_else(|| lookup(&request.world.perceptions, input.name))
                     .or_else(|| {
-                        let layer = agent.affect.as_ref()?;
+                        let layer = agent.layers.affect.as_ref()?;
                         layer.value_for(input.name, input.min, input.max)
                     })
                     .unwrap_or(input.min)
             })
             .collect();
-        let Some(layer) = agent.reactive.as_mut() else {
+        let Some(layer) = agent
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.reactive.as_mut())
+        else {
             return false;
         };
         let before = layer.emergency();
@@ -283,9 +310,10 @@ impl Simulator {
         let SimulatedAgent {
             agent: inner,
             rate_adjustments,
-            affect,
+            layers,
             ..
         } = agent;
+        let affect = &layers.affect;
         inner.running_out.clear();
         for index in 0..inner.considerations.len() {
             let (name, updater) = (

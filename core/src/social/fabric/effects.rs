@@ -67,7 +67,11 @@ impl SocialFabric {
         if mood_delta == 0.0 {
             return;
         }
-        if let Some((config, wellbeing)) = simulated.wellbeing.as_deref_mut() {
+        if let Some((config, wellbeing)) = simulated
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.wellbeing.as_deref_mut())
+        {
             config.remember(wellbeing, mood_delta, now_hours);
         }
     }

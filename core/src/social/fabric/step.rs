@@ -193,7 +193,7 @@ impl SocialFabric {
                 from: from.into(),
             });
         }
-        if let Some((_, wellbeing)) = simulated.wellbeing.as_deref() {
+        if let Some((_, wellbeing)) = simulated.layers.wellbeing.as_deref() {
             let previous = member.mood;
             if previous.is_nan() {
                 member.mood = wellbeing.mood;

@@ -129,8 +129,9 @@ impl SocialFabric {
         let simulated = &mut agents[npc];
         shift(&mut simulated.agent, survival, -pressure);
         let created = simulated
-            .goals
-            .as_mut()
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.goals.as_mut())
             .map(|book| book.react("threat", subject, at.now_hours))
             .unwrap_or_default();
         let id = simulated.agent.id.clone();

@@ -142,7 +142,7 @@ impl Scorecard {
             if score.archetype.is_none() {
                 score.archetype = meta.archetype.as_deref().map(str::to_owned);
             }
-            score.speaks |= agent.barks.is_some();
+            score.speaks |= agent.layers.barks.is_some();
             score.observe(agent, &zone.vocabulary, words, minutes, day_ends);
         }
         self.room_minutes += rooms.len() as u64 * minutes;

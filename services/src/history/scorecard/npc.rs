@@ -158,7 +158,7 @@ impl NpcScore {
                 .sleep_tag
                 .is_some_and(|sleep| r.action.tags.contains(&sleep))
         });
-        let layer = agent.schedule.as_deref();
+        let layer = agent.layers.schedule.as_deref();
         self.sleeps |= layer.is_some_and(|layer| {
             words
                 .sleep_activity
@@ -211,7 +211,7 @@ impl NpcScore {
             self.longest_action_minutes = *length;
             self.longest_action = Some(action.clone());
         }
-        let (stressed, threshold) = agent.wellbeing.as_deref().map_or(
+        let (stressed, threshold) = agent.layers.wellbeing.as_deref().map_or(
             (false, WellbeingLimits::default().unmet_threshold),
             |(config, w)| (w.stress >= STRESS_AT_MAX, config.unmet_threshold),
         );

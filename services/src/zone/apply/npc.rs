@@ -122,7 +122,11 @@ impl Zone {
             let Some(symbol) = self.vocabulary.lookup(name) else {
                 continue;
             };
-            match npc.wellbeing.as_deref_mut() {
+            match npc
+                .layers
+                .get_mut()
+                .and_then(|layers| layers.wellbeing.as_deref_mut())
+            {
                 // An NPC with a wellbeing layer takes external changes damped
                 // (`max_need_delta_per_tick`) and remembers how the event felt.
                 Some((config, _)) => {
@@ -140,7 +144,11 @@ impl Zone {
                 }
             }
         }
-        if let Some((config, wellbeing)) = npc.wellbeing.as_deref_mut() {
+        if let Some((config, wellbeing)) = npc
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.wellbeing.as_deref_mut())
+        {
             let felt = mood.unwrap_or_else(|| config.event_mood(kind));
             if felt != 0.0 {
                 config.remember(wellbeing, felt, now_hours);
@@ -167,13 +175,21 @@ impl Zone {
         self.publish(index, StreamKind::NpcEvents, &body, out);
         // An NPC with a temper feels it too: the event joins its affect layer's queue under
         // the same kind (its persona's channels decide what it moves).
-        if let Some(affect) = &mut self.agents[index].affect {
+        if let Some(affect) = self.agents[index]
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.affect.as_mut())
+        {
             affect
                 .pending
                 .push(AffectEvent::new(kind.to_owned()).from_source(source.to_owned()));
         }
         // …and an archetype NPC may take on a reactive goal about it.
-        if let Some(book) = &mut self.agents[index].goals {
+        if let Some(book) = self.agents[index]
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.goals.as_mut())
+        {
             let created: Vec<SimEvent> = book
                 .react(kind, source, now_hours)
                 .into_iter()
@@ -229,7 +245,11 @@ impl Zone {
             coarse_event: None,
             binding: false,
         };
-        let Some(layer) = &mut self.agents[index].schedule else {
+        let Some(layer) = self.agents[index]
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.schedule.as_mut())
+        else {
             return Err(("npc", format!("NPC `{npc}` has no schedule")));
         };
         layer.overrides.push(ScheduleOverride {

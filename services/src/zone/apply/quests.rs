@@ -85,9 +85,12 @@ impl Zone {
         out: &mut ZoneOutput,
     ) -> Result<(), Refused> {
         let index = self.known_npc(npc)?;
-        let withdrawn = (self.agents[index].goals.as_mut())
-            .and_then(|book| book.withdraw(goal))
-            .ok_or_else(|| ("goal", format!("NPC `{npc}` pursues no goal `{goal}`")))?;
+        let withdrawn = (self.agents[index]
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.goals.as_mut()))
+        .and_then(|book| book.withdraw(goal))
+        .ok_or_else(|| ("goal", format!("NPC `{npc}` pursues no goal `{goal}`")))?;
         let failed = SimEvent::GoalFailed {
             goal: withdrawn.note(),
             reason: WITHDRAWN,
@@ -127,7 +130,7 @@ impl Zone {
         }
         if let Some(goal) = goal {
             let pursuing = |i: &usize| {
-                (self.agents[*i].goals.iter())
+                (self.agents[*i].layers.goals.iter())
                     .flat_map(|book| &book.goals)
                     .any(|g| g.id.as_deref() == Some(goal.as_str()))
             };

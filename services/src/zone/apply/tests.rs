@@ -29,6 +29,7 @@ fn a_social_event_stirs_the_targets_temper() {
         advance(&mut zone, 2);
         let index = zone.npc_index("roderick").expect("roderick");
         let affect = zone.agents[index]
+            .layers
             .affect
             .as_ref()
             .expect("a guard has a temper");
@@ -75,6 +76,7 @@ fn a_theft_gives_a_trader_a_reactive_goal_that_sends_them_to_the_watch() {
     let piet = zone.npc_index("piet").expect("piet");
     let goals = |zone: &Zone| {
         zone.agents[piet]
+            .layers
             .goals
             .as_ref()
             .expect("an archetype NPC has goals")
@@ -118,7 +120,11 @@ fn social_events_are_remembered_by_archetype_and_external_need_changes_are_dampe
     advance(&mut zone, 60);
     let last_memory = |zone: &Zone, npc: &str| {
         let index = zone.npc_index(npc).expect("npc");
-        let (_, wellbeing) = zone.agents[index].wellbeing.as_deref().expect("wellbeing");
+        let (_, wellbeing) = zone.agents[index]
+            .layers
+            .wellbeing
+            .as_deref()
+            .expect("wellbeing");
         wellbeing.memories.last().map(|m| m.mood_delta)
     };
     send(&mut zone, social("insult", "piet", &[], None));
@@ -144,6 +150,7 @@ fn social_events_are_remembered_by_archetype_and_external_need_changes_are_dampe
     let memories = |zone: &Zone, npc: &str| {
         let index = zone.npc_index(npc).expect("npc");
         zone.agents[index]
+            .layers
             .wellbeing
             .as_deref()
             .expect("wellbeing")
@@ -172,6 +179,7 @@ fn social_events_are_remembered_by_archetype_and_external_need_changes_are_dampe
     let mood = |zone: &Zone| {
         let index = zone.npc_index("marla").expect("marla");
         zone.agents[index]
+            .layers
             .wellbeing
             .as_deref()
             .expect("wellbeing")

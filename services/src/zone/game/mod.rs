@@ -380,7 +380,7 @@ impl Zone {
             .find(|p| p.id == provider)
             .map(|p| p.actions.iter().any(|a| a.id == action));
         let refusal = match advertised {
-            _ if agent.engaged.is_some() => Some("engaged"),
+            _ if agent.layers.engaged.is_some() => Some("engaged"),
             None => Some("unknown_provider"),
             Some(false) => Some("not_advertised"),
             Some(true) => None,
@@ -483,7 +483,7 @@ impl Zone {
         let index = self
             .npc_index(npc)
             .ok_or_else(|| ("npc", unknown_npc(&self.name, npc)))?;
-        self.agents[index].engaged = Some(reason.into());
+        self.agents[index].layers.set_engaged(Some(reason.into()));
         self.cancel(index, reason, out);
         self.release_running(index);
         self.order_ended(index, "interrupted", Some(reason), out);
@@ -500,7 +500,11 @@ impl Zone {
         let index = self
             .npc_index(npc)
             .ok_or_else(|| ("npc", unknown_npc(&self.name, npc)))?;
-        if self.agents[index].engaged.take().is_none() {
+        let engaged = self.agents[index]
+            .layers
+            .get_mut()
+            .and_then(|layers| layers.engaged.take());
+        if engaged.is_none() {
             return Err(("npc", format!("NPC `{npc}` is not engaged")));
         }
         let released = NpcEvent::NpcReleased {
@@ -555,6 +559,8 @@ impl Zone {
         self.announce_goals_of(index, out);
         let note = assigned.note();
         let book = self.agents[index]
+            .layers
+            .make_mut()
             .goals
             .get_or_insert_with(Default::default);
         book.add(assigned).map_err(|refused| match refused {
@@ -594,6 +600,7 @@ impl Zone {
             return;
         }
         let created: Vec<SimEvent> = self.agents[index]
+            .layers
             .goals
             .iter()
             .flat_map(|book| &book.goals)
@@ -633,7 +640,7 @@ impl Zone {
         };
         let mut changes = Vec::new();
         for &index in with_mood {
-            let Some((_, wellbeing)) = self.agents[index].wellbeing.as_deref() else {
+            let Some((_, wellbeing)) = self.agents[index].layers.wellbeing.as_deref() else {
                 continue;
             };
             let value = wellbeing.mood;
@@ -676,6 +683,7 @@ impl Zone {
     pub(super) fn place_on_schedule(&mut self, index: usize, out: &mut ZoneOutput) {
         let now = self.world.now_hours;
         let Some(place) = self.agents[index]
+            .layers
             .schedule
             .as_ref()
             .and_then(|s| s.location_at(&self.world, now))
@@ -697,6 +705,7 @@ impl Zone {
             self.agents[index].agent.position = position;
         }
         let activity = self.agents[index]
+            .layers
             .schedule
             .as_ref()
             .and_then(|s| s.activity_at(&self.world, now))

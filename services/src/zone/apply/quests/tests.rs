@@ -105,6 +105,7 @@ fn hilda_mood_after(deed: Option<Deed>) -> f64 {
     advance(&mut zone, 60);
     let hilda = zone.npc_index("hilda").expect("hilda");
     zone.agents[hilda]
+        .layers
         .wellbeing
         .as_deref()
         .map(|(_, w)| w.mood)
