@@ -155,8 +155,9 @@ pub struct SocialFabric {
     pub cache: RelationshipCache,
     /// Who is engaged with whom; cooldowns.
     pub reservations: Reservations,
-    /// Each NPC's member state by id: looked up for every NPC a step observes, so hashed
-    /// (a tree of 10,000 ids took a dozen string comparisons a look-up); written in id order.
+    /// The member state of each NPC with a profile of its own or that has taken part, by id:
+    /// looked up for every NPC a step observes, so hashed (a tree of 10,000 ids took a dozen
+    /// string comparisons a look-up); written in id order.
     #[serde(serialize_with = "in_id_order")]
     pub(in crate::social) members: FxHashMap<Box<str>, Member>,
     pub(in crate::social) needs: [Symbol; 5],
@@ -259,8 +260,14 @@ impl SocialFabric {
         self.needs[role as usize]
     }
 
-    /// Sets how `npc` takes part.
+    /// Sets how `npc` takes part. An NPC given the default profile gets no member until it
+    /// takes part (observed in a place, told a rumour, the other side of an interaction): the
+    /// member made then has the default profile, the same state — so the townsfolk of a large
+    /// zone, away from social life, hold nothing here.
     pub fn set_profile(&mut self, npc: &str, profile: SocialProfile) {
+        if profile == *self.profiles.default && !self.members.contains_key(npc) {
+            return;
+        }
         let profile = self.profiles.share(&profile);
         self.with_member(npc, |member| member.profile = profile);
     }
@@ -318,10 +325,30 @@ impl SocialFabric {
 mod tests {
     use super::*;
 
-    /// A zone holds a member for each of its NPCs: the profile is shared, the lists thin.
+    /// A zone holds a member for each NPC with a profile or a part in its social life: the
+    /// profile is shared, the lists thin.
     #[test]
     fn a_member_is_small() {
         assert!(std::mem::size_of::<Member>() <= 64);
+    }
+
+    /// A default profile makes no member, but it does replace a profile an NPC had.
+    #[test]
+    fn the_default_profile_waits_for_a_part_but_replaces_another_profile() {
+        let mut vocabulary = Vocabulary::default();
+        let mut fabric = SocialFabric::new(FabricConfig::default(), &mut vocabulary);
+        fabric.set_profile("ann", SocialProfile::default());
+        assert!(fabric.member("ann").is_none());
+        let guard = SocialProfile {
+            faction: Some("watch".into()),
+            ..SocialProfile::default()
+        };
+        fabric.set_profile("ann", guard);
+        fabric.set_profile("ann", SocialProfile::default());
+        let member = fabric
+            .member("ann")
+            .expect("a member once it had a profile");
+        assert_eq!(*member.profile, SocialProfile::default());
     }
 
     #[test]
@@ -335,6 +362,9 @@ mod tests {
         fabric.set_profile("ann", guard.clone());
         fabric.set_profile("bob", guard.clone());
         fabric.set_profile("cid", SocialProfile::default());
+        // The default profile takes no member until the NPC takes part.
+        assert!(fabric.member("cid").is_none());
+        fabric.with_member("cid", |_| ());
         fabric.with_member("dot", |_| ());
         let profile = |fabric: &SocialFabric, npc: &str| {
             Arc::clone(&fabric.member(npc).expect("a member").profile)
@@ -365,7 +395,7 @@ mod tests {
         let mut fabric = SocialFabric::new(FabricConfig::default(), &mut vocabulary);
         let ids: Vec<String> = (0..200).rev().map(|n| format!("npc{n:03}")).collect();
         for id in &ids {
-            fabric.set_profile(id, SocialProfile::default());
+            fabric.with_member(id, |_| ());
         }
         let text = serde_json::to_string(&fabric).expect("a fabric serializes");
         let at: Vec<usize> = (0..200)
