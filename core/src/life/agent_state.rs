@@ -217,62 +217,33 @@ impl AgentState {
         agent.layers.set_engaged(self.engaged);
         agent.level = self.level;
         agent.aggregated_events = self.aggregated_events;
-        if let (Some(layer), Some(saved)) = (
-            agent
-                .layers
-                .get_mut()
-                .and_then(|layers| layers.reactive.as_mut()),
-            self.reactive,
-        ) {
+        // A saved layer the agent lacks was refused above: an agent without layers has none
+        // to lay state over.
+        let Some(layers) = agent.layers.get_mut() else {
+            return Ok(());
+        };
+        if let (Some(layer), Some(saved)) = (layers.reactive.as_mut(), self.reactive) {
             layer.state = saved;
         }
-        if let (Some(layer), Some(saved)) = (
-            agent
-                .layers
-                .get_mut()
-                .and_then(|layers| layers.affect.as_mut()),
-            self.affect,
-        ) {
+        if let (Some(layer), Some(saved)) = (layers.affect.as_mut(), self.affect) {
             layer.state = saved.state;
             layer.pending = saved.pending;
             layer.carry_s = saved.carry_s;
         }
-        if let (Some(layer), Some(saved)) = (
-            agent
-                .layers
-                .get_mut()
-                .and_then(|layers| layers.schedule.as_mut()),
-            self.schedule,
-        ) {
+        if let (Some(layer), Some(saved)) = (layers.schedule.as_mut(), self.schedule) {
             layer.places = saved.places;
             layer.overrides = saved.overrides;
             layer.current = saved.current;
         }
-        if let (Some((_, wellbeing)), Some(saved)) = (
-            agent
-                .layers
-                .get_mut()
-                .and_then(|layers| layers.wellbeing.as_deref_mut()),
-            self.wellbeing,
-        ) {
+        if let (Some((_, wellbeing)), Some(saved)) =
+            (layers.wellbeing.as_deref_mut(), self.wellbeing)
+        {
             *wellbeing = saved;
         }
-        if let (Some((_, memory)), Some(saved)) = (
-            agent
-                .layers
-                .get_mut()
-                .and_then(|layers| layers.barks.as_deref_mut()),
-            self.barks,
-        ) {
+        if let (Some((_, memory)), Some(saved)) = (layers.barks.as_deref_mut(), self.barks) {
             *memory = saved;
         }
-        if let (Some(book), Some(saved)) = (
-            agent
-                .layers
-                .get_mut()
-                .and_then(|layers| layers.goals.as_mut()),
-            self.goals,
-        ) {
+        if let (Some(book), Some(saved)) = (layers.goals.as_mut(), self.goals) {
             book.goals = saved.goals;
             book.blocked = saved.blocked;
         }
