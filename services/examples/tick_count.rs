@@ -17,17 +17,20 @@
 //!
 //! `--times GAP_MS` (anywhere among the arguments) also times each tick: it waits `GAP_MS`
 //! milliseconds before each one, as a live zone idles between ticks (0: back to back), and
-//! prints `tick <n> <ms> <messages>` to stderr for every tick.
+//! prints `tick <n> <ms> <messages>` to stderr for every tick. `--phases` (with `--times`)
+//! also prints the mean time of each of the tick's phases over the ticks after the first 100
+//! (all of them in a shorter run), where a tick's time goes.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use geppetto_service::bus::envelope::{WorldEvent, WorldMessage, header};
 use geppetto_service::content::profiles::ProfileLibrary;
 use geppetto_service::content::sets::SetLibrary;
 use geppetto_service::drive::load::{LOAD_ZONE, build_zone};
 use geppetto_service::runtime::wall_clock;
-use geppetto_service::zone::{TickInputs, ZoneOutput};
+use geppetto_service::zone::{PhaseTimes, TICK_PHASES, TickInputs, ZoneOutput};
 
 /// The allocator the `geppetto` binary is built with, so the counts are the service's.
 #[cfg(feature = "jemalloc")]
@@ -48,6 +51,17 @@ fn main() -> ExitCode {
             Some(std::time::Duration::from_millis(ms))
         }
     };
+    let phases = match args.iter().position(|a| a == "--phases") {
+        None => None,
+        Some(at) => {
+            args.remove(at);
+            Some(Mutex::new(Vec::<PhaseTimes>::new()))
+        }
+    };
+    if phases.is_some() && gap.is_none() {
+        eprintln!("--phases times the ticks of a run with --times");
+        return ExitCode::FAILURE;
+    }
     let number = |at: usize| args.get(at).map(|text| text.parse::<usize>());
     let (Some(Ok(npcs)), Some(Ok(ticks))) = (number(0), number(1)) else {
         eprintln!(
@@ -85,7 +99,10 @@ fn main() -> ExitCode {
         }
     };
     let clock = wall_clock();
-    let inputs = TickInputs::live(&clock);
+    let inputs = TickInputs {
+        phase_sink: phases.as_ref(),
+        ..TickInputs::live(&clock)
+    };
     let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut digest = xxhash_rust::xxh3::Xxh3::new();
     let mut sent = 0usize;
@@ -139,5 +156,25 @@ fn main() -> ExitCode {
         counts.join(", "),
         digest.digest()
     );
+    if let Some(Ok(times)) = phases.map(Mutex::into_inner) {
+        let kept = times
+            .get(100..)
+            .filter(|rest| !rest.is_empty())
+            .unwrap_or(&times);
+        let count = kept.len().max(1) as f64;
+        let means: Vec<String> = TICK_PHASES
+            .iter()
+            .enumerate()
+            .map(|(phase, name)| {
+                let mean = kept.iter().map(|t| t[phase]).sum::<f64>() / count;
+                format!("{name} {mean:.3}")
+            })
+            .collect();
+        println!(
+            "phases, mean ms over {} ticks: {}",
+            kept.len(),
+            means.join(", ")
+        );
+    }
     ExitCode::SUCCESS
 }

@@ -82,7 +82,9 @@ pub use state::{RestoreError, ZONE_STATE_SCHEMA_VERSION, ZoneState};
 pub use status::ZoneStatus;
 #[cfg(feature = "fault-injection")]
 pub use tick::Fault;
-pub use tick::{Clock, GovernorScript, MAX_BUFFERED_TICK_DURATIONS, TickInputs};
+pub use tick::{
+    Clock, GovernorScript, MAX_BUFFERED_TICK_DURATIONS, PhaseTimes, TICK_PHASES, TickInputs,
+};
 
 use crate::bus::StreamKind;
 use crate::bus::envelope::{Header, header, to_envelope};

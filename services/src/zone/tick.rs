@@ -28,6 +28,17 @@ use crate::zone::tiers::Tier;
 /// Tick durations kept for the metrics between two reads at most (older ones are dropped).
 pub const MAX_BUFFERED_TICK_DURATIONS: usize = 4096;
 
+/// A tick's phases in order, as a [`TickInputs::phase_sink`] receives their times: the tick's
+/// start and the tier steps, the due list (the slower tiers' records read ahead), preparing the due NPCs, the
+/// zone's finish (decisions and contention), the governor's record and isolation, the core's
+/// events emitted (and the moods reported), and the social step with the story signals.
+pub const TICK_PHASES: [&str; 7] = [
+    "tiers", "due", "prepare", "finish", "governor", "emit", "social",
+];
+
+/// Milliseconds each of a tick's [`TICK_PHASES`] took.
+pub type PhaseTimes = [f64; TICK_PHASES.len()];
+
 /// A fault injected into one NPC's update, for tests of isolation and the governor.
 #[cfg(feature = "fault-injection")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +71,9 @@ pub struct TickInputs<'a> {
     pub replay: Option<&'a GovernorScript>,
     /// Where the load generator collects every tick duration, milliseconds (None in service).
     pub tick_sink: Option<&'a Mutex<Vec<f64>>>,
+    /// Where a benchmark collects the time of each phase of every tick (None in service: the
+    /// clock is then read only where the governor needs it).
+    pub phase_sink: Option<&'a Mutex<Vec<PhaseTimes>>>,
     /// Faults injected into NPCs' updates, by NPC id (tests of isolation and the governor).
     #[cfg(feature = "fault-injection")]
     pub faults: Option<&'a BTreeMap<String, Fault>>,
@@ -72,6 +86,7 @@ impl<'a> TickInputs<'a> {
             clock,
             replay: None,
             tick_sink: None,
+            phase_sink: None,
             #[cfg(feature = "fault-injection")]
             faults: None,
         }
@@ -161,14 +176,24 @@ impl Zone {
         let _span =
             tracing::debug_span!("tick", zone = %self.name, tick, game_time = self.game_time)
                 .entered();
+        // Each phase's end, read only for a phase sink.
+        let mut ends = inputs.phase_sink.map(|_| PhaseTimes::default());
+        let mut phase_ends = |phase: usize| {
+            if let Some(at) = ends.as_mut().and_then(|ends| ends.get_mut(phase)) {
+                *at = measure_ms();
+            }
+        };
         // 1. Tiers.
         self.step_tiers(out);
+        phase_ends(0);
         // 2. Who is due, in priority order.
         let due = self.due_npcs(tick);
+        phase_ends(1);
         // 3. Prepare each due NPC in isolation, under the governor; then the decision cap.
         let zone_seed = derive_seed(self.seed, tick);
         let mut work = self.prepare_due(&due, inputs, zone_seed, &measure_ms);
         self.cap_decisions(&mut work.prepared);
+        phase_ends(2);
         // 4. One contention-resolving finish for the whole zone.
         let now_hours = self.world.now_hours;
         let providers =
@@ -184,9 +209,11 @@ impl Zone {
             // (BENCHMARKS.md, "Threads").
             1,
         );
+        phase_ends(3);
         // 5. Governor record first (logged before the outputs it shapes), then isolation.
         self.record_governor(inputs, work.decision, work.processed, measure_ms(), out);
         self.isolate(work.failures, work.isolation_changed, out);
+        phase_ends(4);
         // 6. Intents and events.
         self.running_by_provider = None;
         for (index, result) in results {
@@ -196,8 +223,19 @@ impl Zone {
         }
         self.running_by_provider = None;
         self.report_moods(&work.with_mood, out);
+        phase_ends(5);
         // 7. Social life: this tick's share of the social step, then story signals.
         self.social_tick(out);
+        phase_ends(6);
+        if let (Some(sink), Some(mut times)) = (inputs.phase_sink, ends) {
+            // From each phase's end to its length.
+            for phase in (1..times.len()).rev() {
+                times[phase] -= times[phase - 1];
+            }
+            if let Ok(mut sink) = sink.lock() {
+                sink.push(times);
+            }
+        }
         self.record_duration(inputs, measure_ms());
     }
 
@@ -702,6 +740,50 @@ mod tests {
     use crate::zone::isolation::IsolationState;
     use crate::zone::testing::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn a_phase_sink_gets_each_ticks_phases_and_changes_nothing() {
+        // A clock that moves on a microsecond each time it is read: each phase's time is the
+        // reads made in it, so preparing (a read for every NPC) always has some.
+        let reads = std::sync::atomic::AtomicU64::new(0);
+        let stepping = || {
+            let n = reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Duration::from_micros(n)
+        };
+        let run = |sink: Option<&Mutex<Vec<PhaseTimes>>>| {
+            let mut zone = village();
+            enter(&mut zone, "square");
+            let mut out = ZoneOutput::default();
+            let inputs = TickInputs {
+                phase_sink: sink,
+                ..TickInputs::live(&stepping)
+            };
+            for _ in 0..30 {
+                let next = zone.game_time + 1;
+                let message = WorldMessage {
+                    header: crate::bus::envelope::header(fresh_id("t"), "village", next),
+                    event: WorldEvent::TimeAdvanced,
+                };
+                zone.apply(&message, &inputs, &mut out);
+            }
+            out.messages
+                .into_iter()
+                .filter(|(stream, _)| *stream != StreamKind::World)
+                .collect::<Vec<_>>()
+        };
+        let sink = Mutex::new(Vec::new());
+        let timed = run(Some(&sink));
+        assert_eq!(timed, run(None), "the same outputs timed or not");
+        let phases = sink.into_inner().expect("sink");
+        assert_eq!(phases.len(), 30, "one entry a tick");
+        for times in &phases {
+            assert!(times.iter().all(|t| *t >= 0.0), "{times:?}");
+            assert!(
+                times[2] > 0.0,
+                "every NPC prepared reads the clock: {times:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_village_morning_produces_use_intents_and_is_deterministic() {
