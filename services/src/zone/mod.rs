@@ -56,6 +56,7 @@ mod cadence;
 mod config;
 mod decision_trace;
 pub mod detection;
+mod due;
 mod emit;
 mod game;
 pub mod governor;
