@@ -151,23 +151,31 @@ pub(super) fn warm(
                 ^ meta.id_hash as usize;
         }
     }
-    for index in indices {
+    // The heap parts, one kind a pass: a pass's loop is short, so the processor has the loads
+    // of many NPCs under way at once (a loop doing all of an NPC's reads holds a few NPCs').
+    for index in indices.clone() {
+        if let Some(running) = agents.get(index).and_then(|s| s.running.as_deref()) {
+            seen ^= running.elapsed_hours.to_bits() as usize
+                ^ running.action.duration_hours.to_bits() as usize
+                ^ usize::from(running.carried_by_game.is_some())
+                ^ running.action.deltas.len();
+        }
+    }
+    for index in indices.clone() {
         if let Some(simulated) = agents.get(index) {
             for need in &simulated.agent.considerations {
                 seen ^= need.value.to_bits() as usize;
             }
-            if simulated.layers.carries_any() {
-                let layers = &*simulated.layers;
-                seen ^= usize::from(layers.wellbeing.is_some())
-                    ^ usize::from(layers.barks.is_some())
-                    ^ usize::from(layers.affect.is_some());
-            }
-            if let Some(running) = &simulated.running {
-                seen ^= running.elapsed_hours.to_bits() as usize
-                    ^ running.action.duration_hours.to_bits() as usize
-                    ^ usize::from(running.carried_by_game.is_some())
-                    ^ running.action.deltas.len();
-            }
+        }
+    }
+    for index in indices {
+        if let Some(simulated) = agents.get(index)
+            && simulated.layers.carries_any()
+        {
+            let layers = &*simulated.layers;
+            seen ^= usize::from(layers.wellbeing.is_some())
+                ^ usize::from(layers.barks.is_some())
+                ^ usize::from(layers.affect.is_some());
         }
     }
     std::hint::black_box(seen);
