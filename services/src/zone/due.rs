@@ -115,7 +115,7 @@ impl DueOrder {
 
 /// Due NPCs whose records are read ahead at once (see [`warm`]): enough for their misses to
 /// overlap, few enough that their records stay in cache until they are prepared.
-pub(super) const WARM_AHEAD: usize = 32;
+pub(super) const WARM_AHEAD: usize = 64;
 
 /// Reads a word from each cache line of NPC `indices`' records that their update reads — the
 /// simulated agent, its needs, its layers, its running action, its zone record — and nothing
