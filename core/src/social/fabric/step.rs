@@ -14,6 +14,9 @@ use crate::life::simulator::SimulatedAgent;
 use crate::rng::{DetRng, derive_seed, stable_hash};
 use crate::social::chronicle::StoryEventKind;
 
+/// Covered NPCs whose members are read ahead at once (see `SocialFabric::read_members_ahead`).
+const MEMBERS_READ_AHEAD: usize = 64;
+
 /// Which NPCs a call of the step covers: indices `offset, offset + stride, …`, with at most
 /// `cap` interactions.
 #[derive(Clone, Copy, Debug)]
@@ -120,15 +123,19 @@ impl SocialFabric {
             self.relax_regard(now_hours);
         }
         self.cache.invalidate();
-        // Observing looks each covered NPC up once and notes its initiative on the way.
-        let initiatives: Vec<f64> = covered()
-            .map(|index| {
+        // Observing looks each covered NPC up once and notes its initiative on the way, a
+        // chunk of members read ahead at a time (see `read_members_ahead`).
+        let observed: Vec<usize> = covered().collect();
+        let mut initiatives = Vec::with_capacity(observed.len());
+        for chunk in observed.chunks(MEMBERS_READ_AHEAD) {
+            self.read_members_ahead(agents, chunk);
+            for &index in chunk {
                 let at = &mut StepAt::new(whereabouts.of(index), now_hours, &mut out);
-                self.observe(&agents[index], at)
-            })
-            .collect();
+                initiatives.push(self.observe(&agents[index], at));
+            }
+        }
         self.witness_hostile_acts(agents, whereabouts, count, now_hours, seed, &mut out);
-        for (initiator, initiative) in covered().zip(initiatives) {
+        for (&initiator, initiative) in observed.iter().zip(initiatives) {
             if out.interactions.len() >= slice.cap {
                 break;
             }
@@ -167,6 +174,27 @@ impl SocialFabric {
         }
         self.last_step_hours = Some(now_hours);
         out
+    }
+
+    /// Looks the members of NPCs `indices` up, back to back, and reads what observing them
+    /// reads (their location's text); nothing depends on what is read. The members of a zone's
+    /// thousands of NPCs are spread over a large table that leaves the caches between steps:
+    /// looked up inside observing, each NPC's misses (its id, its slot, the id the slot holds,
+    /// its location) wait one NPC after another; in a short loop of look-ups alone, many
+    /// NPCs' are under way at once. Changes nothing.
+    fn read_members_ahead(&self, agents: &[SimulatedAgent], indices: &[usize]) {
+        let mut seen = 0usize;
+        for &index in indices {
+            if let Some(member) = agents
+                .get(index)
+                .and_then(|simulated| self.members.get(simulated.agent.id.as_str()))
+            {
+                seen ^= member.location.as_deref().map_or(0, |location| {
+                    usize::from(location.as_bytes().first().copied().unwrap_or(0))
+                }) ^ member.low_needs.len();
+            }
+        }
+        std::hint::black_box(seen);
     }
 
     fn observe(&mut self, simulated: &SimulatedAgent, at: &mut StepAt<'_>) -> f64 {
