@@ -123,8 +123,8 @@ impl SocialFabric {
             self.relax_regard(now_hours);
         }
         self.cache.invalidate();
-        // Observing looks each covered NPC up once and notes its initiative on the way, a
-        // chunk of members read ahead at a time (see `read_members_ahead`).
+        // Observing notes each covered NPC's initiative on the way; their members are read
+        // ahead a chunk at a time (see `read_members_ahead`), then observed.
         let observed: Vec<usize> = covered().collect();
         let mut initiatives = Vec::with_capacity(observed.len());
         for chunk in observed.chunks(MEMBERS_READ_AHEAD) {
