@@ -188,7 +188,7 @@ fn a_change_of_block_interrupts_an_action_that_fits_neither_it_nor_a_critical_ne
         action.duration_hours = 6.0;
         agent.running = Some(Box::new(RunningAction {
             provider: world.providers[provider].id.clone(),
-            action,
+            action: RunningAction::copy_of(&action),
             started_at_hours: at,
             elapsed_hours: 0.0,
             continuation_utility: 100.0,

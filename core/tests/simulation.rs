@@ -352,7 +352,7 @@ fn preemption_scene(
     chore.duration_hours = 5.0;
     agent.running = Some(Box::new(geppetto_core::RunningAction {
         provider: "home".into(),
-        action: chore,
+        action: geppetto_core::RunningAction::copy_of(&chore),
         started_at_hours: 0.0,
         elapsed_hours: 0.0,
         continuation_utility: frozen(eat_utility),

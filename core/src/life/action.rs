@@ -4,6 +4,8 @@
 //! ([`AggregatedEvent`]). Plain data shared by the simulator, goals, the planner and snapshots;
 //! it imports nothing of theirs.
 
+use std::sync::Arc;
+
 use crate::decision::world::AdvertisedAction;
 use crate::vocabulary::Symbol;
 
@@ -24,8 +26,10 @@ geppetto_wire_enum::wire_enum! {
 pub struct RunningAction {
     /// Id of the provider it uses.
     pub provider: String,
-    /// The advertisement as it was when the action started.
-    pub action: AdvertisedAction,
+    /// The advertisement as it was when the action started, its users not counted
+    /// (`occupancy` 0: the world counts them), so that the starts of one action may share
+    /// one copy (a zone tick's batch decision does: see [`RunningAction::copy_of`]).
+    pub action: Arc<AdvertisedAction>,
     /// Game hour it started.
     pub started_at_hours: f64,
     /// Game hours of it already carried out.
@@ -41,6 +45,17 @@ pub struct RunningAction {
     /// [`GameCarried`]); absent, the simulator's timer ends it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carried_by_game: Option<GameCarried>,
+}
+
+impl RunningAction {
+    /// The copy of `advertised` a running action holds: the advertisement as it is, its
+    /// occupancy left out (0), so every start of it holds equal copies and may share one.
+    pub fn copy_of(advertised: &AdvertisedAction) -> Arc<AdvertisedAction> {
+        Arc::new(AdvertisedAction {
+            occupancy: 0,
+            ..advertised.clone()
+        })
+    }
 }
 
 /// An action the game carries out: it reports the agent's arrival at the provider and the

@@ -139,7 +139,7 @@ fn a_theft_seen(started: Option<&[usize]>) -> Vec<SocialStep> {
     let thief = v.index("vex");
     v.agents[thief].running = Some(Box::new(RunningAction {
         provider: "stall".into(),
-        action: steal,
+        action: RunningAction::copy_of(&steal),
         started_at_hours: 2.0,
         elapsed_hours: 0.0,
         continuation_utility: 0.5,

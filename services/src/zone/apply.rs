@@ -116,7 +116,7 @@ impl Zone {
                 &mut self.world,
                 &[SimEvent::ActionCompleted {
                     provider: running.provider,
-                    action: running.action.id,
+                    action: running.action.id.clone(),
                 }],
             );
         }

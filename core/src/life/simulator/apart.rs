@@ -15,10 +15,7 @@
 //!    ([`Simulator::preempt_apart`]) against a view made [`ZoneView::for_preemption`],
 //!    recorded before the next one does.
 //!
-//! The agents end the tick as they would in the zone but for one count: a running action keeps
-//! a copy of the advertised action it started, and the occupancy in that copy is the one the
-//! commit's view showed (in the zone, the count after those started before it). Nothing reads
-//! it.
+//! The agents end the tick as they would in the zone.
 
 use std::borrow::Borrow;
 
@@ -177,7 +174,9 @@ impl Simulator {
         view: &ZoneView,
         granted: Option<Preference>,
     ) -> Option<SimEvent> {
-        granted.map(|granted| Self::start_granted(agent, &view.world, granted, view.now_hours))
+        granted.map(|granted| {
+            Self::start_granted(agent, (&view.world, &view.index), granted, view.now_hours)
+        })
     }
 
     /// Step 4, agent side: considers preempting the running action. `events` holds the agent's
@@ -398,15 +397,7 @@ mod tests {
                 }
             }
         }
-        // A running action keeps a copy of the advertised action as it was when it started,
-        // occupancy count included: apart, every commit of a tick copies it from one view.
-        let settled = |mut agents: Vec<SimulatedAgent>| {
-            for running in agents.iter_mut().filter_map(|a| a.running.as_mut()) {
-                running.action.occupancy = 0;
-            }
-            agents
-        };
-        assert_eq!(settled(apart), settled(together));
+        assert_eq!(apart, together);
         assert!(starts > 100, "{starts} starts");
         assert!(preempted > 0, "a critical need preempts");
         assert!(dropped > 0, "a queue entry nowhere is dropped");

@@ -1,11 +1,15 @@
 //! Provider and action occupancy kept in step with the actions that start and stop
-//! ([`apply_occupancy`]), and the [`ProviderIndex`] a zone tick looks providers up with.
-//! It reads [`SimEvent`]s only; it decides nothing.
+//! ([`apply_occupancy`]), and the [`ProviderIndex`] a zone tick looks providers up with (and
+//! takes its running actions' shared advertisements from). It reads [`SimEvent`]s only; it
+//! decides nothing.
+
+use std::sync::{Arc, OnceLock};
 
 use super::tick::SimEvent;
 use crate::decision::batch_index::BatchIndex;
 use crate::decision::tuning::Tuning;
-use crate::decision::world::World;
+use crate::decision::world::{AdvertisedAction, World};
+use crate::life::action::RunningAction;
 use crate::rng::stable_hash;
 
 /// Keeps provider and action occupancy in step with actions that start and stop: a start
@@ -22,13 +26,29 @@ pub fn apply_occupancy(world: &mut World, events: &[SimEvent]) {
 /// and one comparison of ids instead of a scan (a zone tick looks up every action that starts
 /// or stops); finds the first provider of an id, as a scan would. In space, with their actions
 /// compiled: the [`BatchIndex`] a tick's batch decision and its preemptions read, built at the
-/// first decision. Valid while the world's providers, their places and actions do not change.
+/// first decision. The copy of each advertised action its running actions hold
+/// ([`RunningAction::copy_of`]), made at the first start of it and shared by every later
+/// one: a start takes a reference, not a copy of the action's id, tags and deltas, and the
+/// zone's running actions read those from a few shared lines. Valid while the world's
+/// providers, their places and actions do not change.
 #[derive(Clone, Debug, Default)]
 pub struct ProviderIndex {
     /// (hash of the id, position in `world.providers`), by hash then position.
     by_hash: Vec<(u64, usize)>,
     /// The providers in space and their actions compiled, once a tick has needed them.
     batch: Option<BatchIndex>,
+    /// The running copies of the actions, once an action has started.
+    running: OnceLock<RunningCopies>,
+}
+
+/// The running copy of every advertised action, each made at its first start.
+#[derive(Clone, Debug)]
+struct RunningCopies {
+    /// Where each provider's actions begin in `copies`, by position in `world.providers`,
+    /// and where the last one's end.
+    first: Box<[usize]>,
+    /// Provider after provider, action after action.
+    copies: Box<[OnceLock<Arc<AdvertisedAction>>]>,
 }
 
 impl ProviderIndex {
@@ -44,6 +64,7 @@ impl ProviderIndex {
         Self {
             by_hash,
             batch: None,
+            running: OnceLock::new(),
         }
     }
 
@@ -56,6 +77,38 @@ impl ProviderIndex {
     /// The batch index, if a tick has built it.
     pub(super) fn built_batch(&self) -> Option<&BatchIndex> {
         self.batch.as_ref()
+    }
+
+    /// The copy of `world`'s action `action` of provider `provider` a running action holds,
+    /// shared with every other start of it (a fresh one for a position `world` lacks).
+    pub(super) fn running_copy(
+        &self,
+        world: &World,
+        provider: usize,
+        action: usize,
+    ) -> Option<Arc<AdvertisedAction>> {
+        let advertised = world.providers.get(provider)?.actions.get(action)?;
+        let copies = self.running.get_or_init(|| {
+            let mut first = Vec::with_capacity(world.providers.len() + 1);
+            let mut total = 0;
+            for provider in &world.providers {
+                first.push(total);
+                total += provider.actions.len();
+            }
+            first.push(total);
+            RunningCopies {
+                first: first.into_boxed_slice(),
+                copies: (0..total).map(|_| OnceLock::new()).collect(),
+            }
+        });
+        let slot = match copies.first.get(provider..provider + 2) {
+            Some(&[first, end]) if first + action < end => copies.copies.get(first + action),
+            _ => None,
+        };
+        Some(match slot {
+            Some(slot) => Arc::clone(slot.get_or_init(|| RunningAction::copy_of(advertised))),
+            None => RunningAction::copy_of(advertised),
+        })
     }
 
     /// The position in `world.providers` of the first provider with id `id`.
@@ -146,5 +199,44 @@ mod tests {
             let scanned = world.providers.iter().position(|p| p.id == id);
             assert_eq!(index.find(&world, id), scanned, "{id:?}");
         }
+    }
+
+    #[test]
+    fn every_start_of_an_action_shares_one_running_copy_without_its_users() {
+        let mut world = world(&["well", "forge"]);
+        for (provider, names) in world
+            .providers
+            .iter_mut()
+            .zip([["draw", "rest"], ["smith", "sell"]])
+        {
+            provider.actions = names.into_iter().map(AdvertisedAction::new).collect();
+        }
+        world.providers[0].actions[0].occupancy = 3;
+        world.providers[0].actions[0].duration_hours = 2.0;
+        let index = ProviderIndex::new(&world);
+        let first = index.running_copy(&world, 0, 0).expect("a copy");
+        let again = index.running_copy(&world, 0, 0).expect("a copy");
+        assert!(Arc::ptr_eq(&first, &again), "one copy for every start");
+        assert_eq!(
+            *first,
+            *RunningAction::copy_of(&world.providers[0].actions[0])
+        );
+        assert_eq!(
+            (first.id.as_str(), first.occupancy, first.duration_hours),
+            ("draw", 0, 2.0)
+        );
+        let smith = index.running_copy(&world, 1, 0).expect("a copy");
+        assert_eq!(smith.id, "smith");
+        assert!(
+            index.running_copy(&world, 2, 0).is_none(),
+            "no such provider"
+        );
+        assert!(index.running_copy(&world, 0, 2).is_none(), "no such action");
+        // An action the index was not built with is copied, never another's taken.
+        world.providers[0]
+            .actions
+            .push(AdvertisedAction::new("wash"));
+        let wash = index.running_copy(&world, 0, 2).expect("a fresh copy");
+        assert_eq!(wash.id, "wash");
     }
 }

@@ -287,7 +287,7 @@ impl Simulator {
                 if let Some(running) = agent.running.take() {
                     events.push(SimEvent::ActionInterrupted {
                         provider: running.provider,
-                        action: running.action.id,
+                        action: running.action.id.clone(),
                         by_set: set.name.clone(),
                         by_action: started.name.clone(),
                     });

@@ -3,24 +3,28 @@
 //! strictly better one. What happens before (updaters, the running action) is
 //! [`super::prepare`]'s job.
 
+use std::sync::Arc;
+
 use thin_vec::ThinVec;
 
 use super::advance::Simulator;
 use super::agent::SimulatedAgent;
+use super::occupancy::ProviderIndex;
 use super::tick::{SimEvent, TickRequest};
 use crate::decision::contention::Preference;
 use crate::decision::decider::Scratch;
 use crate::decision::scoring::{Breakdown, Candidate};
 use crate::decision::spatial::ProviderGrid;
-use crate::decision::world::World;
+use crate::decision::world::{AdvertisedAction, World};
 use crate::life::action::{QueuedAction, RunningAction};
 use crate::rng::{DetRng, derive_seed};
 
 impl Simulator {
-    /// Starts the slot contention granted `agent` (a pick without its breakdown).
+    /// Starts the slot contention granted `agent` (a pick without its breakdown), its running
+    /// copy of the action shared through `providers`.
     pub(super) fn start_granted(
         agent: &mut SimulatedAgent,
-        world: &World,
+        (world, providers): (&World, &ProviderIndex),
         granted: Preference,
         now: f64,
     ) -> SimEvent {
@@ -31,18 +35,22 @@ impl Simulator {
             distance: granted.distance,
             breakdown: Breakdown::default(),
         };
-        Self::start(agent, world, &candidate, now, false)
+        let shared = providers.running_copy(world, candidate.provider, candidate.action);
+        Self::start(agent, world, &candidate, now, (false, shared))
     }
 
+    /// Starts `candidate` in place of whatever `agent` was doing; its running copy of the
+    /// action is `shared`, or made for it.
     pub(super) fn start(
         agent: &mut SimulatedAgent,
         world: &World,
         candidate: &Candidate,
         now: f64,
-        player_queued: bool,
+        (player_queued, shared): (bool, Option<Arc<AdvertisedAction>>),
     ) -> SimEvent {
         let provider = &world.providers[candidate.provider];
-        let action = provider.actions[candidate.action].clone();
+        let action =
+            shared.unwrap_or_else(|| RunningAction::copy_of(&provider.actions[candidate.action]));
         let event = SimEvent::ActionStarted {
             provider: provider.id.clone(),
             action: action.id.clone(),
@@ -112,7 +120,7 @@ impl Simulator {
                     world,
                     candidate,
                     request.now_hours,
-                    entry.player_queued,
+                    (entry.player_queued, None),
                 );
                 if let Some(running) = agent.running.as_mut() {
                     running.order = entry.order;
@@ -171,7 +179,7 @@ impl Simulator {
             .decider
             .decide(&agent.agent, world, derive_seed(seed, 1));
         if let Some(candidate) = decision.selected {
-            let event = Self::start(agent, world, &candidate, request.now_hours, false);
+            let event = Self::start(agent, world, &candidate, request.now_hours, (false, None));
             events.push(event);
         }
     }
@@ -297,7 +305,7 @@ impl Simulator {
             by_action: replacement.actions[candidate.action].id.clone(),
         };
         events.push(preempted);
-        let started = Self::start(agent, world, &candidate, request.now_hours, false);
+        let started = Self::start(agent, world, &candidate, request.now_hours, (false, None));
         events.push(started);
     }
 }

@@ -152,7 +152,7 @@ impl Simulator {
                     continue;
                 };
                 let agent = &mut agents[stages[slot].0];
-                let event = Self::start_granted(agent, world, granted, now_hours);
+                let event = Self::start_granted(agent, (world, providers), granted, now_hours);
                 apply_occupancy(providers, world, std::slice::from_ref(&event));
                 results[slot].1.events.push(event);
             }
