@@ -98,16 +98,19 @@ impl Simulator {
         workers: usize,
     ) -> Vec<(usize, TickResult)> {
         debug_assert!(prepared.windows(2).all(|w| w[0].0 < w[1].0));
-        // Sized up front (an unzip of a filter grows both lists an element at a time, each
-        // growth moving every result so far).
-        let mut stages = Vec::with_capacity(prepared.len());
-        let mut results = Vec::with_capacity(prepared.len());
-        for (index, p) in prepared {
-            if index < agents.len() {
-                stages.push((index, p.stage));
-                results.push((index, p.result));
-            }
-        }
+        let mut prepared = prepared;
+        prepared.retain(|(index, _)| *index < agents.len());
+        // The stages read where they lie, the results moved once, straight into their list: a
+        // loop pushing both moved each result through a copy of its own on the stack, and
+        // reading that copy back before it was written through stalled every NPC's.
+        let mut stages: Vec<(usize, Stage)> = prepared
+            .iter()
+            .map(|(index, p)| (*index, p.stage))
+            .collect();
+        let mut results: Vec<(usize, TickResult)> = prepared
+            .into_iter()
+            .map(|(index, p)| (index, p.result))
+            .collect();
         let apply_occupancy =
             |providers: &ProviderIndex, world: &mut World, events: &[SimEvent]| {
                 occupy(world, events, |w, id| providers.find(w, id))
