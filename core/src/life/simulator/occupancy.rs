@@ -80,7 +80,8 @@ impl ProviderIndex {
     }
 
     /// The copy of `world`'s action `action` of provider `provider` a running action holds,
-    /// shared with every other start of it (a fresh one for a position `world` lacks).
+    /// shared with every other start of it; `None` for a position `world` lacks, and a copy
+    /// of its own for an action the index was not built with.
     pub(super) fn running_copy(
         &self,
         world: &World,

@@ -90,7 +90,7 @@ impl Simulator {
     pub fn finish_zone(
         &self,
         agents: &mut [SimulatedAgent],
-        prepared: Vec<(usize, Prepared)>,
+        mut prepared: Vec<(usize, Prepared)>,
         now_hours: f64,
         world: &mut World,
         providers: &mut ProviderIndex,
@@ -98,11 +98,10 @@ impl Simulator {
         workers: usize,
     ) -> Vec<(usize, TickResult)> {
         debug_assert!(prepared.windows(2).all(|w| w[0].0 < w[1].0));
-        let mut prepared = prepared;
         prepared.retain(|(index, _)| *index < agents.len());
         // The stages read where they lie, the results moved once, straight into their list: a
-        // loop pushing both moved each result through a copy of its own on the stack, and
-        // reading that copy back before it was written through stalled every NPC's.
+        // loop pushing both moved each result through a copy of its own on the stack and read
+        // it back before the writes were through, a stall for every NPC.
         let mut stages: Vec<(usize, Stage)> = prepared
             .iter()
             .map(|(index, p)| (*index, p.stage))
