@@ -212,6 +212,13 @@ impl Presence {
         self.by_room.get(room).map_or(&[], Vec::as_slice)
     }
 
+    /// The rooms with a player in them, ascending.
+    pub fn occupied_rooms(&self) -> impl Iterator<Item = usize> + '_ {
+        (self.by_room.iter().enumerate())
+            .filter(|(_, players)| !players.is_empty())
+            .map(|(room, _)| room)
+    }
+
     /// Whether any player is in `room`.
     pub fn player_in(&self, room: usize) -> bool {
         !self.players_in(room).is_empty()
