@@ -9,9 +9,9 @@ use std::cmp::Reverse;
 use geppetto_core::life::simulator::SimulatedAgent;
 
 use super::cadence::Cadence;
-use super::status::Roster;
+use super::status::{Roster, WithPlayer};
 use super::{NpcMeta, Zone};
-use crate::zone::tiers::{Presence, Tier};
+use crate::zone::tiers::Tier;
 
 impl Zone {
     /// The NPCs due at `tick`, in priority order: by tier (Active first), those in a room with
@@ -28,9 +28,11 @@ impl Zone {
             .get_or_insert_with(|| Cadence::of(&self.meta, nearby_every, background_every));
         let (agents, meta, presence, isolation) =
             (&self.agents, &self.meta, &self.presence, &self.isolation);
-        let rooms = self.room_names.len();
-        let roster = (self.derived.roster).get_or_insert_with(|| Roster::of(meta, presence, rooms));
-        let with_player = WithPlayer::of(presence, roster, meta.len());
+        let (rooms, roster) = (self.room_names.len(), &mut self.derived.roster);
+        let with_player = self.derived.with_player.get_or_insert_with(|| {
+            let roster = roster.get_or_insert_with(|| Roster::of(meta, presence, rooms));
+            WithPlayer::of(presence, roster, meta.len())
+        });
         // Isolation and the governor hold no one in a healthy zone: then their look-ups by id
         // are skipped.
         let (holds_any, demotes_any) = (isolation.holds_any(), self.governor.demotes_any());
@@ -75,33 +77,6 @@ impl Zone {
             order.end_tier();
         }
         order.due
-    }
-}
-
-/// The NPCs in a room with a player, by index: found from the players' rooms, so the due list
-/// reads no NPC's record to order it (an Active NPC's room, read there, was a cache miss each
-/// in a live zone, before the read-ahead takes its records).
-struct WithPlayer(Vec<u64>);
-
-impl WithPlayer {
-    /// The NPCs `roster` places in the rooms of `presence`'s players, of `npcs`.
-    fn of(presence: &Presence, roster: &Roster, npcs: usize) -> Self {
-        let mut bits = vec![0u64; npcs.div_ceil(64)];
-        for room in presence.occupied_rooms() {
-            for &index in roster.by_room.get(room).map_or(&[][..], Vec::as_slice) {
-                if let Some(word) = bits.get_mut(index / 64) {
-                    *word |= 1 << (index % 64);
-                }
-            }
-        }
-        Self(bits)
-    }
-
-    /// Whether NPC `index` is in a room with a player.
-    fn holds(&self, index: usize) -> bool {
-        self.0
-            .get(index / 64)
-            .is_some_and(|word| word & (1 << (index % 64)) != 0)
     }
 }
 

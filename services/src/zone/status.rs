@@ -44,6 +44,9 @@ pub(super) struct Derived {
     pub(super) places: Option<Vec<SocialPlace>>,
     /// Who is due at which tick (cleared when a tier or the roster changes).
     pub(super) cadence: Option<Cadence>,
+    /// The NPCs in a room with a player, whom the due list puts first (cleared when a player
+    /// moves or NPCs join or leave, kept as an NPC moves).
+    pub(super) with_player: Option<WithPlayer>,
     /// The NPCs a tick's tier step looks at: those that may not be at their room's tier or
     /// have a demotion under way (an NPC that moved, the NPCs of a room whose tier changed),
     /// or every one after NPCs joined or left.
@@ -183,6 +186,43 @@ impl Roster {
     }
 }
 
+/// The NPCs in a room with a player, a bit each by index: found from the players' rooms, so
+/// the due list reads no NPC's record to order its tiers (an Active NPC's room, read there, was
+/// a cache miss each in a live zone, before the read-ahead reaches its records).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct WithPlayer(Vec<u64>);
+
+impl WithPlayer {
+    /// The NPCs `roster` places in the rooms of `presence`'s players, of `npcs`.
+    pub(super) fn of(presence: &Presence, roster: &Roster, npcs: usize) -> Self {
+        let mut with_player = Self(vec![0; npcs.div_ceil(64)]);
+        for room in presence.occupied_rooms() {
+            for &index in roster.by_room.get(room).map_or(&[][..], Vec::as_slice) {
+                with_player.set(index, true);
+            }
+        }
+        with_player
+    }
+
+    /// Whether NPC `index` is in a room with a player.
+    pub(super) fn holds(&self, index: usize) -> bool {
+        self.0
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0)
+    }
+
+    /// NPC `index` is (or is not) in a room with a player.
+    fn set(&mut self, index: usize, with_player: bool) {
+        if let Some(word) = self.0.get_mut(index / 64) {
+            if with_player {
+                *word |= 1 << (index % 64);
+            } else {
+                *word &= !(1 << (index % 64));
+            }
+        }
+    }
+}
+
 /// Room `room` as a place of social life: its id and the players in it.
 pub(super) fn room_place(
     presence: &Presence,
@@ -203,6 +243,9 @@ impl Zone {
             return;
         }
         self.meta[index].room = room;
+        if let Some(with_player) = &mut self.derived.with_player {
+            with_player.set(index, self.presence.player_in(room));
+        }
         if let Some(roster) = &mut self.derived.roster
             && roster.moved(index, (from, room), &self.presence)
         {
@@ -233,6 +276,7 @@ impl Zone {
         self.derived.tiers = None;
         self.derived.roster = None;
         self.derived.cadence = None;
+        self.derived.with_player = None;
         self.derived.unsettled = Marked::Everyone;
         self.derived.started = Marked::Everyone;
     }
@@ -249,6 +293,7 @@ impl Zone {
     pub(super) fn players_moved(&mut self, changed: &[usize]) {
         self.derived.rooms_with_players = None;
         self.derived.places = None;
+        self.derived.with_player = None;
         let Some(roster) = &mut self.derived.roster else {
             self.derived.unsettled = Marked::Everyone;
             return;
@@ -363,6 +408,7 @@ mod tests {
                 }
             }
             zone.npcs_in(0);
+            zone.due_npcs(zone.tick + 1);
             zone.tier_counts();
             let kept = zone.derived.roster.clone().expect("roster");
             let fresh = Roster::of(&zone.meta, &zone.presence, rooms.len());
@@ -371,6 +417,10 @@ mod tests {
             assert_eq!(kept.social_by_room, fresh.social_by_room, "step {step}");
             assert_eq!(kept.social_present, fresh.social_present, "step {step}");
             assert_eq!(kept.known_names, fresh.known_names, "step {step}");
+            let with_player = zone.derived.with_player.clone().expect("with a player");
+            let npcs = zone.meta.len();
+            let rebuilt = WithPlayer::of(&zone.presence, &fresh, npcs);
+            assert_eq!(with_player, rebuilt, "step {step}");
             let counts = zone.derived.tiers.clone().expect("counts");
             zone.derived.tiers = None;
             assert_eq!(counts, zone.tier_counts(), "step {step}");
