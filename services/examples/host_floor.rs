@@ -12,12 +12,13 @@
 //! ```
 //!
 //! Arguments: the milliseconds one round should take; `--memory` makes the round a chain of
-//! dependent reads over a 64 MiB table (a cache miss each) instead of a chain of multiplies;
-//! `--gap MS` is the wait before each round (default 48, `tick_count`'s ten ticks a second
-//! with the tick's own time left over; 0: back to back); `--rounds N` (default 300). The
-//! round's size is found first: the median of a few timings scaled to the target, back to back
-//! and then after the wait. The percentiles are taken over the rounds after the first 100, as `tick_count`'s
-//! phases are, and use the same rank: the p99 of 200 rounds is the second-slowest.
+//! dependent reads over a 64 MiB table (nearly every one a cache miss) instead of a chain of
+//! multiplies; `--gap MS` is the wait before each round (default 48, `tick_count`'s ten ticks
+//! a second with the tick's own time left over; 0: back to back); `--rounds N` (default 300).
+//! The round's size is found first: the median of a few timings scaled to the target, back to
+//! back and then after the wait. The percentiles are taken over the rounds after the first
+//! 100, as `tick_count`'s phases are, and use the same rank: the p99 of 200 rounds is the
+//! second-slowest.
 
 use std::hint::black_box;
 use std::process::ExitCode;
