@@ -316,8 +316,7 @@ impl Zone {
         let (presence, names) = (&self.presence, &self.room_names);
         let rooms = self.derived.rooms_with_players.get_or_insert_with(|| {
             Arc::new(
-                (0..names.len())
-                    .filter(|room| presence.player_in(*room))
+                (presence.occupied_rooms())
                     .map(|room| room_key(names, room).to_owned())
                     .collect(),
             )
@@ -373,6 +372,28 @@ mod tests {
     use crate::zone::ZoneOutput;
     use crate::zone::testing::*;
     use geppetto_core::rng::DetRng;
+
+    /// The status names the rooms with a player, as players come and go.
+    #[test]
+    fn the_status_names_the_rooms_with_a_player() {
+        let mut zone = village();
+        let names = |zone: &mut Zone| -> Vec<String> {
+            zone.status().rooms_with_players.iter().cloned().collect()
+        };
+        assert!(names(&mut zone).is_empty());
+        enter(&mut zone, "market");
+        assert_eq!(names(&mut zone), ["market"]);
+        enter(&mut zone, "forge");
+        assert_eq!(names(&mut zone), ["forge"]);
+        send(
+            &mut zone,
+            WorldEvent::PlayerLeft {
+                player: "ann".into(),
+                room: None,
+            },
+        );
+        assert!(names(&mut zone).is_empty());
+    }
 
     /// What a zone keeps up to date as NPCs and players move is what it would build afresh,
     /// and every NPC its tier step leaves out is settled at its room's tier.
